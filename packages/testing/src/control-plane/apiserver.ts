@@ -1,0 +1,101 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { findBinary } from '../assets/binaries.js';
+import { hasDefaultRoute } from '../net/routes.js';
+import { httpGet } from '../net/probe.js';
+import { ManagedProcess } from '../process/managed-process.js';
+import { StopWaiting, waitFor } from '../wait.js';
+
+export interface APIServerConfig {
+  workDir: string;
+  etcdUrl: string;
+  port: number;
+  servingCert: string;
+  servingKey: string;
+  servingCa: string;
+  clientCa: string;
+  serviceAccountPublicKey: string;
+  serviceAccountPrivateKey: string;
+  /** Keep the ServiceAccount admission plugin (needs kube-controller-manager to create default SAs). */
+  serviceAccountAdmission: boolean;
+  /** The identity used to probe /readyz (anonymous requests are refused until RBAC is bootstrapped). */
+  probeClient: { cert: string; key: string };
+  auditLogPath?: string;
+  extraArgs?: string[];
+}
+
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+  - level: Metadata
+`;
+
+/** kube-apiserver with secure serving only, client-certificate authentication and RBAC. */
+export class APIServer {
+  private proc?: ManagedProcess;
+  readonly url: string;
+
+  constructor(private readonly cfg: APIServerConfig) {
+    this.url = `https://127.0.0.1:${cfg.port}`;
+  }
+
+  private args(): string[] {
+    const c = this.cfg;
+    const f = (name: string, content: string) => {
+      const p = join(c.workDir, name);
+      writeFileSync(p, content, { mode: 0o600 });
+      return p;
+    };
+    const args = [
+      `--etcd-servers=${c.etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${c.port}`,
+      `--tls-cert-file=${f('apiserver.crt', c.servingCert)}`,
+      `--tls-private-key-file=${f('apiserver.key', c.servingKey)}`,
+      `--client-ca-file=${f('client-ca.crt', c.clientCa)}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${f('sa.pub', c.serviceAccountPublicKey)}`,
+      `--service-account-signing-key-file=${f('sa.key', c.serviceAccountPrivateKey)}`,
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--authorization-mode=RBAC',
+      '--allow-privileged=true',
+      '--profiling=false',
+      `--cert-dir=${c.workDir}`,
+    ];
+    if (!c.serviceAccountAdmission) args.push('--disable-admission-plugins=ServiceAccount');
+    if (!hasDefaultRoute()) args.push('--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none');
+    if (c.auditLogPath) {
+      // Blocking mode writes each event before the response, so a test can count requests
+      // exactly the moment its own request returns.
+      args.push(`--audit-policy-file=${f('audit-policy.yaml', AUDIT_POLICY)}`, `--audit-log-path=${c.auditLogPath}`, '--audit-log-format=json', '--audit-log-mode=blocking', '--audit-log-maxsize=0');
+    }
+    return [...args, ...(c.extraArgs ?? [])];
+  }
+
+  async start(timeoutMs: number): Promise<void> {
+    this.proc = new ManagedProcess({ name: 'kube-apiserver', command: findBinary('kube-apiserver'), args: this.args(), logFile: join(this.cfg.workDir, 'kube-apiserver.log') });
+    this.proc.start();
+    await waitFor(
+      'kube-apiserver to become ready',
+      async () => {
+        if (!this.proc?.running) throw new StopWaiting(`kube-apiserver exited (${this.proc?.exitCode}):\n${this.proc?.recentOutput()}`);
+        const r = await httpGet(`${this.url}/readyz`, { ca: this.cfg.servingCa, ...this.cfg.probeClient });
+        return r.status === 200;
+      },
+      { timeoutMs, intervalMs: 200 },
+    );
+  }
+
+  get process(): ManagedProcess | undefined {
+    return this.proc;
+  }
+
+  get running(): boolean {
+    return !!this.proc?.running;
+  }
+
+  async stop(): Promise<void> {
+    await this.proc?.stop(10_000);
+  }
+}

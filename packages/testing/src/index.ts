@@ -1,0 +1,11 @@
+export { startControlPlane, type ControlPlane, type ControlPlaneOptions, type UserCredentials } from './control-plane/control-plane.js';
+export { AuditLog, WRITE_VERBS, type AuditEvent, type AuditFilter } from './control-plane/audit.js';
+export { Etcd } from './control-plane/etcd.js';
+export { APIServer } from './control-plane/apiserver.js';
+export { KWOK_NODE_ANNOTATION } from './control-plane/kwok.js';
+export { findBinary, defaultAssetsDir, BinaryNotFoundError, versions, type BinaryName } from './assets/binaries.js';
+export { createCertificateAuthority, type CertificateAuthority, type KeyPairPem, type IssueOptions } from './pki/pki.js';
+export { freePort } from './net/ports.js';
+export { waitFor, StopWaiting, type WaitOptions } from './wait.js';
+export { INVALID_IMAGE_PREFIX } from './control-plane/kwok-stages.js';
+export { run, CommandError, type RunOptions, type RunResult } from './run.js';

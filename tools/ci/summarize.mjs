@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Prints the closing line of a CI run, `N passed, N failed`, from the vitest JSON reports the run
+// wrote (every project writes test-output/vitest/report.json). A non-test task that failed (lint,
+// typecheck, build, sync check) counts as one failure, so a red run can never print "0 failed".
+// Usage: summarize.mjs <since-epoch-ms> <exit-status-of-the-run>
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [since = '0', status = '0'] = process.argv.slice(2);
+const root = new URL('../..', import.meta.url).pathname;
+let passed = 0;
+let failed = 0;
+const failures = [];
+for (const group of ['packages', 'apps', 'e2e']) {
+  let projects = [];
+  try {
+    projects = readdirSync(join(root, group));
+  } catch {
+    continue;
+  }
+  for (const project of projects) {
+    const report = join(root, group, project, 'test-output/vitest/report.json');
+    let st;
+    try {
+      st = statSync(report);
+    } catch {
+      continue;
+    }
+    if (st.mtimeMs < Number(since)) continue; // left over from an earlier run
+    const r = JSON.parse(readFileSync(report, 'utf8'));
+    passed += r.numPassedTests ?? 0;
+    failed += r.numFailedTests ?? 0;
+    // A file that failed to load has no test results but must not pass silently.
+    for (const file of r.testResults ?? []) {
+      if (file.status === 'failed' && !(file.assertionResults ?? []).some((a) => a.status === 'failed')) {
+        failed += 1;
+        failures.push(`${group}/${project}: ${file.name.replace(root, '')} (${(file.message ?? '').split('\n')[0]})`);
+      }
+      for (const a of file.assertionResults ?? []) if (a.status === 'failed') failures.push(`${group}/${project}: ${a.fullName}`);
+    }
+  }
+}
+if (Number(status) !== 0 && failed === 0) {
+  failed = 1;
+  failures.push('a non-test task failed (lint, typecheck, build, sync check or setup): see the log above');
+}
+if (failures.length) console.log(`\nFailures:\n${failures.map((f) => `  - ${f}`).join('\n')}`);
+console.log(`${passed} passed, ${failed} failed`);

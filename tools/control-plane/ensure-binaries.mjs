@@ -1,0 +1,191 @@
+#!/usr/bin/env node
+// Builds the control-plane toolset (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+// kubectl, kwok, helm, pebble) from Go modules into a versioned cache directory, once.
+//
+// Why build from source: no container registry or release download is reachable where opkit is
+// developed, but the Go module proxy is. Each tool lives in its own wrapper module under ./go/ so
+// minimal version selection never mixes one tool's dependencies with another's.
+//
+// Usage: node tools/control-plane/ensure-binaries.mjs [--only kubernetes,etcd,...] [--print-dir] [--quiet]
+// Idempotent: a stamp per tool records what was built; a second run takes well under a second.
+// Binaries already present in $KUBEBUILDER_ASSETS are used as they are and never rebuilt.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const versions = JSON.parse(readFileSync(join(root, 'packages/testing/src/assets/versions.json'), 'utf8'));
+
+export function cacheDir() {
+  const base = process.env.OPKIT_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'opkit');
+  return join(base, 'k8s', versions.kubernetes);
+}
+
+const k8sStamp = (v) => {
+  const [maj, min] = v.replace(/^v/, '').split('.');
+  const date = '2026-01-01T00:00:00Z'; // fixed so rebuilds are byte-reproducible
+  return ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].flatMap((p) => [
+    `-X ${p}.gitVersion=${v}`, `-X ${p}.gitMajor=${maj}`, `-X ${p}.gitMinor=${min}`,
+    `-X ${p}.gitCommit=0000000000000000000000000000000000000000`, `-X ${p}.gitTreeState=clean`, `-X ${p}.buildDate=${date}`,
+  ]);
+};
+
+/** What each wrapper module builds, and how its version is stamped so `--version` tells the truth. */
+const tools = [
+  {
+    name: 'etcd', version: versions.etcd,
+    binaries: [['etcd', 'go.etcd.io/etcd/server/v3'], ['etcdctl', 'go.etcd.io/etcd/etcdctl/v3']],
+    ldflags: [`-X go.etcd.io/etcd/api/v3/version.GitSHA=${versions.etcd}`],
+  },
+  {
+    name: 'kubernetes', version: versions.kubernetes,
+    binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'].map((b) => [b, `k8s.io/kubernetes/cmd/${b}`]),
+    ldflags: k8sStamp(versions.kubernetes),
+  },
+  { name: 'kwok', version: versions.kwok, binaries: [['kwok', 'sigs.k8s.io/kwok/cmd/kwok']], ldflags: [] },
+  {
+    name: 'helm', version: versions.helm,
+    binaries: [['helm', 'helm.sh/helm/v3/cmd/helm']],
+    ldflags: (() => {
+      const [maj, min] = versions.kubernetes.replace(/^v/, '').split('.');
+      return [`-X helm.sh/helm/v3/internal/version.version=${versions.helm}`, `-X helm.sh/helm/v3/internal/version.gitTreeState=clean`,
+        ...['pkg/chartutil', 'pkg/lint/rules'].flatMap((p) => [`-X helm.sh/helm/v3/${p}.k8sVersionMajor=${maj}`, `-X helm.sh/helm/v3/${p}.k8sVersionMinor=${min}`])];
+    })(),
+  },
+  {
+    name: 'pebble', version: versions.pebble,
+    binaries: [['pebble', 'github.com/letsencrypt/pebble/v2/cmd/pebble'], ['pebble-challtestsrv', 'github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv']],
+    ldflags: [`-X main.version=${versions.pebble}`],
+  },
+];
+
+const log = (msg) => { if (!quiet) process.stdout.write(`${msg}\n`); };
+const fail = (msg) => { process.stderr.write(`\nensure-binaries: ${msg}\n`); process.exit(1); };
+const elapsed = (t0) => { const s = Math.round((Date.now() - t0) / 1000); return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`; };
+const ALT = 'or set KUBEBUILDER_ASSETS to a directory that already holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, helm, pebble and pebble-challtestsrv';
+
+const args = process.argv.slice(2);
+const quiet = args.includes('--quiet');
+const onlyArg = args.find((a) => a.startsWith('--only'));
+const only = onlyArg ? (onlyArg.includes('=') ? onlyArg.split('=')[1] : args[args.indexOf(onlyArg) + 1]).split(',') : null;
+
+function goEnv() {
+  return {
+    ...process.env,
+    GOTOOLCHAIN: 'local', // never try to download a toolchain: fail fast with our own message instead
+    CGO_ENABLED: '0',
+    GOFLAGS: '-mod=readonly -buildvcs=false',
+  };
+}
+
+function checkGo() {
+  const r = spawnSync('go', ['env', 'GOVERSION'], { encoding: 'utf8', env: goEnv() });
+  if (r.error?.code === 'ENOENT') fail(`Go is not installed. Install Go >= ${versions.go} (https://go.dev/doc/install, or your package manager), ${ALT}.`);
+  const m = /go(\d+)\.(\d+)/.exec(r.stdout || '');
+  const [wantMaj, wantMin] = versions.go.split('.').map(Number);
+  if (!m || Number(m[1]) < wantMaj || (Number(m[1]) === wantMaj && Number(m[2]) < wantMin)) {
+    fail(`Go ${(r.stdout || '?').trim()} is too old: Kubernetes ${versions.kubernetes} needs Go >= ${versions.go}. Upgrade Go, ${ALT}.`);
+  }
+  return r.stdout.trim();
+}
+
+/** Runs a Go command, printing a heartbeat with a package count so long builds are never silent. */
+function runGo(argv, cwd, label) {
+  return new Promise((resolvePromise, reject) => {
+    const t0 = Date.now();
+    let packages = 0;
+    let tail = '';
+    const child = spawn('go', argv, { cwd, env: goEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const onData = (buf) => {
+      const text = buf.toString();
+      tail = (tail + text).slice(-4000);
+      for (const line of text.split('\n')) if (line && !line.startsWith('#') && !line.includes(' ')) packages++;
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    const beat = setInterval(() => log(`    ${label}: ${packages ? `${packages} packages compiled, ` : ''}${elapsed(t0)} elapsed`), 15_000);
+    const cleanup = () => { clearInterval(beat); process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); };
+    const onSignal = (sig) => { child.kill(sig); cleanup(); process.exit(130); };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    child.on('error', (e) => { cleanup(); reject(e); });
+    child.on('close', (code) => {
+      cleanup();
+      if (code === 0) resolvePromise({ packages, seconds: (Date.now() - t0) / 1000 });
+      else reject(Object.assign(new Error(`go ${argv[0]} failed (exit ${code})`), { tail }));
+    });
+  });
+}
+
+function explainGoFailure(err, what) {
+  const tail = err.tail || err.message;
+  const network = /proxy\.golang\.org|dial tcp|lookup .* no such host|connection refused|i\/o timeout|TLS handshake|403 Forbidden|410 Gone/.test(tail);
+  fail(`${what} failed.\n${tail.split('\n').slice(-15).join('\n')}\n` +
+    (network
+      ? `The Go module proxy (${process.env.GOPROXY || 'https://proxy.golang.org'}) looks unreachable. Allow access to it (or set GOPROXY to a mirror), ${ALT}.`
+      : `See the output above. If this persists, delete ${cacheDir()} and retry, ${ALT}.`));
+}
+
+function stampOf(tool, goVersion) {
+  const dir = join(here, 'go', tool.name);
+  const h = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(join(dir, f)));
+  h.update(JSON.stringify(tool.ldflags));
+  return { tool: tool.name, version: tool.version, go: goVersion, wrapper: h.digest('hex').slice(0, 16) };
+}
+
+async function ensure(tool, dir, goVersion, assets) {
+  const inAssets = assets ? tool.binaries.filter(([b]) => existsSync(join(assets, b))).map(([b]) => b) : [];
+  const wanted = tool.binaries.filter(([b]) => !inAssets.includes(b));
+  if (!wanted.length) { log(`  ✓ ${tool.name}: using ${inAssets.join(', ')} from KUBEBUILDER_ASSETS`); return; }
+
+  const stampFile = join(dir, '.stamps', `${tool.name}.json`);
+  const stamp = goVersion ? stampOf(tool, goVersion) : null;
+  const have = existsSync(stampFile) ? readFileSync(stampFile, 'utf8') : '';
+  const built = wanted.every(([b]) => existsSync(join(dir, b)));
+  if (built && (!stamp || JSON.stringify(stamp) === have)) { log(`  ✓ ${tool.name} ${tool.version} (cached)`); return; }
+  if (!stamp) checkGo(); // exits with a clear message
+
+  const wrapper = join(here, 'go', tool.name);
+  const t0 = Date.now();
+  log(`  • ${tool.name} ${tool.version}: downloading modules…`);
+  await runGo(['mod', 'download'], wrapper, `${tool.name} download`).catch((e) => explainGoFailure(e, `Downloading the modules of ${tool.name}`));
+  const tmp = join(dir, `.tmp-${tool.name}`);
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  for (const [bin, pkg] of wanted) {
+    log(`  • ${tool.name}: building ${bin} (first time on 2 cores: ${tool.name === 'kubernetes' ? '~10-25 min for all four' : 'a few minutes'})…`);
+    const ld = ['-s', '-w', ...tool.ldflags].join(' ');
+    const r = await runGo(['build', '-trimpath', '-v', '-ldflags', ld, '-o', join(tmp, bin), pkg], wrapper, `${tool.name}/${bin}`)
+      .catch((e) => explainGoFailure(e, `Building ${bin}`));
+    log(`    ${bin}: done in ${Math.round(r.seconds)}s (${r.packages} packages compiled)`);
+  }
+  for (const [bin] of wanted) renameSync(join(tmp, bin), join(dir, bin));
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(dirname(stampFile), { recursive: true });
+  writeFileSync(stampFile, JSON.stringify(stamp));
+  log(`  ✓ ${tool.name} ${tool.version} built in ${elapsed(t0)}`);
+}
+
+async function main() {
+  const dir = cacheDir();
+  if (args.includes('--print-dir')) { process.stdout.write(`${dir}\n`); return; }
+  const assets = process.env.KUBEBUILDER_ASSETS || '';
+  mkdirSync(dir, { recursive: true });
+  const t0 = Date.now();
+  log(`control-plane binaries → ${dir}`);
+  // Go is only needed when something must be built; a fully cached toolset works without it.
+  const selected = tools.filter((t) => !only || only.includes(t.name));
+  const needsGo = selected.some((t) => t.binaries.some(([b]) => !(assets && existsSync(join(assets, b))) && !existsSync(join(dir, b))));
+  let goVersion = null;
+  const goAvailable = spawnSync('go', ['version'], { env: goEnv() }).status === 0;
+  if (needsGo || goAvailable) goVersion = checkGo();
+  for (const tool of selected) await ensure(tool, dir, goVersion, assets);
+  log(`control-plane binaries ready in ${elapsed(t0)}`);
+}
+
+main().catch((e) => fail(e.stack || String(e)));

@@ -1,0 +1,33 @@
+import { join, relative } from 'node:path';
+import { defineConfig, type ViteUserConfig } from 'vitest/config';
+
+const root = join(import.meta.dirname, '../..');
+
+/**
+ * The one vitest setup every project shares: sources of workspace packages resolved through the
+ * `@opkit/source` export condition (no build needed to test), and a JSON report per project
+ * (test-output/vitest/report.json, an nx output, so cached runs restore it) that `.ci/run` sums
+ * into its closing `N passed, N failed` line.
+ */
+export function projectConfig(projectDir: string, overrides: { testTimeout?: number; include?: string[]; setupFiles?: string[] } = {}): ViteUserConfig {
+  const name = relative(root, projectDir).replace(/\//g, '-');
+  const conditions = ['@opkit/source', 'node', 'import', 'module', 'default'];
+  return defineConfig({
+    root: projectDir,
+    cacheDir: join(root, 'node_modules/.vite', name),
+    resolve: { conditions },
+    ssr: { resolve: { conditions, externalConditions: ['@opkit/source'] } },
+    test: {
+      name,
+      watch: false,
+      environment: 'node',
+      globals: false,
+      include: overrides.include ?? ['src/**/*.test.ts'],
+      setupFiles: overrides.setupFiles,
+      testTimeout: overrides.testTimeout ?? 10_000,
+      hookTimeout: 180_000,
+      pool: 'forks',
+      reporters: ['default', ['json', { outputFile: join(projectDir, 'test-output/vitest/report.json') }]],
+    },
+  });
+}
