@@ -11,7 +11,9 @@ const root = join(import.meta.dirname, '../..');
  */
 export function projectConfig(projectDir: string, overrides: { testTimeout?: number; include?: string[]; setupFiles?: string[] } = {}): ViteUserConfig {
   const name = relative(root, projectDir).replace(/\//g, '-');
-  const conditions = ['@opkit/source', 'node', 'import', 'module', 'default'];
+  // Only add our condition to vite's defaults: conditions such as `import` would also reach Node for
+  // external packages, and Node 20.19's require(esm) would then hand CommonJS callers ESM namespaces.
+  const conditions = ['@opkit/source', 'module', 'node', 'development|production'];
   return defineConfig({
     root: projectDir,
     cacheDir: join(root, 'node_modules/.vite', name),

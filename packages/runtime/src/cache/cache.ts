@@ -1,0 +1,221 @@
+import type { Logger } from 'pino';
+import { isForbidden, isUnauthorized } from '../client/errors.js';
+import { kindKey, resourceName, type Kind } from '../client/kind.js';
+import type { Transport } from '../client/transport.js';
+import { keyOf, type KubeObject, type ObjectKey } from '../client/types.js';
+import { Informer, type EventHandler } from './informer.js';
+import { parseLabelSelector } from './label-selector.js';
+import type { IndexFunc } from './store.js';
+
+/** Per-kind cache settings: what to watch and how much of it to keep. */
+export interface InformerOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  metadataOnly?: boolean;
+}
+
+export interface CacheOptions {
+  /** Namespaces to watch for namespaced kinds; empty means the whole cluster. */
+  namespaces?: string[];
+  pageSize?: number;
+  backoffMs?: { initial: number; max: number };
+}
+
+export interface CacheListOptions {
+  namespace?: string;
+  labelSelector?: string | Record<string, string>;
+  /** Only objects indexed under this value (see `indexField`). */
+  index?: { name: string; value: string };
+}
+
+export class CacheSyncError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CacheSyncError';
+  }
+}
+
+/**
+ * All informers of a kind under one set of options: one per watched namespace, or one cluster-wide.
+ * Consumers see them as one.
+ */
+export class KindInformer<T extends KubeObject> {
+  constructor(readonly kind: Kind<T>, readonly options: InformerOptions, readonly parts: Map<string, Informer<T>>) {}
+
+  get synced(): boolean {
+    return [...this.parts.values()].every((i) => i.synced);
+  }
+
+  /** A watch that failed its last attempt: the cache may be missing changes right now. */
+  get failing(): { informer: string; error?: Error }[] {
+    return [...this.parts.entries()]
+      .filter(([, i]) => i.health.failures > 0)
+      .map(([ns, i]) => ({ informer: `${resourceName(this.kind)}${ns ? ` in ${ns}` : ''}`, error: i.health.lastError }));
+  }
+
+  addHandler(h: EventHandler<T>): () => void {
+    const removers = [...this.parts.values()].map((i) => i.addHandler(h));
+    return () => removers.forEach((r) => r());
+  }
+
+  addIndex(name: string, fn: IndexFunc<T>) {
+    for (const i of this.parts.values()) i.store.addIndex(name, fn);
+  }
+
+  private partFor(namespace?: string): Informer<T> | undefined {
+    return this.parts.get('') ?? (namespace ? this.parts.get(namespace) : undefined);
+  }
+
+  get(key: ObjectKey): T | undefined {
+    return this.partFor(key.namespace)?.store.get(keyOf(key));
+  }
+
+  list(opts: CacheListOptions = {}): T[] {
+    const parts = opts.namespace && !this.parts.has('') ? [this.parts.get(opts.namespace)].filter((p): p is Informer<T> => !!p) : [...this.parts.values()];
+    let items = parts.flatMap((p) => (opts.index ? p.store.byIndex(opts.index.name, opts.index.value) : p.store.list()));
+    if (opts.namespace) items = items.filter((o) => o.metadata.namespace === opts.namespace);
+    if (opts.labelSelector) {
+      const match = parseLabelSelector(opts.labelSelector);
+      items = items.filter((o) => match(o.metadata.labels as Record<string, string> | undefined));
+    }
+    return items;
+  }
+
+  get size(): number {
+    return [...this.parts.values()].reduce((n, p) => n + p.store.size, 0);
+  }
+}
+
+/**
+ * The shared informer cache: one informer per (kind, namespace set, selector), started on first use,
+ * read by every controller of the manager. Reads never hit the API server.
+ */
+export class Cache {
+  private readonly informers = new Map<string, KindInformer<KubeObject>>();
+  private readonly defaults = new Map<string, InformerOptions>();
+  private started = false;
+
+  constructor(private readonly transport: Transport, private readonly log: Logger, readonly options: CacheOptions = {}) {}
+
+  get namespaces(): string[] {
+    return this.options.namespaces ?? [];
+  }
+
+  /** Sets the default informer options of a kind (e.g. a label selector for Secrets). Call before use. */
+  configure<T extends KubeObject>(kind: Kind<T>, options: InformerOptions): void {
+    this.defaults.set(kindKey(kind), options);
+  }
+
+  private id(kind: Kind, o: InformerOptions) {
+    return `${kindKey(kind)}|${o.labelSelector ?? ''}|${o.fieldSelector ?? ''}|${o.metadataOnly ? 'meta' : 'full'}`;
+  }
+
+  /** The shared informer for a kind; created (and started, if the cache runs) on first request. */
+  informer<T extends KubeObject>(kind: Kind<T>, options?: InformerOptions): KindInformer<T> {
+    const opts = options ?? this.defaults.get(kindKey(kind)) ?? {};
+    const id = this.id(kind, opts);
+    let ki = this.informers.get(id) as KindInformer<T> | undefined;
+    if (!ki) {
+      const namespaces = kind.namespaced && this.namespaces.length ? this.namespaces : [''];
+      const parts = new Map<string, Informer<T>>();
+      for (const ns of namespaces) {
+        parts.set(
+          ns,
+          new Informer(this.transport, kind, this.log.child({ informer: resourceName(kind), namespace: ns || undefined }), {
+            namespace: ns || undefined,
+            ...opts,
+            pageSize: this.options.pageSize,
+            backoffMs: this.options.backoffMs,
+          }),
+        );
+      }
+      ki = new KindInformer(kind, opts, parts);
+      this.informers.set(id, ki as unknown as KindInformer<KubeObject>);
+      if (this.started) for (const p of parts.values()) p.start();
+    }
+    return ki;
+  }
+
+  /** Indexes the kind's objects under the values `fn` returns; query with `list(kind, {index})`. */
+  indexField<T extends KubeObject>(kind: Kind<T>, name: string, fn: IndexFunc<T>, options?: InformerOptions): void {
+    this.informer(kind, options).addIndex(name, fn);
+  }
+
+  private checkNamespace(kind: Kind, namespace?: string) {
+    if (kind.namespaced && namespace && this.namespaces.length && !this.namespaces.includes(namespace)) {
+      throw new Error(`namespace "${namespace}" is not watched (WATCH_NAMESPACE=${this.namespaces.join(',')}); cannot read ${kind.kind} from the cache`);
+    }
+  }
+
+  /** An object from the cache, or undefined. Starts and syncs the kind's informer on first use. */
+  async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: InformerOptions): Promise<T | undefined> {
+    this.checkNamespace(kind, key.namespace);
+    const ki = this.informer(kind, options);
+    if (!ki.synced) await this.syncOne(ki);
+    return ki.get(key);
+  }
+
+  async list<T extends KubeObject>(kind: Kind<T>, opts: CacheListOptions = {}, options?: InformerOptions): Promise<T[]> {
+    this.checkNamespace(kind, opts.namespace);
+    const ki = this.informer(kind, options);
+    if (!ki.synced) await this.syncOne(ki);
+    return ki.list(opts);
+  }
+
+  start(): void {
+    this.started = true;
+    for (const ki of this.informers.values()) for (const p of ki.parts.values()) p.start();
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    await Promise.all([...this.informers.values()].flatMap((ki) => [...ki.parts.values()].map((p) => p.stop())));
+  }
+
+  get synced(): boolean {
+    return [...this.informers.values()].every((ki) => ki.synced);
+  }
+
+  /** Informers whose watch is failing right now (for /readyz). */
+  failing(): { informer: string; error?: Error }[] {
+    return [...this.informers.values()].flatMap((ki) => ki.failing);
+  }
+
+  /** How many objects each informer holds (for metrics and benchmarks). */
+  sizes(): Record<string, number> {
+    return Object.fromEntries([...this.informers.entries()].map(([id, ki]) => [id, ki.size]));
+  }
+
+  private async syncOne<T extends KubeObject>(ki: KindInformer<T>, timeoutMs = 120_000): Promise<void> {
+    if (!this.started) throw new Error(`the cache is not started: cannot read ${ki.kind.kind}`);
+    await this.waitFor([ki as unknown as KindInformer<KubeObject>], timeoutMs);
+  }
+
+  /**
+   * Resolves when every informer has listed once. Rejects after `timeoutMs`, or sooner when the
+   * API server keeps refusing access (RBAC) for `forbiddenGraceMs`: an operator without the rights
+   * it needs should say so, not hang.
+   */
+  waitForSync(timeoutMs = 120_000, forbiddenGraceMs = 10_000): Promise<void> {
+    return this.waitFor([...this.informers.values()], timeoutMs, forbiddenGraceMs);
+  }
+
+  private async waitFor(kis: KindInformer<KubeObject>[], timeoutMs: number, forbiddenGraceMs = 10_000): Promise<void> {
+    const started = Date.now();
+    let forbiddenSince: number | undefined;
+    while (!kis.every((k) => k.synced)) {
+      const denied = kis.flatMap((k) => [...k.parts.values()]).filter((p) => !p.synced && (isForbidden(p.health.lastError) || isUnauthorized(p.health.lastError)));
+      forbiddenSince = denied.length ? (forbiddenSince ?? Date.now()) : undefined;
+      const pending = () =>
+        kis
+          .flatMap((k) => [...k.parts.values()])
+          .filter((p) => !p.synced)
+          .map((p) => `${resourceName(p.kind)}${p.options.namespace ? ` in ${p.options.namespace}` : ''}${p.health.lastError ? `: ${p.health.lastError.message}` : ''}`);
+      if (forbiddenSince !== undefined && Date.now() - forbiddenSince >= forbiddenGraceMs) {
+        throw new CacheSyncError(`the API server denies access needed to fill the cache (check the operator's RBAC):\n  ${pending().join('\n  ')}`);
+      }
+      if (Date.now() - started >= timeoutMs) throw new CacheSyncError(`timed out after ${timeoutMs / 1000}s waiting for caches to sync:\n  ${pending().join('\n  ')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}

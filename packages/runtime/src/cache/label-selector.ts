@@ -1,0 +1,66 @@
+/**
+ * Label selectors as the API server reads them (`a=b,c!=d,e in (f,g),h notin (i),j,!k`), so the
+ * cache answers exactly what a LIST with the same selector would.
+ */
+export type LabelMatcher = (labels: Record<string, string> | undefined) => boolean;
+
+interface Requirement {
+  key: string;
+  op: 'in' | 'notin' | 'exists' | '!exists';
+  values: string[];
+}
+
+function splitTopLevel(selector: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of selector) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      parts.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  if (cur.trim()) parts.push(cur);
+  return parts.map((p) => p.trim()).filter(Boolean);
+}
+
+function parseRequirement(term: string): Requirement {
+  let m: RegExpMatchArray | null;
+  if ((m = term.match(/^([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
+    return { key: m[1], op: m[2] as 'in' | 'notin', values: m[3].split(',').map((v) => v.trim()).filter(Boolean) };
+  }
+  if ((m = term.match(/^([^\s!=]+)\s*(==|=|!=)\s*(\S*)$/))) {
+    return { key: m[1], op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]] };
+  }
+  if ((m = term.match(/^!\s*([^\s!=]+)$/))) return { key: m[1], op: '!exists', values: [] };
+  if ((m = term.match(/^([^\s!=()]+)$/))) return { key: m[1], op: 'exists', values: [] };
+  throw new Error(`invalid label selector term: "${term}"`);
+}
+
+export function parseLabelSelector(selector: string | Record<string, string> | undefined): LabelMatcher {
+  if (!selector) return () => true;
+  const reqs: Requirement[] =
+    typeof selector === 'string' ? splitTopLevel(selector).map(parseRequirement) : Object.entries(selector).map(([key, v]) => ({ key, op: 'in', values: [v] }));
+  return (labels = {}) =>
+    reqs.every((r) => {
+      const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+      switch (r.op) {
+        case 'in':
+          return has && r.values.includes(labels[r.key]);
+        case 'notin':
+          return !has || !r.values.includes(labels[r.key]);
+        case 'exists':
+          return has;
+        case '!exists':
+          return !has;
+      }
+    });
+}
+
+/** `{a: 'b'}` → `a=b`, for sending a selector to the API server. */
+export const formatLabelSelector = (labels: Record<string, string>): string =>
+  Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');

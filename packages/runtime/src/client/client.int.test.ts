@@ -1,0 +1,129 @@
+import { startControlPlane, type ControlPlane } from '@opkit/testing';
+import { Type } from '@sinclair/typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineCustomResource } from '../crd/custom-resource.js';
+import { Client } from './client.js';
+import { ApiError, isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound } from './errors.js';
+import { ConfigMap, CustomResourceDefinition, Namespace } from './kind.js';
+import { Transport } from './transport.js';
+
+const Gadget = defineCustomResource({
+  group: 'test.opkit.dev',
+  version: 'v1',
+  kind: 'Gadget',
+  plural: 'gadgets',
+  scope: 'Namespaced',
+  spec: Type.Object({ size: Type.Integer({ minimum: 0 }), color: Type.Optional(Type.String()) }),
+  status: Type.Object({ phase: Type.Optional(Type.String()) }),
+});
+
+describe('Client against a real API server', () => {
+  let plane: ControlPlane;
+  let client: Client;
+  let requests: string[];
+
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    requests = [];
+    const transport = new Transport(plane.kubeConfig, { onResponse: (m, code) => requests.push(`${m} ${code}`) });
+    client = new Client(transport, { fieldManager: 'opkit-test' });
+    await client.create(CustomResourceDefinition, Gadget.crd as never);
+    await client.create(Namespace, { metadata: { name: 'work' } });
+    // A new CRD is served a moment after it is created.
+    for (let i = 0; i < 100 && !(await client.list(Gadget.kind, { namespace: 'work' }).catch(() => undefined)); i++) await new Promise((r) => setTimeout(r, 100));
+  });
+  afterAll(() => plane?.stop());
+
+  it('creates, gets, lists, updates and deletes a built-in kind', async () => {
+    const created = await client.create(ConfigMap, { metadata: { name: 'cm', namespace: 'work' }, data: { a: '1' } });
+    expect(created.metadata.uid).toBeTruthy();
+    expect(typeof created.metadata.creationTimestamp).toBe('string'); // wire format everywhere, never Date
+    const got = await client.get(ConfigMap, { namespace: 'work', name: 'cm' });
+    const updated = await client.update(ConfigMap, { ...got, data: { a: '2' } });
+    expect(updated.data).toEqual({ a: '2' });
+    expect((await client.list(ConfigMap, { namespace: 'work' })).items.map((c) => c.metadata.name)).toContain('cm');
+    await client.delete(ConfigMap, { namespace: 'work', name: 'cm' });
+    expect(await client.find(ConfigMap, { namespace: 'work', name: 'cm' })).toBeUndefined();
+    expect(await client.deleteIfExists(ConfigMap, { namespace: 'work', name: 'cm' })).toBe(false);
+  });
+
+  it('raises typed errors carrying the API server message', async () => {
+    const e404 = await client.get(ConfigMap, { namespace: 'work', name: 'nope' }).catch((e) => e);
+    expect(isNotFound(e404)).toBe(true);
+    expect((e404 as ApiError).serverMessage).toBe('configmaps "nope" not found');
+
+    await client.create(ConfigMap, { metadata: { name: 'dup', namespace: 'work' } });
+    const e409 = await client.create(ConfigMap, { metadata: { name: 'dup', namespace: 'work' } }).catch((e) => e);
+    expect(isAlreadyExists(e409)).toBe(true);
+
+    const stale = await client.get(ConfigMap, { namespace: 'work', name: 'dup' });
+    await client.update(ConfigMap, { ...stale, data: { v: '1' } });
+    const conflict = await client.update(ConfigMap, { ...stale, data: { v: '2' } }).catch((e) => e);
+    expect(isConflict(conflict)).toBe(true);
+    expect((conflict as ApiError).serverMessage).toMatch(/the object has been modified/);
+
+    const invalid = await client.create(Gadget.kind, { metadata: { name: 'neg', namespace: 'work' }, spec: { size: -1 } }).catch((e) => e);
+    expect(isInvalid(invalid)).toBe(true);
+    expect((invalid as ApiError).serverMessage).toMatch(/spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0/);
+
+    const unknownField = await client.create(Gadget.kind, { metadata: { name: 'typo', namespace: 'work' }, spec: { size: 1, colour: 'red' } as never }).catch((e) => e);
+    expect((unknownField as ApiError).serverMessage).toMatch(/unknown field "spec.colour"/);
+
+    const nobody = await plane.userCredentials('nobody');
+    const denied = await new Client(new Transport(nobody.kubeConfig), { fieldManager: 'x' }).list(ConfigMap, { namespace: 'work' }).catch((e) => e);
+    expect(isForbidden(denied)).toBe(true);
+    expect((denied as ApiError).serverMessage).toBe('configmaps is forbidden: User "nobody" cannot list resource "configmaps" in API group "" in the namespace "work"');
+  });
+
+  it('patches with merge, JSON and strategic merge patches', async () => {
+    await client.create(ConfigMap, { metadata: { name: 'p', namespace: 'work', labels: { a: '1' } }, data: { x: '1' } });
+    const key = { namespace: 'work', name: 'p' };
+    expect((await client.patch(ConfigMap, key, { data: { y: '2' } }, 'merge')).data).toEqual({ x: '1', y: '2' });
+    expect((await client.patch(ConfigMap, key, [{ op: 'remove', path: '/data/x' }], 'json')).data).toEqual({ y: '2' });
+    expect((await client.patch(ConfigMap, key, { metadata: { labels: { b: '2' } } }, 'strategic')).metadata.labels).toEqual({ a: '1', b: '2' });
+    const failedTest = await client.patch(ConfigMap, key, [{ op: 'test', path: '/data/y', value: 'wrong' }, { op: 'remove', path: '/data/y' }], 'json').catch((e) => e);
+    expect(failedTest).toBeInstanceOf(ApiError);
+  });
+
+  it('server-side applies with a field manager, and forces past a conflicting manager', async () => {
+    const desired = { metadata: { name: 'ssa', namespace: 'work' }, data: { owned: 'mine' } };
+    const applied = await client.apply(ConfigMap, desired);
+    expect(applied.metadata.managedFields?.map((f) => f.manager)).toContain('opkit-test');
+    // Another manager takes the field...
+    await client.apply(ConfigMap, { metadata: { name: 'ssa', namespace: 'work' }, data: { owned: 'theirs' } }, { fieldManager: 'someone-else', force: true });
+    // ...so a non-forced apply of ours conflicts, and a forced one wins it back.
+    const conflict = await client.apply(ConfigMap, desired).catch((e) => e);
+    expect(isConflict(conflict)).toBe(true);
+    expect((conflict as ApiError).serverMessage).toMatch(/conflict with "someone-else"/);
+    expect((await client.apply(ConfigMap, desired, { force: true })).data).toEqual({ owned: 'mine' });
+    // Fields we stop stating are removed.
+    const dropped = await client.apply(ConfigMap, { metadata: { name: 'ssa', namespace: 'work' }, data: {} }, { force: true });
+    expect(dropped.data ?? {}).toEqual({});
+  });
+
+  it('writes the status subresource of a custom resource separately from its spec', async () => {
+    const g = await client.create(Gadget.kind, { metadata: { name: 'g', namespace: 'work' }, spec: { size: 1 } });
+    const withStatus = await client.updateStatus(Gadget.kind, { ...g, spec: { size: 99 }, status: { phase: 'Ready' } });
+    expect(withStatus.status).toEqual({ phase: 'Ready' });
+    expect(withStatus.spec.size).toBe(1); // spec changes through /status are ignored
+    expect((await client.patchStatus(Gadget.kind, { namespace: 'work', name: 'g' }, { status: { phase: 'Degraded' } })).status?.phase).toBe('Degraded');
+    expect((await client.applyStatus(Gadget.kind, { metadata: { name: 'g', namespace: 'work' }, status: { phase: 'Applied' } }, { force: true })).status?.phase).toBe('Applied');
+    expect(withStatus.metadata.generation).toBe(1);
+  });
+
+  it('lists in pages', async () => {
+    for (let i = 0; i < 7; i++) await client.create(ConfigMap, { metadata: { name: `page-${i}`, namespace: 'work', labels: { paged: 'yes' } } });
+    const before = requests.length;
+    const all = await client.listAll(ConfigMap, { namespace: 'work', labelSelector: 'paged=yes' }, 3);
+    expect(all).toHaveLength(7);
+    expect(requests.length - before).toBe(3);
+  });
+
+  it('limits its own request rate when asked (QPS/burst)', async () => {
+    const limited = new Client(new Transport(plane.kubeConfig, { qps: 5, burst: 2 }), { fieldManager: 'x' });
+    const t0 = Date.now();
+    for (let i = 0; i < 7; i++) await limited.get(Namespace, { name: 'work' });
+    // 2 from the burst, then 5 more at 5/s: about a second.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+  });
+});

@@ -1,0 +1,177 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { ApiError, ConnectionError, type Status } from './errors.js';
+import { TokenBucket } from './rate-limiter.js';
+
+export interface TransportOptions {
+  /** Client-side limit (0 or less = off, the default). */
+  qps?: number;
+  burst?: number;
+  userAgent?: string;
+  /** Per-request timeout for non-watch requests. Default 60 s. */
+  requestTimeoutMs?: number;
+  /** How often a 429 is retried after its Retry-After before the error surfaces. Default 5. */
+  maxThrottleRetries?: number;
+  /** Observes every completed request (metrics). */
+  onResponse?: (method: string, code: number, seconds: number) => void;
+}
+
+export interface RequestSpec {
+  method: string;
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+  /** Extra headers, e.g. impersonation. */
+  headers?: Record<string, string | string[]>;
+}
+
+interface AuthSnapshot {
+  agent: HttpAgent;
+  headers: Record<string, string>;
+  at: number;
+  tlsKey: string;
+}
+
+// Tokens from files (in-cluster, bound ServiceAccount tokens) and exec plugins rotate; re-ask
+// client-node for credentials this often instead of on every request (it reads files each time).
+const AUTH_REFRESH_MS = 30_000;
+
+/**
+ * HTTP to the API server over client-node's authentication (kubeconfig, in-cluster, exec and
+ * auth-provider plugins), with one keep-alive agent, TCP keepalive on every socket, 429 handling and
+ * an optional token bucket.
+ */
+export class Transport {
+  readonly server: string;
+  private auth?: AuthSnapshot;
+  private authPending?: Promise<AuthSnapshot>;
+  private readonly bucket: TokenBucket;
+  private readonly isHttps: boolean;
+
+  constructor(readonly kubeConfig: KubeConfig, private readonly options: TransportOptions = {}) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster: set a current-context or pass --kubeconfig');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.isHttps = this.server.startsWith('https:');
+    this.bucket = new TokenBucket(options.qps ?? 0, options.burst ?? 0);
+  }
+
+  private async authSnapshot(force = false): Promise<AuthSnapshot> {
+    if (!force && this.auth && Date.now() - this.auth.at < AUTH_REFRESH_MS) return this.auth;
+    this.authPending ??= (async () => {
+      const opts: RequestOptions = {};
+      await this.kubeConfig.applyToHTTPSOptions(opts);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = String(v);
+      if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+      // The agent holds the TLS material; keep it (and its pooled sockets) unless that changed.
+      const tlsKey = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername].map(String).join('|');
+      let agent = this.auth?.agent;
+      if (!agent || this.auth?.tlsKey !== tlsKey) {
+        agent?.destroy();
+        const common = { keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' as const };
+        agent = this.isHttps
+          ? new HttpsAgent({ ...common, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername })
+          : new HttpAgent(common);
+      }
+      return { agent, headers, at: Date.now(), tlsKey };
+    })().finally(() => (this.authPending = undefined));
+    this.auth = await this.authPending;
+    return this.auth;
+  }
+
+  private url(spec: RequestSpec): URL {
+    const url = new URL(this.server + spec.path);
+    for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  /** Sends a request and returns the raw response; the caller owns the body stream. */
+  private async send(spec: RequestSpec, timeoutMs: number | undefined, forceAuth = false): Promise<IncomingMessage> {
+    await this.bucket.take();
+    const auth = await this.authSnapshot(forceAuth);
+    const url = this.url(spec);
+    const payload = spec.body === undefined ? undefined : typeof spec.body === 'string' ? spec.body : JSON.stringify(spec.body);
+    const headers: Record<string, string | string[]> = {
+      ...auth.headers,
+      accept: spec.accept ?? 'application/json',
+      'user-agent': this.options.userAgent ?? 'opkit',
+      ...spec.headers,
+    };
+    if (payload !== undefined) {
+      headers['content-type'] = spec.contentType ?? 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    }
+    return new Promise((resolve, reject) => {
+      const req = (this.isHttps ? httpsRequest : httpRequest)(url, { method: spec.method, headers, agent: auth.agent, signal: spec.signal }, resolve);
+      req.on('socket', (s) => s.setKeepAlive(true, 30_000));
+      if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs / 1000}s`)));
+      req.on('error', (err) => reject(spec.signal?.aborted ? spec.signal.reason ?? err : new ConnectionError(spec.method, url.pathname, err)));
+      req.end(payload);
+    });
+  }
+
+  private async readBody(res: IncomingMessage): Promise<string> {
+    res.setEncoding('utf8');
+    let data = '';
+    for await (const chunk of res) data += chunk;
+    return data;
+  }
+
+  private async errorFrom(spec: RequestSpec, res: IncomingMessage): Promise<ApiError> {
+    const text = await this.readBody(res).catch(() => '');
+    let body: Status | string = text;
+    try {
+      body = JSON.parse(text) as Status;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    const retryAfter = res.headers['retry-after'];
+    return new ApiError(spec.method, spec.path, res.statusCode ?? 0, body, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+  }
+
+  /** A request whose JSON answer is returned; error statuses throw ApiError, 429s are retried. */
+  async request<T>(spec: RequestSpec): Promise<T> {
+    const maxRetries = this.options.maxThrottleRetries ?? 5;
+    for (let attempt = 0; ; attempt++) {
+      const started = process.hrtime.bigint();
+      const res = await this.send(spec, this.options.requestTimeoutMs ?? 60_000, attempt > 0 && this.lastWasUnauthorized);
+      const code = res.statusCode ?? 0;
+      this.options.onResponse?.(spec.method, code, Number(process.hrtime.bigint() - started) / 1e9);
+      if (code >= 200 && code < 300) {
+        const text = await this.readBody(res);
+        this.lastWasUnauthorized = false;
+        return (text ? JSON.parse(text) : undefined) as T;
+      }
+      const err = await this.errorFrom(spec, res);
+      // A 401 may mean a rotated token: refresh credentials once before giving up.
+      if (code === 401 && attempt === 0) {
+        this.lastWasUnauthorized = true;
+        continue;
+      }
+      if (code === 429 && attempt < maxRetries) {
+        await new Promise((r) => setTimeout(r, Math.min(err.retryAfterSeconds ?? 1, 10) * 1000));
+        continue;
+      }
+      throw err;
+    }
+  }
+  private lastWasUnauthorized = false;
+
+  /** Opens a streaming request (a watch). Resolves once the server answered 200. */
+  async stream(spec: RequestSpec): Promise<IncomingMessage> {
+    const res = await this.send(spec, undefined);
+    if (res.statusCode === 200) return res;
+    throw await this.errorFrom(spec, res);
+  }
+
+  /** Closes pooled connections. */
+  close(): void {
+    this.auth?.agent.destroy();
+    this.auth = undefined;
+  }
+}

@@ -1,0 +1,25 @@
+/** What a reconcile is about: level-based, so the reconciler reads current state itself. */
+export interface Request {
+  namespace?: string;
+  name: string;
+}
+
+/**
+ * What a reconciler returns:
+ * - nothing / `{}`: done, until the next change;
+ * - `{ requeueAfter: ms }`: run again after that long (renewals, polling an external system);
+ * - `{ requeue: true }`: run again with the per-item backoff;
+ * - a thrown error: logged with its stack, counted, retried with backoff (5 ms doubling to 1000 s);
+ * - a thrown `TerminalError`: logged and counted, not retried until the object changes.
+ */
+export type Result = void | undefined | { requeue?: boolean; requeueAfter?: number };
+
+/** An error retrying cannot fix (invalid input the object's author must change). */
+export class TerminalError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+export const requestKey = (r: Request): string => (r.namespace ? `${r.namespace}/${r.name}` : r.name);

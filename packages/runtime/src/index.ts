@@ -1,0 +1,54 @@
+// Client
+export { Client, type ClientOptions, type ListOptions, type WriteOptions, type ApplyOptions, type DeleteOptions, type PatchType } from './client/client.js';
+export { Transport, type TransportOptions, type RequestSpec } from './client/transport.js';
+export {
+  ApiError, ConnectionError, isNotFound, isAlreadyExists, isConflict, isGone, isTooManyRequests, isInvalid, isForbidden, isUnauthorized, isTransient, type Status,
+} from './client/errors.js';
+export {
+  defineKind, apiVersionOf, resourcePath, resourceName, kindKey, type Kind, type ObjectOf,
+  Pod, Service, ConfigMap, Secret, ServiceAccount, Endpoints, CoreEvent, Namespace, Node, Deployment, ReplicaSet, Lease, Ingress,
+  CustomResourceDefinition, Role, RoleBinding, ClusterRole, ClusterRoleBinding,
+} from './client/kind.js';
+export { keyOf, parseKey, type KubeObject, type ObjectList, type ObjectKey, type ObjectMeta, type OwnerReference, type Wire } from './client/types.js';
+export { TokenBucket } from './client/rate-limiter.js';
+
+// Cache
+export { Cache, KindInformer, CacheSyncError, type CacheOptions, type CacheListOptions, type InformerOptions } from './cache/cache.js';
+export { Informer, type EventHandler } from './cache/informer.js';
+export { Watcher, type WatcherOptions, type WatcherHealth } from './cache/watcher.js';
+export { Store, type IndexFunc } from './cache/store.js';
+export { parseLabelSelector, formatLabelSelector } from './cache/label-selector.js';
+export { deepFreeze, thaw } from './cache/freeze.js';
+
+// Queue
+export { WorkQueue, type QueueMetrics, type WorkQueueOptions } from './queue/work-queue.js';
+export { ItemExponentialRateLimiter, BucketRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter, type RateLimiter } from './queue/rate-limiters.js';
+
+// Controllers
+export { controllerFor, ControllerBuilder, type ControllerDefinition } from './controller/builder.js';
+export { Controller, type Reconciler, type ReconcileContext, type ControllerOptions } from './controller/controller.js';
+export { TerminalError, requestKey, type Request, type Result } from './controller/result.js';
+export { requestForObject, requestsForOwner, type MapFunc } from './controller/handlers.js';
+export { generationChanged, resourceVersionChanged, labelsChanged, annotationsChanged, hasLabels, and, or, not, type Predicate } from './controller/predicates.js';
+
+// Manager
+export { Manager, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
+export { LeaderElector, microTime, type LeaderElectionConfig } from './manager/leader-election.js';
+export { parseManagerFlags, watchNamespaces, MANAGER_FLAG_HELP, FlagError, type ManagerFlags } from './manager/flags.js';
+export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';
+
+// Helpers
+export { setCondition, getCondition, isConditionTrue, removeCondition, rfc3339, type Condition, type ConditionInput } from './helpers/conditions.js';
+export { controllerReference, setControllerReference, controllerOf, isControlledBy, AlreadyOwnedError } from './helpers/owner.js';
+export { addFinalizer, removeFinalizer, hasFinalizer } from './helpers/finalizers.js';
+export { applyIfChanged, updateStatusIfChanged, contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome } from './helpers/apply.js';
+export { deepEqual, isSubset } from './helpers/equality.js';
+export { EventRecorder, type EventType, type EventRecorderOptions } from './events/recorder.js';
+export { RuntimeMetrics } from './metrics/metrics.js';
+export { createLogger, silentLogger, type Logger, type LoggerOptions } from './log/logger.js';
+
+// CRDs
+export { defineCustomResource, type CustomResource, type CustomObject, type CustomResourceDefinitionSpec, type PrinterColumn } from './crd/custom-resource.js';
+export { toStructural, type JSONSchemaProps } from './crd/structural-schema.js';
+export { renderCrdTemplate, renderCrdYaml } from './crd/render.js';
+export { syncGeneratedFiles } from './crd/generated-files.js';

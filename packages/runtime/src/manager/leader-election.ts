@@ -1,0 +1,157 @@
+import type { Logger } from 'pino';
+import type { Client } from '../client/client.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
+import { Lease } from '../client/kind.js';
+import type { ObjectOf } from '../client/kind.js';
+
+type LeaseObject = ObjectOf<typeof Lease>;
+
+export interface LeaderElectionConfig {
+  /** Lease name, e.g. `memcached-operator-leader`. */
+  name: string;
+  namespace: string;
+  /** This replica's identity (pod name plus a random suffix). */
+  identity: string;
+  /** How long a lease is valid without renewal. Default 15 s. */
+  leaseDurationMs?: number;
+  /** How long the leader keeps retrying a failing renewal before giving up leadership. Default 10 s. */
+  renewDeadlineMs?: number;
+  /** How often candidates try to acquire and the leader renews. Default 2 s. */
+  retryPeriodMs?: number;
+}
+
+/**
+ * The Lease API wants MicroTime: RFC 3339 with exactly six fractional digits. A plain
+ * `Date#toISOString()` has three, which the API server rejects for acquireTime and renewTime.
+ */
+export const microTime = (d: Date = new Date()): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+/**
+ * Lease-based leader election, the protocol of client-go and controller-runtime: candidates try to
+ * take the Lease every retry period; the holder renews it; a lease is expired when its record has
+ * not changed for leaseDuration *as observed on this clock* (no trust in other replicas' clocks).
+ */
+export class LeaderElector {
+  private leading = false;
+  private observed?: { record: string; at: number };
+  private readonly leaseDuration: number;
+  private readonly renewDeadline: number;
+  private readonly retryPeriod: number;
+
+  constructor(private readonly client: Client, private readonly config: LeaderElectionConfig, private readonly log: Logger) {
+    this.leaseDuration = config.leaseDurationMs ?? 15_000;
+    this.renewDeadline = config.renewDeadlineMs ?? 10_000;
+    this.retryPeriod = config.retryPeriodMs ?? 2_000;
+    if (this.renewDeadline >= this.leaseDuration) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  private key() {
+    return { namespace: this.config.namespace, name: this.config.name };
+  }
+
+  /** One attempt to take or keep the lease. */
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const now = new Date();
+    const leaseSeconds = Math.ceil(this.leaseDuration / 1000);
+    const lease = await this.client.find(Lease, this.key());
+    if (!lease) {
+      try {
+        await this.client.create(Lease, {
+          metadata: { ...this.key() },
+          spec: { holderIdentity: this.config.identity, leaseDurationSeconds: leaseSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+        } as LeaseObject);
+        this.observed = undefined;
+        return true;
+      } catch (err) {
+        if (isAlreadyExists(err)) return false;
+        throw err;
+      }
+    }
+    const spec = lease.spec ?? {};
+    const record = `${spec.holderIdentity}|${spec.renewTime}|${spec.leaseDurationSeconds}`;
+    if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
+    const holder = spec.holderIdentity ?? '';
+    const mine = holder === this.config.identity;
+    const durationMs = (spec.leaseDurationSeconds ?? leaseSeconds) * 1000;
+    if (!mine && holder && this.observed.at + durationMs > Date.now()) return false;
+    const next = {
+      ...lease,
+      spec: {
+        holderIdentity: this.config.identity,
+        leaseDurationSeconds: leaseSeconds,
+        acquireTime: mine ? spec.acquireTime : microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: mine ? spec.leaseTransitions ?? 0 : (spec.leaseTransitions ?? 0) + 1,
+      },
+    } as LeaseObject;
+    try {
+      await this.client.update(Lease, next);
+      return true;
+    } catch (err) {
+      if (isConflict(err) || isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Blocks until this replica leads, then renews until it cannot: resolves with 'lost' when a
+   * renewal failed for renewDeadline, or 'stopped' when the signal aborted.
+   */
+  async run(signal: AbortSignal, onStartedLeading: () => void): Promise<'lost' | 'stopped'> {
+    this.log.info({ lease: `${this.config.namespace}/${this.config.name}`, identity: this.config.identity }, 'attempting to acquire leader lease');
+    while (!signal.aborted) {
+      const ok = await this.tryAcquireOrRenew().catch((err) => {
+        this.log.warn({ err: (err as Error).message }, 'error acquiring leader lease');
+        return false;
+      });
+      if (ok) break;
+      await sleep(this.retryPeriod * (1 + Math.random() * 0.2), signal);
+    }
+    if (signal.aborted) return 'stopped';
+    this.leading = true;
+    this.log.info({ identity: this.config.identity }, 'acquired leader lease');
+    onStartedLeading();
+    let lastRenew = Date.now();
+    while (!signal.aborted) {
+      await sleep(this.retryPeriod, signal);
+      if (signal.aborted) break;
+      const ok = await this.tryAcquireOrRenew().catch((err) => {
+        this.log.warn({ err: (err as Error).message }, 'error renewing leader lease');
+        return false;
+      });
+      if (ok) lastRenew = Date.now();
+      else if (Date.now() - lastRenew >= this.renewDeadline) {
+        this.leading = false;
+        this.log.error({ identity: this.config.identity }, `leader lease lost: not renewed for ${this.renewDeadline / 1000}s`);
+        return 'lost';
+      }
+    }
+    return 'stopped';
+  }
+
+  /** Gives the lease up at once so another replica takes over without waiting for expiry. */
+  async release(): Promise<void> {
+    if (!this.leading) return;
+    this.leading = false;
+    try {
+      const lease = await this.client.find(Lease, this.key());
+      if (!lease || lease.spec?.holderIdentity !== this.config.identity) return;
+      const now = microTime();
+      await this.client.update(Lease, { ...lease, spec: { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTime: now, renewTime: now } } as LeaseObject);
+      this.log.info('released leader lease');
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'could not release leader lease; it will expire');
+    }
+  }
+}

@@ -1,0 +1,296 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Cache } from '../cache/cache.js';
+import { Client } from '../client/client.js';
+import { Transport } from '../client/transport.js';
+import type { ControllerDefinition } from '../controller/builder.js';
+import { Controller } from '../controller/controller.js';
+import { EventRecorder } from '../events/recorder.js';
+import { createLogger } from '../log/logger.js';
+import { RuntimeMetrics } from '../metrics/metrics.js';
+import { parseManagerFlags, watchNamespaces, type ManagerFlags } from './flags.js';
+import { listen, newApp, parseBindAddress, type RunningServer } from './http-server.js';
+import { currentNamespace, loadKubeConfig } from './kubeconfig.js';
+import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
+
+/** Anything the manager starts and stops besides controllers. */
+export interface Runnable {
+  name: string;
+  /** Runs only on the elected leader (default true, as controllers). */
+  needLeaderElection?: boolean;
+  start(signal: AbortSignal): void | Promise<void>;
+  stop?(): void | Promise<void>;
+}
+
+export type HealthCheck = () => true | string | Promise<true | string>;
+
+export interface ManagerOptions {
+  /** The operator's name: field manager for writes, event source, default lease name. */
+  name: string;
+  kubeConfig?: KubeConfig;
+  /** Namespaces to watch (default: WATCH_NAMESPACE; empty = all). */
+  namespaces?: string[];
+  /** Lease-based leader election; `true` uses the defaults (15 s / 10 s / 2 s). */
+  leaderElection?: boolean | Partial<LeaderElectionConfig>;
+  /** `:8080` by default; `0` disables. */
+  metricsBindAddress?: string;
+  /** `:8081` by default; `0` disables. */
+  healthProbeBindAddress?: string;
+  logger?: Logger;
+  /** How long stop() waits for in-flight reconciles. Default 30 s. */
+  gracefulShutdownTimeoutMs?: number;
+  /** How long start() waits for caches. Default 2 min. */
+  cacheSyncTimeoutMs?: number;
+  /** Client-side QPS and burst (off by default). */
+  qps?: number;
+  burst?: number;
+  /** What losing the lease does: exit the process (default, as controller-runtime) or call this. */
+  onLeaseLost?: 'exit' | (() => void);
+  /** Process metrics (memory, CPU, event loop) in /metrics. Default true. */
+  processMetrics?: boolean;
+  /** Informer reconnect backoff (tests shorten it). */
+  watchBackoffMs?: { initial: number; max: number };
+}
+
+type State = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+/**
+ * Owns the client, the shared cache, the controllers and their lifecycle: caches are filled on every
+ * replica (a standby is warm), controllers run only on the leader, /readyz tells the truth about the
+ * caches and their watches, and shutdown drains in-flight work before releasing the lease.
+ */
+export class Manager {
+  readonly log: Logger;
+  readonly kubeConfig: KubeConfig;
+  readonly transport: Transport;
+  readonly client: Client;
+  readonly cache: Cache;
+  readonly metrics: RuntimeMetrics;
+  readonly recorder: EventRecorder;
+  readonly identity: string;
+  private readonly controllers: Controller[] = [];
+  private readonly runnables: Runnable[] = [];
+  private readonly healthChecks = new Map<string, HealthCheck>();
+  private readonly readyChecks = new Map<string, HealthCheck>();
+  private servers: RunningServer[] = [];
+  private elector?: LeaderElector;
+  private readonly abort = new AbortController();
+  private state: State = 'new';
+  private leaderStarted = false;
+  private resolveDone!: () => void;
+  /** Resolves when the manager has stopped. */
+  readonly done = new Promise<void>((r) => (this.resolveDone = r));
+  /** Ports the servers bound (after start). */
+  readonly ports: { metrics?: number; probes?: number } = {};
+
+  constructor(readonly options: ManagerOptions) {
+    this.log = options.logger ?? createLogger({ name: options.name });
+    this.kubeConfig = options.kubeConfig ?? loadKubeConfig();
+    this.metrics = new RuntimeMetrics(options.processMetrics ?? true);
+    this.transport = new Transport(this.kubeConfig, {
+      qps: options.qps,
+      burst: options.burst,
+      userAgent: `${options.name}/opkit`,
+      onResponse: (method, code, seconds) => {
+        this.metrics.restRequests.inc({ method, code: String(code) });
+        this.metrics.restLatency.observe({ verb: method }, seconds);
+      },
+    });
+    this.client = new Client(this.transport, { fieldManager: options.name });
+    this.cache = new Cache(this.transport, this.log, { namespaces: options.namespaces ?? watchNamespaces(), backoffMs: options.watchBackoffMs });
+    this.identity = `${process.env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`;
+    this.recorder = new EventRecorder(this.client, this.log.child({ component: 'events' }), { component: options.name, instance: process.env.POD_NAME || hostname() });
+    this.healthChecks.set('ping', () => true);
+    this.readyChecks.set('informers-synced', () => (this.cache.synced ? true : 'caches have not synced yet'));
+    this.readyChecks.set('watches', () => {
+      const failing = this.cache.failing();
+      return failing.length ? `watch failing: ${failing.map((f) => `${f.informer} (${f.error?.message ?? 'disconnected'})`).join('; ')}` : true;
+    });
+  }
+
+  /**
+   * A manager configured from the standard flags (see `MANAGER_FLAG_HELP`) and the environment.
+   * `extraFlags` are the operator's own; their values come back in `values`.
+   */
+  static fromFlags(name: string, argv: string[] = process.argv.slice(2), overrides: Partial<ManagerOptions> = {}) {
+    const { flags, help, values } = parseManagerFlags(argv);
+    return { manager: Manager.fromParsedFlags(name, flags, overrides), help, values };
+  }
+
+  static fromParsedFlags(name: string, flags: ManagerFlags, overrides: Partial<ManagerOptions> = {}): Manager {
+    const logger = overrides.logger ?? createLogger({ name, level: flags.logLevel, format: flags.logFormat });
+    const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(flags.kubeconfig);
+    return new Manager({
+      name,
+      kubeConfig,
+      logger,
+      metricsBindAddress: flags.metricsBindAddress,
+      healthProbeBindAddress: flags.healthProbeBindAddress,
+      leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId } : false,
+      ...overrides,
+    });
+  }
+
+  get isLeader(): boolean {
+    return !this.elector || this.elector.isLeader;
+  }
+
+  get running(): boolean {
+    return this.state === 'running';
+  }
+
+  /** Adds a controller (from `controllerFor(...).reconcile(...)`) or any runnable. Before start(). */
+  add(item: ControllerDefinition | Runnable): this {
+    if (this.state !== 'new') throw new Error('add controllers before start()');
+    if ('reconciler' in item) {
+      this.controllers.push(
+        new Controller(item.name, item.watches, item.reconciler, { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder }, item.options),
+      );
+    } else this.runnables.push(item);
+    return this;
+  }
+
+  addHealthzCheck(name: string, check: HealthCheck): void {
+    this.healthChecks.set(name, check);
+  }
+
+  addReadyzCheck(name: string, check: HealthCheck): void {
+    this.readyChecks.set(name, check);
+  }
+
+  private async startServers() {
+    const metricsAddr = parseBindAddress(this.options.metricsBindAddress ?? ':8080');
+    if (metricsAddr) {
+      const app = newApp();
+      app.get('/metrics', async (_req, res) => {
+        res.type(this.metrics.registry.contentType).send(await this.metrics.render());
+      });
+      const s = await listen(app, metricsAddr);
+      this.ports.metrics = s.port;
+      this.servers.push(s);
+    }
+    const probeAddr = parseBindAddress(this.options.healthProbeBindAddress ?? ':8081');
+    if (probeAddr) {
+      const app = newApp();
+      const serve = (checks: Map<string, HealthCheck>) => async (req: import('express').Request, res: import('express').Response) => {
+        const results = await Promise.all([...checks].map(async ([name, check]) => [name, await Promise.resolve().then(check).catch((e: Error) => e.message)] as const));
+        const failed = results.filter(([, r]) => r !== true);
+        const verbose = 'verbose' in req.query || failed.length > 0;
+        const body = verbose ? `${results.map(([n, r]) => (r === true ? `[+]${n} ok` : `[-]${n} failed: ${r}`)).join('\n')}\n${failed.length ? 'check failed' : 'ok'}` : 'ok';
+        res.status(failed.length ? 500 : 200).type('text/plain').send(body);
+      };
+      app.get('/healthz', serve(this.healthChecks));
+      app.get('/readyz', serve(this.readyChecks));
+      const s = await listen(app, probeAddr);
+      this.ports.probes = s.port;
+      this.servers.push(s);
+    }
+  }
+
+  /**
+   * Starts servers and caches, waits for the caches to sync, then begins leader election (or starts
+   * the controllers at once without it). Resolves when that is done; controllers of a standby
+   * replica start when it becomes leader.
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`manager already ${this.state}`);
+    this.state = 'starting';
+    try {
+      await this.startServers();
+      for (const c of this.controllers) c.informers();
+      this.cache.start();
+      this.log.info({ namespaces: this.cache.namespaces.length ? this.cache.namespaces : 'all', controllers: this.controllers.map((c) => c.name) }, 'starting manager');
+      await this.cache.waitForSync(this.options.cacheSyncTimeoutMs ?? 120_000);
+      this.log.info('caches synced');
+      for (const r of this.runnables.filter((r) => r.needLeaderElection === false)) await r.start(this.abort.signal);
+    } catch (err) {
+      this.state = 'running';
+      await this.stop();
+      throw err;
+    }
+    this.state = 'running';
+    const le = this.options.leaderElection;
+    if (!le) {
+      await this.startLeaderWork();
+      return;
+    }
+    const cfg = le === true ? {} : le;
+    this.elector = new LeaderElector(
+      this.client,
+      { name: cfg.name ?? `${this.options.name}-leader`, namespace: cfg.namespace ?? currentNamespace(this.kubeConfig), identity: cfg.identity ?? this.identity, ...cfg } as LeaderElectionConfig,
+      this.log.child({ component: 'leader-election' }),
+    );
+    this.metrics.leaderStatus.set({ name: this.options.name }, 0);
+    void this.elector
+      .run(this.abort.signal, () => {
+        this.metrics.leaderStatus.set({ name: this.options.name }, 1);
+        void this.startLeaderWork();
+      })
+      .then((outcome) => {
+        this.metrics.leaderStatus.set({ name: this.options.name }, 0);
+        if (outcome === 'lost') void this.onLeaseLost();
+      });
+  }
+
+  private async startLeaderWork() {
+    if (this.leaderStarted || this.state !== 'running') return;
+    this.leaderStarted = true;
+    for (const c of this.controllers) c.start();
+    for (const r of this.runnables.filter((r) => r.needLeaderElection !== false)) await r.start(this.abort.signal);
+  }
+
+  private async onLeaseLost() {
+    // Another replica may already be reconciling: stop at once rather than act as a second leader.
+    this.log.error('lost leadership: stopping');
+    await this.stop();
+    const action = this.options.onLeaseLost ?? 'exit';
+    if (action === 'exit') process.exit(1);
+    else action();
+  }
+
+  /** Graceful stop: controllers drain (up to the timeout), the lease is released, watches and servers close. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return this.done;
+    const wasStarting = this.state === 'starting' || this.state === 'new';
+    this.state = 'stopping';
+    this.log.info('stopping manager');
+    const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    await Promise.all(this.controllers.map((c) => c.stop(deadline)));
+    for (const r of this.runnables) await Promise.resolve(r.stop?.()).catch((err) => this.log.warn({ err, runnable: r.name }, 'runnable failed to stop'));
+    this.abort.abort(new Error('manager stopping'));
+    await this.recorder.flush();
+    await this.elector?.release();
+    await this.cache.stop();
+    await Promise.all(this.servers.map((s) => s.close()));
+    this.servers = [];
+    this.transport.close();
+    this.state = 'stopped';
+    if (!wasStarting) this.log.info('manager stopped');
+    this.resolveDone();
+  }
+
+  /**
+   * For an operator's main(): starts, stops gracefully on SIGTERM/SIGINT (second signal: exit at
+   * once), and exits non-zero when startup fails.
+   */
+  async runUntilSignalled(): Promise<void> {
+    let signals = 0;
+    const onSignal = (sig: NodeJS.Signals) => {
+      if (++signals > 1) process.exit(130);
+      this.log.info({ signal: sig }, 'shutdown requested');
+      void this.stop().then(() => process.exit(0));
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    try {
+      await this.start();
+    } catch (err) {
+      this.log.fatal({ err }, 'manager failed to start');
+      await this.stop().catch(() => undefined);
+      process.exit(1);
+    }
+    await this.done;
+  }
+}

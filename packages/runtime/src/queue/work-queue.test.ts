@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { ItemExponentialRateLimiter } from './rate-limiters.js';
+import { WorkQueue } from './work-queue.js';
+
+const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
+
+describe('WorkQueue', () => {
+  it('holds a waiting item once however often it is added', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    expect(q.length).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
+  it('never hands an item being processed to a second worker, and re-runs it once if it changed meanwhile', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    const first = await q.get();
+    q.add('a');
+    q.add('a');
+    // a second worker asking now gets nothing while 'a' is in flight
+    let second: string | undefined = 'none';
+    void q.get().then((v) => (second = v));
+    await tick();
+    expect(second).toBe('none');
+    q.done(first!);
+    await tick();
+    expect(second).toBe('a');
+    q.done('a');
+    expect(q.length).toBe(0);
+  });
+
+  it('delays adds, keeping the earliest time for an item', async () => {
+    const q = new WorkQueue('t');
+    q.addAfter('a', 200);
+    q.addAfter('a', 20);
+    q.addAfter('a', 500);
+    expect(q.length).toBe(0);
+    expect(q.delayed).toBe(1);
+    const t0 = Date.now();
+    expect(await q.get()).toBe('a');
+    const waited = Date.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(15);
+    expect(waited).toBeLessThan(190);
+    await tick(400);
+    expect(q.length).toBe(0); // the superseded 200 ms and 500 ms entries did not fire again
+  });
+
+  it('backs off per item exponentially until forgotten', () => {
+    const rl = new ItemExponentialRateLimiter(5, 1_000_000);
+    expect([1, 2, 3, 4, 5].map(() => rl.when('x'))).toEqual([5, 10, 20, 40, 80]);
+    expect(rl.when('y')).toBe(5);
+    for (let i = 0; i < 40; i++) rl.when('x');
+    expect(rl.when('x')).toBe(1_000_000);
+    rl.forget('x');
+    expect(rl.when('x')).toBe(5);
+  });
+
+  it('bounds retries overall with the token bucket of the default limiter', () => {
+    const q = new WorkQueue('t');
+    // 100 distinct items fail once: the burst absorbs them, then the 10 qps bucket spaces the rest.
+    const delays = Array.from({ length: 120 }, (_, i) => q.rateLimiter.when(`item-${i}`));
+    expect(delays.slice(0, 100).every((d) => d === 5)).toBe(true);
+    expect(delays[119]).toBeGreaterThan(1_500);
+  });
+
+  it('releases idle workers on shutdown and drains in-flight work', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    const a = await q.get();
+    const idle = q.get();
+    q.shutDown();
+    expect(await idle).toBeUndefined();
+    q.add('b'); // ignored after shutdown
+    expect(q.length).toBe(0);
+    let drained = false;
+    const d = q.drain().then(() => (drained = true));
+    await tick();
+    expect(drained).toBe(false);
+    q.done(a!);
+    await d;
+    expect(drained).toBe(true);
+  });
+
+  it('reports adds, depth, retries and durations to its metrics', async () => {
+    const seen: string[] = [];
+    const q = new WorkQueue('t', {
+      metrics: { add: () => seen.push('add'), depth: (n) => seen.push(`depth=${n}`), retry: () => seen.push('retry'), queued: () => seen.push('queued'), worked: () => seen.push('worked') },
+    });
+    q.add('a');
+    q.add('a');
+    const item = await q.get();
+    q.done(item!);
+    q.addRateLimited('a');
+    expect(seen).toEqual(['add', 'depth=1', 'queued', 'depth=0', 'worked', 'retry']);
+  });
+});

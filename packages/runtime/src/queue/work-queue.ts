@@ -1,0 +1,197 @@
+import { DelayHeap } from './delay-heap.js';
+import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiters.js';
+
+/** What the queue reports, under controller-runtime's `workqueue_*` metric names. */
+export interface QueueMetrics {
+  depth(n: number): void;
+  add(): void;
+  retry(): void;
+  /** Seconds an item waited between being added and being picked up. */
+  queued(seconds: number): void;
+  /** Seconds an item was processed for. */
+  worked(seconds: number): void;
+}
+
+export interface WorkQueueOptions {
+  rateLimiter?: RateLimiter;
+  metrics?: QueueMetrics;
+}
+
+/**
+ * client-go's work queue semantics:
+ * - an item waiting in the queue is held once, however often it is added (dedup);
+ * - an item being processed is never handed to a second worker; adds during processing mark it
+ *   dirty and it is queued again, once, when the worker calls done() (merged re-run);
+ * - delayed adds and rate-limited (backoff) adds;
+ * - shutDown() stops handing out work; drain() waits for in-flight items.
+ */
+export class WorkQueue {
+  private readonly queue: string[] = [];
+  private head = 0;
+  private readonly dirty = new Set<string>();
+  private readonly processing = new Map<string, number>();
+  private readonly addedAt = new Map<string, number>();
+  private readonly waiting = new Map<string, number>();
+  private readonly heap = new DelayHeap();
+  private timer?: NodeJS.Timeout;
+  private timerAt = Infinity;
+  private getters: ((item: string | undefined) => void)[] = [];
+  private drainers: (() => void)[] = [];
+  private shuttingDown = false;
+  readonly rateLimiter: RateLimiter;
+  private readonly metrics?: QueueMetrics;
+
+  constructor(readonly name: string, options: WorkQueueOptions = {}) {
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter();
+    this.metrics = options.metrics;
+  }
+
+  /** Items waiting to be handed out (not counting delayed or in-flight ones). */
+  get length(): number {
+    return this.queue.length - this.head;
+  }
+
+  get inFlight(): number {
+    return this.processing.size;
+  }
+
+  get delayed(): number {
+    return this.waiting.size;
+  }
+
+  /** Start times of items being processed, for unfinished-work metrics. */
+  processingSince(): number[] {
+    return [...this.processing.values()];
+  }
+
+  add(item: string): void {
+    if (this.shuttingDown) return;
+    if (this.dirty.has(item)) return;
+    this.metrics?.add();
+    this.dirty.add(item);
+    this.addedAt.set(item, performance.now());
+    if (this.processing.has(item)) return; // re-queued by done()
+    this.push(item);
+  }
+
+  private push(item: string) {
+    const getter = this.getters.shift();
+    if (getter) {
+      this.dirty.delete(item);
+      this.startProcessing(item);
+      getter(item);
+      return;
+    }
+    this.queue.push(item);
+    this.metrics?.depth(this.length);
+  }
+
+  private startProcessing(item: string) {
+    const now = performance.now();
+    const added = this.addedAt.get(item);
+    if (added !== undefined) this.metrics?.queued((now - added) / 1000);
+    this.addedAt.delete(item);
+    this.processing.set(item, now);
+  }
+
+  /** Adds the item after `delayMs`; an earlier pending time for the same item wins. */
+  addAfter(item: string, delayMs: number): void {
+    if (this.shuttingDown) return;
+    if (delayMs <= 0) return this.add(item);
+    const at = Date.now() + delayMs;
+    const existing = this.waiting.get(item);
+    if (existing !== undefined && existing <= at) return;
+    this.waiting.set(item, at);
+    this.heap.push(at, item);
+    this.schedule();
+  }
+
+  /** Adds the item after its rate limiter's delay: exponential per item, bounded overall. */
+  addRateLimited(item: string): void {
+    this.metrics?.retry();
+    this.addAfter(item, this.rateLimiter.when(item));
+  }
+
+  /** Clears the item's failure history (after a success). */
+  forget(item: string): void {
+    this.rateLimiter.forget(item);
+  }
+
+  retries(item: string): number {
+    return this.rateLimiter.retries(item);
+  }
+
+  private schedule() {
+    const next = this.heap.peek();
+    if (!next) return;
+    if (this.timer && this.timerAt <= next.at) return;
+    clearTimeout(this.timer);
+    this.timerAt = next.at;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, next.at - Date.now()));
+    this.timer.unref?.();
+  }
+
+  private fire() {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = Date.now();
+    for (let top = this.heap.peek(); top && top.at <= now; top = this.heap.peek()) {
+      this.heap.pop();
+      // Skip entries superseded by an earlier addAfter of the same item.
+      if (this.waiting.get(top.item) !== top.at) continue;
+      this.waiting.delete(top.item);
+      this.add(top.item);
+    }
+    this.schedule();
+  }
+
+  /** The next item to process, waiting for one if needed; undefined once the queue shuts down. */
+  get(): Promise<string | undefined> {
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    if (this.length > 0) {
+      const item = this.queue[this.head++];
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue.splice(0, this.head);
+        this.head = 0;
+      }
+      this.dirty.delete(item);
+      this.startProcessing(item);
+      this.metrics?.depth(this.length);
+      return Promise.resolve(item);
+    }
+    return new Promise((resolve) => this.getters.push(resolve));
+  }
+
+  /** Marks the item processed; if it was added meanwhile, it is queued again now. */
+  done(item: string): void {
+    const started = this.processing.get(item);
+    if (started === undefined) return;
+    this.processing.delete(item);
+    this.metrics?.worked((performance.now() - started) / 1000);
+    if (this.dirty.has(item) && !this.shuttingDown) this.push(item);
+    if (!this.processing.size) {
+      const drainers = this.drainers;
+      this.drainers = [];
+      for (const d of drainers) d();
+    }
+  }
+
+  /** Stops handing out items and releases idle workers. Queued items are dropped (they resync on restart). */
+  shutDown(): void {
+    this.shuttingDown = true;
+    clearTimeout(this.timer);
+    const getters = this.getters;
+    this.getters = [];
+    for (const g of getters) g(undefined);
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** Resolves when no item is being processed. */
+  drain(): Promise<void> {
+    if (!this.processing.size) return Promise.resolve();
+    return new Promise((resolve) => this.drainers.push(resolve));
+  }
+}

@@ -1,0 +1,45 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Manager, type ManagerOptions } from '../manager/manager.js';
+import { captureLogger } from './log-capture.js';
+
+/**
+ * A manager for tests: servers on free loopback ports, captured logs, quick reconnects, and lease
+ * loss reported instead of exiting the test process.
+ */
+export function testManager(kubeConfig: KubeConfig, options: Partial<ManagerOptions> = {}) {
+  const capture = captureLogger();
+  const manager = new Manager({
+    name: 'test-operator',
+    kubeConfig,
+    logger: capture.logger,
+    metricsBindAddress: '127.0.0.1:0',
+    healthProbeBindAddress: '127.0.0.1:0',
+    processMetrics: false,
+    watchBackoffMs: { initial: 200, max: 2_000 },
+    onLeaseLost: () => undefined,
+    namespaces: [],
+    ...options,
+  });
+  return { manager, logs: capture };
+}
+
+/** GET one of the manager's endpoints (/metrics, /healthz, /readyz). */
+export async function scrape(manager: Manager, path: '/metrics' | '/healthz' | '/readyz'): Promise<{ status: number; body: string }> {
+  const port = path === '/metrics' ? manager.ports.metrics : manager.ports.probes;
+  if (!port) throw new Error(`the manager serves no ${path}`);
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+/** The value of one sample in a Prometheus exposition (sum over series matching the labels). */
+export function metricValue(exposition: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const m = line.match(/^[^{\s]+(?:\{([^}]*)\})?\s+(\S+)/);
+    if (!m) continue;
+    const got = Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[2]);
+  }
+  return sum;
+}
