@@ -36,7 +36,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
 /**
  * Lease-based leader election, the protocol of client-go and controller-runtime: candidates try to
  * take the Lease every retry period; the holder renews it; a lease is expired when its record has
- * not changed for leaseDuration *as observed on this clock* (no trust in other replicas' clocks).
+ * not changed for leaseDuration, measured on this replica's clock (the holder's timestamps are
+ * trusted only within one retry period).
  */
 export class LeaderElector {
   private leading = false;
@@ -60,8 +61,11 @@ export class LeaderElector {
     return { namespace: this.config.namespace, name: this.config.name };
   }
 
-  /** One attempt to take or keep the lease. */
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /**
+   * One attempt to take or keep the lease. When another replica holds it, `expiresAt` says when
+   * it expires by our reckoning, so the next attempt can be made right then.
+   */
+  private async tryAcquireOrRenew(): Promise<{ ok: boolean; expiresAt?: number }> {
     const now = new Date();
     const leaseSeconds = Math.ceil(this.leaseDuration / 1000);
     const lease = await this.client.find(Lease, this.key());
@@ -72,19 +76,28 @@ export class LeaderElector {
           spec: { holderIdentity: this.config.identity, leaseDurationSeconds: leaseSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
         } as LeaseObject);
         this.observed = undefined;
-        return true;
+        return { ok: true };
       } catch (err) {
-        if (isAlreadyExists(err)) return false;
+        if (isAlreadyExists(err)) return { ok: false };
         throw err;
       }
     }
     const spec = lease.spec ?? {};
     const record = `${spec.holderIdentity}|${spec.renewTime}|${spec.leaseDurationSeconds}`;
-    if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
+    if (this.observed?.record !== record) {
+      // When did the holder renew? Our own clock says "by now"; the holder's renewTime says
+      // earlier. Trust the holder's clock only within one retry period of our observation: that
+      // bounds what clock skew can do to well under the leaseDuration - renewDeadline margin,
+      // while letting a candidate take over a dead leader's lease close to its real expiry.
+      const now = Date.now();
+      const renewed = Date.parse(spec.renewTime ?? '');
+      const at = Number.isFinite(renewed) ? Math.min(now, Math.max(renewed, now - this.retryPeriod)) : now;
+      this.observed = { record, at };
+    }
     const holder = spec.holderIdentity ?? '';
     const mine = holder === this.config.identity;
     const durationMs = (spec.leaseDurationSeconds ?? leaseSeconds) * 1000;
-    if (!mine && holder && this.observed.at + durationMs > Date.now()) return false;
+    if (!mine && holder && this.observed.at + durationMs > Date.now()) return { ok: false, expiresAt: this.observed.at + durationMs };
     const next = {
       ...lease,
       spec: {
@@ -97,9 +110,9 @@ export class LeaderElector {
     } as LeaseObject;
     try {
       await this.client.update(Lease, next);
-      return true;
+      return { ok: true };
     } catch (err) {
-      if (isConflict(err) || isNotFound(err)) return false;
+      if (isConflict(err) || isNotFound(err)) return { ok: false };
       throw err;
     }
   }
@@ -111,12 +124,14 @@ export class LeaderElector {
   async run(signal: AbortSignal, onStartedLeading: () => void): Promise<'lost' | 'stopped'> {
     this.log.info({ lease: `${this.config.namespace}/${this.config.name}`, identity: this.config.identity }, 'attempting to acquire leader lease');
     while (!signal.aborted) {
-      const ok = await this.tryAcquireOrRenew().catch((err) => {
+      const attempt = await this.tryAcquireOrRenew().catch((err) => {
         this.log.warn({ err: (err as Error).message }, 'error acquiring leader lease');
-        return false;
+        return { ok: false, expiresAt: undefined };
       });
-      if (ok) break;
-      await sleep(this.retryPeriod * (1 + Math.random() * 0.2), signal);
+      if (attempt.ok) break;
+      // Poll every retry period (jittered), but wake exactly when the holder's lease expires.
+      const untilExpiry = attempt.expiresAt !== undefined ? attempt.expiresAt - Date.now() + 10 : Infinity;
+      await sleep(Math.max(10, Math.min(this.retryPeriod * (1 + Math.random() * 0.2), untilExpiry)), signal);
     }
     if (signal.aborted) return 'stopped';
     this.leading = true;
@@ -126,10 +141,13 @@ export class LeaderElector {
     while (!signal.aborted) {
       await sleep(this.retryPeriod, signal);
       if (signal.aborted) break;
-      const ok = await this.tryAcquireOrRenew().catch((err) => {
-        this.log.warn({ err: (err as Error).message }, 'error renewing leader lease');
-        return false;
-      });
+      const ok = await this.tryAcquireOrRenew().then(
+        (a) => a.ok,
+        (err) => {
+          this.log.warn({ err: (err as Error).message }, 'error renewing leader lease');
+          return false;
+        },
+      );
       if (ok) lastRenew = Date.now();
       else if (Date.now() - lastRenew >= this.renewDeadline) {
         this.leading = false;

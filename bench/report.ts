@@ -1,0 +1,20 @@
+/** Prints benchmark figures as a Markdown table, so runs can be pasted into notes as they are. */
+export function table(rows: Record<string, string | number>[]): void {
+  if (!rows.length) return;
+  const cols = Object.keys(rows[0]);
+  const fmt = (v: string | number) => (typeof v === 'number' ? (Number.isInteger(v) ? v.toLocaleString('en-US') : v.toFixed(2)) : v);
+  console.log(`| ${cols.join(' | ')} |`);
+  console.log(`| ${cols.map(() => '---').join(' | ')} |`);
+  for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);
+}
+
+export const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+/** Heap after repeated full GCs (needs --expose-gc). */
+export async function settledHeap(): Promise<number> {
+  for (let i = 0; i < 4; i++) {
+    (globalThis as { gc?: () => void }).gc?.();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return process.memoryUsage().heapUsed;
+}

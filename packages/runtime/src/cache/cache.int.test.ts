@@ -1,0 +1,72 @@
+import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { captureLogger } from '../testing/log-capture.js';
+import { Client } from '../client/client.js';
+import { ConfigMap, Namespace, Secret } from '../client/kind.js';
+import { Transport } from '../client/transport.js';
+import { Cache } from './cache.js';
+
+describe('the shared cache', () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let cache: Cache;
+  let requests: string[] = [];
+
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
+    for (const ns of ['a', 'b', 'c']) await admin.create(Namespace, { metadata: { name: ns } });
+    for (const ns of ['a', 'b', 'c']) {
+      await admin.create(ConfigMap, { metadata: { name: 'app', namespace: ns, labels: { app: 'web', tier: ns === 'a' ? 'front' : 'back' } }, data: { big: 'x'.repeat(1000) } });
+      await admin.create(Secret, { metadata: { name: 'owned', namespace: ns, labels: { 'opkit.dev/managed': 'true' } }, stringData: { key: 'secret' } });
+      await admin.create(Secret, { metadata: { name: 'unrelated', namespace: ns }, stringData: { key: 'other' } });
+    }
+    const transport = new Transport(plane.kubeConfig, { onResponse: (m) => requests.push(m) });
+    cache = new Cache(transport, captureLogger().logger, { namespaces: ['a', 'b'] });
+    cache.start();
+  });
+  afterAll(async () => {
+    await cache?.stop();
+    await plane?.stop();
+  });
+
+  it('watches only the configured namespaces and says so when asked for another', async () => {
+    expect((await cache.list(ConfigMap)).map((c) => c.metadata.namespace).sort()).toEqual(['a', 'b']);
+    await expect(cache.get(ConfigMap, { namespace: 'c', name: 'app' })).rejects.toThrow(/namespace "c" is not watched \(WATCH_NAMESPACE=a,b\)/);
+  });
+
+  it('answers reads from memory: no request reaches the API server once synced', async () => {
+    await cache.list(ConfigMap);
+    requests = [];
+    for (let i = 0; i < 50; i++) {
+      await cache.get(ConfigMap, { namespace: 'a', name: 'app' });
+      await cache.list(ConfigMap, { labelSelector: 'tier in (front)' });
+    }
+    expect(requests).toEqual([]);
+    expect((await cache.list(ConfigMap, { labelSelector: { tier: 'back' } })).map((c) => c.metadata.namespace)).toEqual(['b']);
+  });
+
+  it('keeps only labelled Secrets in full, and only metadata of the rest', async () => {
+    const managed = await cache.list(Secret, {}, { labelSelector: 'opkit.dev/managed=true' });
+    expect(managed.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).sort()).toEqual(['a/owned', 'b/owned']);
+    expect(managed[0].data?.key).toBe(Buffer.from('secret').toString('base64'));
+    const meta = await cache.list(Secret, {}, { metadataOnly: true });
+    expect(meta.map((s) => s.metadata.name).sort()).toEqual(['owned', 'owned', 'unrelated', 'unrelated']);
+    expect(meta.every((s) => s.data === undefined && s.metadata.uid)).toBe(true);
+    // managedFields are stripped from cached objects (half the memory of a typical object).
+    expect(managed[0].metadata.managedFields).toBeUndefined();
+  });
+
+  it('maintains field indexes as objects change', async () => {
+    cache.indexField(ConfigMap, 'tier', (cm) => [cm.metadata.labels?.tier ?? '']);
+    expect((await cache.list(ConfigMap, { index: { name: 'tier', value: 'back' } })).map((c) => c.metadata.namespace)).toEqual(['b']);
+    await admin.patch(ConfigMap, { namespace: 'a', name: 'app' }, { metadata: { labels: { tier: 'back' } } });
+    await waitFor('the index to follow the change', async () => (await cache.list(ConfigMap, { index: { name: 'tier', value: 'back' } })).length === 2);
+    expect(await cache.list(ConfigMap, { index: { name: 'tier', value: 'front' } })).toEqual([]);
+  });
+
+  it('hands out frozen objects', async () => {
+    const cm = (await cache.get(ConfigMap, { namespace: 'b', name: 'app' }))!;
+    expect(() => ((cm.data as Record<string, string>).big = 'changed')).toThrow(TypeError);
+  });
+});

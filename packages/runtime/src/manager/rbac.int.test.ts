@@ -1,0 +1,42 @@
+import { startControlPlane, type ControlPlane } from '@opkit/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CacheSyncError } from '../cache/cache.js';
+import { Client } from '../client/client.js';
+import { ConfigMap, Namespace, Role, RoleBinding, ServiceAccount } from '../client/kind.js';
+import { Transport } from '../client/transport.js';
+import { controllerFor } from '../controller/builder.js';
+import { testManager } from '../testing/harness.js';
+
+describe('a manager without the rights it needs', () => {
+  let plane: ControlPlane;
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
+    await admin.create(Namespace, { metadata: { name: 'ops' } });
+    await admin.create(ServiceAccount, { metadata: { name: 'limited', namespace: 'ops' } });
+    // It may get ConfigMaps, but not list or watch them.
+    await admin.create(Role, { metadata: { name: 'get-only', namespace: 'ops' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });
+    await admin.create(RoleBinding, {
+      metadata: { name: 'limited-get-only', namespace: 'ops' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'get-only' },
+      subjects: [{ kind: 'ServiceAccount', name: 'limited', namespace: 'ops' }],
+    });
+  });
+  afterAll(() => plane?.stop());
+
+  it('fails to start with the API server\'s own explanation instead of hanging', async () => {
+    const sa = await plane.serviceAccountCredentials('ops', 'limited');
+    const { manager, logs } = testManager(sa.kubeConfig, { namespaces: ['ops'] });
+    manager.add(controllerFor(ConfigMap).reconcile(() => undefined));
+    const t0 = Date.now();
+    const err = await manager.start().catch((e) => e);
+    const seconds = (Date.now() - t0) / 1000;
+    expect(err).toBeInstanceOf(CacheSyncError);
+    expect(err.message).toContain("check the operator's RBAC");
+    expect(err.message).toContain('configmaps is forbidden: User "system:serviceaccount:ops:limited" cannot list resource "configmaps" in API group "" in the namespace "ops"');
+    expect(seconds).toBeLessThan(30); // the default cache sync timeout is 120 s
+    const logged = logs.find(/cannot list\/watch configmaps in namespace ops: forbidden/);
+    expect(logged[0]).toMatchObject({ level: 50 });
+    expect(manager.running).toBe(false);
+  });
+});

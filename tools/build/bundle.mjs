@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// Bundles an operator (or any Node entry point) into one CommonJS file, as the images ship it.
+//   node tools/build/bundle.mjs <entry.ts> <outfile.js> [--no-shims]
+// CommonJS because client-node's dynamic requires break in an ESM bundle; workspace packages are
+// read from source through the `@opkit/source` export condition.
+import { build } from 'esbuild';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+/** Build-time replacements for code opkit never calls (see each shim for why). */
+export const shims = {
+  'node-fetch': resolve(here, 'shims/node-fetch.cjs'),
+  'body-parser': resolve(here, 'shims/unused-express-middleware.cjs'),
+  'serve-static': resolve(here, 'shims/unused-express-middleware.cjs'),
+};
+
+export async function bundle(entry, outfile, { useShims = true, minify = true } = {}) {
+  return build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    conditions: ['@opkit/source'],
+    mainFields: ['module', 'main'],
+    minify,
+    keepNames: true, // readable stack traces and class names in logs
+    sourcemap: true,
+    legalComments: 'linked',
+    alias: useShims ? shims : {},
+    logLevel: 'warning',
+    metafile: true,
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  const [entry, outfile] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+  if (!entry || !outfile) {
+    console.error('usage: bundle.mjs <entry.ts> <outfile.js> [--no-shims]');
+    process.exit(2);
+  }
+  await bundle(entry, outfile, { useShims: !process.argv.includes('--no-shims') });
+}
