@@ -4,7 +4,8 @@
 // CommonJS because client-node's dynamic requires break in an ESM bundle; workspace packages are
 // read from source through the `@opkit/source` export condition.
 import { build } from 'esbuild';
-import { resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -17,7 +18,7 @@ export const shims = {
 };
 
 export async function bundle(entry, outfile, { useShims = true, minify = true } = {}) {
-  return build({
+  const result = await build({
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -34,6 +35,10 @@ export async function bundle(entry, outfile, { useShims = true, minify = true } 
     logLevel: 'warning',
     metafile: true,
   });
+  // The workspace packages are ESM ("type": "module"); this marks the bundle next to them as the
+  // CommonJS it is, so `node dist/main.js` works in place (the image copies only main.js).
+  if (outfile.endsWith('.js')) writeFileSync(resolve(dirname(outfile), 'package.json'), '{ "type": "commonjs" }\n');
+  return result;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {

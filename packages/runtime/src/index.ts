@@ -33,6 +33,7 @@ export { generationChanged, resourceVersionChanged, labelsChanged, annotationsCh
 
 // Manager
 export { Manager, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
+export { runOperator, type OperatorDefinition } from './manager/run-operator.js';
 export { LeaderElector, microTime, type LeaderElectionConfig } from './manager/leader-election.js';
 export { parseManagerFlags, watchNamespaces, MANAGER_FLAG_HELP, FlagError, type ManagerFlags } from './manager/flags.js';
 export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';
@@ -41,7 +42,7 @@ export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';
 export { setCondition, getCondition, isConditionTrue, removeCondition, rfc3339, type Condition, type ConditionInput } from './helpers/conditions.js';
 export { controllerReference, setControllerReference, controllerOf, isControlledBy, AlreadyOwnedError } from './helpers/owner.js';
 export { addFinalizer, removeFinalizer, hasFinalizer } from './helpers/finalizers.js';
-export { applyIfChanged, updateStatusIfChanged, contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome } from './helpers/apply.js';
+export { applyIfChanged, updateStatusIfChanged, contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome, type WriteThroughOptions } from './helpers/apply.js';
 export { deepEqual, isSubset } from './helpers/equality.js';
 export { EventRecorder, type EventType, type EventRecorderOptions } from './events/recorder.js';
 export { RuntimeMetrics } from './metrics/metrics.js';
@@ -52,3 +53,6 @@ export { defineCustomResource, type CustomResource, type CustomObject, type Cust
 export { toStructural, type JSONSchemaProps } from './crd/structural-schema.js';
 export { renderCrdTemplate, renderCrdYaml } from './crd/render.js';
 export { syncGeneratedFiles } from './crd/generated-files.js';
+
+// RBAC
+export { rule, mergeRules, renderRulesTemplate, type PolicyRule, type Verb } from './rbac/rules.js';

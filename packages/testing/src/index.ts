@@ -9,3 +9,5 @@ export { freePort } from './net/ports.js';
 export { waitFor, StopWaiting, type WaitOptions } from './wait.js';
 export { INVALID_IMAGE_PREFIX } from './control-plane/kwok-stages.js';
 export { run, CommandError, type RunOptions, type RunResult } from './run.js';
+export { helmLint, helmTemplate, helmUpgradeInstall, helmUninstall, kubectlApply, type ChartOptions } from './helm/chart.js';
+export { verifyChart, type RenderedObject } from './helm/verify-chart.js';

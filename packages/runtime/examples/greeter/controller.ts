@@ -14,7 +14,7 @@ export const greeterController = controllerFor(Greeting.kind)
     const { outcome } = await applyIfChanged(client, ConfigMap, {
       metadata: { name: req.name, namespace: req.namespace, ownerReferences: [controllerReference(Greeting.kind, greeting)] },
       data: { message },
-    }, current);
+    }, current, { cache }); // { cache }: wait until the cache sees the write, so the next run reads it
     if (outcome !== 'unchanged') {
       log.info({ outcome }, 'greeting written');
       recorder.normal(greeting, outcome === 'created' ? 'Created' : 'Updated', `ConfigMap ${req.name} ${outcome}`);
@@ -24,5 +24,5 @@ export const greeterController = controllerFor(Greeting.kind)
     const conditions = setCondition(greeting.status?.conditions as Condition[] | undefined, {
       type: 'Ready', status: 'True', reason: 'Greeted', message: `said "${message}"`, observedGeneration: greeting.metadata.generation,
     });
-    await updateStatusIfChanged(client, Greeting.kind, greeting, { message, observedGeneration: greeting.metadata.generation, conditions });
+    await updateStatusIfChanged(client, Greeting.kind, greeting, { message, observedGeneration: greeting.metadata.generation, conditions }, { cache });
   });

@@ -84,6 +84,34 @@ export class KindInformer<T extends KubeObject> {
   get size(): number {
     return [...this.parts.values()].reduce((n, p) => n + p.store.size, 0);
   }
+
+  /**
+   * Resolves once the cache holds a version of the object other than `previousVersion` (or, with
+   * `deleted`, no longer holds it), or after `timeoutMs`. Called after a write so the next
+   * reconcile reads at least what this one wrote. Resolves false on timeout (not an error).
+   */
+  observe(key: ObjectKey, previousVersion: string | undefined, opts: { deleted?: boolean; timeoutMs?: number } = {}): Promise<boolean> {
+    const part = this.partFor(key.namespace);
+    if (!part) return Promise.resolve(false);
+    const k = keyOf(key);
+    const done = () => {
+      const cur = part.store.get(k);
+      return opts.deleted ? !cur : !!cur && cur.metadata.resourceVersion !== previousVersion;
+    };
+    if (done()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      let remove = () => {};
+      const timer = setTimeout(() => (remove(), resolve(false)), opts.timeoutMs ?? 5_000);
+      const check = (obj: T) => {
+        if (keyOf(obj) === k && done()) {
+          clearTimeout(timer);
+          remove();
+          resolve(true);
+        }
+      };
+      remove = part.addHandler({ onAdd: check, onUpdate: (_o, n) => check(n), onDelete: check });
+    });
+  }
 }
 
 /**
@@ -134,6 +162,12 @@ export class Cache {
       if (this.started) for (const p of parts.values()) p.start();
     }
     return ki;
+  }
+
+  /** See KindInformer.observe: waits until the cache reflects a write this process made. */
+  observe<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, previousVersion: string | undefined, opts?: { deleted?: boolean; timeoutMs?: number; informer?: InformerOptions }): Promise<boolean> {
+    if (!this.started) return Promise.resolve(false);
+    return this.informer(kind, opts?.informer).observe(key, previousVersion, opts);
   }
 
   /** Indexes the kind's objects under the values `fn` returns; query with `list(kind, {index})`. */

@@ -1,3 +1,4 @@
+import type { Cache } from '../cache/cache.js';
 import type { Client } from '../client/client.js';
 import type { Kind } from '../client/kind.js';
 import type { KubeObject } from '../client/types.js';
@@ -9,7 +10,7 @@ export const hasFinalizer = (obj: KubeObject, finalizer: string): boolean => !!o
  * change to the list makes the patch fail (and the reconcile retry) instead of clobbering another
  * controller's finalizer. Replacing the whole list, as Pepr and dot-i do, loses such races.
  */
-export async function addFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string): Promise<T> {
+export async function addFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string, opts: { cache?: Cache } = {}): Promise<T> {
   if (hasFinalizer(obj, finalizer)) return obj;
   const current = obj.metadata.finalizers;
   const patch = current?.length
@@ -21,14 +22,16 @@ export async function addFinalizer<T extends KubeObject>(client: Client, kind: K
         { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
         { op: 'add', path: '/metadata/finalizers', value: [finalizer] },
       ];
-  return client.patch(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, patch, 'json');
+  const updated = await client.patch(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, patch, 'json');
+  await opts.cache?.observe(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, obj.metadata.resourceVersion);
+  return updated;
 }
 
 /** Removes a finalizer by index, guarded by a `test` that the entry at that index is still ours. */
-export async function removeFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string): Promise<T> {
+export async function removeFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string, opts: { cache?: Cache } = {}): Promise<T> {
   const i = obj.metadata.finalizers?.indexOf(finalizer) ?? -1;
   if (i < 0) return obj;
-  return client.patch(
+  const updated = await client.patch(
     kind,
     { namespace: obj.metadata.namespace, name: obj.metadata.name! },
     [
@@ -37,4 +40,6 @@ export async function removeFinalizer<T extends KubeObject>(client: Client, kind
     ],
     'json',
   );
+  await opts.cache?.observe(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, obj.metadata.resourceVersion);
+  return updated;
 }

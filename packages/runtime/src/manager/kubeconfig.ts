@@ -15,6 +15,8 @@ export function loadKubeConfig(path?: string, env: NodeJS.ProcessEnv = process.e
     return kc;
   }
   if (env.KUBECONFIG) {
+    const missing = env.KUBECONFIG.split(':').filter((p) => p && !existsSync(p));
+    if (missing.length) throw new Error(`KUBECONFIG names ${missing.join(', ')}, which does not exist`);
     kc.loadFromDefault();
     return kc;
   }

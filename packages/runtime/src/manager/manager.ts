@@ -284,6 +284,9 @@ export class Manager {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // A stray rejection (a library's background promise) is a bug to log, not a reason to crash
+    // every controller of the process.
+    process.on('unhandledRejection', (reason) => this.log.error({ err: reason }, 'unhandled promise rejection'));
     try {
       await this.start();
     } catch (err) {

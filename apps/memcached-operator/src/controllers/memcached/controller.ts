@@ -1,0 +1,71 @@
+import {
+  addFinalizer, applyIfChanged, controllerFor, Deployment, hasFinalizer, Pod, removeFinalizer, Service, updateStatusIfChanged, type Cache,
+  type ReconcileContext, type Request,
+} from '@opkit/runtime';
+import { FINALIZER, Memcached, type MemcachedObject } from '../../api/v1alpha1/memcached.js';
+import { MANAGED_BY, selectorLabels } from './labels.js';
+import { desiredDeployment, desiredService } from './resources.js';
+import { computeStatus } from './status.js';
+
+/** Only our own pods are cached: a cluster's other pods are none of this operator's business. */
+export const POD_INFORMER = { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}` };
+
+/** A pod belongs to the Memcached named by its instance label (the Deployment sets it on every pod). */
+const podToMemcached = (pod: { metadata: { namespace?: string; labels?: Record<string, string> } }): Request[] => {
+  const name = pod.metadata.labels?.['app.kubernetes.io/instance'];
+  return name ? [{ namespace: pod.metadata.namespace, name }] : [];
+};
+
+/**
+ * The operator-sdk tutorial's cleanup step, kept: log and record an event before the Memcached
+ * goes. Its Deployment and Service go with it through their owner references.
+ */
+async function finalize(mc: MemcachedObject, ctx: ReconcileContext): Promise<void> {
+  ctx.log.info('running the finalizer before deletion');
+  ctx.recorder.warning(mc, 'Deleting', `Custom Resource ${mc.metadata.name} is being deleted from the namespace ${mc.metadata.namespace}`);
+  await removeFinalizer(ctx.client, Memcached.kind, mc, FINALIZER, { cache: ctx.cache });
+}
+
+async function podsOf(cache: Cache, mc: MemcachedObject) {
+  return cache.list(Pod, { namespace: mc.metadata.namespace, labelSelector: selectorLabels(mc.metadata.name!) }, POD_INFORMER);
+}
+
+export async function reconcileMemcached(req: Request, ctx: ReconcileContext): Promise<void> {
+  const { cache, client, recorder, log } = ctx;
+  let mc = await cache.get(Memcached.kind, req);
+  if (!mc) return; // gone: owner references let the garbage collector remove what it owned
+
+  if (mc.metadata.deletionTimestamp) {
+    if (hasFinalizer(mc, FINALIZER)) await finalize(mc, ctx);
+    return;
+  }
+  if (!hasFinalizer(mc, FINALIZER)) mc = await addFinalizer(client, Memcached.kind, mc, FINALIZER, { cache });
+
+  const currentDep = await cache.get(Deployment, req);
+  const dep = await applyIfChanged(client, Deployment, desiredDeployment(mc), currentDep, { cache });
+  if (dep.outcome === 'created') recorder.normal(mc, 'Created', `Created Deployment ${req.name} with ${mc.spec.size} replicas`);
+  else if (dep.outcome === 'updated') {
+    const before = currentDep?.spec?.replicas;
+    if (before !== mc.spec.size && before !== undefined) recorder.normal(mc, 'Scaled', `Scaled Deployment ${req.name} from ${before} to ${mc.spec.size} replicas`);
+    else recorder.normal(mc, 'Updated', `Updated Deployment ${req.name} to the current spec`);
+    log.info({ replicas: mc.spec.size }, 'deployment updated');
+  }
+
+  const svc = await applyIfChanged(client, Service, desiredService(mc), await cache.get(Service, req), { cache });
+  if (svc.outcome === 'created') recorder.normal(mc, 'Created', `Created headless Service ${req.name}`);
+  else if (svc.outcome === 'updated') recorder.normal(mc, 'Updated', `Repaired Service ${req.name}`);
+
+  const status = computeStatus(mc, dep.obj, await podsOf(cache, mc));
+  const prev = mc.status?.conditions?.find((c) => c.type === 'Degraded');
+  const degraded = status.conditions?.find((c) => c.type === 'Degraded');
+  if (degraded?.status === 'True' && prev?.status !== 'True') recorder.warning(mc, degraded.reason, degraded.message);
+  await updateStatusIfChanged(client, Memcached.kind, mc, status, { cache });
+}
+
+/** Memcached → Deployment + headless Service, status from the Deployment and the pods. */
+export const memcachedController = controllerFor(Memcached.kind)
+  .owns(Deployment)
+  .owns(Service)
+  .watches(Pod, podToMemcached, { informer: POD_INFORMER })
+  .withOptions({ maxConcurrentReconciles: 2 })
+  .reconcile(reconcileMemcached);

@@ -1,0 +1,179 @@
+import { Client, CoreEvent, CustomResourceDefinition, Deployment, Pod, Service, Transport, type Manager } from '@opkit/runtime';
+import { testManager } from '@opkit/runtime/testing';
+import { INVALID_IMAGE_PREFIX, startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { Memcached, type MemcachedObject } from '../../api/v1alpha1/memcached.js';
+import { memcachedController } from './controller.js';
+
+const OPERATOR = 'memcached-operator';
+
+/** Against a simulated cluster: kube-controller-manager, kube-scheduler and kwok nodes make real pods. */
+describe('the memcached controller in a simulated cluster', () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let manager: Manager;
+  let ns = 0;
+
+  const startOperator = async () => {
+    const { manager: m } = testManager(plane.kubeConfig, { name: OPERATOR });
+    m.add(memcachedController);
+    await m.start();
+    return m;
+  };
+  const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: stringify(obj) });
+  const memcached = (namespace: string, name: string, spec: Partial<MemcachedObject['spec']> = {}) =>
+    apply({ apiVersion: 'cache.opkit.dev/v1alpha1', kind: 'Memcached', metadata: { name, namespace }, spec });
+  const get = (namespace: string, name: string) => admin.get(Memcached.kind, { namespace, name });
+  const condition = (mc: MemcachedObject, type: string) => mc.status?.conditions?.find((c) => c.type === type);
+  const freshNamespace = async () => {
+    const name = `mc${++ns}`;
+    await plane.kubectl(['create', 'namespace', name]);
+    await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', name]).then(() => true));
+    return name;
+  };
+
+  beforeAll(async () => {
+    plane = await startControlPlane({ nodes: 2, audit: true });
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    await admin.create(CustomResourceDefinition, Memcached.crd as never);
+    await waitFor('the Memcached CRD to be served', () => admin.list(Memcached.kind).then(() => true));
+    manager = await startOperator();
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await plane?.stop();
+  });
+
+  it('runs size 3 as 3 Running pods, lists them in status.nodes and becomes Available', async () => {
+    const n = await freshNamespace();
+    await memcached(n, 'cache', { size: 3 });
+    const mc = await waitFor('Available with 3 nodes', async () => {
+      const m = await get(n, 'cache');
+      return m.status?.phase === 'Available' && m.status.nodes?.length === 3 && m;
+    }, { timeoutMs: 60_000 });
+    const pods = (await admin.list(Pod, { namespace: n, labelSelector: 'app.kubernetes.io/instance=cache' })).items;
+    expect(pods.map((p) => p.metadata.name).sort()).toEqual(mc.status!.nodes);
+    expect(pods.every((p) => p.status?.phase === 'Running')).toBe(true);
+    expect(condition(mc, 'Available')).toMatchObject({ status: 'True', reason: 'AllPodsReady' });
+    expect(mc.status).toMatchObject({ replicas: 3, readyReplicas: 3, observedGeneration: mc.metadata.generation });
+    expect(mc.metadata.finalizers).toContain('cache.opkit.dev/finalizer');
+
+    const svc = await admin.get(Service, { namespace: n, name: 'cache' });
+    expect(svc.spec?.clusterIP).toBe('None');
+    expect(svc.spec?.ports?.[0]).toMatchObject({ name: 'memcached', port: 11211 });
+    const dep = await admin.get(Deployment, { namespace: n, name: 'cache' });
+    expect(dep.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Memcached', name: 'cache', controller: true });
+    const columns = await plane.kubectl(['get', 'mc', 'cache', '-n', n, '--no-headers']);
+    expect(columns.stdout).toMatch(/^cache\s+3\s+3\s+Available\s+\d+s/);
+  });
+
+  it('scales through the scale subresource (kubectl scale) and the status follows', async () => {
+    const n = await freshNamespace();
+    await memcached(n, 'cache', { size: 3 });
+    await waitFor('3 ready', async () => (await get(n, 'cache')).status?.readyReplicas === 3, { timeoutMs: 60_000 });
+    await plane.kubectl(['scale', 'memcached/cache', '-n', n, '--replicas=1']);
+    const mc = await waitFor('the status to follow the scale-down', async () => {
+      const m = await get(n, 'cache');
+      return m.spec.size === 1 && m.status?.nodes?.length === 1 && m.status.replicas === 1 && m.status.phase === 'Available' && m;
+    }, { timeoutMs: 60_000 });
+    expect((await admin.get(Deployment, { namespace: n, name: 'cache' })).spec?.replicas).toBe(1);
+    const scale = JSON.parse((await plane.kubectl(['get', '--raw', `/apis/cache.opkit.dev/v1alpha1/namespaces/${n}/memcacheds/cache/scale`])).stdout);
+    expect(scale).toMatchObject({ spec: { replicas: 1 }, status: { replicas: 1, selector: mc.status!.selector } });
+    const events = (await admin.list(CoreEvent, { namespace: n, fieldSelector: 'involvedObject.name=cache' })).items.map((e) => e.reason);
+    expect(events).toEqual(expect.arrayContaining(['Created', 'Scaled']));
+  });
+
+  it('repairs drift: replicas changed by hand, a deleted Service', async () => {
+    const n = await freshNamespace();
+    await memcached(n, 'cache', { size: 2 });
+    await waitFor('Available', async () => (await get(n, 'cache')).status?.phase === 'Available', { timeoutMs: 60_000 });
+    await plane.kubectl(['scale', 'deployment/cache', '-n', n, '--replicas=5']);
+    await waitFor('replicas repaired to 2', async () => (await admin.get(Deployment, { namespace: n, name: 'cache' })).spec?.replicas === 2, { timeoutMs: 30_000 });
+    const before = await admin.get(Service, { namespace: n, name: 'cache' });
+    await admin.delete(Service, { namespace: n, name: 'cache' });
+    const after = await waitFor('the Service to be recreated', async () => {
+      const s = await admin.find(Service, { namespace: n, name: 'cache' });
+      return s && s.metadata.uid !== before.metadata.uid && s;
+    }, { timeoutMs: 30_000 });
+    expect(after.spec?.clusterIP).toBe('None');
+  });
+
+  it('rolls out a changed image, args and resources', async () => {
+    const n = await freshNamespace();
+    await memcached(n, 'cache', { size: 2 });
+    await waitFor('Available', async () => (await get(n, 'cache')).status?.phase === 'Available', { timeoutMs: 60_000 });
+    const oldPods = (await get(n, 'cache')).status!.nodes!;
+    await memcached(n, 'cache', { size: 2, image: 'memcached:1.6.39-alpine', extraArgs: ['-v'], resources: { limits: { memory: '128Mi' } } });
+    const mc = await waitFor('new pods at the new spec', async () => {
+      const m = await get(n, 'cache');
+      return m.status?.phase === 'Available' && m.status.observedGeneration === m.metadata.generation && m.status.nodes?.length === 2 && !m.status.nodes.some((p) => oldPods.includes(p)) && m;
+    }, { timeoutMs: 60_000 });
+    const pod = await admin.get(Pod, { namespace: n, name: mc.status!.nodes![0] });
+    expect(pod.spec?.containers[0]).toMatchObject({ image: 'memcached:1.6.39-alpine', args: ['-m', '64', '-p', '11211', '-v'], resources: { limits: { memory: '128Mi' } } });
+  });
+
+  it('writes nothing when it reconciles an unchanged Memcached again', async () => {
+    const n = await freshNamespace();
+    await memcached(n, 'cache', { size: 2 });
+    await waitFor('Available', async () => (await get(n, 'cache')).status?.phase === 'Available', { timeoutMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 2_000)); // let pod status churn settle
+    // A fresh operator process reconciles every object once it has listed them.
+    await manager.stop();
+    const since = new Date();
+    manager = await startOperator();
+    await new Promise((r) => setTimeout(r, 3_000));
+    const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === n);
+    expect(writes.map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.subresource ?? ''}`)).toEqual([]);
+  });
+
+  it('refuses invalid Memcacheds with the API server\'s explanation', async () => {
+    const n = await freshNamespace();
+    const refuse = (spec: object) => memcached(n, 'bad', spec as never).then(() => '', (e: Error) => e.message);
+    expect(await refuse({ size: -1 })).toMatch(/spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0/);
+    expect(await refuse({ size: 'three' })).toMatch(/spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"/);
+    expect(await refuse({ size: 1, sise: 2 })).toMatch(/unknown field "spec.sise"/);
+    expect(await refuse({ port: 70000 })).toMatch(/spec.port: Invalid value: 70000: spec.port in body should be less than or equal to 65535/);
+  });
+
+  it('shows Degraded with the Deployment\'s reason when the image cannot be pulled', async () => {
+    const n = await freshNamespace();
+    await memcached(n, 'broken', { size: 1, image: `${INVALID_IMAGE_PREFIX}memcached:nope`, progressDeadlineSeconds: 5 });
+    const mc = await waitFor('Degraded: ProgressDeadlineExceeded', async () => {
+      const m = await get(n, 'broken');
+      return condition(m, 'Degraded')?.reason === 'ProgressDeadlineExceeded' && m;
+    }, { timeoutMs: 60_000 });
+    expect(mc.status?.phase).toBe('Degraded');
+    expect(condition(mc, 'Degraded')).toMatchObject({ status: 'True', message: expect.stringMatching(/has timed out progressing/) });
+    const warnings = (await admin.list(CoreEvent, { namespace: n, fieldSelector: 'involvedObject.name=broken,type=Warning' })).items.map((e) => e.reason);
+    expect(warnings).toContain('ImagePullBackOff');
+  });
+
+  it('shows Degraded when a quota refuses its pods', async () => {
+    const n = await freshNamespace();
+    await apply({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pods', namespace: n }, spec: { hard: { pods: '1' } } });
+    await memcached(n, 'big', { size: 3 });
+    const mc = await waitFor('Degraded: FailedCreate', async () => {
+      const m = await get(n, 'big');
+      return condition(m, 'Degraded')?.reason === 'FailedCreate' && m;
+    }, { timeoutMs: 60_000 });
+    expect(condition(mc, 'Degraded')?.message).toMatch(/exceeded quota: pods/);
+  });
+
+  it('runs the finalizer and removes everything it made when the Memcached is deleted', async () => {
+    const n = await freshNamespace();
+    await memcached(n, 'cache', { size: 2 });
+    await waitFor('Available', async () => (await get(n, 'cache')).status?.phase === 'Available', { timeoutMs: 60_000 });
+    await plane.kubectl(['delete', 'memcached', 'cache', '-n', n, '--wait=true', '--timeout=60s']);
+    await waitFor('the Deployment, Service and pods to be gone', async () => {
+      const [d, s, p] = await Promise.all([
+        admin.find(Deployment, { namespace: n, name: 'cache' }),
+        admin.find(Service, { namespace: n, name: 'cache' }),
+        admin.list(Pod, { namespace: n, labelSelector: 'app.kubernetes.io/instance=cache' }),
+      ]);
+      return !d && !s && p.items.length === 0;
+    }, { timeoutMs: 60_000 });
+    const events = (await admin.list(CoreEvent, { namespace: n, fieldSelector: 'involvedObject.name=cache,reason=Deleting' })).items;
+    expect(events[0]?.message).toBe(`Custom Resource cache is being deleted from the namespace ${n}`);
+  });
+});
