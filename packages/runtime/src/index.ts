@@ -25,10 +25,10 @@ export { WorkQueue, type QueueMetrics, type WorkQueueOptions } from './queue/wor
 export { ItemExponentialRateLimiter, BucketRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter, type RateLimiter } from './queue/rate-limiters.js';
 
 // Controllers
-export { controllerFor, ControllerBuilder, type ControllerDefinition } from './controller/builder.js';
+export { controllerFor, ControllerBuilder, type ControllerDefinition, type IndexSpec } from './controller/builder.js';
 export { Controller, type Reconciler, type ReconcileContext, type ControllerOptions } from './controller/controller.js';
 export { TerminalError, requestKey, type Request, type Result } from './controller/result.js';
-export { requestForObject, requestsForOwner, type MapFunc } from './controller/handlers.js';
+export { requestForObject, requestsForOwner, type MapFunc, type MapContext } from './controller/handlers.js';
 export { generationChanged, resourceVersionChanged, labelsChanged, annotationsChanged, hasLabels, and, or, not, type Predicate } from './controller/predicates.js';
 
 // Manager
@@ -51,6 +51,7 @@ export { createLogger, silentLogger, type Logger, type LoggerOptions } from './l
 // CRDs
 export { defineCustomResource, type CustomResource, type CustomObject, type CustomResourceDefinitionSpec, type PrinterColumn } from './crd/custom-resource.js';
 export { toStructural, type JSONSchemaProps } from './crd/structural-schema.js';
+export { Quantity, ResourceRequirements, Conditions } from './crd/schemas.js';
 export { renderCrdTemplate, renderCrdYaml } from './crd/render.js';
 export { syncGeneratedFiles } from './crd/generated-files.js';
 

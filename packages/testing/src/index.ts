@@ -11,3 +11,4 @@ export { INVALID_IMAGE_PREFIX } from './control-plane/kwok-stages.js';
 export { run, CommandError, type RunOptions, type RunResult } from './run.js';
 export { helmLint, helmTemplate, helmUpgradeInstall, helmUninstall, kubectlApply, type ChartOptions } from './helm/chart.js';
 export { verifyChart, type RenderedObject } from './helm/verify-chart.js';
+export { verifyOperatorChart, type OperatorChartExpectations } from './helm/operator-chart.js';

@@ -1,4 +1,5 @@
 import type { InformerOptions } from '../cache/cache.js';
+import type { IndexFunc } from '../cache/store.js';
 import type { Kind } from '../client/kind.js';
 import type { KubeObject } from '../client/types.js';
 import type { ControllerOptions, Reconciler, WatchSpec } from './controller.js';
@@ -12,6 +13,15 @@ export interface ControllerDefinition {
   readonly watches: WatchSpec[];
   readonly options: ControllerOptions;
   readonly reconciler: Reconciler;
+  /** Cache indexes the controller reads (registered by the manager before the caches start). */
+  readonly indexes: IndexSpec[];
+}
+
+export interface IndexSpec<T extends KubeObject = KubeObject> {
+  kind: Kind<T>;
+  name: string;
+  fn: IndexFunc<T>;
+  informer?: InformerOptions;
 }
 
 interface WatchOptions<T extends KubeObject> {
@@ -30,6 +40,7 @@ export class ControllerBuilder<T extends KubeObject> {
   private readonly watchList: WatchSpec[] = [];
   private readonly global: Predicate[] = [];
   private opts: ControllerOptions = {};
+  private readonly indexList: IndexSpec[] = [];
   private controllerName: string;
 
   constructor(private readonly primary: Kind<T>, primaryOptions: WatchOptions<T> = {}) {
@@ -46,6 +57,15 @@ export class ControllerBuilder<T extends KubeObject> {
   /** Any kind, mapped to requests by your function (e.g. pods by label, dependents through an index). */
   watches<O extends KubeObject>(kind: Kind<O>, map: MapFunc<O>, options: WatchOptions<O> = {}): this {
     this.watchList.push({ kind, map: map as MapFunc<KubeObject>, predicates: (options.predicates ?? []) as Predicate[], informer: options.informer });
+    return this;
+  }
+
+  /**
+   * A cache index this controller relies on, e.g. dependents by the names they reference, so a
+   * map function finds them without scanning (and without a process-global map that a restart loses).
+   */
+  withIndex<O extends KubeObject>(kind: Kind<O>, name: string, fn: IndexFunc<O>, informer?: InformerOptions): this {
+    this.indexList.push({ kind, name, fn, informer } as unknown as IndexSpec);
     return this;
   }
 
@@ -73,6 +93,7 @@ export class ControllerBuilder<T extends KubeObject> {
       watches: this.watchList.map((w) => ({ ...w, predicates: [...this.global, ...w.predicates] })),
       options: this.opts,
       reconciler,
+      indexes: this.indexList,
     };
   }
 }

@@ -88,7 +88,7 @@ export class Controller {
 
   private async mapAndEnqueue<T extends KubeObject>(w: WatchSpec<T>, obj: T) {
     try {
-      for (const r of await w.map(obj)) this.enqueue(r);
+      for (const r of await w.map(obj, { cache: this.deps.cache })) this.enqueue(r);
     } catch (err) {
       this.log.error({ err, kind: w.kind.kind, object: obj.metadata.name }, 'mapping an event to requests failed');
     }

@@ -145,6 +145,7 @@ export class Manager {
   add(item: ControllerDefinition | Runnable): this {
     if (this.state !== 'new') throw new Error('add controllers before start()');
     if ('reconciler' in item) {
+      for (const ix of item.indexes) this.cache.indexField(ix.kind, ix.name, ix.fn, ix.informer);
       this.controllers.push(
         new Controller(item.name, item.watches, item.reconciler, { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder }, item.options),
       );

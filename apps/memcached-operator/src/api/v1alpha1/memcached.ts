@@ -1,6 +1,5 @@
-import { defineCustomResource } from '@opkit/runtime';
+import { Conditions, defineCustomResource, ResourceRequirements } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
-import { Conditions, ResourceRequirements } from '../common.js';
 
 /** The memcached image when spec.image is empty: pinned, never a moving tag. */
 export const DEFAULT_IMAGE = 'memcached:1.6.38-alpine';

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
 
+// Schemas custom resources share with Kubernetes' own types, for use in defineCustomResource specs.
+
 /** A Kubernetes resource quantity: `100m`, `64Mi`, or a plain number. */
 export const Quantity = Type.Unsafe<string | number>({
   'x-kubernetes-int-or-string': true,
