@@ -57,6 +57,17 @@ describe('the shared cache', () => {
     expect(managed[0].metadata.managedFields).toBeUndefined();
   });
 
+  it('syncs an empty metadata-only list (the server sends items: null)', async () => {
+    await admin.create(Namespace, { metadata: { name: 'empty' } });
+    const c = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, { namespaces: ['empty'] });
+    c.start();
+    try {
+      expect(await c.list(Secret, {}, { metadataOnly: true })).toEqual([]);
+    } finally {
+      await c.stop();
+    }
+  });
+
   it('maintains field indexes as objects change', async () => {
     cache.indexField(ConfigMap, 'tier', (cm) => [cm.metadata.labels?.tier ?? '']);
     expect((await cache.list(ConfigMap, { index: { name: 'tier', value: 'back' } })).map((c) => c.metadata.namespace)).toEqual(['b']);

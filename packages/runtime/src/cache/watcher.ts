@@ -123,7 +123,8 @@ export class Watcher<T extends KubeObject> {
         accept: this.options.metadataOnly ? METADATA_ACCEPT.list : undefined,
         signal: this.abort.signal,
       });
-      for (const item of page.items) items.push(this.normalize(item));
+      // An empty list may come back as `items: null` (PartialObjectMetadataList does).
+      for (const item of page.items ?? []) items.push(this.normalize(item));
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion ?? '';
     } while (cont);

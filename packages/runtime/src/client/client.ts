@@ -86,12 +86,14 @@ export class Client {
   }
 
   /** One page (when `limit` is set) or the whole list. Omit the namespace to list across all. */
-  list<T extends KubeObject>(kind: Kind<T>, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    return this.transport.request<ObjectList<T>>({
+  async list<T extends KubeObject>(kind: Kind<T>, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const list = await this.transport.request<ObjectList<T>>({
       method: 'GET',
       path: resourcePath(kind, opts.namespace),
       query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit, continue: opts.continue, resourceVersion: opts.resourceVersion },
     });
+    list.items ??= [];
+    return list;
   }
 
   /** Every item, fetched in pages of `pageSize`. */

@@ -50,6 +50,15 @@ describe('WorkQueue', () => {
     expect(q.length).toBe(0); // the superseded 200 ms and 500 ms entries did not fire again
   });
 
+  it('holds items delayed beyond setTimeout\'s limit (renewals weeks ahead) instead of firing them at once', async () => {
+    const q = new WorkQueue('t');
+    q.addAfter('renew', 60 * 24 * 3_600_000); // 60 days
+    await tick(50);
+    expect(q.length).toBe(0);
+    expect(q.delayed).toBe(1);
+    q.shutDown();
+  });
+
   it('backs off per item exponentially until forgotten', () => {
     const rl = new ItemExponentialRateLimiter(5, 1_000_000);
     expect([1, 2, 3, 4, 5].map(() => rl.when('x'))).toEqual([5, 10, 20, 40, 80]);

@@ -12,6 +12,8 @@ export interface QueueMetrics {
   worked(seconds: number): void;
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface WorkQueueOptions {
   rateLimiter?: RateLimiter;
   metrics?: QueueMetrics;
@@ -127,7 +129,8 @@ export class WorkQueue {
     if (this.timer && this.timerAt <= next.at) return;
     clearTimeout(this.timer);
     this.timerAt = next.at;
-    this.timer = setTimeout(() => this.fire(), Math.max(0, next.at - Date.now()));
+    // setTimeout fires at once for delays over 2^31-1 ms (~24.8 days): wake by then and re-arm.
+    this.timer = setTimeout(() => this.fire(), Math.min(MAX_TIMER_MS, Math.max(0, next.at - Date.now())));
     this.timer.unref?.();
   }
 

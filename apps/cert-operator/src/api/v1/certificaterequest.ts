@@ -1,0 +1,48 @@
+import { Conditions, defineCustomResource } from '@opkit/runtime';
+import { Type } from '@sinclair/typebox';
+import { Duration, GROUP, IssuerRef, Usages } from './shared.js';
+
+export const CertificateRequestSpec = Type.Object(
+  {
+    request: Type.String({ minLength: 1, description: 'The PEM CSR, base64-encoded (as cert-manager).' }),
+    issuerRef: IssuerRef,
+    duration: Type.Optional(Duration()),
+    isCA: Type.Optional(Type.Boolean()),
+    usages: Type.Optional(Usages),
+    username: Type.Optional(Type.String()),
+    uid: Type.Optional(Type.String()),
+    groups: Type.Optional(Type.Array(Type.String())),
+  },
+  { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable: create a new CertificateRequest instead' }] },
+);
+
+export const CertificateRequestStatus = Type.Object({
+  conditions: Type.Optional(Conditions),
+  certificate: Type.Optional(Type.String({ description: 'The issued PEM chain, base64-encoded.' })),
+  ca: Type.Optional(Type.String({ description: 'The PEM CA, base64-encoded, when the issuer knows it.' })),
+  failureTime: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
+export const CertificateRequest = defineCustomResource({
+  group: GROUP,
+  version: 'v1',
+  kind: 'CertificateRequest',
+  plural: 'certificaterequests',
+  shortNames: ['cr', 'crs'],
+  categories: ['opkit'],
+  scope: 'Namespaced',
+  description: 'One request to an issuer to sign one CSR.',
+  spec: CertificateRequestSpec,
+  status: CertificateRequestStatus,
+  printerColumns: [
+    { name: 'Approved', type: 'string', jsonPath: '.status.conditions[?(@.type=="Approved")].status' },
+    { name: 'Denied', type: 'string', jsonPath: '.status.conditions[?(@.type=="Denied")].status' },
+    { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    { name: 'Issuer', type: 'string', jsonPath: '.spec.issuerRef.name' },
+    { name: 'Requester', type: 'string', jsonPath: '.spec.username', priority: 1 },
+    { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  ],
+});
+
+export type CertificateRequestObject = NonNullable<(typeof CertificateRequest.kind)['__type']>;

@@ -1,0 +1,127 @@
+import { controllerFor, rfc3339, setCondition, updateStatusIfChanged, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
+import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
+import { A, GROUP, isOurGroup, type KeyUsage } from '../../api/v1/shared.js';
+import type { CertOperatorConfig } from '../../config.js';
+import { loadCAKeyPair } from '../../issuers/ca-keypair.js';
+import { issuerIndexKey, issuerReady, resolveIssuer, type ResolvedIssuer } from '../../issuers/resolve.js';
+import { parseCSR, type ParsedCSR } from '../../pki/csr.js';
+import { parseDuration } from '../../pki/duration.js';
+import { parsePrivateKey, publicKeyDer } from '../../pki/keys.js';
+import { caSign, selfSign, type Issued } from '../../pki/sign.js';
+import { effectiveUsages } from '../../pki/usages.js';
+import { secretData, SecretReader } from '../../secrets/secret-reader.js';
+
+export const CR_ISSUER_INDEX = 'spec.issuerRef';
+const DEFAULT_DURATION_MS = 2160 * 3_600_000;
+
+const cond = (cr: CertificateRequestObject, type: string) => cr.status?.conditions?.find((c) => c.type === type);
+export const b64 = (s: string) => Buffer.from(s).toString('base64');
+export const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
+
+/** The outcome of one signing attempt: issued, still pending (why), or failed for good (why). */
+export type SignOutcome = { issued: Issued } | { pending: string; requeueAfter?: number } | { failed: string };
+
+/** A signer for one issuer type. ACME plugs in its own (Orders and Challenges). */
+export type Signer = (cr: CertificateRequestObject, csr: ParsedCSR, issuer: ResolvedIssuer, ctx: ReconcileContext) => Promise<SignOutcome>;
+
+const template = (cr: CertificateRequestObject, csr: ParsedCSR) => ({
+  csr,
+  durationMs: cr.spec.duration ? parseDuration(cr.spec.duration) : DEFAULT_DURATION_MS,
+  isCA: !!cr.spec.isCA,
+  usages: effectiveUsages(cr.spec.usages as KeyUsage[] | undefined, cr.spec.isCA),
+});
+
+/** SelfSigned: the certificate is signed by its own key, found through the request's annotation. */
+const signSelfSigned: Signer = async (cr, csr, _issuer, ctx) => {
+  const keySecret = cr.metadata.annotations?.[A.privateKeySecretName];
+  if (!keySecret) return { failed: `the SelfSigned issuer needs the private key: annotation ${A.privateKeySecretName} is missing` };
+  const secret = await new SecretReader(ctx.cache, ctx.client).read({ namespace: cr.metadata.namespace!, name: keySecret });
+  const pem = secretData(secret, 'tls.key');
+  if (!pem) return { pending: `private key Secret "${keySecret}" not found`, requeueAfter: 5_000 };
+  const key = parsePrivateKey(pem);
+  if (!publicKeyDer(key).equals(publicKeyDer(csr.publicKey))) return { failed: `the private key in Secret "${keySecret}" does not match the request's public key` };
+  return { issued: await selfSign(template(cr, csr), key) };
+};
+
+/** CA: the CA issuer's pair signs; the chain and root go with the certificate. */
+const signCA: Signer = async (cr, csr, issuer, ctx) => {
+  const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client), issuer.resourceNamespace, issuer.issuer.spec.ca!.secretName);
+  if (!pair.ok) return { pending: pair.message, requeueAfter: 30_000 };
+  return { issued: await caSign(template(cr, csr), pair) };
+};
+
+export function certificateRequestController(cfg: CertOperatorConfig, signers: { acme?: Signer } = {}) {
+  async function setStatus(cr: CertificateRequestObject, ctx: ReconcileContext, conditions: Omit<Condition, 'lastTransitionTime'>[], extra: Partial<NonNullable<CertificateRequestObject['status']>> = {}) {
+    let list = (cr.status?.conditions as Condition[] | undefined) ?? [];
+    for (const c of conditions) list = setCondition(list, { ...c, observedGeneration: cr.metadata.generation });
+    await updateStatusIfChanged(ctx.client, CertificateRequest.kind, cr, { ...cr.status, ...extra, conditions: list }, { cache: ctx.cache });
+  }
+
+  async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const cr = await ctx.cache.get(CertificateRequest.kind, req);
+    if (!cr) return;
+    const ready = cond(cr, 'Ready');
+    if (ready?.status === 'True' || (ready?.status === 'False' && (ready.reason === 'Failed' || ready.reason === 'Denied'))) return; // one-shot: done
+
+    if (cond(cr, 'Denied')?.status === 'True') {
+      ctx.recorder.warning(cr, 'Denied', 'The CertificateRequest was denied by an approval controller');
+      return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Denied', message: 'The CertificateRequest was denied by an approval controller' }], { failureTime: rfc3339() });
+    }
+    if (!isOurGroup(cr.spec.issuerRef.group)) return; // an external issuer's request
+
+    if (cond(cr, 'Approved')?.status !== 'True') {
+      if (!cfg.autoApprove) return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'Waiting for the CertificateRequest to be approved' }]);
+      return setStatus(cr, ctx, [
+        { type: 'Approved', status: 'True', reason: GROUP, message: `Certificate request has been approved by ${GROUP}` },
+        { type: 'Ready', status: 'False', reason: 'Pending', message: 'Approved; waiting to be signed' },
+      ]);
+    }
+
+    const lookup = await resolveIssuer(ctx.cache, cr.spec.issuerRef, req.namespace!, cfg);
+    if (!lookup.ok) return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: `Referenced issuer is not available: ${lookup.message}` }]);
+    const readiness = issuerReady(lookup.resolved.issuer);
+    if (readiness?.status !== 'True') {
+      return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: `Referenced ${lookup.resolved.kind} "${cr.spec.issuerRef.name}" is not ready: ${readiness?.message ?? 'no Ready condition yet'}` }]);
+    }
+
+    const fail = async (message: string) => {
+      ctx.recorder.warning(cr, 'Failed', message);
+      await setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Failed', message }], { failureTime: rfc3339() });
+    };
+    let csr: ParsedCSR;
+    try {
+      csr = await parseCSR(unb64(cr.spec.request));
+    } catch (err) {
+      return fail((err as Error).message);
+    }
+    const spec = lookup.resolved.issuer.spec;
+    const signer = spec.selfSigned ? signSelfSigned : spec.ca ? signCA : spec.acme ? signers.acme : undefined;
+    if (!signer) return fail('the referenced issuer has no supported type');
+    const outcome = await signer(cr, csr, lookup.resolved, ctx);
+    if ('failed' in outcome) return fail(outcome.failed);
+    if ('pending' in outcome) {
+      await setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: outcome.pending }]);
+      return outcome.requeueAfter ? { requeueAfter: outcome.requeueAfter } : undefined;
+    }
+    ctx.recorder.normal(cr, 'CertificateIssued', 'Certificate fetched from issuer successfully');
+    return setStatus(cr, ctx, [{ type: 'Ready', status: 'True', reason: 'Issued', message: 'Certificate fetched from issuer successfully' }], {
+      certificate: b64(outcome.issued.certificate),
+      ...(outcome.issued.ca ? { ca: b64(outcome.issued.ca) } : {}),
+    });
+  }
+
+  const byIssuer = (kind: 'Issuer' | 'ClusterIssuer') => async (issuer: { metadata: { name?: string; namespace?: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
+    (await cache.list(CertificateRequest.kind, { namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined, index: { name: CR_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name! }) } })).map((c) => ({
+      namespace: c.metadata.namespace,
+      name: c.metadata.name!,
+    }));
+
+  return controllerFor(CertificateRequest.kind)
+    .named('certificaterequest')
+    .withIndex(CertificateRequest.kind, CR_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
+    .watches(Issuer.kind, byIssuer('Issuer'))
+    .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'))
+    .withOptions({ maxConcurrentReconciles: 4 })
+    .reconcile(reconcile);
+}

@@ -1,0 +1,247 @@
+import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
+import { testManager } from '@opkit/runtime/testing';
+import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
+import { CertificateRequest } from '../../api/v1/certificaterequest.js';
+import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
+import { A } from '../../api/v1/shared.js';
+import { defaultConfig } from '../../config.js';
+import { LABELLED, METADATA } from '../../secrets/secret-reader.js';
+import { addCertificateControllers } from '../index.js';
+
+const OPERATOR = 'cert-operator';
+const SYSTEM = 'opkit-system';
+const pem = (s: { data?: Record<string, string> }, k: string) => Buffer.from(s.data?.[k] ?? '', 'base64').toString();
+
+describe('certificates with SelfSigned and CA issuers, against a real API server', () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let manager: Manager;
+  let n = 0;
+  const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+  const ns = async () => {
+    const name = `certs${++n}`;
+    await plane.kubectl(['create', 'namespace', name]);
+    return name;
+  };
+  const cert = (namespace: string, name: string, spec: Partial<CertificateObject['spec']>) =>
+    apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name, namespace }, spec: { secretName: name, issuerRef: { name: 'ca' }, ...spec } });
+  const getCert = (namespace: string, name: string) => admin.get(Certificate.kind, { namespace, name });
+  const ready = (c: CertificateObject) => c.status?.conditions?.find((x) => x.type === 'Ready');
+  const waitReady = (namespace: string, name: string, revision = 1) =>
+    waitFor(`Certificate ${name} Ready at revision ${revision}`, async () => {
+      const c = await getCert(namespace, name);
+      return ready(c)?.status === 'True' && (c.status?.revision ?? 0) >= revision && c;
+    }, { timeoutMs: 30_000 });
+  const secret = (namespace: string, name: string) => admin.get(Secret, { namespace, name });
+  const events = async (namespace: string, name: string) => (await admin.list(CoreEvent, { namespace, fieldSelector: `involvedObject.name=${name}` })).items;
+
+  /** A namespace with a SelfSigned issuer, a CA Certificate from it, and a CA issuer on that. */
+  async function caChain(namespace: string) {
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
+    await cert(namespace, 'root-ca', { isCA: true, commonName: 'opkit test root', secretName: 'root-ca', duration: '8760h', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA', size: 384 } });
+    await waitReady(namespace, 'root-ca');
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace }, spec: { ca: { secretName: 'root-ca' } } });
+    await waitFor('the CA issuer to be Ready', async () => (await admin.get(Issuer.kind, { namespace, name: 'ca' })).status?.conditions?.[0]?.status === 'True');
+  }
+
+  beforeAll(async () => {
+    plane = await startControlPlane({ audit: true });
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    for (const r of [Issuer, ClusterIssuer, Certificate, CertificateRequest]) await admin.create(CustomResourceDefinition, r.crd as never);
+    await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
+    await plane.kubectl(['create', 'namespace', SYSTEM]);
+    const t = testManager(plane.kubeConfig, { name: OPERATOR });
+    manager = t.manager;
+    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM }));
+    await manager.start();
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await plane?.stop();
+  });
+
+  it('issues SelfSigned → CA → leaf; the leaf chains to the CA, with the SANs, usages and key the spec asks for', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    const root = await secret(namespace, 'root-ca');
+    const rootCert = new X509Certificate(pem(root, 'tls.crt'));
+    expect(rootCert.ca).toBe(true);
+    expect(pem(root, 'ca.crt')).toBe(pem(root, 'tls.crt'));
+    expect(createPrivateKey(pem(root, 'tls.key')).asymmetricKeyDetails).toMatchObject({ namedCurve: 'secp384r1' });
+
+    await cert(namespace, 'web', { dnsNames: ['web.example.com', 'www.example.com'], commonName: 'web.example.com', usages: ['server auth', 'digital signature', 'key encipherment'], privateKey: { algorithm: 'RSA', size: 3072, encoding: 'PKCS8' }, subject: { organizations: ['opkit'] } });
+    const c = await waitReady(namespace, 'web');
+    const s = await secret(namespace, 'web');
+    expect(s.type).toBe('kubernetes.io/tls');
+    const leaf = new X509Certificate(pem(s, 'tls.crt'));
+    expect(leaf.verify(rootCert.publicKey)).toBe(true);
+    expect(leaf.checkIssued(rootCert)).toBe(true);
+    expect(pem(s, 'ca.crt').trim()).toBe(rootCert.toString().trim());
+    expect(leaf.subjectAltName).toBe('DNS:web.example.com, DNS:www.example.com');
+    expect(leaf.subject).toBe('O=opkit\nCN=web.example.com');
+    expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
+    expect(leaf.ca).toBe(false);
+    expect(pem(s, 'tls.key')).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+    expect(createPrivateKey(pem(s, 'tls.key')).asymmetricKeyDetails?.modulusLength).toBe(3072);
+    expect(leaf.checkPrivateKey(createPrivateKey(pem(s, 'tls.key')))).toBe(true);
+    expect(s.metadata.annotations).toMatchObject({
+      [A.certificateName]: 'web', [A.issuerName]: 'ca', [A.issuerKind]: 'Issuer', [A.issuerGroup]: 'cert.opkit.dev',
+      [A.commonName]: 'web.example.com', [A.altNames]: 'web.example.com,www.example.com', [A.ipSans]: '', [A.uriSans]: '', [A.subjectOrganizations]: 'opkit',
+    });
+    // Status as cert-manager's: validity, renewal at 2/3 of the 90-day default lifetime, revision.
+    const life = Date.parse(c.status!.notAfter!) - Date.parse(c.status!.notBefore!);
+    expect(life).toBe(2160 * 3_600_000);
+    expect(Date.parse(c.status!.renewalTime!) - Date.parse(c.status!.notBefore!)).toBe((life * 2) / 3);
+    expect(c.status?.revision).toBe(1);
+    expect(c.status?.nextPrivateKeySecretName).toBeUndefined();
+    const cols = await plane.kubectl(['get', 'cert', 'web', '-n', namespace, '-o', 'wide', '--no-headers']);
+    expect(cols.stdout).toMatch(/^web\s+True\s+web\s+ca\s+Certificate is up to date and has not expired/);
+    const crs = (await admin.list(CertificateRequest.kind, { namespace })).items.filter((r) => r.metadata.annotations?.[A.certificateName] === 'web');
+    expect(crs.map((r) => r.status?.conditions?.map((x) => `${x.type}=${x.status}`).sort().join(','))).toEqual(['Approved=True,Ready=True']);
+  });
+
+  it('renews at the renewal time with a new key (rotationPolicy Always), or the same key (Never)', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    // 1 h lifetime, renew 59m50s before expiry: the renewal falls due 10 s after issuance.
+    await cert(namespace, 'short', { dnsNames: ['short.example.com'], duration: '1h', renewBefore: '59m50s', privateKey: { algorithm: 'ECDSA', rotationPolicy: 'Always' } });
+    await cert(namespace, 'kept', { dnsNames: ['kept.example.com'], duration: '1h', renewBefore: '59m50s', privateKey: { algorithm: 'ECDSA', rotationPolicy: 'Never' } });
+    const first = await waitReady(namespace, 'short');
+    await waitReady(namespace, 'kept');
+    const [keyA, keptA] = [pem(await secret(namespace, 'short'), 'tls.key'), pem(await secret(namespace, 'kept'), 'tls.key')];
+    const due = Date.parse(first.status!.renewalTime!);
+    const renewed = await waitReady(namespace, 'short', 2);
+    const renewedAt = Date.parse(renewed.status!.notBefore!);
+    console.log(`renewal due ${first.status!.renewalTime}, new certificate notBefore ${renewed.status!.notBefore}`);
+    expect(renewedAt).toBeGreaterThanOrEqual(due);
+    expect(renewedAt - due).toBeLessThan(10_000);
+    expect(pem(await secret(namespace, 'short'), 'tls.key')).not.toBe(keyA);
+    await waitReady(namespace, 'kept', 2);
+    expect(pem(await secret(namespace, 'kept'), 'tls.key')).toBe(keptA);
+    // Only revisionHistoryLimit (1) CertificateRequests remain.
+    const left = (await admin.list(CertificateRequest.kind, { namespace })).items.filter((r) => r.metadata.annotations?.[A.certificateName] === 'short');
+    expect(left.map((r) => r.metadata.name)).toEqual(['short-2']);
+  });
+
+  it('re-issues a deleted Secret, and repairs an edited one without re-issuing', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'app', { dnsNames: ['app.example.com'], secretTemplate: { labels: { team: 'web' }, annotations: { owner: 'web-team' } } });
+    await waitReady(namespace, 'app');
+    const s1 = await secret(namespace, 'app');
+    expect(s1.metadata.labels).toMatchObject({ team: 'web', 'controller.cert.opkit.dev/fao': 'true' });
+    expect(s1.metadata.annotations?.owner).toBe('web-team');
+
+    // Another tool adds its own metadata and removes ours: ours comes back, theirs stays, no re-issue.
+    await plane.kubectl(['label', 'secret', 'app', '-n', namespace, 'argocd.argoproj.io/instance=shop', 'team-']);
+    await plane.kubectl(['annotate', 'secret', 'app', '-n', namespace, `${A.altNames}-`]);
+    const repaired = await waitFor('metadata repaired', async () => {
+      const s = await secret(namespace, 'app');
+      return s.metadata.labels?.team === 'web' && s.metadata.annotations?.[A.altNames] === 'app.example.com' && s;
+    });
+    expect(repaired.metadata.labels?.['argocd.argoproj.io/instance']).toBe('shop');
+    expect(pem(repaired, 'tls.crt')).toBe(pem(s1, 'tls.crt'));
+
+    // The certificate is lost but the key kept: restored from the CertificateRequest, no re-issue.
+    await admin.patch(Secret, { namespace, name: 'app' }, { data: { 'tls.crt': Buffer.from('garbage').toString('base64') } });
+    await waitFor('tls.crt restored', async () => pem(await secret(namespace, 'app'), 'tls.crt') === pem(s1, 'tls.crt'));
+    expect((await getCert(namespace, 'app')).status?.revision).toBe(1);
+    expect((await events(namespace, 'app')).some((e) => e.reason === 'SecretRepaired')).toBe(true);
+
+    await admin.delete(Secret, { namespace, name: 'app' });
+    await waitReady(namespace, 'app', 2);
+    const s2 = await secret(namespace, 'app');
+    expect(pem(s2, 'tls.crt')).not.toBe(pem(s1, 'tls.crt'));
+    expect(s2.metadata.labels?.team).toBe('web');
+  });
+
+  it('re-issues once when another writer replaces the key, then backs off instead of fighting it', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'contested', { dnsNames: ['contested.example.com'], privateKey: { algorithm: 'ECDSA' } });
+    await waitReady(namespace, 'contested');
+    const foreignKey = Buffer.from(createPrivateKey({ key: (await import('node:crypto')).generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) }).export({ type: 'pkcs8', format: 'pem' })).toString('base64');
+    const overwrite = () => new Client(new Transport(plane.kubeConfig), { fieldManager: 'external-secrets' }).patch(Secret, { namespace, name: 'contested' }, { data: { 'tls.key': foreignKey } });
+    await overwrite();
+    await waitReady(namespace, 'contested', 2);
+    // The other writer strikes again, and keeps striking.
+    for (let i = 0; i < 5; i++) {
+      await overwrite();
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+    const c = await waitFor('SecretContention', async () => {
+      const x = await getCert(namespace, 'contested');
+      return ready(x)?.reason === 'SecretContention' && x;
+    });
+    expect(ready(c)?.message).toMatch(/keeps being overwritten \(by external-secrets\): not re-issuing into a fight; retrying at/);
+    expect(c.status?.revision).toBe(2);
+    expect(c.status?.failedIssuanceAttempts).toBe(1);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await getCert(namespace, 'contested')).status?.revision).toBe(2);
+    // A forced renewal overrides the backoff.
+    await plane.kubectl(['annotate', 'certificate', 'contested', '-n', namespace, `${A.renew}=now`]);
+    const forced = await waitReady(namespace, 'contested', 3);
+    expect(forced.metadata.annotations?.[A.renew]).toBeUndefined();
+    expect(forced.status?.failedIssuanceAttempts).toBeUndefined();
+  });
+
+  it('reports bad input as conditions and events, and does not hot-loop on it', async () => {
+    const namespace = await ns();
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'no-secret', namespace }, spec: { ca: { secretName: 'does-not-exist' } } });
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
+    await cert(namespace, 'unknown-issuer', { dnsNames: ['a.example.com'], issuerRef: { name: 'nope' } });
+    await cert(namespace, 'missing-ca', { dnsNames: ['b.example.com'], issuerRef: { name: 'no-secret' } });
+    await cert(namespace, 'cn-not-in-sans', { commonName: 'c.example.com', dnsNames: ['other.example.com'], issuerRef: { name: 'selfsigned' } });
+    await cert(namespace, 'bad-key-size', { dnsNames: ['d.example.com'], issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'RSA', size: 1024 } });
+    await cert(namespace, 'first', { dnsNames: ['e.example.com'], secretName: 'shared', issuerRef: { name: 'selfsigned' } });
+    await new Promise((r) => setTimeout(r, 1_100));
+    await cert(namespace, 'second', { dnsNames: ['f.example.com'], secretName: 'shared', issuerRef: { name: 'selfsigned' } });
+    const expected: Record<string, [string, RegExp]> = {
+      'unknown-issuer': ['IssuerNotFound', /^Issuer "nope" not found in namespace certs\d+$/],
+      'missing-ca': ['IssuerNotReady', /Issuer "no-secret" is not ready: Error getting keypair for CA issuer: secret "does-not-exist" not found/],
+      'cn-not-in-sans': ['InvalidSpec', /spec.commonName "c.example.com" is not among the subject alternative names/],
+      'bad-key-size': ['InvalidSpec', /spec.privateKey: RSA key size 1024 is not supported: use one of 2048, 3072, 4096, 8192/],
+      second: ['DuplicateSecretName', /Secret "shared" is already used by Certificate "first", which was created first/],
+    };
+    for (const [name, [reason, message]] of Object.entries(expected)) {
+      const c = await waitFor(`${name}: ${reason}`, async () => {
+        const x = await getCert(namespace, name);
+        return ready(x)?.reason === reason && x;
+      });
+      expect(ready(c)?.message).toMatch(message);
+      expect((await events(namespace, name)).some((e) => e.reason === reason && e.type === 'Warning')).toBe(true);
+    }
+    await waitReady(namespace, 'first');
+    // For a minute, count what the operator writes about these objects: a settled state, not a loop.
+    const since = new Date();
+    await new Promise((r) => setTimeout(r, 60_000));
+    const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === namespace);
+    console.log(`writes in 60 s for 6 Certificates with bad input: ${writes.length}`);
+    expect(writes.map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`)).toEqual([]);
+  }, 120_000);
+
+  it('signs for a ClusterIssuer from the cluster resource namespace, and ports cert-manager\'s issuerRef group', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    const root = await secret(namespace, 'root-ca');
+    await admin.create(Secret, { metadata: { name: 'cluster-ca', namespace: SYSTEM }, type: 'kubernetes.io/tls', data: { 'tls.crt': root.data!['tls.crt'], 'tls.key': root.data!['tls.key'] } });
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'ClusterIssuer', metadata: { name: 'cluster-ca' }, spec: { ca: { secretName: 'cluster-ca' } } });
+    await cert(namespace, 'ported', { dnsNames: ['ported.example.com'], issuerRef: { name: 'cluster-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } });
+    await waitReady(namespace, 'ported');
+    const leaf = new X509Certificate(pem(await secret(namespace, 'ported'), 'tls.crt'));
+    expect(leaf.checkIssued(new X509Certificate(pem(root, 'tls.crt')))).toBe(true);
+  });
+
+  it('caches only the Secrets it owns or labels in full', async () => {
+    const namespace = await ns();
+    await admin.create(Secret, { metadata: { name: 'unrelated', namespace }, stringData: { password: 'hunter2' } });
+    await waitFor('the metadata cache to see it', async () => !!(await manager.cache.get(Secret, { namespace, name: 'unrelated' }, METADATA)));
+    expect((await manager.cache.get(Secret, { namespace, name: 'unrelated' }, METADATA))?.data).toBeUndefined();
+    expect(await manager.cache.get(Secret, { namespace, name: 'unrelated' }, LABELLED)).toBeUndefined();
+    const full = await manager.cache.list(Secret, {}, LABELLED);
+    expect(full.every((s) => s.metadata.labels?.['controller.cert.opkit.dev/fao'] === 'true')).toBe(true);
+  });
+});

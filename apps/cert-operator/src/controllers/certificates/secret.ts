@@ -1,0 +1,49 @@
+import { controllerReference, Secret, type ObjectOf } from '@opkit/runtime';
+import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
+import { A, GROUP, L } from '../../api/v1/shared.js';
+import type { CertOperatorConfig } from '../../config.js';
+import { inspectCertificate } from '../../pki/inspect.js';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+/**
+ * The part of the target Secret this operator owns, for server-side apply: the data, our
+ * annotations and label, and the secretTemplate. Labels and annotations other tools add are theirs
+ * and survive; data someone else writes is repaired.
+ */
+export function desiredSecret(
+  c: CertificateObject,
+  data: { chainPem: string; keyPem: string; caPem?: string },
+  cfg: CertOperatorConfig,
+  existingType?: string,
+): ObjectOf<typeof Secret> {
+  const info = inspectCertificate(data.chainPem);
+  const csv = (v: string[]) => v.join(',');
+  const annotations: Record<string, string> = {
+    ...c.spec.secretTemplate?.annotations,
+    [A.certificateName]: c.metadata.name!,
+    [A.issuerName]: c.spec.issuerRef.name,
+    [A.issuerKind]: c.spec.issuerRef.kind || 'Issuer',
+    [A.issuerGroup]: c.spec.issuerRef.group || GROUP,
+    [A.commonName]: info.commonName ?? '',
+    [A.altNames]: csv(info.dnsNames),
+    [A.ipSans]: csv(info.ipAddresses),
+    [A.uriSans]: csv(info.uris),
+    ...(info.emailAddresses.length ? { [A.emailSans]: csv(info.emailAddresses) } : {}),
+    ...(info.organizations.length ? { [A.subjectOrganizations]: csv(info.organizations) } : {}),
+  };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: c.spec.secretName,
+      namespace: c.metadata.namespace,
+      labels: { ...c.spec.secretTemplate?.labels, [L.fao]: 'true' },
+      annotations,
+      ...(cfg.certificateOwnerRef ? { ownerReferences: [{ ...controllerReference(Certificate.kind, c), blockOwnerDeletion: false }] } : {}),
+    },
+    // The type of an existing Secret is immutable; a new one is kubernetes.io/tls.
+    type: existingType ?? 'kubernetes.io/tls',
+    data: { 'tls.crt': b64(data.chainPem), 'tls.key': b64(data.keyPem), ...(data.caPem ? { 'ca.crt': b64(data.caPem) } : {}) },
+  };
+}

@@ -1,0 +1,51 @@
+import { isIP } from 'node:net';
+import type { CertificateObject } from '../../api/v1/certificate.js';
+import { DEFAULT_DURATION } from '../../api/v1/certificate.js';
+import { parseDuration } from '../../pki/duration.js';
+import { keySpecOf, keySpecProblem } from '../../pki/keys.js';
+
+const HOUR = 3_600_000;
+
+/**
+ * What the schema cannot say about a Certificate, each problem a sentence the user can act on.
+ * cert-manager rejects these in its admission webhook; without one, they become a condition.
+ */
+export function validateCertificate(c: CertificateObject): string[] {
+  const s = c.spec;
+  const problems: string[] = [];
+  const keyProblem = keySpecProblem(keySpecOf(s.privateKey));
+  if (keyProblem) problems.push(`spec.privateKey: ${keyProblem}`);
+  if (s.privateKey?.algorithm === 'Ed25519' && s.privateKey.size) problems.push('spec.privateKey.size must be empty for Ed25519');
+  let duration = parseDuration(DEFAULT_DURATION);
+  try {
+    if (s.duration) duration = parseDuration(s.duration);
+    if (duration < HOUR) problems.push(`spec.duration ${s.duration} is shorter than the minimum of 1h`);
+  } catch (err) {
+    problems.push(`spec.duration: ${(err as Error).message}`);
+  }
+  if (s.renewBefore) {
+    try {
+      const rb = parseDuration(s.renewBefore);
+      if (rb < 5 * 60_000) problems.push(`spec.renewBefore ${s.renewBefore} is shorter than the minimum of 5m`);
+      if (rb >= duration) problems.push(`spec.renewBefore ${s.renewBefore} must be shorter than spec.duration ${s.duration ?? DEFAULT_DURATION}`);
+    } catch (err) {
+      problems.push(`spec.renewBefore: ${(err as Error).message}`);
+    }
+  }
+  const sans = [...(s.dnsNames ?? []), ...(s.ipAddresses ?? []), ...(s.uris ?? []), ...(s.emailAddresses ?? [])];
+  if (s.commonName && sans.length && !sans.includes(s.commonName)) {
+    problems.push(`spec.commonName "${s.commonName}" is not among the subject alternative names (dnsNames, ipAddresses, uris, emailAddresses): clients ignore the common name, so it must be one of them`);
+  }
+  for (const ip of s.ipAddresses ?? []) if (!isIP(ip)) problems.push(`spec.ipAddresses: "${ip}" is not an IP address`);
+  for (const e of s.emailAddresses ?? []) if (!/^[^@\s]+@[^@\s]+$/.test(e)) problems.push(`spec.emailAddresses: "${e}" is not an email address`);
+  for (const u of s.uris ?? []) {
+    try {
+      new URL(u);
+    } catch {
+      problems.push(`spec.uris: "${u}" is not a URI`);
+    }
+  }
+  const kind = s.issuerRef.kind;
+  if (kind && kind !== 'Issuer' && kind !== 'ClusterIssuer') problems.push(`spec.issuerRef.kind must be Issuer or ClusterIssuer, not "${kind}"`);
+  return problems;
+}

@@ -1,0 +1,30 @@
+import { runOperator } from '@opkit/runtime';
+import { defaultConfig } from './config.js';
+import { addCertificateControllers } from './controllers/index.js';
+
+void runOperator({
+  name: 'cert-operator',
+  description: 'issues and renews X.509 certificates: Issuer, ClusterIssuer, Certificate, CertificateRequest (cert.opkit.dev/v1)',
+  flags: {
+    'cluster-resource-namespace': { type: 'string' },
+    'disable-auto-approval': { type: 'boolean', default: false },
+    'enable-certificate-owner-ref': { type: 'boolean', default: false },
+    'acme-http01-solver-image': { type: 'string' },
+    'max-concurrent-challenges': { type: 'string' },
+  },
+  flagHelp: `  --cluster-resource-namespace <ns>      where ClusterIssuers' Secrets live (default: POD_NAMESPACE)
+  --disable-auto-approval                leave CertificateRequests for an approver to approve or deny
+  --enable-certificate-owner-ref         delete issued Secrets together with their Certificate
+  --acme-http01-solver-image <image>     image of the HTTP-01 solver pods
+  --max-concurrent-challenges <n>        ACME challenges processed at once (default 60)`,
+  setup(manager, v) {
+    const cfg = defaultConfig({
+      ...(v['cluster-resource-namespace'] ? { clusterResourceNamespace: v['cluster-resource-namespace'] as string } : {}),
+      autoApprove: !v['disable-auto-approval'],
+      certificateOwnerRef: !!v['enable-certificate-owner-ref'],
+      ...(v['acme-http01-solver-image'] ? { acmeSolverImage: v['acme-http01-solver-image'] as string } : {}),
+      ...(v['max-concurrent-challenges'] ? { maxConcurrentChallenges: Number(v['max-concurrent-challenges']) } : {}),
+    });
+    addCertificateControllers(manager, cfg);
+  },
+});

@@ -1,0 +1,22 @@
+// The chart files derived from code: the CRDs (from the TypeBox schemas) and the RBAC rules (from
+// the rules declared next to the controllers).
+import { mergeRules, renderCrdTemplate, renderRulesTemplate, type CustomResource } from '@opkit/runtime';
+import { join } from 'node:path';
+import { Certificate } from '../api/v1/certificate.js';
+import { CertificateRequest } from '../api/v1/certificaterequest.js';
+import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
+import { certificatesRbac } from '../controllers/rbac.js';
+
+export const CHART = 'cert-operator';
+export const GENERATOR = 'nx run @opkit/cert-operator:generate';
+export const CUSTOM_RESOURCES: CustomResource<any, any>[] = [Issuer, ClusterIssuer, Certificate, CertificateRequest];
+export const RBAC = mergeRules(certificatesRbac);
+
+export function generatedFiles(repoRoot: string): Record<string, string> {
+  const chart = join(repoRoot, 'charts', CHART);
+  const files: Record<string, string> = { [join(chart, 'templates/_rules.tpl')]: renderRulesTemplate(CHART, RBAC, GENERATOR) };
+  for (const cr of CUSTOM_RESOURCES) {
+    files[join(chart, `templates/crds/${cr.definition.group}_${cr.definition.plural}.yaml`)] = renderCrdTemplate(cr, { labelsTemplate: 'opkit.labels', generator: GENERATOR });
+  }
+  return files;
+}

@@ -1,0 +1,22 @@
+const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Go duration string (`2160h`, `1h30m`, `90s`) in milliseconds, as metav1.Duration parses it. */
+export function parseDuration(s: string): number {
+  const re = /([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g;
+  let total = 0;
+  let consumed = 0;
+  for (const m of s.matchAll(re)) {
+    total += Number(m[1]) * UNITS[m[2]];
+    consumed += m[0].length;
+  }
+  if (!s || consumed !== s.length) throw new Error(`invalid duration "${s}": use Go's format, e.g. 2160h or 1h30m`);
+  return total;
+}
+
+/** Milliseconds as a short Go duration (`2160h0m0s` → `2160h`), for messages. */
+export function formatDuration(ms: number): string {
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = Math.round((ms % 60_000) / 1000);
+  return [h ? `${h}h` : '', m ? `${m}m` : '', s || (!h && !m) ? `${s}s` : ''].join('');
+}

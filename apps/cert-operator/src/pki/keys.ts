@@ -1,0 +1,83 @@
+import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
+import { webcrypto, type CryptoKey } from './crypto-provider.js';
+
+const generate = promisify(generateKeyPair);
+
+export type KeyAlgorithm = 'RSA' | 'ECDSA' | 'Ed25519';
+export type KeyEncoding = 'PKCS1' | 'PKCS8';
+
+export interface KeySpec {
+  algorithm: KeyAlgorithm;
+  size: number;
+  encoding: KeyEncoding;
+}
+
+const RSA_SIZES = [2048, 3072, 4096, 8192];
+const EC_SIZES = [256, 384, 521];
+
+/** cert-manager's defaults: RSA 2048, ECDSA P-256, PKCS1; Ed25519 has no size. */
+export function keySpecOf(pk: { algorithm?: string; size?: number; encoding?: string } | undefined): KeySpec {
+  const algorithm = (pk?.algorithm ?? 'RSA') as KeyAlgorithm;
+  const size = algorithm === 'Ed25519' ? 0 : (pk?.size ?? (algorithm === 'ECDSA' ? 256 : 2048));
+  return { algorithm, size, encoding: algorithm === 'Ed25519' ? 'PKCS8' : ((pk?.encoding ?? 'PKCS1') as KeyEncoding) };
+}
+
+/** Why a key spec cannot be honoured, if it cannot. */
+export function keySpecProblem(spec: KeySpec): string | undefined {
+  if (spec.algorithm === 'RSA' && !RSA_SIZES.includes(spec.size)) return `RSA key size ${spec.size} is not supported: use one of ${RSA_SIZES.join(', ')}`;
+  if (spec.algorithm === 'ECDSA' && !EC_SIZES.includes(spec.size)) return `ECDSA key size ${spec.size} is not supported: use 256, 384 or 521`;
+  return undefined;
+}
+
+const curve = (size: number) => ({ 256: 'P-256', 384: 'P-384', 521: 'P-521' })[size as 256 | 384 | 521];
+
+export async function generatePrivateKey(spec: KeySpec): Promise<KeyObject> {
+  if (spec.algorithm === 'RSA') return (await generate('rsa', { modulusLength: spec.size })).privateKey;
+  if (spec.algorithm === 'ECDSA') return (await generate('ec', { namedCurve: curve(spec.size)! })).privateKey;
+  return (await generate('ed25519')).privateKey;
+}
+
+/** PEM in the requested encoding: PKCS#1 (RSA) or SEC 1 (ECDSA) for PKCS1, as cert-manager does. */
+export function encodePrivateKey(key: KeyObject, encoding: KeyEncoding): string {
+  if (encoding === 'PKCS1' && key.asymmetricKeyType === 'rsa') return key.export({ type: 'pkcs1', format: 'pem' }) as string;
+  if (encoding === 'PKCS1' && key.asymmetricKeyType === 'ec') return key.export({ type: 'sec1', format: 'pem' }) as string;
+  return key.export({ type: 'pkcs8', format: 'pem' }) as string;
+}
+
+export const parsePrivateKey = (pem: string | Buffer): KeyObject => createPrivateKey(pem);
+
+/** The algorithm and size of a key, to compare with a Certificate's spec. */
+export function describeKey(key: KeyObject): { algorithm: KeyAlgorithm; size: number } {
+  const d = key.asymmetricKeyDetails ?? {};
+  if (key.asymmetricKeyType === 'rsa') return { algorithm: 'RSA', size: d.modulusLength ?? 0 };
+  if (key.asymmetricKeyType === 'ec') return { algorithm: 'ECDSA', size: { 'prime256v1': 256, 'secp384r1': 384, 'secp521r1': 521 }[d.namedCurve ?? ''] ?? 0 };
+  if (key.asymmetricKeyType === 'ed25519') return { algorithm: 'Ed25519', size: 0 };
+  throw new Error(`unsupported key type ${key.asymmetricKeyType}`);
+}
+
+export const keyMatchesSpec = (key: KeyObject, spec: KeySpec): boolean => {
+  const d = describeKey(key);
+  return d.algorithm === spec.algorithm && d.size === spec.size;
+};
+
+/** The WebCrypto algorithm a key signs with (SHA-256 for RSA and P-256, wider hashes for bigger curves). */
+export function signingAlgorithm(key: KeyObject) {
+  const d = describeKey(key);
+  if (d.algorithm === 'RSA') return { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+  if (d.algorithm === 'ECDSA') return { name: 'ECDSA', namedCurve: curve(d.size)!, hash: d.size === 256 ? 'SHA-256' : d.size === 384 ? 'SHA-384' : 'SHA-512' };
+  return { name: 'Ed25519' };
+}
+
+/** A Node key as the WebCrypto keys @peculiar/x509 signs with. */
+export async function toCryptoKeys(privateKey: KeyObject): Promise<{ privateKey: CryptoKey; publicKey: CryptoKey }> {
+  const alg = signingAlgorithm(privateKey);
+  const pub = createPublicKey(privateKey);
+  return {
+    privateKey: await webcrypto.subtle.importKey('pkcs8', privateKey.export({ type: 'pkcs8', format: 'der' }), alg, true, ['sign']),
+    publicKey: await webcrypto.subtle.importKey('spki', pub.export({ type: 'spki', format: 'der' }), alg, true, ['verify']),
+  };
+}
+
+/** The public key as SPKI DER: compares keys across certificates, CSRs and private keys. */
+export const publicKeyDer = (key: KeyObject): Buffer => (key.type === 'private' ? createPublicKey(key) : key).export({ type: 'spki', format: 'der' }) as Buffer;

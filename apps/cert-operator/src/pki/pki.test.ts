@@ -1,0 +1,95 @@
+import { X509Certificate } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { CertificateSpecType } from '../api/v1/certificate.js';
+import { createCSR, parseCSR } from './csr.js';
+import { formatDuration, parseDuration } from './duration.js';
+import { certificateMatchesKey, inspectCertificate, splitPem } from './inspect.js';
+import { describeKey, encodePrivateKey, generatePrivateKey, keySpecOf, keySpecProblem, parsePrivateKey } from './keys.js';
+import { issuanceBackoffMs, renewalTime } from './renewal.js';
+import { caKeyPairProblem, caSign, selfSign } from './sign.js';
+
+const spec = (s: Partial<CertificateSpecType> = {}): CertificateSpecType => ({ secretName: 's', issuerRef: { name: 'i' }, ...s });
+const HOUR = 3_600_000;
+
+describe('keys', () => {
+  it('follows cert-manager\'s defaults and encodings', async () => {
+    expect(keySpecOf(undefined)).toEqual({ algorithm: 'RSA', size: 2048, encoding: 'PKCS1' });
+    expect(keySpecOf({ algorithm: 'ECDSA' })).toEqual({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+    expect(keySpecOf({ algorithm: 'Ed25519', encoding: 'PKCS1' })).toEqual({ algorithm: 'Ed25519', size: 0, encoding: 'PKCS8' });
+    const ec = await generatePrivateKey({ algorithm: 'ECDSA', size: 384, encoding: 'PKCS1' });
+    expect(encodePrivateKey(ec, 'PKCS1')).toMatch(/^-----BEGIN EC PRIVATE KEY-----/);
+    expect(encodePrivateKey(ec, 'PKCS8')).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+    expect(describeKey(parsePrivateKey(encodePrivateKey(ec, 'PKCS1')))).toEqual({ algorithm: 'ECDSA', size: 384 });
+  });
+  it('names unsupported sizes', () => {
+    expect(keySpecProblem({ algorithm: 'RSA', size: 1024, encoding: 'PKCS1' })).toBe('RSA key size 1024 is not supported: use one of 2048, 3072, 4096, 8192');
+    expect(keySpecProblem({ algorithm: 'ECDSA', size: 255, encoding: 'PKCS1' })).toMatch(/ECDSA key size 255/);
+  });
+});
+
+describe('CSRs and signing', () => {
+  it('self-signs a CA, then signs a leaf that chains to it with the requested SANs and usages', async () => {
+    const caKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+    const caCsr = await parseCSR(await createCSR(spec({ commonName: 'opkit test CA', isCA: true, subject: { organizations: ['opkit'] } }), caKey));
+    const ca = await selfSign({ csr: caCsr, durationMs: 24 * HOUR, isCA: true, usages: ['cert sign', 'digital signature'] }, caKey);
+    expect(caKeyPairProblem(ca.certificate, caKey)).toBeUndefined();
+
+    const leafKey = await generatePrivateKey({ algorithm: 'RSA', size: 2048, encoding: 'PKCS1' });
+    const csrPem = await createCSR(spec({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.1.2.3'], usages: ['server auth', 'digital signature'] }), leafKey);
+    const csr = await parseCSR(csrPem);
+    expect(csr).toMatchObject({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.1.2.3'] });
+    const issued = await caSign({ csr, durationMs: HOUR, isCA: false, usages: ['server auth', 'digital signature'] }, { chainPem: ca.certificate, key: caKey });
+
+    const [leafPem, caPem] = splitPem(issued.certificate);
+    const leaf = new X509Certificate(leafPem);
+    expect(leaf.verify(new X509Certificate(caPem).publicKey)).toBe(true);
+    expect(leaf.checkIssued(new X509Certificate(caPem))).toBe(true);
+    expect(issued.ca.trim()).toBe(caPem);
+    expect(certificateMatchesKey(issued.certificate, leafKey)).toBe(true);
+    const info = inspectCertificate(issued.certificate);
+    expect(info).toMatchObject({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.1.2.3'], isCA: false });
+    expect(info.notAfter.getTime() - info.notBefore.getTime()).toBe(HOUR);
+    expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
+  });
+
+  it('never issues past its CA\'s expiry', async () => {
+    const caKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+    const ca = await selfSign({ csr: await parseCSR(await createCSR(spec({ commonName: 'short CA', isCA: true }), caKey)), durationMs: 2 * HOUR, isCA: true, usages: ['cert sign'] }, caKey);
+    const key = await generatePrivateKey({ algorithm: 'Ed25519', size: 0, encoding: 'PKCS8' });
+    const issued = await caSign({ csr: await parseCSR(await createCSR(spec({ dnsNames: ['x.example.com'] }), key)), durationMs: 100 * HOUR, isCA: false, usages: ['digital signature'] }, { chainPem: ca.certificate, key: caKey });
+    expect(inspectCertificate(issued.certificate).notAfter.getTime()).toBe(inspectCertificate(ca.certificate).notAfter.getTime());
+  });
+
+  it('refuses a tampered CSR and explains what is wrong with a CA pair', async () => {
+    await expect(parseCSR('-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----')).rejects.toThrow(/not a PEM certificate signing request/);
+    const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+    const other = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+    const leaf = await selfSign({ csr: await parseCSR(await createCSR(spec({ dnsNames: ['l.example.com'] }), key)), durationMs: HOUR, isCA: false, usages: ['digital signature'] }, key);
+    expect(caKeyPairProblem(leaf.certificate, key)).toMatch(/not a CA certificate/);
+    const ca = await selfSign({ csr: await parseCSR(await createCSR(spec({ commonName: 'ca', isCA: true }), key)), durationMs: HOUR, isCA: true, usages: ['cert sign'] }, key);
+    expect(caKeyPairProblem(ca.certificate, other)).toBe('its tls.key does not match its tls.crt');
+    expect(caKeyPairProblem(undefined, key)).toBe('it has no tls.crt');
+  });
+});
+
+describe('durations and renewal', () => {
+  it('parses Go durations', () => {
+    expect(parseDuration('2160h')).toBe(2160 * HOUR);
+    expect(parseDuration('1h30m')).toBe(1.5 * HOUR);
+    expect(() => parseDuration('90d')).toThrow(/use Go's format/);
+    expect(formatDuration(2160 * HOUR)).toBe('2160h');
+  });
+  it('renews at two thirds of the issued lifetime by default, or as told', () => {
+    const nb = new Date('2026-01-01T00:00:00Z');
+    const na = new Date('2026-04-01T00:00:00Z'); // 90 days
+    expect(renewalTime(nb, na).toISOString()).toBe('2026-03-02T00:00:00.000Z');
+    expect(renewalTime(nb, na, { renewBefore: '720h' }).toISOString()).toBe('2026-03-02T00:00:00.000Z');
+    expect(renewalTime(nb, na, { renewBefore: '24h' }).toISOString()).toBe('2026-03-31T00:00:00.000Z');
+    expect(renewalTime(nb, na, { renewBefore: '9999h' }).toISOString()).toBe('2026-03-02T00:00:00.000Z'); // longer than the lifetime: ignored
+    expect(renewalTime(nb, na, { renewBeforePercentage: 10 }).toISOString()).toBe('2026-03-23T00:00:00.000Z');
+    expect(renewalTime(new Date('2026-01-01T00:00:00.000Z'), new Date('2026-01-01T01:00:00.500Z')).toISOString()).toBe('2026-01-01T00:40:00.000Z');
+  });
+  it('backs off failed issuances from 1 h, doubling, to 32 h', () => {
+    expect([1, 2, 3, 6, 7, 20].map((n) => issuanceBackoffMs(n) / HOUR)).toEqual([1, 2, 4, 32, 32, 32]);
+  });
+});

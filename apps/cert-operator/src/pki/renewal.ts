@@ -1,0 +1,23 @@
+import { parseDuration } from './duration.js';
+
+const HOUR = 3_600_000;
+
+/**
+ * When to renew, as cert-manager computes it (pkg/util/pki/renewaltime.go): notAfter minus
+ * renewBefore, where renewBefore defaults to a third of the *issued* lifetime (renewal at 2/3),
+ * is honoured only when shorter than that lifetime, and the result is truncated to whole seconds.
+ */
+export function renewalTime(notBefore: Date, notAfter: Date, opts: { renewBefore?: string; renewBeforePercentage?: number } = {}): Date {
+  const lifetime = notAfter.getTime() - notBefore.getTime();
+  let before = lifetime / 3;
+  if (opts.renewBefore) {
+    const rb = parseDuration(opts.renewBefore);
+    if (rb < lifetime) before = rb;
+  } else if (opts.renewBeforePercentage && opts.renewBeforePercentage > 0 && opts.renewBeforePercentage < 100) {
+    before = (lifetime * opts.renewBeforePercentage) / 100;
+  }
+  return new Date(Math.floor((notAfter.getTime() - before) / 1000) * 1000);
+}
+
+/** The wait before retrying a failed issuance: 1 h, doubling per failure, at most 32 h. */
+export const issuanceBackoffMs = (failedAttempts: number): number => Math.min(HOUR * 2 ** Math.max(0, failedAttempts - 1), 32 * HOUR);
