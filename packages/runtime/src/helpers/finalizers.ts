@@ -1,5 +1,6 @@
 import type { Cache } from '../cache/cache.js';
 import type { Client } from '../client/client.js';
+import { isNotFound } from '../client/errors.js';
 import type { Kind } from '../client/kind.js';
 import type { KubeObject } from '../client/types.js';
 
@@ -27,19 +28,32 @@ export async function addFinalizer<T extends KubeObject>(client: Client, kind: K
   return updated;
 }
 
-/** Removes a finalizer by index, guarded by a `test` that the entry at that index is still ours. */
+/**
+ * Removes a finalizer by index, guarded by a `test` that the entry at that index is still ours.
+ * Removing the last finalizer of an object being deleted deletes it: then the cache is awaited
+ * until the object is gone, and an object already gone (a stale cache) counts as done.
+ */
 export async function removeFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string, opts: { cache?: Cache } = {}): Promise<T> {
   const i = obj.metadata.finalizers?.indexOf(finalizer) ?? -1;
   if (i < 0) return obj;
-  const updated = await client.patch(
-    kind,
-    { namespace: obj.metadata.namespace, name: obj.metadata.name! },
-    [
-      { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
-      { op: 'remove', path: `/metadata/finalizers/${i}` },
-    ],
-    'json',
-  );
-  await opts.cache?.observe(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, obj.metadata.resourceVersion);
+  const key = { namespace: obj.metadata.namespace, name: obj.metadata.name! };
+  const deletes = !!obj.metadata.deletionTimestamp && obj.metadata.finalizers!.length === 1;
+  let updated: T;
+  try {
+    updated = await client.patch(
+      kind,
+      key,
+      [
+        { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
+        { op: 'remove', path: `/metadata/finalizers/${i}` },
+      ],
+      'json',
+    );
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    await opts.cache?.observe(kind, key, undefined, { deleted: true });
+    return obj;
+  }
+  await opts.cache?.observe(kind, key, obj.metadata.resourceVersion, deletes ? { deleted: true } : {});
   return updated;
 }

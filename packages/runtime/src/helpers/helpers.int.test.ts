@@ -1,6 +1,7 @@
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
+import { Cache } from '../cache/cache.js';
 import { ApiError } from '../client/errors.js';
 import { ConfigMap, CoreEvent } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
@@ -31,6 +32,28 @@ describe('finalizers and events against a real API server', () => {
     expect(both.metadata.finalizers).toEqual(['opkit.dev/ours', 'example.com/theirs', 'opkit.dev/second']);
     const removed = await removeFinalizer(client, ConfigMap, both, 'opkit.dev/ours');
     expect(removed.metadata.finalizers).toEqual(['example.com/theirs', 'opkit.dev/second']);
+  });
+
+  it('removing the last finalizer of a deleting object waits for it to be gone, and a stale copy counts as done', async () => {
+    const cache = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, {});
+    cache.start();
+    try {
+      const cm = await addFinalizer(client, ConfigMap, await client.create(ConfigMap, { metadata: { name: 'g', namespace: 'default' } }), 'opkit.dev/ours');
+      await cache.get(ConfigMap, { namespace: 'default', name: 'g' });
+      await client.delete(ConfigMap, { namespace: 'default', name: 'g' });
+      const deleting = await client.get(ConfigMap, { namespace: 'default', name: 'g' });
+      expect(deleting.metadata.deletionTimestamp).toBeDefined();
+      const started = Date.now();
+      await removeFinalizer(client, ConfigMap, deleting, 'opkit.dev/ours', { cache });
+      // Resolved by the deletion reaching the cache, not by the 5 s observe timeout.
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(await cache.get(ConfigMap, { namespace: 'default', name: 'g' })).toBeUndefined();
+      // A reconcile holding the stale copy tries again: the object is gone, which is what it wanted.
+      await expect(removeFinalizer(client, ConfigMap, deleting, 'opkit.dev/ours', { cache })).resolves.toBe(deleting);
+      expect(cm.metadata.finalizers).toEqual(['opkit.dev/ours']);
+    } finally {
+      await cache.stop();
+    }
   });
 
   it('aggregates repeated events into one Event with a count', async () => {
