@@ -12,3 +12,5 @@ export { run, CommandError, type RunOptions, type RunResult } from './run.js';
 export { helmLint, helmTemplate, helmUpgradeInstall, helmUninstall, kubectlApply, type ChartOptions } from './helm/chart.js';
 export { verifyChart, type RenderedObject } from './helm/verify-chart.js';
 export { verifyOperatorChart, type OperatorChartExpectations } from './helm/operator-chart.js';
+export { startPebble, type Pebble, type PebbleOptions } from './acme/pebble.js';
+export { startIngressStandIn, type IngressStandIn, type IngressStandInOptions, type RoutedRequest } from './acme/ingress-stand-in.js';

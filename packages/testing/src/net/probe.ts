@@ -12,7 +12,8 @@ export function httpGet(url: string, opts: { ca?: string; cert?: string; key?: s
     const u = new URL(url);
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(
       u,
-      { method: 'GET', ca: opts.ca, cert: opts.cert, key: opts.key, timeout: opts.timeoutMs ?? 2_000, agent: false },
+      // A User-Agent, because some servers (Pebble) refuse requests without one.
+      { method: 'GET', ca: opts.ca, cert: opts.cert, key: opts.key, timeout: opts.timeoutMs ?? 2_000, agent: false, headers: { 'user-agent': 'opkit-testing' } },
       (res) => {
         let body = '';
         res.setEncoding('utf8');

@@ -1,0 +1,271 @@
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type KubeConfig, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { freePort } from '../net/ports.js';
+import { guardPid, releasePid } from '../process/watchdog.js';
+import { StopWaiting, waitFor } from '../wait.js';
+
+export interface IngressStandInOptions {
+  /** The port to serve on (127.0.0.1): where Pebble sends HTTP-01 validations (pebble.httpPort). */
+  port: number;
+  /**
+   * Container images the stand-in can "run": image repository (tag ignored) → a bundled JS
+   * entrypoint, started with `node <entrypoint> <container args>`.
+   */
+  images: Record<string, string>;
+  /** Only route Ingresses of this class (spec.ingressClassName or the kubernetes.io/ingress.class annotation). */
+  ingressClass?: string;
+}
+
+export interface RoutedRequest {
+  host: string;
+  path: string;
+  userAgent: string;
+  /** `namespace/pod` that answered, if any. */
+  pod?: string;
+  status: number;
+}
+
+export interface IngressStandIn {
+  /** Every request served, in order. */
+  readonly requests: RoutedRequest[];
+  /** Pods whose container runs as a local process now (`namespace/name`). */
+  running(): string[];
+  /**
+   * From now on answer the CA (Pebble's validation requests, by User-Agent) for `host` with
+   * `body`, while the cluster's own self-check still reaches the solver: the split view a user
+   * gets when the public address of a name points somewhere else than the cluster's ingress.
+   */
+  answerCAWith(host: string, body: string): void;
+  stop(): Promise<void>;
+}
+
+interface Backend {
+  namespace: string;
+  service: string;
+  port: number | string;
+}
+
+interface SolverProcess {
+  child: ChildProcess;
+  port: number;
+  pod: string;
+  ready: Promise<unknown>;
+}
+
+const PEBBLE_VA = /^LetsEncrypt-Pebble-VA/;
+
+/** Does an Ingress path (type, value) match a request path? (networking.k8s.io/v1 semantics.) */
+function pathMatches(type: string | undefined, value: string | undefined, path: string): number {
+  const v = value ?? '/';
+  if (type === 'Exact') return v === path ? 10_000 + v.length : -1;
+  // Prefix and ImplementationSpecific: element-wise prefix. Longer prefixes win.
+  const trimmed = v.replace(/\/+$/, '');
+  return trimmed === '' || path === trimmed || path.startsWith(`${trimmed}/`) ? trimmed.length : -1;
+}
+
+function hostMatches(ruleHost: string | undefined, host: string): boolean {
+  if (!ruleHost) return true;
+  if (ruleHost.startsWith('*.')) return host.endsWith(ruleHost.slice(1)) && !host.slice(0, -ruleHost.length + 1).includes('.');
+  return ruleHost === host;
+}
+
+const selectorMatches = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined) =>
+  !!selector && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+
+/**
+ * Stands in for an ingress controller (and a Gateway) in front of a simulated cluster whose pods
+ * do not really run: it routes each HTTP request by Host and path through the Ingresses and
+ * HTTPRoutes in the cluster to a Service, picks a Running pod behind it, and runs that pod's
+ * container as a local process (its image mapped to one of this repository's entrypoints, its
+ * args exactly as the pod spec gives them, the listen port rewritten to a free one). So the pod
+ * spec, Service and route an operator creates, and the container's own code, are all exercised.
+ * Processes end when their pods go away.
+ */
+export async function startIngressStandIn(kubeConfig: KubeConfig, options: IngressStandInOptions): Promise<IngressStandIn> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const networking = kubeConfig.makeApiClient(NetworkingV1Api);
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const processes = new Map<string, SolverProcess>();
+  const requests: RoutedRequest[] = [];
+  const caViews = new Map<string, string>();
+
+  async function route(host: string, path: string): Promise<Backend | undefined> {
+    let best: { score: number; backend: Backend } | undefined;
+    const consider = (score: number, backend: Backend) => {
+      if (score >= 0 && (!best || score > best.score)) best = { score, backend };
+    };
+    for (const ing of (await networking.listIngressForAllNamespaces()).items) {
+      if (ing.metadata?.deletionTimestamp) continue;
+      const cls = ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
+      if (options.ingressClass && cls !== options.ingressClass) continue;
+      for (const rule of ing.spec?.rules ?? []) {
+        if (!hostMatches(rule.host, host)) continue;
+        for (const p of rule.http?.paths ?? []) {
+          const svc = p.backend.service;
+          if (svc) consider(pathMatches(p.pathType, p.path, path) + (rule.host ? 0.5 : 0), { namespace: ing.metadata!.namespace!, service: svc.name, port: svc.port?.number ?? svc.port?.name ?? 80 });
+        }
+      }
+    }
+    let routes: { items: { metadata: { namespace: string; deletionTimestamp?: string }; spec?: { hostnames?: string[]; rules?: { matches?: { path?: { type?: string; value?: string } }[]; backendRefs?: { name: string; port?: number }[] }[] } }[] };
+    try {
+      routes = (await custom.listClusterCustomObject({ group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes' })) as typeof routes;
+    } catch {
+      routes = { items: [] }; // Gateway API not installed
+    }
+    for (const r of routes.items) {
+      if (r.metadata.deletionTimestamp) continue;
+      const hostnames = r.spec?.hostnames ?? [];
+      if (hostnames.length && !hostnames.some((h) => hostMatches(h, host))) continue;
+      for (const rule of r.spec?.rules ?? []) {
+        const ref = rule.backendRefs?.[0];
+        if (!ref) continue;
+        for (const m of rule.matches?.length ? rule.matches : [{}]) {
+          const type = m.path?.type === 'PathPrefix' ? 'Prefix' : (m.path?.type ?? 'Prefix');
+          consider(pathMatches(type, m.path?.value, path), { namespace: r.metadata.namespace, service: ref.name, port: ref.port ?? 80 });
+        }
+      }
+    }
+    return best?.backend;
+  }
+
+  /** A Running pod behind the Service, and the container port the Service port targets. */
+  async function endpoint(b: Backend): Promise<{ pod: V1Pod; containerPort: number } | undefined> {
+    let svc: V1Service;
+    try {
+      svc = await core.readNamespacedService({ namespace: b.namespace, name: b.service });
+    } catch {
+      return undefined;
+    }
+    const sp = svc.spec?.ports?.find((p) => p.port === b.port || p.name === b.port);
+    if (!sp) return undefined;
+    const pods = (await core.listNamespacedPod({ namespace: b.namespace })).items.filter(
+      (p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running' && selectorMatches(svc.spec?.selector, p.metadata?.labels),
+    );
+    for (const pod of pods) {
+      const target = sp.targetPort ?? sp.port;
+      for (const c of pod.spec?.containers ?? []) {
+        const port = c.ports?.find((p) => p.containerPort === target || p.name === target);
+        if (port) return { pod, containerPort: port.containerPort };
+      }
+    }
+    return undefined;
+  }
+
+  function entrypointFor(image: string): string | undefined {
+    const repo = image.replace(/@sha256:.*$/, '').replace(/:[^/:]+$/, '');
+    return options.images[repo];
+  }
+
+  async function processFor(pod: V1Pod, containerPort: number): Promise<SolverProcess> {
+    const uid = pod.metadata!.uid!;
+    const existing = processes.get(uid);
+    if (existing && existing.child.exitCode === null) return existing;
+    const container = pod.spec!.containers.find((c) => c.ports?.some((p) => p.containerPort === containerPort))!;
+    const entry = entrypointFor(container.image ?? '');
+    if (!entry) throw new Error(`no local entrypoint for image ${container.image} (known: ${Object.keys(options.images).join(', ')})`);
+    const port = await freePort();
+    // The container's args as the pod spec gives them, with the listen port moved to a free one.
+    const args = [...(container.command?.slice(1) ?? []), ...(container.args ?? [])];
+    let replaced = false;
+    const rewritten = args.map((a) => (/^--listen-port=/.test(a) ? ((replaced = true), `--listen-port=${port}`) : a));
+    if (!replaced) rewritten.push(`--listen-port=${port}`);
+    const env = Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+    const child = spawn(process.execPath, [entry, ...rewritten], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...env } });
+    if (child.pid) guardPid(child.pid);
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+    child.on('exit', () => child.pid && releasePid(child.pid));
+    const podName = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
+    const ready = waitFor(
+      `the container of pod ${podName} to listen`,
+      async () => {
+        if (child.exitCode !== null) throw new StopWaiting(`${podName} exited with ${child.exitCode}: ${stderr}`);
+        return (await forward('127.0.0.1', port, '/healthz', 'localhost', '').catch(() => undefined))?.status === 200;
+      },
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+    const proc = { child, port, pod: podName, ready };
+    processes.set(uid, proc);
+    return proc;
+  }
+
+  /** Ends the processes of pods that are gone or going. */
+  async function sweep() {
+    if (!processes.size) return;
+    const pods = await core.listPodForAllNamespaces().catch(() => undefined);
+    if (!pods) return;
+    const alive = new Set(pods.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.uid!));
+    for (const [uid, p] of processes) {
+      if (!alive.has(uid) || p.child.exitCode !== null) {
+        p.child.kill('SIGTERM');
+        processes.delete(uid);
+      }
+    }
+  }
+  const sweeper = setInterval(() => void sweep(), 1_000);
+  sweeper.unref();
+
+  function forward(hostAddr: string, port: number, path: string, host: string, userAgent: string): Promise<{ status: number; body: string; headers: Record<string, string> }> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: hostAddr, port, path, method: 'GET', headers: { host, 'user-agent': userAgent }, agent: false, timeout: 5_000 }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: { 'content-type': res.headers['content-type'] ?? 'text/plain' } }));
+      });
+      req.on('timeout', () => req.destroy(new Error('timed out')));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+    const path = (req.url ?? '/').split('?')[0];
+    const userAgent = req.headers['user-agent'] ?? '';
+    const record: RoutedRequest = { host, path, userAgent, status: 0 };
+    requests.push(record);
+    const reply = (status: number, body: string, headers: Record<string, string> = { 'content-type': 'text/plain' }) => {
+      record.status = status;
+      res.writeHead(status, headers).end(body);
+    };
+    try {
+      const diverted = caViews.get(host);
+      if (diverted !== undefined && PEBBLE_VA.test(userAgent)) return reply(200, diverted);
+      await sweep();
+      const backend = await route(host, path);
+      if (!backend) return reply(404, 'default backend - 404\n');
+      const ep = await endpoint(backend);
+      if (!ep) return reply(503, `no ready endpoints for service ${backend.namespace}/${backend.service}\n`);
+      const proc = await processFor(ep.pod, ep.containerPort);
+      await proc.ready;
+      record.pod = proc.pod;
+      const answer = await forward('127.0.0.1', proc.port, req.url ?? '/', req.headers.host ?? host, userAgent);
+      return reply(answer.status, answer.body, answer.headers);
+    } catch (err) {
+      return reply(502, `stand-in ingress: ${(err as Error).message}\n`);
+    }
+  }
+
+  const server: Server = createServer((req, res) => void handle(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+
+  return {
+    requests,
+    running: () => [...processes.values()].filter((p) => p.child.exitCode === null).map((p) => p.pod),
+    answerCAWith(host, body) {
+      caViews.set(host, body);
+    },
+    async stop() {
+      clearInterval(sweeper);
+      for (const p of processes.values()) p.child.kill('SIGTERM');
+      processes.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

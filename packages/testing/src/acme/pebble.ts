@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findBinary } from '../assets/binaries.js';
+import { freePort } from '../net/ports.js';
+import { httpGet } from '../net/probe.js';
+import { createCertificateAuthority } from '../pki/pki.js';
+import { ManagedProcess } from '../process/managed-process.js';
+import { guardDir, releaseDir } from '../process/watchdog.js';
+import { StopWaiting, waitFor } from '../wait.js';
+
+export interface PebbleOptions {
+  /** The port Pebble connects to for HTTP-01 validation (on the address names resolve to). */
+  httpPort?: number;
+  /**
+   * Keep Pebble's defaults: a random 0–5 s sleep before each validation and 5% of valid nonces
+   * rejected. Off by default (PEBBLE_VA_NOSLEEP=1, PEBBLE_WFE_NONCEREJECT=0) for fast tests.
+   */
+  realistic?: boolean;
+  /** External account binding keys (kid → base64url HMAC key); makes EAB required. */
+  externalAccountBindings?: Record<string, string>;
+  /** Extra PEBBLE_* environment. */
+  env?: Record<string, string>;
+}
+
+export interface Pebble {
+  directoryUrl: string;
+  managementUrl: string;
+  /** pebble-challtestsrv's DNS server: every name resolves to 127.0.0.1. */
+  dnsServer: string;
+  httpPort: number;
+  /** The CA of Pebble's own TLS certificate: what an Issuer's caBundle must trust. */
+  tlsCaPem: string;
+  /** Pebble's issuing root (regenerated on every start). */
+  root(): Promise<string>;
+  /** Stops Pebble (the DNS server keeps running): the ACME server goes away. */
+  stopAcme(): Promise<void>;
+  /** Starts Pebble again on the same ports. It remembers nothing: accounts and orders are gone. */
+  startAcme(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Pebble, Let's Encrypt's ACME test server, with pebble-challtestsrv as its DNS (every name →
+ * 127.0.0.1), on free loopback ports. Its TLS certificate is minted here, so nothing depends on the
+ * certificates in Pebble's module (which expire).
+ */
+export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> {
+  const dir = mkdtempSync(join(tmpdir(), 'opkit-pebble-'));
+  guardDir(dir);
+  const [acmePort, mgmtPort, dnsPort, dnsMgmtPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const httpPort = options.httpPort ?? (await freePort());
+  const ca = await createCertificateAuthority('opkit pebble TLS CA', 30);
+  const serving = await ca.issue({ commonName: 'localhost', usage: 'server', dnsNames: ['localhost', 'pebble'], ipAddresses: ['127.0.0.1'] });
+  writeFileSync(join(dir, 'cert.pem'), serving.cert);
+  writeFileSync(join(dir, 'key.pem'), serving.key);
+  writeFileSync(
+    join(dir, 'pebble.json'),
+    JSON.stringify({
+      pebble: {
+        listenAddress: `127.0.0.1:${acmePort}`,
+        managementListenAddress: `127.0.0.1:${mgmtPort}`,
+        certificate: join(dir, 'cert.pem'),
+        privateKey: join(dir, 'key.pem'),
+        httpPort,
+        tlsPort: await freePort(),
+        ocspResponderURL: '',
+        externalAccountBindingRequired: !!options.externalAccountBindings,
+        ...(options.externalAccountBindings ? { externalAccountMACKeys: options.externalAccountBindings } : {}),
+        domainBlocklist: ['blocked.example.com'],
+        retryAfter: { authz: 1, order: 1 },
+        keyAlgorithm: 'ecdsa',
+        profiles: { default: { description: 'default', validityPeriod: 7_776_000 } },
+      },
+    }),
+  );
+  const dns = new ManagedProcess({
+    name: 'pebble-challtestsrv',
+    command: findBinary('pebble-challtestsrv'),
+    args: ['-defaultIPv4', '127.0.0.1', '-defaultIPv6', '', '-dnsserver', `127.0.0.1:${dnsPort}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-doh', '', '-management', `127.0.0.1:${dnsMgmtPort}`],
+    logFile: join(dir, 'challtestsrv.log'),
+  });
+  const env = {
+    ...process.env,
+    ...(options.realistic ? {} : { PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0' }),
+    PEBBLE_AUTHZREUSE: '0',
+    ...options.env,
+  };
+  let acme: ManagedProcess | undefined;
+  const directoryUrl = `https://127.0.0.1:${acmePort}/dir`;
+  const startAcme = async () => {
+    acme = new ManagedProcess({ name: 'pebble', command: findBinary('pebble'), args: ['-config', join(dir, 'pebble.json'), '-dnsserver', `127.0.0.1:${dnsPort}`], logFile: join(dir, 'pebble.log'), env, cwd: dir });
+    acme.start();
+    await waitFor(
+      'Pebble to serve its directory',
+      async () => {
+        if (!acme?.running) throw new StopWaiting(`pebble exited:\n${acme?.recentOutput()}`);
+        return (await httpGet(directoryUrl, { ca: ca.cert })).status === 200;
+      },
+      { timeoutMs: 30_000 },
+    );
+  };
+  dns.start();
+  await startAcme();
+  const managementUrl = `https://127.0.0.1:${mgmtPort}`;
+  return {
+    directoryUrl,
+    managementUrl,
+    dnsServer: `127.0.0.1:${dnsPort}`,
+    httpPort,
+    tlsCaPem: ca.cert,
+    async root() {
+      return (await httpGet(`${managementUrl}/roots/0`, { ca: ca.cert })).body;
+    },
+    async stopAcme() {
+      await acme?.stop(5_000);
+    },
+    startAcme,
+    async stop() {
+      await acme?.stop(5_000);
+      await dns.stop(5_000);
+      rmSync(dir, { recursive: true, force: true });
+      releaseDir(dir);
+    },
+  };
+}
