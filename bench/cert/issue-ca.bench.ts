@@ -5,17 +5,17 @@ import { Client, CustomResourceDefinition, Namespace, Transport } from '@opkit/r
 import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor } from '@opkit/testing';
 import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
-import { CertificateRequest } from '../../apps/cert-operator/src/api/v1/certificaterequest.js';
-import { ClusterIssuer, Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
+import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
 import { defaultConfig } from '../../apps/cert-operator/src/config.js';
 import { addCertificateControllers } from '../../apps/cert-operator/src/controllers/index.js';
+import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table } from '../report.js';
 
 async function run(n: number) {
   const plane = await startControlPlane({ audit: true });
   try {
     const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
-    for (const r of [Issuer, ClusterIssuer, Certificate, CertificateRequest]) await admin.create(CustomResourceDefinition, r.crd as never);
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
     await waitFor('CRDs', () => admin.list(Certificate.kind).then(() => true));
     for (const ns of ['opkit-system', 'bench']) await admin.create(Namespace, { metadata: { name: ns } });
     const { manager } = testManager(plane.kubeConfig, { name: 'cert-operator' });

@@ -10,6 +10,16 @@ export interface CertOperatorConfig {
   acmeSolverImage: string;
   /** At most this many ACME challenges are processed at once. */
   maxConcurrentChallenges: number;
+  /** HTTP-01 self-check: consecutive passes required, pause between checks, and the overall bound. */
+  selfCheck: { requiredPasses: number; intervalMs: number; timeoutMs: number };
+  /** DNS servers (host:port) the self-check resolves challenge names with; empty: the system's. */
+  selfCheckNameservers: string[];
+  /** The port HTTP-01 is validated on: 80, except with a test CA such as Pebble (its httpPort). */
+  selfCheckPort: number;
+  /** Solve with Gateway API HTTPRoutes (needs the Gateway API CRDs installed). */
+  enableGatewayAPI: boolean;
+  /** Run the ACME Order and Challenge controllers (needs their CRDs). */
+  acme: boolean;
 }
 
 export const defaultConfig = (overrides: Partial<CertOperatorConfig> = {}): CertOperatorConfig => ({
@@ -18,5 +28,10 @@ export const defaultConfig = (overrides: Partial<CertOperatorConfig> = {}): Cert
   certificateOwnerRef: false,
   acmeSolverImage: 'opkit/acme-solver:0.1.0',
   maxConcurrentChallenges: 60,
+  selfCheck: { requiredPasses: 3, intervalMs: 2_000, timeoutMs: 10 * 60_000 },
+  selfCheckNameservers: [],
+  selfCheckPort: 80,
+  enableGatewayAPI: false,
+  acme: true,
   ...overrides,
 });

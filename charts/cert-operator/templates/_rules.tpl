@@ -10,6 +10,16 @@
 - apiGroups:
     - ""
   resources:
+    - pods
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - delete
+- apiGroups:
+    - ""
+  resources:
     - secrets
   verbs:
     - get
@@ -19,6 +29,66 @@
     - update
     - patch
     - delete
+- apiGroups:
+    - ""
+  resources:
+    - services
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - delete
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - challenges
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - update
+    - patch
+    - delete
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - challenges/finalizers
+  verbs:
+    - update
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - challenges/status
+  verbs:
+    - get
+    - update
+    - patch
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - orders
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - delete
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - orders/finalizers
+  verbs:
+    - update
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - orders/status
+  verbs:
+    - get
+    - update
+    - patch
 - apiGroups:
     - cert.opkit.dev
   resources:
@@ -101,6 +171,28 @@
     - get
     - update
     - patch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - httproutes
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - delete
+- apiGroups:
+    - networking.k8s.io
+  resources:
+    - ingresses
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - update
+    - patch
+    - delete
 {{- end }}
 {{- define "cert-operator.namespacedRules" -}}
 - apiGroups:
@@ -113,6 +205,16 @@
 - apiGroups:
     - ""
   resources:
+    - pods
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - delete
+- apiGroups:
+    - ""
+  resources:
     - secrets
   verbs:
     - get
@@ -122,6 +224,66 @@
     - update
     - patch
     - delete
+- apiGroups:
+    - ""
+  resources:
+    - services
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - delete
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - challenges
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - update
+    - patch
+    - delete
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - challenges/finalizers
+  verbs:
+    - update
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - challenges/status
+  verbs:
+    - get
+    - update
+    - patch
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - orders
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - delete
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - orders/finalizers
+  verbs:
+    - update
+- apiGroups:
+    - acme.cert.opkit.dev
+  resources:
+    - orders/status
+  verbs:
+    - get
+    - update
+    - patch
 - apiGroups:
     - cert.opkit.dev
   resources:
@@ -188,6 +350,28 @@
     - get
     - update
     - patch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - httproutes
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - delete
+- apiGroups:
+    - networking.k8s.io
+  resources:
+    - ingresses
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - update
+    - patch
+    - delete
 {{- end }}
 {{- define "cert-operator.clusterRules" -}}
 - apiGroups:

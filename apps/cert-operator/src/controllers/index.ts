@@ -1,16 +1,26 @@
 import { Secret, type Manager } from '@opkit/runtime';
+import { AcmeAccounts } from '../acme/accounts.js';
+import { acmeClientMetrics } from '../acme/metrics.js';
 import type { CertOperatorConfig } from '../config.js';
 import { LABELLED } from '../secrets/secret-reader.js';
-import { certificateRequestController, type Signer } from './certificaterequests/controller.js';
+import { challengeController } from './acme/challenges.js';
+import { acmeReadiness } from './acme/issuer-readiness.js';
+import { orderController } from './acme/orders.js';
+import { acmeSigner } from './acme/signer.js';
+import { certificateRequestController } from './certificaterequests/controller.js';
 import { certificateController } from './certificates/controller.js';
-import { issuerControllers, type ReadinessCheck } from './issuers/controller.js';
+import { issuerControllers } from './issuers/controller.js';
 
 /** Everything the cert operator runs, on one manager. */
-export function addCertificateControllers(manager: Manager, cfg: CertOperatorConfig, acme?: { signer: Signer; readiness: ReadinessCheck; controllers: Parameters<Manager['add']>[0][] }) {
+export function addCertificateControllers(manager: Manager, cfg: CertOperatorConfig) {
   // Secrets: full data only for those carrying our label; every other Secret as metadata only.
   manager.cache.configure(Secret, LABELLED);
-  for (const c of issuerControllers(cfg, acme?.readiness)) manager.add(c);
+  const accounts = cfg.acme ? new AcmeAccounts(acmeClientMetrics(manager.metrics.registry)) : undefined;
+  for (const c of issuerControllers(cfg, accounts && acmeReadiness(accounts))) manager.add(c);
   manager.add(certificateController(cfg));
-  manager.add(certificateRequestController(cfg, { acme: acme?.signer }));
-  for (const c of acme?.controllers ?? []) manager.add(c);
+  manager.add(certificateRequestController(cfg, accounts ? { acme: acmeSigner } : {}));
+  if (accounts) {
+    manager.add(orderController(cfg, accounts));
+    manager.add(challengeController(cfg, accounts));
+  }
 }

@@ -1,4 +1,7 @@
-import { CoreEvent, rule, Secret, type PolicyRule } from '@opkit/runtime';
+import { CoreEvent, Ingress, Pod, rule, Secret, Service, type PolicyRule } from '@opkit/runtime';
+import { HTTPRoute } from '../acme/solver-resources.js';
+import { Challenge } from '../api/acme/v1/challenge.js';
+import { Order } from '../api/acme/v1/order.js';
 import { Certificate } from '../api/v1/certificate.js';
 import { CertificateRequest } from '../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
@@ -17,4 +20,22 @@ export const certificatesRbac: PolicyRule[] = [
   rule(CertificateRequest.kind, ['update'], 'finalizers'),
   rule(Secret, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
   rule(CoreEvent, ['create', 'patch']),
+];
+
+/**
+ * What the ACME Order and Challenge controllers do: their own resources, and the solver pods,
+ * Services and Ingresses or HTTPRoutes (created, watched, deleted; a named Ingress is patched).
+ */
+export const acmeRbac: PolicyRule[] = [
+  rule(Order.kind, ['get', 'list', 'watch', 'create', 'delete']),
+  rule(Order.kind, ['get', 'update', 'patch'], 'status'),
+  // Owner references with blockOwnerDeletion need update on the owner's finalizers.
+  rule(Order.kind, ['update'], 'finalizers'),
+  rule(Challenge.kind, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+  rule(Challenge.kind, ['get', 'update', 'patch'], 'status'),
+  rule(Challenge.kind, ['update'], 'finalizers'),
+  rule(Pod, ['get', 'list', 'watch', 'create', 'delete']),
+  rule(Service, ['get', 'list', 'watch', 'create', 'delete']),
+  rule(Ingress, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+  rule(HTTPRoute, ['get', 'list', 'watch', 'create', 'delete']),
 ];

@@ -2,15 +2,17 @@
 // the rules declared next to the controllers).
 import { mergeRules, renderCrdTemplate, renderRulesTemplate, type CustomResource } from '@opkit/runtime';
 import { join } from 'node:path';
+import { Challenge } from '../api/acme/v1/challenge.js';
+import { Order } from '../api/acme/v1/order.js';
 import { Certificate } from '../api/v1/certificate.js';
 import { CertificateRequest } from '../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
-import { certificatesRbac } from '../controllers/rbac.js';
+import { acmeRbac, certificatesRbac } from '../controllers/rbac.js';
 
 export const CHART = 'cert-operator';
 export const GENERATOR = 'nx run @opkit/cert-operator:generate';
-export const CUSTOM_RESOURCES: CustomResource<any, any>[] = [Issuer, ClusterIssuer, Certificate, CertificateRequest];
-export const RBAC = mergeRules(certificatesRbac);
+export const CUSTOM_RESOURCES: CustomResource<any, any>[] = [Issuer, ClusterIssuer, Certificate, CertificateRequest, Order, Challenge];
+export const RBAC = mergeRules(certificatesRbac, acmeRbac);
 
 export function generatedFiles(repoRoot: string): Record<string, string> {
   const chart = join(repoRoot, 'charts', CHART);

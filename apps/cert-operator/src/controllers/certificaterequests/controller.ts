@@ -1,4 +1,5 @@
 import { controllerFor, rfc3339, setCondition, updateStatusIfChanged, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { Order } from '../../api/acme/v1/order.js';
 import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
 import { A, GROUP, isOurGroup, type KeyUsage } from '../../api/v1/shared.js';
@@ -117,11 +118,12 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
       name: c.metadata.name!,
     }));
 
-  return controllerFor(CertificateRequest.kind)
+  let builder = controllerFor(CertificateRequest.kind)
     .named('certificaterequest')
     .withIndex(CertificateRequest.kind, CR_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
     .watches(Issuer.kind, byIssuer('Issuer'))
-    .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'))
-    .withOptions({ maxConcurrentReconciles: 4 })
-    .reconcile(reconcile);
+    .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'));
+  // ACME requests complete through their Order.
+  if (signers.acme) builder = builder.owns(Order.kind);
+  return builder.withOptions({ maxConcurrentReconciles: 4 }).reconcile(reconcile);
 }

@@ -5,9 +5,10 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
 import { CertificateRequest } from '../../api/v1/certificaterequest.js';
-import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
+import { Issuer } from '../../api/v1/issuer.js';
 import { A } from '../../api/v1/shared.js';
 import { defaultConfig } from '../../config.js';
+import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { LABELLED, METADATA } from '../../secrets/secret-reader.js';
 import { addCertificateControllers } from '../index.js';
 
@@ -50,7 +51,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
   beforeAll(async () => {
     plane = await startControlPlane({ audit: true });
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
-    for (const r of [Issuer, ClusterIssuer, Certificate, CertificateRequest]) await admin.create(CustomResourceDefinition, r.crd as never);
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
     await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
     await plane.kubectl(['create', 'namespace', SYSTEM]);
     const t = testManager(plane.kubeConfig, { name: OPERATOR });

@@ -199,7 +199,8 @@ export function certificateController(cfg: CertOperatorConfig) {
         metadata: {
           name: crName,
           namespace: req.namespace,
-          labels: { [L.certificateName]: c.metadata.name! },
+          // The Certificate's labels travel on (as cert-manager), so ACME solver matchLabels can select on them.
+          labels: { ...c.metadata.labels, [L.certificateName]: c.metadata.name! },
           annotations: { [A.revision]: String(revision), [A.privateKeySecretName]: next.secretName, [A.certificateName]: c.metadata.name! },
           ownerReferences: [controllerReference(Certificate.kind, c)],
         },

@@ -1,0 +1,89 @@
+import { Secret, type ReconcileContext } from '@opkit/runtime';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { ClusterIssuer, Issuer, type IssuerObject } from '../api/v1/issuer.js';
+import { L } from '../api/v1/shared.js';
+import { LABELLED, secretData, SecretReader } from '../secrets/secret-reader.js';
+import { AcmeSession, type RequestObserver } from './client.js';
+
+type ACMEIssuerSpec = NonNullable<IssuerObject['spec']['acme']>;
+
+export class AccountNotReadyError extends Error {
+  override name = 'AccountNotReadyError';
+}
+
+export interface AccountSession {
+  session: AcmeSession;
+  /** The account is known to the server (recorded on the issuer for this key and server). */
+  registered: boolean;
+  keyHash: string;
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 32);
+
+/**
+ * ACME accounts, one per issuer: the account key (generated and stored when missing), the account
+ * URL recorded on the issuer once registered (so it is registered once and reused, not re-verified
+ * on every sync), and one long-lived session per account (its nonces and connections reused).
+ */
+export class AcmeAccounts {
+  private readonly sessions = new Map<string, { id: string; session: AcmeSession }>();
+
+  constructor(private readonly observe?: RequestObserver) {}
+
+  async session(issuer: IssuerObject, resourceNamespace: string, ctx: ReconcileContext): Promise<AccountSession> {
+    const spec = issuer.spec.acme as ACMEIssuerSpec;
+    const reader = new SecretReader(ctx.cache, ctx.client);
+    const keyRef = spec.privateKeySecretRef;
+    const keyName = keyRef.key ?? 'tls.key';
+    let keyPem = secretData(await reader.read({ namespace: resourceNamespace, name: keyRef.name }), keyName);
+    if (!keyPem) {
+      if (spec.disableAccountKeyGeneration) throw new AccountNotReadyError(`account key Secret "${keyRef.name}" (key ${keyName}) not found in ${resourceNamespace}, and disableAccountKeyGeneration is set`);
+      keyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      await ctx.client.create(Secret, {
+        metadata: { name: keyRef.name, namespace: resourceNamespace, labels: { [L.fao]: 'true' } },
+        type: 'Opaque',
+        data: { [keyName]: Buffer.from(keyPem).toString('base64') },
+      });
+      await ctx.cache.observe(Secret, { namespace: resourceNamespace, name: keyRef.name }, undefined, { informer: LABELLED });
+      ctx.recorder.normal(issuer, 'AccountKeyGenerated', `Generated a new ACME account key in Secret "${keyRef.name}"`);
+    }
+    let eab: { kid: string; hmacKey: string } | undefined;
+    if (spec.externalAccountBinding) {
+      const ref = spec.externalAccountBinding.keySecretRef;
+      const hmacKey = secretData(await reader.read({ namespace: resourceNamespace, name: ref.name }), ref.key ?? 'secret');
+      if (!hmacKey) throw new AccountNotReadyError(`external account binding key Secret "${ref.name}" not found in ${resourceNamespace}`);
+      eab = { kid: spec.externalAccountBinding.keyID, hmacKey: hmacKey.trim() };
+    }
+    const keyHash = sha(keyPem);
+    const recorded = issuer.status?.acme;
+    const registered = !!recorded?.uri && recorded.lastPrivateKeyHash === keyHash && recorded.uri.startsWith(new URL(spec.server).origin);
+    const caPem = spec.caBundle ? Buffer.from(spec.caBundle, 'base64').toString('utf8') : undefined;
+    const id = [spec.server, keyHash, registered ? recorded!.uri : '', sha(caPem ?? ''), !!spec.skipTLSVerify].join('|');
+    // One session per issuer: replaced when anything it was made from changes.
+    const uid = issuer.metadata.uid!;
+    let entry = this.sessions.get(uid);
+    if (entry?.id !== id) {
+      entry = { id, session: new AcmeSession({ directoryUrl: spec.server, accountKeyPem: keyPem, accountUrl: registered ? recorded!.uri : undefined, caPem, skipTLSVerify: spec.skipTLSVerify, externalAccountBinding: eab, observe: this.observe }) };
+      this.sessions.set(uid, entry);
+    }
+    return { session: entry.session, registered, keyHash };
+  }
+
+  /** The session of an issuer that must already be registered (Orders, Challenges). */
+  async registered(issuer: IssuerObject, resourceNamespace: string, ctx: ReconcileContext): Promise<AcmeSession> {
+    const s = await this.session(issuer, resourceNamespace, ctx);
+    if (!s.registered) throw new AccountNotReadyError('the issuer\'s ACME account is not registered yet');
+    return s.session;
+  }
+
+  /**
+   * The server no longer knows the account (a test CA restarted, an account deactivated): forget
+   * it on the issuer, whose reconcile registers it again.
+   */
+  async forget(issuer: IssuerObject, ctx: ReconcileContext): Promise<void> {
+    this.sessions.delete(issuer.metadata.uid!);
+    const kind = issuer.metadata.namespace ? Issuer.kind : ClusterIssuer.kind;
+    await ctx.client.patchStatus(kind as typeof Issuer.kind, { namespace: issuer.metadata.namespace, name: issuer.metadata.name! }, { status: { acme: null } }).catch(() => undefined);
+    ctx.recorder.warning(issuer, 'ACMEAccountLost', 'The ACME server does not know this account any more; registering it again');
+  }
+}

@@ -1,0 +1,110 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { classify, resetBackoff } from '../controllers/acme/errors.js';
+import { AcmeProblemError, AcmeRateLimitError, AcmeSession, AcmeUnavailableError } from './client.js';
+
+/**
+ * A scripted ACME server: enough of RFC 8555 for one newOrder call, answering each POST with the
+ * next scripted reply. It checks what the client does on the wire: how many requests, which nonces.
+ */
+describe('AcmeSession against a scripted ACME server', () => {
+  let server: Server;
+  let base: string;
+  let replies: ((res: ServerResponse) => void)[] = [];
+  let log: { method: string; path: string; nonce?: string }[] = [];
+  let nonce = 0;
+  const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const problem = (status: number, type: string, detail: string, headers: Record<string, string> = {}) => (res: ServerResponse) =>
+    res.writeHead(status, { 'content-type': 'application/problem+json', 'replay-nonce': `n${++nonce}`, ...headers }).end(JSON.stringify({ type: `urn:ietf:params:acme:error:${type}`, detail, status }));
+  const order = (res: ServerResponse) =>
+    res.writeHead(201, { 'content-type': 'application/json', 'replay-nonce': `n${++nonce}`, location: `${base}/order/1` }).end(JSON.stringify({ status: 'pending', identifiers: [], authorizations: [], finalize: `${base}/finalize/1` }));
+
+  beforeAll(async () => {
+    server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const protectedHeader = body ? (JSON.parse(Buffer.from((JSON.parse(body) as { protected: string }).protected, 'base64url').toString()) as { nonce: string }) : undefined;
+        log.push({ method: req.method!, path: req.url!, nonce: protectedHeader?.nonce });
+        if (req.url === '/dir') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ newNonce: `${base}/nonce`, newAccount: `${base}/acct`, newOrder: `${base}/order` }));
+        else if (req.url === '/nonce') res.writeHead(200, { 'replay-nonce': `n${++nonce}` }).end();
+        else (replies.shift() ?? problem(500, 'serverInternal', 'unscripted'))(res);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+  beforeEach(() => {
+    replies = [];
+    log = [];
+  });
+
+  const session = () => new AcmeSession({ directoryUrl: `${base}/dir`, accountKeyPem: key, accountUrl: `${base}/acct/1` });
+  const newOrder = (s: AcmeSession) => s.call((c) => c.createOrder({ identifiers: [{ type: 'dns', value: 'a.example' }] }));
+
+  it('turns a 429 into a rate-limit error carrying Retry-After, without sleeping or retrying in the call', async () => {
+    replies = [problem(429, 'rateLimited', 'too many new orders recently', { 'retry-after': '120' })];
+    const started = Date.now();
+    const err = (await newOrder(session()).catch((e: unknown) => e)) as AcmeRateLimitError;
+    expect(err).toBeInstanceOf(AcmeRateLimitError);
+    expect(err.retryAfterMs).toBe(120_000);
+    expect(err.message).toMatch(/^rate limited by the ACME server: too many new orders recently; retrying after \d{4}-/);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(log.filter((l) => l.method === 'POST')).toHaveLength(1);
+    // What the Order controller does with it: wait exactly as long as the CA asked.
+    expect(classify(err, 'k')).toEqual({ kind: 'retry', message: err.message, requeueAfter: 120_000 });
+  });
+
+  it('reads Retry-After given as an HTTP date', async () => {
+    replies = [problem(429, 'rateLimited', 'slow down', { 'retry-after': new Date(Date.now() + 30 * 60_000).toUTCString() })];
+    const err = (await newOrder(session()).catch((e: unknown) => e)) as AcmeRateLimitError;
+    expect(err.retryAfterMs).toBeGreaterThan(29 * 60_000);
+    expect(err.retryAfterMs).toBeLessThanOrEqual(30 * 60_000);
+  });
+
+  it('treats 5xx and refused connections as an unreachable server, backing off 5 s doubling to 5 min', async () => {
+    replies = [problem(503, 'serverInternal', 'maintenance')];
+    const err = await newOrder(session()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AcmeUnavailableError);
+    expect((err as Error).message).toBe(`ACME server ${base}/dir is unreachable: 503: maintenance`);
+    const refused = new AcmeSession({ directoryUrl: 'http://127.0.0.1:1/dir', accountKeyPem: key, accountUrl: 'x' });
+    const down = await newOrder(refused).catch((e: unknown) => e);
+    expect(down).toBeInstanceOf(AcmeUnavailableError);
+    expect((down as Error).message).toMatch(/ECONNREFUSED/);
+    resetBackoff('order/x');
+    const waits = Array.from({ length: 8 }, () => (classify(down, 'order/x') as { requeueAfter: number }).requeueAfter);
+    expect(waits).toEqual([5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+  });
+
+  it('reports a refusal as final, with the CA\'s words', async () => {
+    replies = [problem(400, 'rejectedIdentifier', 'a.example is blocked by policy')];
+    const err = await newOrder(session()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AcmeProblemError);
+    expect(classify(err, 'k')).toEqual({ kind: 'final', message: 'a.example is blocked by policy (urn:ietf:params:acme:error:rejectedIdentifier)' });
+    replies = [problem(400, 'accountDoesNotExist', 'no account for kid')];
+    expect(classify(await newOrder(session()).catch((e: unknown) => e), 'k').kind).toBe('account-lost');
+  });
+
+  it('signs each request with the nonce of the previous answer, fetching one only when it has none', async () => {
+    const s = session();
+    replies = [order, order, order];
+    for (let i = 0; i < 3; i++) await newOrder(s);
+    expect(log.filter((l) => l.method === 'HEAD')).toHaveLength(1);
+    const posts = log.filter((l) => l.method === 'POST');
+    expect(new Set(posts.map((p) => p.nonce)).size).toBe(3);
+    expect(s.requests).toBe(log.length);
+  });
+
+  it('retries a badNonce once with the fresh nonce, and never reuses that nonce', async () => {
+    const s = session();
+    replies = [problem(400, 'badNonce', 'stale nonce'), order, order];
+    await newOrder(s);
+    await newOrder(s);
+    const posts = log.filter((l) => l.method === 'POST').map((p) => p.nonce);
+    expect(posts).toHaveLength(3);
+    expect(new Set(posts).size).toBe(3);
+  });
+});

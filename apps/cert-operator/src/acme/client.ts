@@ -1,0 +1,188 @@
+import * as acme from 'acme-client';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Socket } from 'node:net';
+
+// acme-client retries 429s and 5xx itself, sleeping for Retry-After inside the call: a reconcile
+// would hang for as long as the CA asks (minutes, hours). We want the wait persisted and shown on
+// the resource instead, so in-process retries are off and rate limits surface as errors.
+(acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number } }).acmeSettings.retryMaxAttempts = 0;
+
+/** The ACME server asked us to slow down (429, or a rateLimited problem). */
+export class AcmeRateLimitError extends Error {
+  constructor(readonly retryAfterMs: number, detail: string) {
+    super(`rate limited by the ACME server: ${detail}; retrying after ${new Date(Date.now() + retryAfterMs).toISOString()}`);
+    this.name = 'AcmeRateLimitError';
+  }
+}
+
+/** The ACME server could not be reached (refused, reset, timed out, 5xx). Retried with backoff. */
+export class AcmeUnavailableError extends Error {
+  constructor(readonly server: string, cause: string) {
+    super(`ACME server ${server} is unreachable: ${cause}`);
+    this.name = 'AcmeUnavailableError';
+  }
+}
+
+/** An ACME problem document (RFC 8555 §6.7) answered with a 4xx: final unless noted. */
+export class AcmeProblemError extends Error {
+  constructor(readonly type: string, readonly status: number, detail: string) {
+    super(detail);
+    this.name = 'AcmeProblemError';
+  }
+  /** The account or object is gone (a CA restarted, an expired order): start over. */
+  get notFound(): boolean {
+    return this.type.endsWith(':accountDoesNotExist') || this.status === 404 || /no (order|authorization|account) for id|not found/i.test(this.message);
+  }
+  get accountGone(): boolean {
+    return this.type.endsWith(':accountDoesNotExist') || /account .*(does not exist|not found)/i.test(this.message);
+  }
+}
+
+export interface AcmeServerOptions {
+  directoryUrl: string;
+  accountKeyPem: string;
+  accountUrl?: string;
+  /** PEM bundle to trust for the server's TLS (Issuer spec.acme.caBundle). */
+  caPem?: string;
+  skipTLSVerify?: boolean;
+  externalAccountBinding?: { kid: string; hmacKey: string };
+  /** Told of every request to the server (metrics). */
+  observe?: RequestObserver;
+}
+
+export type RequestObserver = (r: { method: string; url: string; status: number | 'error'; seconds: number }) => void;
+
+interface Response {
+  status: number;
+  headers: Record<string, string>;
+  data: { type?: string; detail?: string } | unknown;
+}
+
+/** What one `call` saw on the wire, kept apart from concurrent calls on the same session. */
+interface CallTrace {
+  lastResponse?: Response;
+  socketError?: Error;
+}
+
+const parseRetryAfter = (value: string | undefined): number | undefined => {
+  if (!value) return undefined;
+  const secs = Number(value);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined;
+};
+
+/**
+ * acme-client loses the cause of a failed connection (its axios interceptor dereferences the
+ * missing response), so the agents record socket errors on the call that made them.
+ */
+function recordingAgents(trace: AsyncLocalStorage<CallTrace>, tls: { ca?: string; rejectUnauthorized: boolean }, recent: { error?: Error }) {
+  // A kept-alive socket outlives the call that opened it: its later errors go to the session too.
+  const record = (socket: Socket) => {
+    const t = trace.getStore();
+    socket.once('error', (err) => {
+      if (t) t.socketError = err;
+      recent.error = err;
+    });
+    return socket;
+  };
+  class Https extends HttpsAgent {
+    override createConnection(...args: Parameters<HttpsAgent['createConnection']>) {
+      return record(super.createConnection(...args) as Socket);
+    }
+  }
+  class Http extends HttpAgent {
+    override createConnection(...args: Parameters<HttpAgent['createConnection']>) {
+      return record(super.createConnection(...args) as Socket);
+    }
+  }
+  return { httpsAgent: new Https({ keepAlive: true, ...tls }), httpAgent: new Http({ keepAlive: true }) };
+}
+
+/**
+ * One ACME account on one server, over acme-client, with what it lacks:
+ * - its own TLS trust (caBundle, skipTLSVerify) instead of the process-wide axios defaults;
+ * - nonce reuse: each response's Replay-Nonce signs the next request (RFC 8555 §6.5), instead of a
+ *   HEAD newNonce before every POST (about half the round trips);
+ * - typed errors: rate limits with their Retry-After, unreachable servers (with the socket's own
+ *   error), problem documents with their type;
+ * - a request counter, so benchmarks can show what a certificate costs the CA.
+ * One session serves concurrent reconciles: each `call` traces its own responses.
+ */
+export class AcmeSession {
+  readonly client: acme.Client;
+  requests = 0;
+  private readonly nonces: string[] = [];
+  private readonly trace = new AsyncLocalStorage<CallTrace>();
+  private readonly recent: { error?: Error } = {};
+
+  constructor(readonly options: AcmeServerOptions) {
+    this.client = new acme.Client({
+      directoryUrl: options.directoryUrl,
+      accountKey: options.accountKeyPem,
+      accountUrl: options.accountUrl,
+      externalAccountBinding: options.externalAccountBinding,
+      backoffAttempts: 1,
+    });
+    const agents = recordingAgents(this.trace, { ca: options.caPem, rejectUnauthorized: !options.skipTLSVerify }, this.recent);
+    const http = (this.client as unknown as { http: { request: (url: unknown, method: unknown, opts?: Record<string, unknown>) => Promise<Response>; getNonce: () => Promise<string> } }).http;
+    const request = http.request.bind(http);
+    const getNonce = http.getNonce.bind(http);
+    http.request = async (url: unknown, method: unknown, opts: Record<string, unknown> = {}) => {
+      this.requests++;
+      const t = this.trace.getStore();
+      this.recent.error = undefined;
+      const started = performance.now();
+      const observe = (status: number | 'error') => options.observe?.({ method: String(method).toUpperCase(), url: String(url), status, seconds: (performance.now() - started) / 1000 });
+      let resp: Response;
+      try {
+        resp = await request(url, method, { ...opts, ...agents, timeout: 30_000 });
+        observe(resp.status);
+      } catch (err) {
+        observe('error');
+        const e = err as { code?: string; message: string };
+        const socketError = t?.socketError ?? this.recent.error;
+        const cause = socketError
+          ? `${(socketError as NodeJS.ErrnoException).code ?? ''} ${socketError.message}`.trim()
+          : e.code === 'ECONNABORTED'
+            ? 'no answer within 30s'
+            : 'the connection failed without a response';
+        throw new AcmeUnavailableError(options.directoryUrl, cause);
+      }
+      if (t) t.lastResponse = resp;
+      const nonce = resp.headers?.['replay-nonce'];
+      // A badNonce answer's fresh nonce is used by acme-client's own retry: do not hand it out twice.
+      const badNonce = (resp.data as { type?: string } | undefined)?.type === 'urn:ietf:params:acme:error:badNonce';
+      if (nonce && !badNonce) {
+        this.nonces.push(nonce);
+        // Servers expire nonces; a few spare are plenty (each stale one costs a badNonce retry).
+        if (this.nonces.length > 8) this.nonces.shift();
+      }
+      return resp;
+    };
+    http.getNonce = async () => this.nonces.pop() ?? getNonce();
+  }
+
+  /** Runs one acme-client call, turning what went wrong into the errors above. */
+  async call<T>(fn: (c: acme.Client) => Promise<T>): Promise<T> {
+    const t: CallTrace = {};
+    try {
+      return await this.trace.run(t, () => fn(this.client));
+    } catch (err) {
+      if (err instanceof AcmeUnavailableError) throw err;
+      const resp = t.lastResponse;
+      const problem = (resp?.data ?? {}) as { type?: string; detail?: string };
+      const detail = problem.detail ?? (err as Error).message;
+      if (resp && (resp.status === 429 || problem.type?.endsWith(':rateLimited'))) {
+        throw new AcmeRateLimitError(parseRetryAfter(resp.headers['retry-after']) ?? 60_000, detail);
+      }
+      if (resp && resp.status >= 500) throw new AcmeUnavailableError(this.options.directoryUrl, `${resp.status}: ${detail}`);
+      if (resp && resp.status >= 400) throw new AcmeProblemError(problem.type ?? 'about:blank', resp.status, detail);
+      throw err;
+    }
+  }
+}
+
+export type { acme };

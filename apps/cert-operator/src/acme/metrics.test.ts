@@ -1,0 +1,25 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { acmeClientMetrics, pathClass } from './metrics.js';
+
+describe('ACME client metrics', () => {
+  it('labels paths without their identifiers, so label values stay bounded', () => {
+    expect(pathClass('https://acme-v02.api.letsencrypt.org/acme/order/123456/789')).toBe('/acme/order');
+    expect(pathClass('https://acme-v02.api.letsencrypt.org/acme/chall/1234/abcd/XyZ')).toBe('/acme/chall');
+    expect(pathClass('https://127.0.0.1:14000/my-order/SxW5pQ7d')).toBe('/my-order');
+    expect(pathClass('https://127.0.0.1:14000/dir')).toBe('/dir');
+    expect(pathClass('https://ca.example/')).toBe('/');
+  });
+
+  it('counts requests by host, path, method and status', async () => {
+    const registry = new Registry();
+    const observe = acmeClientMetrics(registry);
+    observe({ method: 'POST', url: 'https://ca.example/acme/new-order', status: 201, seconds: 0.2 });
+    observe({ method: 'POST', url: 'https://ca.example/acme/new-order', status: 429, seconds: 0.1 });
+    observe({ method: 'HEAD', url: 'https://ca.example/acme/new-nonce', status: 'error', seconds: 30 });
+    const text = await registry.metrics();
+    expect(text).toContain('opkit_acme_client_requests_total{scheme="https",host="ca.example",path="/acme/new-order",method="POST",status="201"} 1');
+    expect(text).toContain('opkit_acme_client_requests_total{scheme="https",host="ca.example",path="/acme/new-order",method="POST",status="429"} 1');
+    expect(text).toContain('opkit_acme_client_requests_total{scheme="https",host="ca.example",path="/acme/new-nonce",method="HEAD",status="error"} 1');
+  });
+});

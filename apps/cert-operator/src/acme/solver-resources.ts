@@ -1,0 +1,153 @@
+import { controllerReference, defineKind, Ingress, Pod, Service, type KubeObject, type ObjectOf } from '@opkit/runtime';
+import { Challenge, type ChallengeObject } from '../api/acme/v1/challenge.js';
+import { ACME_GROUP } from '../api/acme/v1/order.js';
+
+export const SOLVER_PORT = 8089;
+export const SOLVER_LABEL = `${ACME_GROUP}/http01-solver`;
+export const DOMAIN_LABEL = `${ACME_GROUP}/http-domain`;
+export const TOKEN_LABEL = `${ACME_GROUP}/http-token`;
+export const CHALLENGE_PATH = '/.well-known/acme-challenge/';
+/** Gateway API's HTTPRoute: only the fields the solver route uses are typed. */
+export const HTTPRoute = defineKind<KubeObject & { spec?: Record<string, unknown> }>({ group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true });
+/** Only our solver objects are cached. */
+export const SOLVER_INFORMER = { labelSelector: `${SOLVER_LABEL}=true` };
+
+/** Adler-32, as cert-manager labels solver objects: short, stable, label-safe. */
+export function adler32(s: string): string {
+  let a = 1;
+  let b = 0;
+  for (const byte of Buffer.from(s)) {
+    a = (a + byte) % 65521;
+    b = (b + a) % 65521;
+  }
+  return String(((b << 16) | a) >>> 0);
+}
+
+/** The labels that identify a challenge's solver objects (and select its pod). */
+export const identityLabels = (ch: ChallengeObject): Record<string, string> => ({
+  [DOMAIN_LABEL]: adler32(ch.spec.dnsName),
+  [TOKEN_LABEL]: adler32(ch.spec.token),
+  [SOLVER_LABEL]: 'true',
+});
+
+type PodObject = ObjectOf<typeof Pod>;
+type Template = NonNullable<NonNullable<ChallengeObject['spec']['solver']['http01']>['ingress']>['podTemplate'];
+
+const http01 = (ch: ChallengeObject) => ch.spec.solver.http01 ?? {};
+const podTemplateOf = (ch: ChallengeObject): Template => http01(ch).ingress?.podTemplate ?? http01(ch).gatewayHTTPRoute?.podTemplate;
+const serviceTypeOf = (ch: ChallengeObject) => http01(ch).ingress?.serviceType ?? http01(ch).gatewayHTTPRoute?.serviceType ?? 'NodePort';
+
+/**
+ * The solver pod, shaped as cert-manager's: hardened (non-root, read-only root filesystem, no
+ * ServiceAccount token, no privilege escalation, no capabilities), 10m/64Mi requests and
+ * 100m/64Mi limits, then the issuer's podTemplate merged in (labels, annotations, nodeSelector and
+ * tolerations merged; affinity, priorityClassName, serviceAccountName, securityContext and
+ * resources replaced; imagePullSecrets appended).
+ */
+export function solverPod(ch: ChallengeObject, image: string): PodObject {
+  const t = podTemplateOf(ch);
+  const ts = t?.spec ?? {};
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: 'opkit-acme-http-solver-',
+      namespace: ch.metadata.namespace,
+      labels: { ...t?.metadata?.labels, ...identityLabels(ch) },
+      annotations: { 'sidecar.istio.io/inject': 'false', 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'true', ...t?.metadata?.annotations },
+      ownerReferences: [controllerReference(Challenge.kind, ch)],
+    },
+    spec: {
+      restartPolicy: 'OnFailure',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      nodeSelector: { 'kubernetes.io/os': 'linux', ...ts.nodeSelector },
+      ...(ts.tolerations ? { tolerations: ts.tolerations as never } : {}),
+      ...(ts.affinity ? { affinity: ts.affinity as never } : {}),
+      ...(ts.priorityClassName ? { priorityClassName: ts.priorityClassName } : {}),
+      ...(ts.serviceAccountName ? { serviceAccountName: ts.serviceAccountName } : {}),
+      ...(ts.imagePullSecrets ? { imagePullSecrets: ts.imagePullSecrets } : {}),
+      securityContext: (ts.securityContext as never) ?? { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: 'acmesolver',
+          image,
+          imagePullPolicy: 'IfNotPresent',
+          args: [`--listen-port=${SOLVER_PORT}`, `--domain=${ch.spec.dnsName}`, `--token=${ch.spec.token}`, `--key=${ch.spec.key}`],
+          ports: [{ name: 'http', containerPort: SOLVER_PORT, protocol: 'TCP' }],
+          resources: (ts.resources as never) ?? { requests: { cpu: '10m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
+          securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
+        },
+      ],
+    },
+  };
+}
+
+export function solverService(ch: ChallengeObject): ObjectOf<typeof Service> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      generateName: 'opkit-acme-http-solver-',
+      namespace: ch.metadata.namespace,
+      labels: identityLabels(ch),
+      annotations: { 'auth.istio.io/8089': 'NONE' },
+      ownerReferences: [controllerReference(Challenge.kind, ch)],
+    },
+    spec: {
+      type: serviceTypeOf(ch),
+      selector: identityLabels(ch),
+      ports: [{ name: 'http', port: SOLVER_PORT, targetPort: SOLVER_PORT as never, protocol: 'TCP' }],
+    },
+  };
+}
+
+const challengePath = (ch: ChallengeObject) => `${CHALLENGE_PATH}${ch.spec.token}`;
+const isIP = (s: string) => /^[\d.]+$|:/.test(s);
+
+/** The HTTP rule that routes the challenge path to the solver Service (Exact path type). */
+export function challengeRule(ch: ChallengeObject, serviceName: string) {
+  return {
+    ...(isIP(ch.spec.dnsName) ? {} : { host: ch.spec.dnsName }),
+    http: { paths: [{ path: challengePath(ch), pathType: 'Exact', backend: { service: { name: serviceName, port: { number: SOLVER_PORT } } } }] },
+  };
+}
+
+export function solverIngress(ch: ChallengeObject, serviceName: string): ObjectOf<typeof Ingress> {
+  const ing = http01(ch).ingress ?? {};
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: {
+      generateName: 'opkit-acme-http-solver-',
+      namespace: ch.metadata.namespace,
+      labels: { ...ing.ingressTemplate?.metadata?.labels, ...identityLabels(ch) },
+      annotations: {
+        'nginx.ingress.kubernetes.io/whitelist-source-range': '0.0.0.0/0,::/0',
+        ...(ing.class ? { 'kubernetes.io/ingress.class': ing.class } : {}),
+        ...ing.ingressTemplate?.metadata?.annotations,
+      },
+      ownerReferences: [controllerReference(Challenge.kind, ch)],
+    },
+    spec: { ...(ing.ingressClassName ? { ingressClassName: ing.ingressClassName } : {}), rules: [challengeRule(ch, serviceName) as never] },
+  };
+}
+
+export function solverHTTPRoute(ch: ChallengeObject, serviceName: string) {
+  const gw = http01(ch).gatewayHTTPRoute ?? {};
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: {
+      generateName: 'opkit-acme-http-solver-',
+      namespace: ch.metadata.namespace,
+      labels: { ...gw.labels, ...identityLabels(ch) },
+      ownerReferences: [controllerReference(Challenge.kind, ch)],
+    },
+    spec: {
+      parentRefs: gw.parentRefs ?? [],
+      ...(isIP(ch.spec.dnsName) ? {} : { hostnames: [ch.spec.dnsName] }),
+      rules: [{ matches: [{ path: { type: 'Exact', value: challengePath(ch) } }], backendRefs: [{ name: serviceName, port: SOLVER_PORT }] }],
+    },
+  };
+}

@@ -1,0 +1,390 @@
+import {
+  Client, CoreEvent, CustomResourceDefinition, Informer, Ingress, Pod, Secret, Service, silentLogger, Transport, type Kind, type KubeObject, type Manager, type ObjectOf,
+} from '@opkit/runtime';
+import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
+import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, type ControlPlane, type IngressStandIn, type Pebble } from '@opkit/testing';
+import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { HTTPRoute, SOLVER_LABEL } from '../../acme/solver-resources.js';
+import { Challenge } from '../../api/acme/v1/challenge.js';
+import { Order } from '../../api/acme/v1/order.js';
+import { Certificate } from '../../api/v1/certificate.js';
+import { CertificateRequest } from '../../api/v1/certificaterequest.js';
+import { Issuer } from '../../api/v1/issuer.js';
+import { defaultConfig } from '../../config.js';
+import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
+import { addCertificateControllers } from '../index.js';
+
+const OPERATOR = 'cert-operator';
+const SYSTEM = 'opkit-system';
+const SOLVER_ENTRYPOINT = join(import.meta.dirname, '../../../../acme-solver/dist/main.js');
+const SELF_CHECK_TIMEOUT_S = 20;
+
+const pem = (s: { data?: Record<string, string> }, k: string) => Buffer.from(s.data?.[k] ?? '', 'base64').toString();
+const splitPem = (chain: string) => chain.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!.map((p) => new X509Certificate(p));
+/** Just enough of Gateway API's HTTPRoute CRD to store routes (the real one is large). */
+const HTTPROUTE_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  // *.k8s.io groups need this annotation; the Gateway API project's own CRDs carry its PR link.
+  metadata: { name: 'httproutes.gateway.networking.k8s.io', annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' } },
+  spec: {
+    group: 'gateway.networking.k8s.io',
+    scope: 'Namespaced',
+    names: { kind: 'HTTPRoute', plural: 'httproutes', singular: 'httproute', listKind: 'HTTPRouteList' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+};
+const cond = (c: { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }, type: string) => c.status?.conditions?.find((x) => x.type === type);
+
+/**
+ * The ACME issuer against Pebble with real HTTP-01 validation. The simulated cluster does not run
+ * pods, so the ingress stand-in plays the ingress controller: Pebble's requests (and the operator's
+ * self-check) reach it through Pebble's DNS (every name → 127.0.0.1), and it routes them by Host
+ * through the Ingress and Service the operator made to the solver pod's container, run locally
+ * from apps/acme-solver with the args of the pod spec.
+ */
+describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let manager: Manager;
+  let logs: ReturnType<typeof testManager>['logs'];
+  let standIn: IngressStandIn;
+  let pebble: Pebble;
+  let httpPort: number;
+  const others: Pebble[] = [];
+  let n = 0;
+
+  const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+  const ns = async () => {
+    const name = `acme${++n}`;
+    await plane.kubectl(['create', 'namespace', name]);
+    return name;
+  };
+  const issuer = async (namespace: string, name: string, server: Pebble, http01: object = { ingress: { ingressClassName: 'nginx' } }, extra: object = {}, ready = 'True') => {
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Issuer',
+      metadata: { name, namespace },
+      spec: { acme: { server: server.directoryUrl, email: 'ops@example.test', caBundle: Buffer.from(server.tlsCaPem).toString('base64'), privateKeySecretRef: { name: `${name}-account` }, solvers: [{ http01 }], ...extra } },
+    });
+    return waitFor(`Issuer ${name} Ready=${ready}`, async () => {
+      const i = await admin.get(Issuer.kind, { namespace, name });
+      return cond(i, 'Ready')?.status === ready && i;
+    }, { timeoutMs: 30_000 });
+  };
+  const cert = (namespace: string, name: string, issuerName: string, dnsNames: string[]) =>
+    apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name, namespace }, spec: { secretName: name, issuerRef: { name: issuerName }, dnsNames, privateKey: { algorithm: 'ECDSA' } } });
+  const getCert = (namespace: string, name: string) => admin.get(Certificate.kind, { namespace, name });
+  const waitReady = (namespace: string, name: string, timeoutMs = 60_000) =>
+    waitFor(`Certificate ${name} Ready`, async () => {
+      const c = await getCert(namespace, name);
+      return cond(c, 'Ready')?.status === 'True' && c;
+    }, { timeoutMs, intervalMs: 250 });
+  const challenges = async (namespace: string) => (await admin.list(Challenge.kind, { namespace })).items;
+  const solverObjects = async (namespace: string) => {
+    const labelSelector = `${SOLVER_LABEL}=true`;
+    return [
+      ...(await admin.list(Pod, { namespace, labelSelector })).items,
+      ...(await admin.list(Service, { namespace, labelSelector })).items,
+      ...(await admin.list(Ingress, { namespace, labelSelector })).items,
+    ];
+  };
+  /** Every object of a kind seen in a namespace, however briefly it lived. */
+  const record = async <T extends KubeObject>(kind: Kind<T>, namespace: string) => {
+    const seen = new Map<string, T>();
+    const versions: T[] = [];
+    const add = (o: T) => (seen.set(o.metadata.uid!, o), versions.push(o));
+    const inf = new Informer(new Transport(plane.kubeConfig), kind, silentLogger(), { namespace });
+    inf.addHandler({ onAdd: add, onUpdate: (_, o) => add(o) });
+    inf.start();
+    await inf.waitForSync();
+    return { seen, versions, stop: () => inf.stop() };
+  };
+  /** The issued chain verifies up to the server's root. */
+  const verifyChain = async (secret: ObjectOf<typeof Secret>, server: Pebble, dnsNames: string[]) => {
+    const [leaf, ...intermediates] = splitPem(pem(secret, 'tls.crt'));
+    const root = new X509Certificate(await server.root());
+    const chain = [leaf, ...intermediates, root];
+    for (let i = 0; i < chain.length - 1; i++) {
+      expect(chain[i].checkIssued(chain[i + 1])).toBe(true);
+      expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
+    }
+    expect(intermediates.length).toBeGreaterThanOrEqual(1);
+    expect(leaf.subjectAltName?.split(', ').sort()).toEqual(dnsNames.map((d) => `DNS:${d}`).sort());
+    expect(leaf.checkPrivateKey(createPrivateKey(pem(secret, 'tls.key')))).toBe(true);
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(SOLVER_ENTRYPOINT)) throw new Error(`${SOLVER_ENTRYPOINT} is missing: build it first (nx run @opkit/acme-solver:build)`);
+    plane = await startControlPlane({ nodes: 1 });
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+    await admin.create(CustomResourceDefinition, HTTPROUTE_CRD as never);
+    await waitFor('CRDs served', () => Promise.all([admin.list(Challenge.kind), admin.list(HTTPRoute)]).then(() => true));
+    await plane.kubectl(['create', 'namespace', SYSTEM]);
+    // One ingress for every Pebble here: they all validate on the same port.
+    httpPort = await freePort();
+    standIn = await startIngressStandIn(plane.kubeConfig, { port: httpPort, images: { 'opkit/acme-solver': SOLVER_ENTRYPOINT }, ingressClass: 'nginx' });
+    pebble = await startPebble({ httpPort });
+    const t = testManager(plane.kubeConfig, { name: OPERATOR });
+    manager = t.manager;
+    logs = t.logs;
+    addCertificateControllers(
+      manager,
+      defaultConfig({
+        clusterResourceNamespace: SYSTEM,
+        selfCheckNameservers: [pebble.dnsServer],
+        selfCheckPort: httpPort,
+        selfCheck: { requiredPasses: 2, intervalMs: 500, timeoutMs: SELF_CHECK_TIMEOUT_S * 1000 },
+        enableGatewayAPI: true,
+      }),
+    );
+    await manager.start();
+  });
+  // A failing test shows where each object of its namespace got stuck.
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state !== 'fail') return;
+    const namespace = `acme${n}`;
+    const out = await plane.kubectl(['get', 'certificates,certificaterequests,orders,challenges,pods,services,ingresses', '-n', namespace, '-o', 'yaml']).catch((e: Error) => ({ stdout: e.message }));
+    console.log(`--- state of ${namespace} ---\n${out.stdout}\n--- operator errors ---\n${JSON.stringify(logs.find(/./).filter((l) => (l as { level: number }).level >= 40).slice(-20), null, 1)}\n--- ingress stand-in ---\n${JSON.stringify(standIn.requests.slice(-10))}`);
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await standIn?.stop();
+    for (const p of [pebble, ...others]) await p?.stop();
+    await plane?.stop();
+  });
+
+  it('issues a certificate for two DNS names through solver pods; the chain verifies against Pebble\'s root; the solvers are gone afterwards', async () => {
+    const namespace = await ns();
+    const iss = await issuer(namespace, 'le', pebble);
+    expect(cond(iss, 'Ready')).toMatchObject({ reason: 'ACMEAccountRegistered' });
+    expect(iss.status?.acme?.uri).toMatch(new RegExp(`^${new URL(pebble.directoryUrl).origin}/`));
+    const accountKey = await admin.get(Secret, { namespace, name: 'le-account' });
+    expect(createPrivateKey(pem(accountKey, 'tls.key')).asymmetricKeyType).toBe('ec');
+
+    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
+    const pods = await record(Pod, namespace);
+    const services = await record(Service, namespace);
+    const ingresses = await record(Ingress, namespace);
+    const chs = await record(Challenge.kind, namespace);
+    const started = Date.now();
+    const names = ['shop.example.test', 'www.shop.example.test'];
+    await cert(namespace, 'web', 'le', names);
+    const c = await waitReady(namespace, 'web');
+    // What it cost the CA, as the operator's own metrics count it.
+    const metrics = (await scrape(manager, '/metrics')).body;
+    const requests = metricValue(metrics, 'opkit_acme_client_requests_total') - requestsBefore;
+    console.log(`ACME certificate for 2 names issued in ${Date.now() - started} ms with ${requests} requests to the CA`);
+    expect(requests).toBeGreaterThan(0);
+    expect(metricValue(metrics, 'opkit_acme_client_requests_total', { method: 'POST', path: '/order-plz', status: '201' })).toBeGreaterThanOrEqual(1);
+    await verifyChain(await admin.get(Secret, { namespace, name: 'web' }), pebble, names);
+    expect(c.status?.revision).toBe(1);
+
+    // One Challenge per name, each with a solver pod, Service and Ingress shaped as cert-manager's.
+    expect([...chs.seen.values()].map((ch) => ch.spec.dnsName).sort()).toEqual(names);
+    expect(pods.seen.size).toBe(2);
+    for (const pod of pods.seen.values()) {
+      const ch = [...chs.seen.values()].find((x) => x.metadata.uid === pod.metadata.ownerReferences?.[0]?.uid)!;
+      expect(ch).toBeDefined();
+      expect(pod.spec?.automountServiceAccountToken).toBe(false);
+      expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+      const [container] = pod.spec!.containers;
+      expect(container.image).toBe('opkit/acme-solver:0.1.0');
+      expect(container.args).toEqual(['--listen-port=8089', `--domain=${ch.spec.dnsName}`, `--token=${ch.spec.token}`, `--key=${ch.spec.key}`]);
+      expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+      expect(container.resources).toEqual({ requests: { cpu: '10m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } });
+    }
+    expect([...services.seen.values()].filter((s) => s.metadata.labels?.[SOLVER_LABEL]).map((s) => s.spec?.type)).toEqual(['NodePort', 'NodePort']);
+    const rules = [...ingresses.seen.values()].map((i) => i.spec?.rules?.[0]);
+    expect(rules.map((r) => r?.host).sort()).toEqual(names);
+    for (const r of rules) expect(r?.http?.paths).toEqual([expect.objectContaining({ pathType: 'Exact', path: expect.stringMatching(/^\/\.well-known\/acme-challenge\/[\w-]+$/) })]);
+
+    // The owner chain: Certificate → CertificateRequest → Order → Challenge → solver objects.
+    const [order] = (await admin.list(Order.kind, { namespace })).items;
+    const [cr] = (await admin.list(CertificateRequest.kind, { namespace })).items;
+    expect(order.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'CertificateRequest', uid: cr.metadata.uid });
+    expect(cr.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Certificate', uid: c.metadata.uid });
+    for (const ch of chs.seen.values()) expect(ch.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Order', uid: order.metadata.uid });
+    expect(order.status?.state).toBe('valid');
+
+    // Pebble really validated through the route, and the solvers answered it.
+    const validations = standIn.requests.filter((r) => /Pebble-VA/.test(r.userAgent) && names.includes(r.host));
+    expect(validations.length).toBeGreaterThanOrEqual(2);
+    expect(validations.every((r) => r.status === 200 && r.pod?.startsWith(`${namespace}/`))).toBe(true);
+
+    // Done: challenges and every solver object removed, the local solver processes ended.
+    await waitFor('challenges and solver objects removed', async () => !(await challenges(namespace)).length && !(await solverObjects(namespace)).length, { timeoutMs: 30_000 });
+    await waitFor('solver processes ended', () => !standIn.running().some((p) => p.startsWith(`${namespace}/`)), { timeoutMs: 10_000 });
+    // The account was registered once and reused.
+    const registered = (await admin.list(CoreEvent, { namespace, fieldSelector: 'involvedObject.kind=Issuer,reason=ACMEAccountRegistered' })).items;
+    expect(registered.reduce((sum, e) => sum + (e.count ?? 1), 0)).toBe(1);
+    for (const r of [pods, services, ingresses, chs]) await r.stop();
+  });
+
+  it('a wrong key authorization seen by the CA: the Challenge is invalid with the CA\'s reason, the Certificate not Ready, the backoff recorded', async () => {
+    const namespace = await ns();
+    await issuer(namespace, 'le', pebble);
+    // The cluster's self-check still reaches the solver; the CA sees another server's answer.
+    standIn.answerCAWith('wrong.example.test', 'not-the-key-authorization');
+    await cert(namespace, 'wrong', 'le', ['wrong.example.test']);
+    const ch = await waitFor('the Challenge to be invalid', async () => {
+      const [x] = await challenges(namespace);
+      return x?.status?.state === 'invalid' && x;
+    }, { timeoutMs: 60_000 });
+    expect(ch.status?.reason).toMatch(/^the ACME server rejected the challenge: The key authorization file from the server did not match this challenge/);
+    const c = await waitFor('the failure recorded on the Certificate', async () => {
+      const x = await getCert(namespace, 'wrong');
+      return x.status?.failedIssuanceAttempts === 1 && x;
+    }, { timeoutMs: 30_000 });
+    expect(cond(c, 'Ready')?.status).toBe('False');
+    expect(cond(c, 'Issuing')).toMatchObject({ status: 'False', reason: 'Failed', message: expect.stringMatching(/did not match this challenge/) });
+    expect(Date.parse(c.status!.lastFailureTime!)).toBeGreaterThan(Date.now() - 60_000);
+    const [order] = (await admin.list(Order.kind, { namespace })).items;
+    expect(order.status).toMatchObject({ state: 'invalid', reason: expect.stringMatching(/^challenge for wrong\.example\.test failed:/) });
+    // Backing off: no new request or order is made at once (cert-manager's first retry is after 1 h).
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect((await admin.list(Order.kind, { namespace })).items).toHaveLength(1);
+    expect((await admin.list(CertificateRequest.kind, { namespace })).items).toHaveLength(1);
+  });
+
+  it('a self-check that cannot pass: the reason shown while waiting, a deleted solver pod recreated, then a bounded failure', async () => {
+    const namespace = await ns();
+    // Solver Ingresses of a class no ingress controller serves: the route never reaches the solver.
+    await issuer(namespace, 'misrouted', pebble, { ingress: { ingressClassName: 'unserved' } });
+    await cert(namespace, 'stuck', 'misrouted', ['stuck.example.test']);
+    const waiting = await waitFor('the self-check failure shown on the Certificate', async () => {
+      const x = await getCert(namespace, 'stuck');
+      return /Waiting for HTTP-01 challenge propagation/.test(cond(x, 'Issuing')?.message ?? '') && x;
+    }, { timeoutMs: 30_000 });
+    expect(cond(waiting, 'Issuing')?.message).toMatch(/stuck\.example\.test: Waiting for HTTP-01 challenge propagation: GET http:\/\/stuck\.example\.test:\d+\/\.well-known\/acme-challenge\/[\w-]+: expected status 200, got 404/);
+    const [ch] = await challenges(namespace);
+    expect(ch.status).toMatchObject({ state: 'pending', presented: true, processing: true });
+
+    const [pod] = (await admin.list(Pod, { namespace, labelSelector: `${SOLVER_LABEL}=true` })).items;
+    await admin.delete(Pod, { namespace, name: pod.metadata.name! }, { gracePeriodSeconds: 0 });
+    const replacement = await waitFor('a new solver pod', async () => {
+      const [p] = (await admin.list(Pod, { namespace, labelSelector: `${SOLVER_LABEL}=true` })).items.filter((p) => p.metadata.uid !== pod.metadata.uid && !p.metadata.deletionTimestamp);
+      return p;
+    }, { timeoutMs: 15_000 });
+    expect(replacement.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Challenge', uid: ch.metadata.uid });
+    expect(replacement.spec?.containers[0].args).toEqual(pod.spec?.containers[0].args);
+
+    const failed = await waitFor('the Challenge to give up', async () => {
+      const [x] = await challenges(namespace);
+      return x?.status?.state === 'errored' && x;
+    }, { timeoutMs: (SELF_CHECK_TIMEOUT_S + 30) * 1000 });
+    expect(failed.status?.reason).toMatch(new RegExp(`^self-check did not pass within ${SELF_CHECK_TIMEOUT_S}s: GET http://stuck\\.example\\.test:\\d+/\\.well-known/acme-challenge/[\\w-]+: expected status 200, got 404$`));
+    const c = await waitFor('the failure on the Certificate', async () => {
+      const x = await getCert(namespace, 'stuck');
+      return x.status?.failedIssuanceAttempts === 1 && x;
+    }, { timeoutMs: 30_000 });
+    expect(cond(c, 'Issuing')?.message).toMatch(/self-check did not pass within/);
+    await waitFor('solver objects removed', async () => !(await solverObjects(namespace)).length, { timeoutMs: 30_000 });
+  });
+
+  it('solves through a Gateway API HTTPRoute, the solver picked by the Certificate\'s labels', async () => {
+    const namespace = await ns();
+    await issuer(namespace, 'gw', pebble, undefined, {
+      solvers: [
+        { http01: { ingress: { ingressClassName: 'unserved' } } },
+        { selector: { matchLabels: { exposure: 'gateway' } }, http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'public', namespace: 'infra', sectionName: 'http' }], labels: { exposure: 'public' } } } },
+      ],
+    });
+    const routes = await record(HTTPRoute, namespace);
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'routed', namespace, labels: { exposure: 'gateway' } },
+      spec: { secretName: 'routed', issuerRef: { name: 'gw' }, dnsNames: ['routed.example.test'] },
+    });
+    await waitReady(namespace, 'routed');
+    await verifyChain(await admin.get(Secret, { namespace, name: 'routed' }), pebble, ['routed.example.test']);
+    const [route] = [...routes.seen.values()] as (KubeObject & { spec: Record<string, unknown> })[];
+    expect(route.metadata.labels).toMatchObject({ exposure: 'public', [SOLVER_LABEL]: 'true' });
+    expect(route.spec).toMatchObject({
+      parentRefs: [{ name: 'public', namespace: 'infra', sectionName: 'http' }],
+      hostnames: ['routed.example.test'],
+      rules: [{ matches: [{ path: { type: 'Exact', value: expect.stringMatching(/^\/\.well-known\/acme-challenge\//) } }], backendRefs: [{ port: 8089 }] }],
+    });
+    await waitFor('the HTTPRoute removed', async () => !(await admin.list(HTTPRoute, { namespace })).items.length, { timeoutMs: 30_000 });
+    await routes.stop();
+  });
+
+  it('solves through the user\'s own Ingress when named, and leaves it as it was', async () => {
+    const namespace = await ns();
+    const original = {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'shop', namespace },
+      spec: { ingressClassName: 'nginx', rules: [{ host: 'edit.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'shop', port: { number: 80 } } } }] } }] },
+    };
+    await apply(original);
+    await issuer(namespace, 'edit', pebble, { ingress: { name: 'shop' } });
+    const chs = await record(Challenge.kind, namespace);
+    await cert(namespace, 'edited', 'edit', ['edit.example.test']);
+    await waitReady(namespace, 'edited');
+    // While it was pending the challenge held a finalizer, so the path is always taken out again.
+    expect(chs.versions.some((c) => c.metadata.finalizers?.includes('acme.cert.opkit.dev/finalizer'))).toBe(true);
+    await waitFor('the challenge gone', async () => !(await challenges(namespace)).length, { timeoutMs: 30_000 });
+    const ing = await admin.get(Ingress, { namespace, name: 'shop' });
+    expect(ing.spec?.rules).toEqual(original.spec.rules);
+    expect((await admin.list(Ingress, { namespace })).items).toHaveLength(1);
+    await chs.stop();
+  });
+
+  it('registers with an external account binding when the CA requires one, and says so when it is missing', async () => {
+    const hmac = randomBytes(32).toString('base64url');
+    const eab = await startPebble({ httpPort, externalAccountBindings: { 'kid-1': hmac } });
+    others.push(eab);
+    const namespace = await ns();
+    const refused = await issuer(namespace, 'no-eab', eab, undefined, {}, 'False');
+    expect(cond(refused, 'Ready')).toMatchObject({ reason: 'ErrRegisterACMEAccount', message: expect.stringMatching(/^Failed to register ACME account: .*'externalAccountBinding'.*externalAccountRequired/) });
+    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'eab', namespace }, stringData: { secret: hmac } });
+    const ok = await issuer(namespace, 'with-eab', eab, undefined, { externalAccountBinding: { keyID: 'kid-1', keySecretRef: { name: 'eab' } } });
+    expect(cond(ok, 'Ready')?.reason).toBe('ACMEAccountRegistered');
+    await cert(namespace, 'bound', 'with-eab', ['bound.example.test']);
+    await waitReady(namespace, 'bound');
+  });
+
+  it('succeeds against a realistic Pebble: random validation delays and rejected nonces', async () => {
+    const realistic = await startPebble({ httpPort, realistic: true });
+    others.push(realistic);
+    const namespace = await ns();
+    await issuer(namespace, 'real', realistic);
+    const started = Date.now();
+    const names = ['a.real.example.test', 'b.real.example.test'];
+    await cert(namespace, 'real', 'real', names);
+    await waitReady(namespace, 'real', 120_000);
+    console.log(`realistic Pebble: issued in ${Date.now() - started} ms`);
+    await verifyChain(await admin.get(Secret, { namespace, name: 'real' }), realistic, names);
+  });
+
+  it('with the ACME server down, says so on the Certificate, and recovers when it returns (re-registering the forgotten account)', async () => {
+    const flaky = await startPebble({ httpPort });
+    others.push(flaky);
+    const namespace = await ns();
+    const before = await issuer(namespace, 'flaky', flaky);
+    await flaky.stopAcme();
+    await cert(namespace, 'outage', 'flaky', ['outage.example.test']);
+    const down = await waitFor('the outage shown on the Certificate', async () => {
+      const x = await getCert(namespace, 'outage');
+      return /unreachable/.test(cond(x, 'Issuing')?.message ?? '') && x;
+    }, { timeoutMs: 30_000 });
+    expect(cond(down, 'Issuing')?.message).toMatch(new RegExp(`ACME server ${flaky.directoryUrl.replace(/[/.]/g, '\\$&')} is unreachable: ECONNREFUSED .*; retrying in \\d+s`));
+
+    // Pebble comes back knowing nothing: the account and any order are gone.
+    await flaky.startAcme();
+    const c = await waitReady(namespace, 'outage', 120_000);
+    await verifyChain(await admin.get(Secret, { namespace, name: 'outage' }), flaky, ['outage.example.test']);
+    expect(c.status?.failedIssuanceAttempts ?? 0).toBe(0);
+    const after = await admin.get(Issuer.kind, { namespace, name: 'flaky' });
+    expect(cond(after, 'Ready')?.status).toBe('True');
+    const lost = (await admin.list(CoreEvent, { namespace, fieldSelector: 'involvedObject.kind=Issuer,reason=ACMEAccountLost' })).items;
+    expect(lost.length).toBeGreaterThanOrEqual(1);
+    expect(before.status?.acme?.uri).toBeDefined();
+  });
+});

@@ -1,0 +1,223 @@
+import {
+  addFinalizer, controllerFor, hasFinalizer, Ingress, Pod, removeFinalizer, rfc3339, Service, updateStatusIfChanged, type KubeObject, type ObjectOf,
+  type ReconcileContext, type Request, type Result,
+} from '@opkit/runtime';
+import type { AcmeAccounts } from '../../acme/accounts.js';
+import { selfCheck } from '../../acme/self-check.js';
+import { CHALLENGE_PATH, challengeRule, HTTPRoute, identityLabels, solverHTTPRoute, solverIngress, solverPod, solverService, SOLVER_INFORMER } from '../../acme/solver-resources.js';
+import { Challenge, CHALLENGE_FINALIZER, type ChallengeObject } from '../../api/acme/v1/challenge.js';
+import type { CertOperatorConfig } from '../../config.js';
+import { resolveIssuer } from '../../issuers/resolve.js';
+import { classify, resetBackoff } from './errors.js';
+import { ChallengeScheduler, isFinalChallenge } from './scheduler.js';
+
+type Status = NonNullable<ChallengeObject['status']>;
+
+/** Reasons of a challenge going as it should; anything else means it is held up, and says why. */
+export const PROGRESS = { scheduled: 'scheduled', accepted: 'self-check passed; the ACME server is validating', valid: 'Successfully authorized domain' } as const;
+export const isProgress = (reason: string | undefined) => !reason || Object.values(PROGRESS).includes(reason as never);
+const DOMAIN_INDEX = 'spec.dnsName';
+
+/**
+ * One HTTP-01 challenge: admitted by the scheduler; its solver pod, Service and Ingress (or
+ * HTTPRoute) presented and recreated if deleted; the self-check through the real route, repeated
+ * and bounded by a timeout with a readable reason; accepted; the authorization polled until the
+ * CA decides; the solver resources removed when it ends.
+ */
+export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
+  const scheduler = new ChallengeScheduler(cfg.maxConcurrentChallenges);
+  const passes = new Map<string, number>();
+  const sc = cfg.selfCheck;
+
+  const write = async (ch: ChallengeObject, ctx: ReconcileContext, patch: Partial<Status>): Promise<void> => {
+    await updateStatusIfChanged(ctx.client, Challenge.kind, ch, { ...ch.status, ...patch }, { cache: ctx.cache });
+  };
+
+  const owned = async <T extends KubeObject>(kind: Parameters<ReconcileContext['cache']['list']>[0], ch: ChallengeObject, ctx: ReconcileContext) =>
+    ((await ctx.cache.list(kind, { namespace: ch.metadata.namespace, labelSelector: identityLabels(ch) }, SOLVER_INFORMER)) as unknown as T[]).filter((o) =>
+      o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid),
+    );
+
+  /** Exactly one of each; none means create, several means delete all and retry (as cert-manager). */
+  async function ensureOne<T extends KubeObject>(kind: Parameters<ReconcileContext['client']['create']>[0], existing: T[], desired: () => T, ctx: ReconcileContext): Promise<{ obj: T; created: boolean }> {
+    if (existing.length === 1) return { obj: existing[0], created: false };
+    for (const o of existing) await ctx.client.deleteIfExists(kind, { namespace: o.metadata.namespace, name: o.metadata.name! });
+    if (existing.length > 1) throw new Error(`found ${existing.length} solver ${kind.kind}s for one challenge; deleted them to recreate one`);
+    const obj = (await ctx.client.create(kind, desired() as never)) as unknown as T;
+    await ctx.cache.observe(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, undefined, { informer: SOLVER_INFORMER });
+    return { obj, created: true };
+  }
+
+  /** The solver pod, Service and route; true if anything had to be (re)created. */
+  async function present(ch: ChallengeObject, ctx: ReconcileContext): Promise<boolean> {
+    // A pod that ended (Completed, Failed, or Unknown after a node reboot) cannot answer: replace it.
+    const pods = await owned<ObjectOf<typeof Pod>>(Pod, ch, ctx);
+    for (const p of pods.filter((p) => ['Succeeded', 'Failed', 'Unknown'].includes(p.status?.phase ?? ''))) await ctx.client.deleteIfExists(Pod, { namespace: p.metadata.namespace, name: p.metadata.name! });
+    const live = pods.filter((p) => !['Succeeded', 'Failed', 'Unknown'].includes(p.status?.phase ?? ''));
+    const pod = await ensureOne(Pod, live, () => solverPod(ch, cfg.acmeSolverImage), ctx);
+    const svc = await ensureOne(Service, await owned(Service, ch, ctx), () => solverService(ch), ctx);
+    const svcName = svc.obj.metadata.name!;
+    const http01 = ch.spec.solver.http01 ?? {};
+    let route = false;
+    if (http01.gatewayHTTPRoute) {
+      const routes = await owned<KubeObject & { spec?: { rules?: { backendRefs?: { name: string }[] }[] } }>(HTTPRoute, ch, ctx);
+      const stale = routes.filter((r) => r.spec?.rules?.[0]?.backendRefs?.[0]?.name !== svcName);
+      for (const r of stale) await ctx.client.deleteIfExists(HTTPRoute, { namespace: r.metadata.namespace, name: r.metadata.name! });
+      route = (await ensureOne(HTTPRoute, routes.filter((r) => !stale.includes(r)), () => solverHTTPRoute(ch, svcName) as never, ctx)).created;
+    } else if (http01.ingress?.name) {
+      route = await editIngressInPlace(ch, http01.ingress.name, svcName, ctx);
+    } else {
+      const ings = await owned<ObjectOf<typeof Ingress>>(Ingress, ch, ctx);
+      const stale = ings.filter((i) => i.spec?.rules?.[0]?.http?.paths?.[0]?.backend?.service?.name !== svcName);
+      for (const i of stale) await ctx.client.deleteIfExists(Ingress, { namespace: i.metadata.namespace, name: i.metadata.name! });
+      route = (await ensureOne(Ingress, ings.filter((i) => !stale.includes(i)), () => solverIngress(ch, svcName), ctx)).created;
+    }
+    return pod.created || svc.created || route;
+  }
+
+  /** `ingress.name`: add this challenge's path to the user's Ingress (and take it out afterwards). */
+  async function editIngressInPlace(ch: ChallengeObject, name: string, svcName: string, ctx: ReconcileContext): Promise<boolean> {
+    const ing = await ctx.client.get(Ingress, { namespace: ch.metadata.namespace, name });
+    const rule = challengeRule(ch, svcName);
+    const rules = ing.spec?.rules ?? [];
+    const i = rules.findIndex((r) => (r.host ?? '') === (rule.host ?? ''));
+    const path = rule.http.paths[0];
+    if (i >= 0 && rules[i].http?.paths?.some((p) => p.path === path.path && p.backend?.service?.name === svcName)) return false;
+    const patch =
+      i < 0
+        ? [{ op: 'add', path: '/spec/rules/-', value: rule }]
+        : rules[i].http
+          ? [{ op: 'add', path: `/spec/rules/${i}/http/paths/-`, value: path }]
+          : [{ op: 'add', path: `/spec/rules/${i}/http`, value: rule.http }];
+    await ctx.client.patch(Ingress, { namespace: ch.metadata.namespace, name }, [{ op: 'test', path: '/metadata/resourceVersion', value: ing.metadata.resourceVersion }, ...(ing.spec?.rules ? [] : [{ op: 'add', path: '/spec/rules', value: [] }]), ...patch], 'json');
+    return true;
+  }
+
+  async function cleanup(ch: ChallengeObject, ctx: ReconcileContext) {
+    for (const kind of [Pod, Service, Ingress, ...(cfg.enableGatewayAPI ? [HTTPRoute] : [])] as const) {
+      for (const o of await owned(kind as typeof Pod, ch, ctx)) await ctx.client.deleteIfExists(kind as typeof Pod, { namespace: o.metadata.namespace, name: o.metadata.name! });
+    }
+    const named = ch.spec.solver.http01?.ingress?.name;
+    if (named) {
+      const ing = await ctx.client.find(Ingress, { namespace: ch.metadata.namespace, name: named });
+      const target = `${CHALLENGE_PATH}${ch.spec.token}`;
+      const ops = (ing?.spec?.rules ?? []).flatMap((r, i) =>
+        (r.http?.paths ?? [])
+          .map((p, j) => ({ p, j }))
+          .filter(({ p }) => p.path === target)
+          .reverse()
+          .map(({ j }) => ({ op: 'remove', path: `/spec/rules/${i}/http/paths/${j}` })),
+      );
+      if (ops.length) await ctx.client.patch(Ingress, { namespace: ch.metadata.namespace, name: named }, ops, 'json');
+    }
+  }
+
+  async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const ch = await ctx.cache.get(Challenge.kind, req);
+    if (!ch) return scheduler.release(req);
+    if (ch.metadata.deletionTimestamp || isFinalChallenge(ch)) {
+      scheduler.release(req);
+      passes.delete(ch.metadata.uid!);
+      await cleanup(ch, ctx);
+      if (hasFinalizer(ch, CHALLENGE_FINALIZER)) await removeFinalizer(ctx.client, Challenge.kind, ch, CHALLENGE_FINALIZER, { cache: ctx.cache });
+      return;
+    }
+
+    if (!ch.status?.processing) {
+      const verdict = scheduler.admit(ch, await ctx.cache.list(Challenge.kind));
+      if (!verdict.ok) return (await write(ch, ctx, { reason: verdict.reason }), { requeueAfter: 5_000 });
+      await write(ch, ctx, { processing: true, reason: PROGRESS.scheduled });
+      return;
+    }
+    scheduler.release(req);
+
+    const lookup = await resolveIssuer(ctx.cache, ch.spec.issuerRef, req.namespace!, cfg);
+    if (!lookup.ok) return (await write(ch, ctx, { reason: lookup.message }), { requeueAfter: 30_000 });
+    const backoffKey = `challenge/${req.namespace}/${req.name}`;
+    try {
+      const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
+      const authorization = async () => {
+        const [authz] = await session.call((c) => c.getAuthorizations({ authorizations: [ch.spec.authorizationURL] } as never));
+        return { authz, challenge: authz.challenges.find((c) => (c as { token?: string }).token === ch.spec.token) as { status: string; error?: { detail?: string } } | undefined };
+      };
+      if (!ch.status.state) {
+        const { authz, challenge } = await authorization();
+        return write(ch, ctx, { state: authz.status === 'valid' ? 'valid' : ((challenge?.status ?? 'pending') as Status['state']) });
+      }
+      if (ch.spec.solver.http01?.ingress?.name && !hasFinalizer(ch, CHALLENGE_FINALIZER)) {
+        // Only an edited Ingress needs explicit cleanup; everything else goes with owner references,
+        // so an uninstalled operator never leaves Challenges stuck behind a finalizer.
+        await addFinalizer(ctx.client, Challenge.kind, ch, CHALLENGE_FINALIZER, { cache: ctx.cache });
+        return;
+      }
+      // Present on every pass: a deleted or dead solver is recreated while the challenge is pending.
+      const recreated = await present(ch, ctx);
+      if (!ch.status.presented) {
+        ctx.recorder.normal(ch, 'Presented', `Presented challenge using HTTP-01 challenge mechanism`);
+        return write(ch, ctx, { presented: true, presentedAt: rfc3339() });
+      }
+      if (recreated) ctx.recorder.normal(ch, 'Presented', 'Recreated solver resources that had disappeared');
+
+      if (ch.status.state === 'pending') {
+        const problem = await selfCheck(ch.spec.dnsName, ch.spec.token, ch.spec.key, { nameservers: cfg.selfCheckNameservers, port: cfg.selfCheckPort });
+        const uid = ch.metadata.uid!;
+        if (problem) {
+          passes.set(uid, 0);
+          const waited = Date.now() - Date.parse(ch.status.presentedAt!);
+          if (waited > sc.timeoutMs) {
+            const reason = `self-check did not pass within ${Math.round(sc.timeoutMs / 1000)}s: ${problem}`;
+            ctx.recorder.warning(ch, 'Failed', reason);
+            return write(ch, ctx, { state: 'errored', reason });
+          }
+          await write(ch, ctx, { reason: `Waiting for HTTP-01 challenge propagation: ${problem}` });
+          return { requeueAfter: sc.intervalMs };
+        }
+        const n = (passes.get(uid) ?? 0) + 1;
+        passes.set(uid, n);
+        if (n < sc.requiredPasses) return { requeueAfter: sc.intervalMs };
+        await session.call((c) => c.completeChallenge({ url: ch.spec.url } as never));
+        resetBackoff(backoffKey);
+        return (await write(ch, ctx, { state: 'processing', reason: PROGRESS.accepted }), { requeueAfter: 1_000 });
+      }
+
+      // Accepted: wait for the CA's verdict.
+      const { authz, challenge } = await authorization();
+      resetBackoff(backoffKey);
+      if (authz.status === 'valid' || challenge?.status === 'valid') {
+        ctx.recorder.normal(ch, 'DomainVerified', 'Domain verified with HTTP-01');
+        return write(ch, ctx, { state: 'valid', reason: PROGRESS.valid });
+      }
+      if (authz.status === 'invalid' || challenge?.status === 'invalid') {
+        const reason = `the ACME server rejected the challenge: ${challenge?.error?.detail ?? authz.status}`;
+        ctx.recorder.warning(ch, 'Failed', reason);
+        return write(ch, ctx, { state: 'invalid', reason });
+      }
+      return { requeueAfter: 2_000 };
+    } catch (err) {
+      const f = classify(err, backoffKey);
+      if (f.kind === 'retry') return (await write(ch, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
+      if (f.kind === 'account-lost') {
+        await accounts.forget(lookup.resolved.issuer, ctx);
+        return (await write(ch, ctx, { reason: f.message }), { requeueAfter: 5_000 });
+      }
+      const state = f.kind === 'not-found' ? 'expired' : 'errored';
+      ctx.recorder.warning(ch, 'Failed', f.message);
+      return write(ch, ctx, { state: state as Status['state'], reason: f.message });
+    }
+  }
+
+  const sameDomain = async (c: ChallengeObject, { cache }: { cache: ReconcileContext['cache'] }) =>
+    (await cache.list(Challenge.kind, { index: { name: DOMAIN_INDEX, value: c.spec.dnsName } })).filter((o) => o.metadata.uid !== c.metadata.uid && !o.status?.processing).map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name! }));
+
+  let builder = controllerFor(Challenge.kind)
+    .named('challenge')
+    .withIndex(Challenge.kind, DOMAIN_INDEX, (c) => [c.spec.dnsName])
+    // When a challenge ends, the next one waiting for its domain can go.
+    .watches(Challenge.kind, sameDomain, { predicates: [{ create: () => false, update: (_o, n) => isFinalChallenge(n), delete: () => true }] })
+    .owns(Pod, { informer: SOLVER_INFORMER })
+    .owns(Service, { informer: SOLVER_INFORMER })
+    .owns(Ingress, { informer: SOLVER_INFORMER });
+  if (cfg.enableGatewayAPI) builder = builder.owns(HTTPRoute, { informer: SOLVER_INFORMER });
+  return builder.withOptions({ maxConcurrentReconciles: 8 }).reconcile(reconcile);
+}
+

@@ -1,0 +1,152 @@
+import { controllerFor, controllerReference, rfc3339, updateStatusIfChanged, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import type { AcmeAccounts } from '../../acme/accounts.js';
+import { pickSolver } from '../../acme/solver-picker.js';
+import { adler32 } from '../../acme/solver-resources.js';
+import { Challenge, type ChallengeObject } from '../../api/acme/v1/challenge.js';
+import { FAILED_STATES, Order, type OrderObject, type OrderState } from '../../api/acme/v1/order.js';
+import type { CertOperatorConfig } from '../../config.js';
+import { resolveIssuer } from '../../issuers/resolve.js';
+import { isProgress } from './challenges.js';
+import { classify, resetBackoff } from './errors.js';
+
+type OrderStatus = NonNullable<OrderObject['status']>;
+
+/** The reason of an order whose challenges are going as they should (constant: no status churn). */
+const solving = (o: OrderObject) => `solving the HTTP-01 challenges for ${[...(o.spec.dnsNames ?? []), ...(o.spec.ipAddresses ?? [])].join(', ')}`;
+
+/**
+ * Drives one ACME order: newOrder, its authorizations, a Challenge per authorization still to be
+ * won (the solver picked by cert-manager's rules), finalize with the CSR once ready, then the
+ * certificate. A refusal is final (errored, with the CA's words); a rate limit or an outage is
+ * waited out and shown; an order the CA forgot (it restarted) is started over.
+ */
+export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
+  async function write(o: OrderObject, ctx: ReconcileContext, patch: Partial<OrderStatus>) {
+    await updateStatusIfChanged(ctx.client, Order.kind, o, { ...o.status, ...patch }, { cache: ctx.cache });
+  }
+  const challengesOf = async (o: OrderObject, ctx: ReconcileContext) =>
+    (await ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace })).filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
+  const deleteChallenges = async (o: OrderObject, ctx: ReconcileContext) => {
+    for (const c of await challengesOf(o, ctx)) await ctx.client.deleteIfExists(Challenge.kind, { namespace: c.metadata.namespace, name: c.metadata.name! });
+  };
+  const fail = async (o: OrderObject, ctx: ReconcileContext, state: OrderState, reason: string) => {
+    ctx.recorder.warning(o, 'Failed', reason);
+    await write(o, ctx, { state, reason, failureTime: rfc3339() });
+  };
+
+  async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const o = await ctx.cache.get(Order.kind, req);
+    if (!o || o.metadata.deletionTimestamp) return;
+    const state = o.status?.state;
+    if (state && FAILED_STATES.includes(state)) return;
+    if (state === 'valid' && o.status?.certificate) return deleteChallenges(o, ctx);
+
+    const lookup = await resolveIssuer(ctx.cache, o.spec.issuerRef, req.namespace!, cfg);
+    if (!lookup.ok) return (await write(o, ctx, { reason: lookup.message }), { requeueAfter: 30_000 });
+    const issuer = lookup.resolved.issuer;
+    const backoffKey = `order/${req.namespace}/${req.name}`;
+    try {
+      const session = await accounts.registered(issuer, lookup.resolved.resourceNamespace, ctx);
+      if (!o.status?.url) {
+        const identifiers = [...(o.spec.dnsNames ?? []).map((value) => ({ type: 'dns', value })), ...(o.spec.ipAddresses ?? []).map((value) => ({ type: 'ip', value }))];
+        const created = await session.call((c) => c.createOrder({ identifiers }));
+        const authzs = await session.call((c) => c.getAuthorizations(created));
+        resetBackoff(backoffKey);
+        await write(o, ctx, {
+          url: created.url,
+          finalizeURL: created.finalize,
+          state: created.status as OrderState,
+          reason: solving(o),
+          authorizations: authzs.map((a) => ({
+            url: a.url,
+            identifier: a.identifier.value,
+            wildcard: !!a.wildcard,
+            initialState: a.status as OrderState,
+            challenges: a.challenges.map((ch) => ({ url: ch.url, token: (ch as { token: string }).token, type: ch.type })),
+          })),
+        });
+        return;
+      }
+
+      // While challenges are being solved, everything the order needs is in the cluster: the CA is
+      // asked again only once every challenge has ended (cert-manager's rule), not on every
+      // Challenge status change.
+      if (!state || state === 'pending') {
+        const existing = await challengesOf(o, ctx);
+        // The order's reason names only challenges that are held up (a failing self-check, a full
+        // scheduler, an unreachable CA): normal progress is not copied, or every step of every
+        // challenge would cascade into Order, CertificateRequest and Certificate status writes.
+        let open = 0;
+        const heldUp: string[] = [];
+        for (const a of o.status.authorizations ?? []) {
+          if (a.initialState === 'valid') continue; // reused authorization: nothing to solve
+          const http = a.challenges?.find((c) => c.type === 'http-01' && c.token);
+          const dnsName = a.identifier ?? '';
+          if (!http) return fail(o, ctx, 'errored', `the ACME server offers no HTTP-01 challenge for ${dnsName} (only HTTP-01 is supported)`);
+          const solver = pickSolver(issuer.spec.acme?.solvers ?? [], dnsName, o.metadata.labels as Record<string, string> | undefined);
+          if (!solver) return fail(o, ctx, 'errored', `no configured HTTP-01 solver matches ${dnsName}: check the issuer's solvers[].selector`);
+          const name = `${req.name}-${adler32(a.url)}`;
+          const ch = existing.find((c) => c.metadata.name === name);
+          if (!ch) {
+            open++;
+            const key = await session.call(async (c) => c.getChallengeKeyAuthorization({ type: 'http-01', token: http.token!, url: http.url, status: 'pending' } as never));
+            await ctx.client.create(Challenge.kind, {
+              metadata: { name, namespace: req.namespace, labels: o.metadata.labels, ownerReferences: [controllerReference(Order.kind, o)] },
+              spec: { url: http.url, authorizationURL: a.url, dnsName, wildcard: !!a.wildcard, type: 'HTTP-01', token: http.token!, key, solver, issuerRef: o.spec.issuerRef },
+            } as ChallengeObject);
+            // Read our own write before the next reconcile, or it would create the Challenge again.
+            await ctx.cache.observe(Challenge.kind, { namespace: req.namespace, name }, undefined);
+            ctx.recorder.normal(o, 'Created', `Created Challenge resource "${name}" for domain "${dnsName}"`);
+            continue;
+          }
+          const cs = ch.status?.state;
+          if (cs && FAILED_STATES.includes(cs)) return fail(o, ctx, cs as OrderState, `challenge for ${dnsName} failed: ${ch.status?.reason ?? cs}`);
+          if (cs === 'valid') continue;
+          open++;
+          if (!isProgress(ch.status?.reason)) heldUp.push(`${dnsName}: ${ch.status!.reason}`);
+        }
+        if (open) return write(o, ctx, { state: 'pending', reason: heldUp.length ? heldUp.join('; ') : solving(o) });
+      }
+
+      const current = await session.call((c) => c.getOrder({ url: o.status!.url } as never));
+      resetBackoff(backoffKey);
+      const acmeState = current.status as OrderState;
+      if (acmeState === 'invalid') return fail(o, ctx, 'invalid', 'the ACME server marked the order invalid');
+      if (acmeState === 'valid') {
+        const chain = await session.call((c) => c.getCertificate(current, issuer.spec.acme?.preferredChain));
+        ctx.recorder.normal(o, 'Complete', 'Order completed successfully');
+        await write(o, ctx, { state: 'valid', reason: '', certificate: Buffer.from(chain).toString('base64') });
+        return deleteChallenges(o, ctx);
+      }
+      if (acmeState === 'ready') {
+        const finalized = await session.call((c) => c.finalizeOrder(current, Buffer.from(o.spec.request, 'base64').toString('utf8')));
+        await write(o, ctx, { state: finalized.status as OrderState, reason: '' });
+        return finalized.status === 'valid' ? { requeue: true } : { requeueAfter: 1_000 };
+      }
+      if (acmeState === 'processing') return (await write(o, ctx, { state: 'processing', reason: 'the ACME server is issuing the certificate' }), { requeueAfter: 2_000 });
+      // Every challenge won, but the CA has not caught up yet: look again shortly (cert-manager: 5 s).
+      await write(o, ctx, { state: 'pending', reason: 'every challenge is valid; waiting for the ACME server to mark the order ready' });
+      return { requeueAfter: 5_000 };
+    } catch (err) {
+      const f = classify(err, backoffKey);
+      if (f.kind === 'retry') return (await write(o, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
+      if (f.kind === 'account-lost') {
+        await accounts.forget(issuer, ctx);
+        return (await write(o, ctx, { reason: f.message }), { requeueAfter: 5_000 });
+      }
+      if (f.kind === 'not-found') {
+        // The CA forgot the order (it expired, or the CA restarted): order again from scratch.
+        await deleteChallenges(o, ctx);
+        await write(o, ctx, { url: undefined, finalizeURL: undefined, authorizations: undefined, state: 'pending', reason: `the ACME server lost the order (${f.message}); ordering again` });
+        return { requeueAfter: 1_000 };
+      }
+      return fail(o, ctx, 'errored', f.message);
+    }
+  }
+
+  return controllerFor(Order.kind)
+    .named('order')
+    .owns(Challenge.kind)
+    .withOptions({ maxConcurrentReconciles: 4 })
+    .reconcile(reconcile);
+}

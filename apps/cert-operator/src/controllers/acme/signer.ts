@@ -1,0 +1,42 @@
+import { controllerReference } from '@opkit/runtime';
+import { Order } from '../../api/acme/v1/order.js';
+import { CertificateRequest } from '../../api/v1/certificaterequest.js';
+import { adler32 } from '../../acme/solver-resources.js';
+import { FAILED_STATES } from '../../api/acme/v1/order.js';
+import { inspectCertificate } from '../../pki/inspect.js';
+import { publicKeyDer } from '../../pki/keys.js';
+import { unb64, type Signer } from '../certificaterequests/controller.js';
+
+/**
+ * The ACME signer of CertificateRequests: one Order per request (named after the CSR, so a retry
+ * finds it), and the Order's certificate once valid. ACME returns no CA, so there is no ca.crt.
+ */
+export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
+  if (!csr.dnsNames.length && !csr.ipAddresses.length) return { failed: 'InvalidOrder: an ACME certificate needs at least one DNS name or IP address' };
+  if (csr.commonName && !csr.dnsNames.includes(csr.commonName) && !csr.ipAddresses.includes(csr.commonName)) {
+    return { failed: `InvalidOrder: the common name "${csr.commonName}" must be one of the DNS names (ACME certifies only the subject alternative names)` };
+  }
+  const name = `${cr.metadata.name}-${adler32(cr.spec.request)}`;
+  const key = { namespace: cr.metadata.namespace, name };
+  const order = await ctx.cache.get(Order.kind, key);
+  if (!order) {
+    await ctx.client.create(Order.kind, {
+      metadata: { name, namespace: cr.metadata.namespace, labels: cr.metadata.labels, ownerReferences: [controllerReference(CertificateRequest.kind, cr)] },
+      spec: { request: cr.spec.request, issuerRef: cr.spec.issuerRef, commonName: csr.commonName, dnsNames: csr.dnsNames, ipAddresses: csr.ipAddresses, duration: cr.spec.duration },
+    });
+    await ctx.cache.observe(Order.kind, key, undefined);
+    ctx.recorder.normal(cr, 'OrderCreated', `Created Order resource ${cr.metadata.namespace}/${name}`);
+    return { pending: `Created Order resource ${cr.metadata.namespace}/${name}` };
+  }
+  const state = order.status?.state;
+  if (state && FAILED_STATES.includes(state)) return { failed: `Order ${cr.metadata.namespace}/${name} failed: ${order.status?.reason ?? state}` };
+  if (state === 'valid' && order.status?.certificate) {
+    const chain = unb64(order.status.certificate);
+    if (!inspectCertificate(chain).publicKeyDer.equals(publicKeyDer(csr.publicKey))) {
+      await ctx.client.deleteIfExists(Order.kind, key);
+      return { pending: `Order ${name} returned a certificate for another key; ordering again` };
+    }
+    return { issued: { certificate: chain, ca: '' } };
+  }
+  return { pending: `Waiting on certificate issuance from order ${cr.metadata.namespace}/${name}: "${state ?? 'pending'}"${order.status?.reason ? `: ${order.status.reason}` : ''}` };
+};
