@@ -90,8 +90,9 @@ describe('leader election between managers', () => {
     await waitFor('replica B to take over', () => b.isLeader, { timeoutMs: 30_000, intervalMs: 50 });
     const takeoverMs = Date.now() - killedAt;
     console.log(`takeover after the leader was killed: ${takeoverMs} ms (lease duration 15 s, retry period 2 s)`);
-    // The lease is valid for 15 s after A's last renewal, which came before the kill.
-    expect(takeoverMs).toBeLessThanOrEqual(15_500);
+    // The lease is valid for 15 s after A's last renewal, which came before the kill; B wakes when it expires
+    // rather than at its next 2 s poll. The slack is for a loaded machine (the request, timers running late).
+    expect(takeoverMs).toBeLessThanOrEqual(16_500);
     await admin.create(ConfigMap, { metadata: { name: 'second', namespace: 'le' } });
     await waitFor('the new leader to handle new work', async () => (await handledBy('second')) === 'replica-b');
     const lease = await admin.get(Lease, LEASE);
