@@ -166,6 +166,23 @@ subjects:
 {{- end }}
 {{- end }}
 
+{{/*
+The leader-election Lease, made by the release rather than by the operator: `helm uninstall`
+removes it with everything else. The operator only writes its holder fields; helm's three-way
+merge leaves those alone on upgrade.
+*/}}
+{{- define "opkit.leaderElectionLease" -}}
+{{- if .Values.leaderElection.enabled }}
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: {{ include "opkit.leaseName" . }}
+  namespace: {{ include "opkit.leaderElectionNamespace" . }}
+  labels:
+    {{- include "opkit.labels" . | nindent 4 }}
+{{- end }}
+{{- end }}
+
 {{/* The leader-election Role: this operator's Lease only, in the leader-election namespace. */}}
 {{- define "opkit.leaderElectionRbac" -}}
 {{- if and .Values.rbac.create .Values.leaderElection.enabled }}

@@ -67,6 +67,11 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
   const [lease] = find('defaults', 'Role', `opkit-${x.chartDir.split('/').pop()}-leader-election`);
   if (!isDeepStrictEqual(lease?.rules?.[0], { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [x.leaseName], verbs: ['get', 'update', 'patch'] })) fail('the leader-election Role must be scoped to the lease', lease);
 
+  // The release owns the Lease, so uninstalling leaves none behind.
+  const [leaseObj] = find('defaults', 'Lease', x.leaseName);
+  if (leaseObj?.metadata.namespace !== ns) fail('the chart must render the leader-election Lease in the leader-election namespace', leaseObj);
+  if (find('minimal', 'Lease').length) fail('without leader election the chart must not render a Lease');
+
   for (const crd of find('defaults', 'CustomResourceDefinition')) if (crd.metadata.annotations?.['helm.sh/resource-policy'] !== 'keep') fail(`CRD ${crd.metadata.name} must be kept on uninstall`);
   for (const kind of ['CustomResourceDefinition', 'Service', 'ServiceAccount']) if (find('minimal', kind).length) fail(`the minimal variant must not render a ${kind}`);
 
