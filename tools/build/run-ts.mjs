@@ -17,7 +17,8 @@ const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const outDir = join(root, 'dist/run-ts');
 mkdirSync(outDir, { recursive: true });
 const out = join(outDir, `${basename(file, '.ts')}.cjs`);
-await bundle(resolve(file), out, { minify: false });
+// No shims: tools (the demo, generators) may use client-node's REST layer, which the shims drop.
+await bundle(resolve(file), out, { minify: false, useShims: false });
 const child = spawn(process.execPath, ['--enable-source-maps', out, ...args], { stdio: 'inherit' });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 130 : 1)));

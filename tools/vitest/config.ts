@@ -9,7 +9,7 @@ const root = join(import.meta.dirname, '../..');
  * (test-output/vitest/report.json, an nx output, so cached runs restore it) that `.ci/run` sums
  * into its closing `N passed, N failed` line.
  */
-export function projectConfig(projectDir: string, overrides: { testTimeout?: number; include?: string[]; setupFiles?: string[] } = {}): ViteUserConfig {
+export function projectConfig(projectDir: string, overrides: { testTimeout?: number; hookTimeout?: number; include?: string[]; setupFiles?: string[] } = {}): ViteUserConfig {
   const name = relative(root, projectDir).replace(/\//g, '-');
   // Only add our condition to vite's defaults: conditions such as `import` would also reach Node for
   // external packages, and Node 20.19's require(esm) would then hand CommonJS callers ESM namespaces.
@@ -27,7 +27,7 @@ export function projectConfig(projectDir: string, overrides: { testTimeout?: num
       include: overrides.include ?? ['src/**/*.test.ts'],
       setupFiles: overrides.setupFiles,
       testTimeout: overrides.testTimeout ?? 10_000,
-      hookTimeout: 180_000,
+      hookTimeout: overrides.hookTimeout ?? 180_000,
       pool: 'forks',
       reporters: ['default', ['json', { outputFile: join(projectDir, 'test-output/vitest/report.json') }]],
     },

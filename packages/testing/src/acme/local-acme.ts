@@ -1,0 +1,39 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { freePort } from '../net/ports.js';
+import { startIngressStandIn, type IngressStandIn } from './ingress-stand-in.js';
+import { startPebble, type Pebble } from './pebble.js';
+
+export interface LocalAcme {
+  pebble: Pebble;
+  standIn: IngressStandIn;
+  /** The ingress class the stand-in serves: solver Ingresses must use it. */
+  ingressClass: string;
+  /** Values for the cert-operator chart: its self-check resolves and connects as Pebble does. */
+  chartValues: Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+/**
+ * An ACME server for a simulated cluster: Pebble, and the ingress stand-in on Pebble's HTTP-01
+ * port running the solver pods' containers from their local entrypoints (image repository →
+ * entrypoint). Pebble's DNS answers 127.0.0.1 for every name, so its validations and the
+ * operator's self-check both reach the stand-in.
+ */
+export async function startLocalAcme(kubeConfig: KubeConfig, solverImages: Record<string, string>, ingressClass = 'nginx'): Promise<LocalAcme> {
+  const httpPort = await freePort();
+  const standIn = await startIngressStandIn(kubeConfig, { port: httpPort, images: solverImages, ingressClass });
+  const pebble = await startPebble({ httpPort }).catch(async (err: Error) => {
+    await standIn.stop();
+    throw err;
+  });
+  return {
+    pebble,
+    standIn,
+    ingressClass,
+    chartValues: { acme: { selfCheck: { nameservers: [pebble.dnsServer] } }, extraArgs: [`--acme-http01-self-check-port=${httpPort}`] },
+    async stop() {
+      await standIn.stop();
+      await pebble.stop();
+    },
+  };
+}

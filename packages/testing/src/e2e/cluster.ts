@@ -1,0 +1,29 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { RunOptions, RunResult } from '../run.js';
+
+export type E2EModeName = 'local' | 'kind';
+
+/** A cluster the e2e specs run against, whichever mode made it. */
+export interface E2ECluster {
+  readonly mode: E2EModeName;
+  readonly kubeConfig: KubeConfig;
+  readonly kubeconfigPath: string;
+  kubectl(args: string[], opts?: RunOptions): Promise<RunResult>;
+  /** helm against this cluster, with a private helm home. */
+  helm(args: string[], opts?: RunOptions): Promise<RunResult>;
+  /**
+   * Waits until every current pod of the release serves its readiness probe and the rollout is
+   * complete: in kind the kubelet says so; locally the pod runner probes the processes itself
+   * (the simulated pods' Ready condition is not evidence of anything).
+   */
+  waitOperatorReady(namespace: string, release: string, timeoutMs?: number): Promise<void>;
+  /** The release's operator logs (the last lines), for failure messages. */
+  operatorLogs(namespace: string, release: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface E2EMode {
+  name: E2EModeName;
+  /** Why this mode does not run here, if it does not. */
+  skip?: string;
+}

@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { waitFor } from '../wait.js';
+import type { E2ECluster, E2EMode } from './cluster.js';
+import { kindUnavailable, startKindCluster, type ContextImage } from './kind-cluster.js';
+import { startLocalCluster, type LocalCluster } from './local-cluster.js';
+import type { WorkspaceApp } from './workspace.js';
+
+let announced = false;
+
+/**
+ * The modes to run, from OPKIT_E2E_MODE (`local`, `kind`, or both comma-separated; default both).
+ * kind is skipped, with its reason, where Docker or kind is missing; the reason is printed once.
+ */
+export function e2eModes(): E2EMode[] {
+  const wanted = (process.env.OPKIT_E2E_MODE ?? 'local,kind').split(',').map((s) => s.trim()).filter(Boolean);
+  const modes: E2EMode[] = [];
+  if (wanted.includes('local')) modes.push({ name: 'local' });
+  if (wanted.includes('kind')) {
+    const why = kindUnavailable();
+    modes.push({ name: 'kind', skip: why && `${why}; install Docker and kind to run it` });
+    if (why && !announced) {
+      announced = true;
+      console.warn(`e2e: kind mode skipped: ${why}. The local mode runs the same specs.`);
+    }
+  }
+  return modes;
+}
+
+export function startE2ECluster(mode: E2EMode['name'], options: { apps: WorkspaceApp[]; images?: ContextImage[]; nodes?: number }): Promise<E2ECluster> {
+  // The local mode keeps an audit log, so specs can show who the operator acted as.
+  return mode === 'local' ? startLocalCluster({ apps: options.apps, nodes: options.nodes, audit: true }) : startKindCluster({ apps: options.apps, images: options.images });
+}
+
+/**
+ * The users the operator's requests were authenticated as (by its user agent, `<name>/opkit`),
+ * from the local mode's audit log; undefined in kind, where the kubelet is the evidence.
+ */
+export function operatorIdentities(cluster: E2ECluster, operatorName: string): string[] | undefined {
+  const audit = (cluster as Partial<LocalCluster>).plane?.audit;
+  if (!audit) return undefined;
+  return [...new Set(audit.query().filter((e) => e.userAgent?.startsWith(`${operatorName}/`)).map((e) => e.impersonatedUser?.username ?? e.user.username))].sort();
+}
+
+export interface Release {
+  release: string;
+  namespace: string;
+  app: WorkspaceApp;
+}
+
+/** `helm upgrade --install` with these values, then waits for the operator to serve /readyz. */
+export async function helmInstall(cluster: E2ECluster, r: Release, values: Record<string, unknown> = {}): Promise<void> {
+  if (!r.app.chart) throw new Error(`${r.app.app} has no chart`);
+  const dir = mkdtempSync(join(tmpdir(), 'opkit-values-'));
+  try {
+    const file = join(dir, 'values.yaml');
+    writeFileSync(file, stringify(values));
+    await cluster.helm(['upgrade', '--install', r.release, r.app.chart, '--namespace', r.namespace, '--create-namespace', '--values', file, '--wait', '--timeout', '180s']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await cluster.waitOperatorReady(r.namespace, r.release);
+}
+
+/** The uids of the release's current operator pods. */
+export async function operatorPods(cluster: E2ECluster, r: Release): Promise<{ name: string; uid: string; args: string[] }[]> {
+  const out = await cluster.kubectl(['get', 'pods', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'json']);
+  const items = (JSON.parse(out.stdout) as { items: { metadata: { name: string; uid: string; deletionTimestamp?: string }; spec: { containers: { args?: string[] }[] } }[] }).items;
+  return items.filter((p) => !p.metadata.deletionTimestamp).map((p) => ({ name: p.metadata.name, uid: p.metadata.uid, args: p.spec.containers[0].args ?? [] }));
+}
+
+/** Deletes the operator's pods (a crash, an eviction) and waits for their replacements to be ready. */
+export async function restartOperator(cluster: E2ECluster, r: Release): Promise<void> {
+  const before = new Set((await operatorPods(cluster, r)).map((p) => p.uid));
+  await cluster.kubectl(['delete', 'pods', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '--wait=false']);
+  await waitFor('replacement operator pods', async () => {
+    const now = await operatorPods(cluster, r);
+    return now.length > 0 && now.every((p) => !before.has(p.uid));
+  }, { timeoutMs: 60_000 });
+  await cluster.waitOperatorReady(r.namespace, r.release);
+}
+
+/** resourceVersion of every object of these resources in these namespaces: equal snapshots mean nothing was written. */
+export async function resourceVersions(cluster: E2ECluster, resources: string[], namespaces: string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const ns of namespaces) {
+    const list = JSON.parse((await cluster.kubectl(['get', resources.join(','), '-n', ns, '-o', 'json'])).stdout) as { items: { kind: string; metadata: { name: string; resourceVersion: string } }[] };
+    for (const o of list.items) out[`${o.kind} ${ns}/${o.metadata.name}`] = o.metadata.resourceVersion;
+  }
+  return out;
+}
+
+/**
+ * Objects a field manager wrote that still exist, across all namespaces, except those `keep`
+ * names on purpose. After its CRs are deleted and its chart uninstalled, an operator should have
+ * left nothing.
+ */
+export async function leftovers(cluster: E2ECluster, fieldManager: string, resources: string[], keep: (o: { kind: string; namespace?: string; name: string }) => boolean = () => false): Promise<string[]> {
+  const list = JSON.parse((await cluster.kubectl(['get', resources.join(','), '-A', '-o', 'json', '--show-managed-fields'])).stdout) as {
+    items: { kind: string; metadata: { name: string; namespace?: string; managedFields?: { manager?: string }[] } }[];
+  };
+  return list.items
+    .filter((o) => o.metadata.managedFields?.some((f) => f.manager === fieldManager))
+    .map((o) => ({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }))
+    .filter((o) => !keep(o))
+    .map((o) => `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`);
+}

@@ -1,0 +1,219 @@
+import { CoreV1Api, type KubeConfig, type V1Container, type V1Pod } from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../net/ports.js';
+import { guardPid, releasePid } from '../process/watchdog.js';
+
+export interface LocalImage {
+  /** The JS entrypoint the image runs (`node <entrypoint> <container args>`). */
+  entrypoint: string;
+  /** Environment the image sets itself (its Dockerfile ENV). */
+  env?: Record<string, string>;
+}
+
+export interface PodRunnerOptions {
+  /** Image repository (tag ignored) → what to run for it. Pods of other images are left alone. */
+  images: Record<string, LocalImage>;
+  /** A kubeconfig for a ServiceAccount: the identity a pod's process gets (a TokenRequest). */
+  credentials(namespace: string, serviceAccount: string): Promise<string>;
+  /** Where each process's output goes (`<namespace>_<pod>.log`). */
+  logDir: string;
+  /** How often the pod list is read. Default 500 ms. */
+  intervalMs?: number;
+}
+
+export interface RunningPod {
+  namespace: string;
+  name: string;
+  uid: string;
+  pid?: number;
+  /** containerPort → the local port it listens on. */
+  ports: Record<number, number>;
+  restarts: number;
+  logFile: string;
+  /** The readiness probe passes (or there is none) and the process is up. */
+  ready: boolean;
+}
+
+export interface PodRunner {
+  pods(): RunningPod[];
+  /** The last lines a pod's process wrote. */
+  logs(namespace: string, name: string, lines?: number): string;
+  stop(): Promise<void>;
+}
+
+interface Entry extends RunningPod {
+  child?: ChildProcess;
+  log: WriteStream;
+  stopping: boolean;
+  restartAt?: number;
+  pod: V1Pod;
+  container: V1Container;
+  image: LocalImage;
+}
+
+const repoOf = (image: string) => image.replace(/@sha256:.*$/, '').replace(/:[^/:]+$/, '');
+
+/** `--x=:8080`, `--x=0.0.0.0:8080`, `--x=[::]:8080` → `--x=127.0.0.1:<local>`. */
+function rewritePorts(args: string[], ports: Record<number, number>): string[] {
+  return args.map((a) => {
+    for (const [container, local] of Object.entries(ports)) {
+      const m = a.match(new RegExp(`^(--[\\w-]+=)(0\\.0\\.0\\.0|\\[::\\]|)?:${container}$`));
+      if (m) return `${m[1]}127.0.0.1:${local}`;
+    }
+    return a;
+  });
+}
+
+/** Downward API values a local process can be given. */
+function fieldRef(pod: V1Pod, path: string): string | undefined {
+  const m = pod.metadata ?? {};
+  const values: Record<string, string | undefined> = {
+    'metadata.name': m.name,
+    'metadata.namespace': m.namespace,
+    'metadata.uid': m.uid,
+    'spec.nodeName': pod.spec?.nodeName,
+    'spec.serviceAccountName': pod.spec?.serviceAccountName,
+    'status.podIP': '127.0.0.1',
+    'status.hostIP': '127.0.0.1',
+  };
+  return values[path];
+}
+
+/**
+ * Stands in for the kubelet on a simulated cluster, for the pods whose image this repository can
+ * run: each such pod that reaches Running gets its container run as a local process, with the
+ * pod's args (listen ports moved to free local ones), its environment (downward API included),
+ * and its ServiceAccount's identity, so what an operator may do is exactly what the chart's RBAC
+ * grants. A process that exits is restarted with backoff (restartPolicy Always); one whose pod is
+ * deleted gets SIGTERM, then SIGKILL after the pod's grace period.
+ */
+export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions): PodRunner {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const entries = new Map<string, Entry>();
+  let stopped = false;
+
+  async function start(e: Entry) {
+    const c = e.container;
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', ...e.image.env };
+    for (const v of c.env ?? []) {
+      if (v.value !== undefined) env[v.name] = v.value;
+      else if (v.valueFrom?.fieldRef) env[v.name] = fieldRef(e.pod, v.valueFrom.fieldRef.fieldPath) ?? '';
+    }
+    env.KUBECONFIG = await options.credentials(e.namespace, e.pod.spec?.serviceAccountName ?? 'default');
+    const args = rewritePorts([...(c.command?.slice(1) ?? []), ...(c.args ?? [])], e.ports);
+    e.log.write(`--- ${new Date().toISOString()} starting ${c.image} as ${e.pod.spec?.serviceAccountName}: node ${e.image.entrypoint} ${args.join(' ')}\n`);
+    const child = spawn(process.execPath, [e.image.entrypoint, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    e.child = child;
+    e.pid = child.pid;
+    e.ready = false;
+    if (child.pid) guardPid(child.pid);
+    child.stdout?.pipe(e.log, { end: false });
+    child.stderr?.pipe(e.log, { end: false });
+    child.on('exit', (code, signal) => {
+      if (child.pid) releasePid(child.pid);
+      e.log.write(`--- ${new Date().toISOString()} exited (${signal ?? code})\n`);
+      e.ready = false;
+      if (e.stopping || stopped) return;
+      // restartPolicy Always, with the kubelet's backoff (10 s doubling, capped at 5 min).
+      e.restarts++;
+      e.restartAt = Date.now() + Math.min(10_000 * 2 ** (e.restarts - 1), 300_000);
+    });
+  }
+
+  async function probe(e: Entry) {
+    if (!e.child || e.child.exitCode !== null) return;
+    const p = e.container.readinessProbe?.httpGet;
+    if (!p) return void (e.ready = true);
+    const port = typeof p.port === 'number' ? p.port : e.container.ports?.find((x) => x.name === p.port)?.containerPort;
+    const local = port && e.ports[port];
+    if (!local) return void (e.ready = true);
+    e.ready = await fetch(`http://127.0.0.1:${local}${p.path ?? '/'}`, { signal: AbortSignal.timeout(1_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+  }
+
+  function terminate(e: Entry) {
+    if (e.stopping) return;
+    e.stopping = true;
+    const child = e.child;
+    if (!child || child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    const grace = (e.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+    setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), grace).unref();
+  }
+
+  async function sync() {
+    const pods = (await core.listPodForAllNamespaces()).items;
+    const seen = new Set<string>();
+    for (const pod of pods) {
+      const uid = pod.metadata!.uid!;
+      const running = pod.status?.phase === 'Running' && !pod.metadata?.deletionTimestamp;
+      const container = pod.spec?.containers.find((c) => options.images[repoOf(c.image ?? '')]);
+      if (!container || !running) continue;
+      seen.add(uid);
+      let e = entries.get(uid);
+      if (!e) {
+        const ports: Record<number, number> = {};
+        for (const p of container.ports ?? []) ports[p.containerPort] = await freePort();
+        const logFile = join(options.logDir, `${pod.metadata!.namespace}_${pod.metadata!.name}.log`);
+        e = {
+          namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid, ports, restarts: 0, logFile, ready: false,
+          log: createWriteStream(logFile, { flags: 'a' }), stopping: false, pod, container, image: options.images[repoOf(container.image!)],
+        };
+        entries.set(uid, e);
+        await start(e);
+      } else if (e.restartAt && Date.now() >= e.restartAt && !e.stopping) {
+        e.restartAt = undefined;
+        await start(e);
+      }
+      await probe(e);
+    }
+    for (const [uid, e] of entries) {
+      if (seen.has(uid)) continue;
+      terminate(e);
+      if (!e.child || e.child.exitCode !== null) {
+        e.log.end();
+        entries.delete(uid);
+      }
+    }
+  }
+
+  let timer: NodeJS.Timeout | undefined;
+  const loop = async () => {
+    try {
+      await sync();
+    } catch {
+      /* the API server may be restarting or stopping: try again */
+    }
+    if (!stopped) timer = setTimeout(() => void loop(), options.intervalMs ?? 500);
+  };
+  void loop();
+
+  return {
+    pods: () => [...entries.values()].map(({ namespace, name, uid, pid, ports, restarts, logFile, ready }) => ({ namespace, name, uid, pid, ports, restarts, logFile, ready })),
+    logs(namespace, name, lines = 40) {
+      const e = [...entries.values()].find((x) => x.namespace === namespace && x.name === name);
+      const file = e?.logFile ?? join(options.logDir, `${namespace}_${name}.log`);
+      try {
+        return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+      } catch {
+        return '';
+      }
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      const exits = [...entries.values()].map((e) => {
+        const child = e.child;
+        terminate(e);
+        return child && child.exitCode === null ? new Promise<void>((r) => child.once('exit', () => r())) : Promise.resolve();
+      });
+      await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 45_000))]);
+      for (const e of entries.values()) e.log.end();
+      entries.clear();
+    },
+  };
+}
