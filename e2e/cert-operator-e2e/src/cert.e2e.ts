@@ -1,0 +1,128 @@
+import {
+  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster, type Release,
+} from '@opkit/testing';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kindAcme, localAcme, pebbleImage, type AcmeEnv } from './acme-env.js';
+
+const app = workspaceApp('cert-operator');
+const solver = workspaceApp('acme-solver');
+const caSample = readFileSync(join(workspaceRoot(), 'apps/cert-operator/examples/ca-issuer.yaml'), 'utf8');
+const NS = 'shop';
+const ACME_NAMES = ['shop.example.test', 'www.shop.example.test'];
+
+interface Obj {
+  metadata: { name: string; ownerReferences?: { kind: string; name: string }[] };
+  status?: { conditions?: { type: string; status: string; message?: string }[] };
+  data?: Record<string, string>;
+}
+const pem = (s: Obj, k: string) => Buffer.from(s.data?.[k] ?? '', 'base64').toString();
+const chainOf = (p: string) => p.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!.map((c) => new X509Certificate(c));
+
+for (const mode of e2eModes()) {
+  describe.skipIf(!!mode.skip)(`cert operator with helm, ${mode.name} mode${mode.skip ? ` (skipped: ${mode.skip})` : ''}`, () => {
+    let cluster: E2ECluster;
+    let acme: AcmeEnv;
+    const r: Release = { release: 'cert', namespace: 'cert-system', app };
+    let values: Record<string, unknown> = {};
+    const kubectl = (...args: string[]) => cluster.kubectl(args);
+    const get = async (what: string, ns = NS) => JSON.parse((await kubectl('get', what, '-n', ns, '-o', 'json')).stdout) as Obj;
+    const ready = (o: Obj) => o.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    const waitReady = (what: string, timeoutMs = 90_000) => waitFor(`${what} Ready`, async () => ready(await get(what)), { timeoutMs, intervalMs: 500 });
+
+    beforeAll(async () => {
+      cluster = await startE2ECluster(mode.name, { apps: [app, solver], images: mode.name === 'kind' ? [pebbleImage()] : [] });
+      acme = mode.name === 'local' ? await localAcme(cluster, solver) : await kindAcme(cluster);
+      values = acme.chartValues;
+      await kubectl('create', 'namespace', NS);
+    });
+    afterAll(async () => {
+      await acme?.stop();
+      await cluster?.stop();
+    });
+
+    it('installs with helm: the six CRDs and the operator, ready', async () => {
+      await helmInstall(cluster, r, values);
+      const crds = (await kubectl('get', 'crds', '-o', 'name')).stdout;
+      for (const crd of ['certificates.cert.opkit.dev', 'certificaterequests.cert.opkit.dev', 'issuers.cert.opkit.dev', 'clusterissuers.cert.opkit.dev', 'orders.acme.cert.opkit.dev', 'challenges.acme.cert.opkit.dev']) {
+        expect(crds).toContain(crd);
+      }
+    });
+
+    it('issues SelfSigned → CA → leaf from the sample; the leaf chains to the CA', async () => {
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: caSample });
+      await waitReady('certificate/example-ca');
+      await waitReady('issuer/example-ca');
+      await waitReady('certificate/example-com');
+      const ca = new X509Certificate(pem(await get('secret/example-ca'), 'tls.crt'));
+      const leafSecret = await get('secret/example-com-tls');
+      const leaf = new X509Certificate(pem(leafSecret, 'tls.crt'));
+      expect(ca.ca).toBe(true);
+      expect(leaf.verify(ca.publicKey)).toBe(true);
+      expect(leaf.subjectAltName).toBe('DNS:example.com, DNS:www.example.com');
+      expect(pem(leafSecret, 'ca.crt').trim()).toBe(ca.toString().trim());
+    });
+
+    it('issues from an ACME server over HTTP-01 through solver pods and the ingress; the chain verifies against its root', async () => {
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'List',
+          items: [
+            {
+              apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'acme' },
+              spec: { acme: { server: acme.directoryUrl, email: 'ops@example.test', caBundle: Buffer.from(acme.tlsCaPem).toString('base64'), privateKeySecretRef: { name: 'acme-account' }, solvers: [{ http01: { ingress: { ingressClassName: acme.ingressClass } } }] } },
+            },
+            { apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'shop' }, spec: { secretName: 'shop-tls', dnsNames: ACME_NAMES, issuerRef: { name: 'acme' }, privateKey: { algorithm: 'ECDSA' } } },
+          ],
+        }),
+      });
+      await waitReady('issuer/acme', 60_000);
+      await waitReady('certificate/shop', 180_000);
+      const [leaf, ...rest] = chainOf(pem(await get('secret/shop-tls'), 'tls.crt'));
+      const chain = [leaf, ...rest, new X509Certificate(await acme.root())];
+      for (let i = 0; i < chain.length - 1; i++) expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
+      expect(leaf.subjectAltName?.split(', ').sort()).toEqual(ACME_NAMES.map((n) => `DNS:${n}`));
+      // Everything, ACME solvers included, was done as the chart's ServiceAccount.
+      const who = operatorIdentities(cluster, 'cert-operator');
+      if (who) expect(who).toEqual(['system:serviceaccount:cert-system:cert-cert-operator']);
+      await waitFor('challenges and solver objects removed', async () => {
+        const left = await kubectl('get', 'challenges,pods,services,ingresses', '-n', NS, '-o', 'name');
+        return left.stdout.trim() === '';
+      }, { timeoutMs: 60_000 });
+    });
+
+    it('a restarted operator does not redo finished work', async () => {
+      await new Promise((res) => setTimeout(res, 3_000));
+      const kinds = ['certificates', 'certificaterequests', 'issuers', 'orders', 'secrets'];
+      const before = await resourceVersions(cluster, kinds, [NS]);
+      await restartOperator(cluster, r);
+      await new Promise((res) => setTimeout(res, 8_000));
+      expect(await resourceVersions(cluster, kinds, [NS])).toEqual(before);
+    });
+
+    it('helm upgrade with changed values (certificateOwnerRef) rolls the operator, which hands issued Secrets to their Certificates', async () => {
+      values = { ...values, certificateOwnerRef: true };
+      await helmInstall(cluster, r, values);
+      const [pod] = await operatorPods(cluster, r);
+      expect(pod.args).toContain('--enable-certificate-owner-ref');
+      for (const [secret, cert] of [['example-ca', 'example-ca'], ['example-com-tls', 'example-com'], ['shop-tls', 'shop']]) {
+        await waitFor(`Secret ${secret} owned by Certificate ${cert}`, async () => (await get(`secret/${secret}`)).metadata.ownerReferences?.some((o) => o.kind === 'Certificate' && o.name === cert), { timeoutMs: 60_000 });
+      }
+    });
+
+    it('helm uninstall, after the Certificates and Issuers are deleted, leaves nothing the operator made but the ACME account key; CRDs are kept', async () => {
+      await kubectl('delete', 'certificates,issuers', '--all', '-n', NS, '--wait=true', '--timeout=60s');
+      await cluster.helm(['uninstall', r.release, '--namespace', r.namespace, '--wait']);
+      await waitFor('the operator pods gone', async () => (await operatorPods(cluster, r)).length === 0, { timeoutMs: 60_000 });
+      await kubectl('get', 'crd', 'certificates.cert.opkit.dev');
+      // Kept by policy, as cert-manager does: an ACME account key is the account; deleting it loses it.
+      const keep = (o: { kind: string; name: string }) => o.kind === 'Secret' && o.name === 'acme-account';
+      const resources = ['secrets', 'certificaterequests', 'orders', 'challenges', 'pods', 'services', 'ingresses', 'leases', 'configmaps'];
+      await waitFor('nothing left but the account key', async () => (await leftovers(cluster, 'cert-operator', resources, keep)).length === 0, { timeoutMs: 90_000 });
+      expect(await leftovers(cluster, 'cert-operator', ['secrets'])).toEqual([`Secret ${NS}/acme-account`]);
+    });
+  });
+}

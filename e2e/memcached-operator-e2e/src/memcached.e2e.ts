@@ -1,0 +1,96 @@
+import {
+  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster, type Release,
+} from '@opkit/testing';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const app = workspaceApp('memcached-operator');
+const sample = readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8');
+const NS = 'cache';
+
+interface Memcached {
+  spec: { size: number };
+  status?: { phase?: string; readyReplicas?: number; nodes?: string[] };
+}
+
+for (const mode of e2eModes()) {
+  describe.skipIf(!!mode.skip)(`memcached operator with helm, ${mode.name} mode${mode.skip ? ` (skipped: ${mode.skip})` : ''}`, () => {
+    let cluster: E2ECluster;
+    const r: Release = { release: 'memcached', namespace: 'memcached-system', app };
+    const kubectl = (...args: string[]) => cluster.kubectl(args);
+    const get = async <T>(what: string, ns = NS) => JSON.parse((await kubectl('get', what, '-n', ns, '-o', 'json')).stdout) as T;
+    const waitPhase = (name: string, phase: string, ready: number) =>
+      waitFor(`Memcached ${name} ${phase} with ${ready} ready`, async () => {
+        const mc = await get<Memcached>(`memcached/${name}`);
+        return mc.status?.phase === phase && mc.status.readyReplicas === ready && mc;
+      }, { timeoutMs: 120_000, intervalMs: 500 });
+
+    beforeAll(async () => {
+      cluster = await startE2ECluster(mode.name, { apps: [app] });
+    });
+    afterAll(() => cluster?.stop());
+
+    it('installs with helm: the CRD, the operator ready, holding its leader Lease', async () => {
+      await helmInstall(cluster, r);
+      await kubectl('get', 'crd', 'memcacheds.cache.opkit.dev');
+      const [pod] = await operatorPods(cluster, r);
+      const lease = await waitFor('the leader Lease held', async () => {
+        const l = await get<{ spec: { holderIdentity?: string } }>('lease/memcached-operator-leader', r.namespace);
+        return !!l.spec.holderIdentity && l;
+      });
+      expect(lease.spec.holderIdentity).toMatch(new RegExp(`^${pod.name}_`));
+      // It acts as the chart's ServiceAccount, so the chart's RBAC is all it has.
+      const who = operatorIdentities(cluster, 'memcached-operator');
+      if (who) expect(who).toEqual(['system:serviceaccount:memcached-system:memcached-memcached-operator']);
+    });
+
+    it('runs the sample: 3 pods, Available; scales to 1; deleting it removes what it made', async () => {
+      await kubectl('create', 'namespace', NS);
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample });
+      const mc = await waitPhase('memcached-sample', 'Available', 3);
+      expect(mc.status?.nodes).toHaveLength(3);
+      const dep = await get<{ spec: { replicas: number; template: { spec: { containers: { args: string[] }[] } } } }>('deployment/memcached-sample');
+      expect(dep.spec.replicas).toBe(3);
+      expect(dep.spec.template.spec.containers[0].args.join(' ')).toContain('-m 256');
+
+      await kubectl('scale', 'memcached/memcached-sample', '-n', NS, '--replicas=1');
+      await waitPhase('memcached-sample', 'Available', 1);
+      expect((await get<{ spec: { replicas: number } }>('deployment/memcached-sample')).spec.replicas).toBe(1);
+
+      await kubectl('delete', 'memcached/memcached-sample', '-n', NS, '--wait=true', '--timeout=60s');
+      await waitFor('its Deployment and Service gone', async () => (await get<{ items: unknown[] }>('deployments,services')).items.length === 0, { timeoutMs: 60_000 });
+    });
+
+    it('a restarted operator does not redo finished work', async () => {
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample });
+      await waitPhase('memcached-sample', 'Available', 3);
+      // Let the last status write land before taking the snapshot.
+      await new Promise((res) => setTimeout(res, 3_000));
+      const before = await resourceVersions(cluster, ['memcacheds', 'deployments', 'services'], [NS]);
+      await restartOperator(cluster, r);
+      await new Promise((res) => setTimeout(res, 8_000)); // a full resync of everything it owns
+      expect(await resourceVersions(cluster, ['memcacheds', 'deployments', 'services'], [NS])).toEqual(before);
+    });
+
+    it('helm upgrade with changed values rolls the operator, which keeps working', async () => {
+      await helmInstall(cluster, r, { logLevel: 'debug', resources: { requests: { cpu: '20m', memory: '100Mi' }, limits: { memory: '300Mi' } } });
+      const [pod] = await operatorPods(cluster, r);
+      expect(pod.args).toContain('--log-level=debug');
+      await kubectl('scale', 'memcached/memcached-sample', '-n', NS, '--replicas=2');
+      await waitPhase('memcached-sample', 'Available', 2);
+    });
+
+    it('helm uninstall, after the Memcacheds are deleted, leaves nothing the operator made; the CRD is kept', async () => {
+      await kubectl('delete', 'memcacheds', '--all', '-n', NS, '--wait=true', '--timeout=60s');
+      await cluster.helm(['uninstall', r.release, '--namespace', r.namespace, '--wait']);
+      await waitFor('the operator pods gone', async () => (await operatorPods(cluster, r)).length === 0, { timeoutMs: 60_000 });
+      await kubectl('get', 'crd', 'memcacheds.cache.opkit.dev');
+      const left = await leftovers(cluster, 'memcached-operator', ['deployments', 'services', 'configmaps', 'secrets', 'leases', 'memcacheds']);
+      expect(left).toEqual([]);
+      const release = await cluster.kubectl(['get', 'serviceaccounts,roles,rolebindings,deployments,services', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name']);
+      expect(release.stdout.trim()).toBe('');
+      expect((await cluster.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name'])).stdout.trim()).toBe('');
+    });
+  });
+}
