@@ -22,7 +22,7 @@ describe('charts/cdn-operator', () => {
       image: 'opkit/cdn-operator:0.1.0',
       leaseName: 'cdn-operator-leader',
     });
-    expect(rendered.defaults.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    expect(rendered.defaults.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Lease', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
   });
 
   it('has its shared parts in step with charts/_common', () => {
