@@ -38,7 +38,7 @@ async function run(n: number, names: number) {
     });
     await waitFor('the ACME issuer', async () => (await admin.get(Issuer.kind, { namespace: 'bench', name: 'acme' })).status?.conditions?.[0]?.status === 'True', { timeoutMs: 30_000 });
 
-    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
+    const requestsBefore = (await scrape(manager, '/metrics')).body;
     const validationsBefore = standIn.requests.length;
     const since = new Date();
     const t0 = performance.now();
@@ -71,7 +71,9 @@ async function run(n: number, names: number) {
     // Cleanup (challenge and solver deletion) finishes after Ready; let it land before counting.
     await new Promise((r) => setTimeout(r, 3_000));
     const metrics = (await scrape(manager, '/metrics')).body;
-    const requests = metricValue(metrics, 'opkit_acme_client_requests_total') - requestsBefore;
+    const requests = metricValue(metrics, 'opkit_acme_client_requests_total') - metricValue(requestsBefore, 'opkit_acme_client_requests_total');
+    const acmeBreakdown = [...acmeRequests(metrics)].map(([k, v]) => [k, v - (acmeRequests(requestsBefore).get(k) ?? 0)] as const).filter(([, v]) => v > 0);
+    console.log(`  ACME requests per certificate: ${acmeBreakdown.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${Math.round((v / n) * 10) / 10}`).join(', ')}`);
     const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith('cert-operator/'));
     const breakdown = new Map<string, number>();
     for (const w of writes) {
@@ -97,6 +99,17 @@ async function run(n: number, names: number) {
     await pebble.stop();
     await plane.stop();
   }
+}
+
+/** opkit_acme_client_requests_total by `METHOD path status`, from a metrics exposition. */
+function acmeRequests(exposition: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of exposition.matchAll(/^opkit_acme_client_requests_total\{([^}]*)\} (\S+)$/gm)) {
+    const l = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    const key = `${l.method} ${l.path} ${l.status}`;
+    out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+  }
+  return out;
 }
 
 async function main() {

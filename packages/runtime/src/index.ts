@@ -42,6 +42,7 @@ export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';
 export { setCondition, getCondition, isConditionTrue, removeCondition, rfc3339, type Condition, type ConditionInput } from './helpers/conditions.js';
 export { controllerReference, setControllerReference, controllerOf, isControlledBy, AlreadyOwnedError } from './helpers/owner.js';
 export { addFinalizer, removeFinalizer, hasFinalizer } from './helpers/finalizers.js';
+export { deleteObserved } from './helpers/delete.js';
 export { applyIfChanged, updateStatusIfChanged, contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome, type WriteThroughOptions } from './helpers/apply.js';
 export { deepEqual, isSubset } from './helpers/equality.js';
 export { EventRecorder, type EventType, type EventRecorderOptions } from './events/recorder.js';

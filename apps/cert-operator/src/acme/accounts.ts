@@ -18,6 +18,15 @@ export interface AccountSession {
   keyHash: string;
 }
 
+/** The account URL a session signs with, once it has one. */
+const accountUrlOf = (s: AcmeSession): string | undefined => {
+  try {
+    return s.client.getAccountUrl();
+  } catch {
+    return undefined; // acme-client throws until an account is created or given
+  }
+};
+
 const sha = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 32);
 
 /**
@@ -58,11 +67,13 @@ export class AcmeAccounts {
     const recorded = issuer.status?.acme;
     const registered = !!recorded?.uri && recorded.lastPrivateKeyHash === keyHash && recorded.uri.startsWith(new URL(spec.server).origin);
     const caPem = spec.caBundle ? Buffer.from(spec.caBundle, 'base64').toString('utf8') : undefined;
-    const id = [spec.server, keyHash, registered ? recorded!.uri : '', sha(caPem ?? ''), !!spec.skipTLSVerify].join('|');
-    // One session per issuer: replaced when anything it was made from changes.
+    const id = [spec.server, keyHash, sha(caPem ?? ''), !!spec.skipTLSVerify].join('|');
+    // One session per issuer: replaced when anything it was made from changes. The session that
+    // registered the account keeps serving it (its directory and nonces stay warm); it is replaced
+    // only when the recorded account is not the one it knows.
     const uid = issuer.metadata.uid!;
     let entry = this.sessions.get(uid);
-    if (entry?.id !== id) {
+    if (entry?.id !== id || (registered && accountUrlOf(entry.session) !== recorded!.uri)) {
       entry = { id, session: new AcmeSession({ directoryUrl: spec.server, accountKeyPem: keyPem, accountUrl: registered ? recorded!.uri : undefined, caPem, skipTLSVerify: spec.skipTLSVerify, externalAccountBinding: eab, observe: this.observe }) };
       this.sessions.set(uid, entry);
     }

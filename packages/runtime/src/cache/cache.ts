@@ -87,15 +87,17 @@ export class KindInformer<T extends KubeObject> {
 
   /**
    * Resolves once the cache holds a version of the object other than `previousVersion` (or, with
-   * `deleted`, no longer holds it), or after `timeoutMs`. Called after a write so the next
-   * reconcile reads at least what this one wrote. Resolves false on timeout (not an error).
+   * `deleted`, no longer holds it; with `'or-marked'`, no longer holds it or holds it marked for
+   * deletion), or after `timeoutMs`. Called after a write so the next reconcile reads at least
+   * what this one wrote. Resolves false on timeout (not an error).
    */
-  observe(key: ObjectKey, previousVersion: string | undefined, opts: { deleted?: boolean; timeoutMs?: number } = {}): Promise<boolean> {
+  observe(key: ObjectKey, previousVersion: string | undefined, opts: { deleted?: boolean | 'or-marked'; timeoutMs?: number } = {}): Promise<boolean> {
     const part = this.partFor(key.namespace);
     if (!part) return Promise.resolve(false);
     const k = keyOf(key);
     const done = () => {
       const cur = part.store.get(k);
+      if (opts.deleted === 'or-marked') return !cur || !!cur.metadata.deletionTimestamp;
       return opts.deleted ? !cur : !!cur && cur.metadata.resourceVersion !== previousVersion;
     };
     if (done()) return Promise.resolve(true);
@@ -165,7 +167,7 @@ export class Cache {
   }
 
   /** See KindInformer.observe: waits until the cache reflects a write this process made. */
-  observe<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, previousVersion: string | undefined, opts?: { deleted?: boolean; timeoutMs?: number; informer?: InformerOptions }): Promise<boolean> {
+  observe<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, previousVersion: string | undefined, opts?: { deleted?: boolean | 'or-marked'; timeoutMs?: number; informer?: InformerOptions }): Promise<boolean> {
     if (!this.started) return Promise.resolve(false);
     return this.informer(kind, opts?.informer).observe(key, previousVersion, opts);
   }

@@ -7,6 +7,7 @@ import { ConfigMap, CoreEvent } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
 import { EventRecorder } from '../events/recorder.js';
 import { captureLogger } from '../testing/log-capture.js';
+import { deleteObserved } from './delete.js';
 import { addFinalizer, removeFinalizer } from './finalizers.js';
 
 describe('finalizers and events against a real API server', () => {
@@ -51,6 +52,28 @@ describe('finalizers and events against a real API server', () => {
       // A reconcile holding the stale copy tries again: the object is gone, which is what it wanted.
       await expect(removeFinalizer(client, ConfigMap, deleting, 'opkit.dev/ours', { cache })).resolves.toBe(deleting);
       expect(cm.metadata.finalizers).toEqual(['opkit.dev/ours']);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it('deletes through the cache: the next reconcile sees the delete and sends none of its own', async () => {
+    const cache = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, {});
+    cache.start();
+    try {
+      for (const name of ['d-plain', 'd-held']) await client.create(ConfigMap, { metadata: { name, namespace: 'default', finalizers: name === 'd-held' ? ['example.com/hold'] : [] } });
+      const plain = (await cache.get(ConfigMap, { namespace: 'default', name: 'd-plain' }))!;
+      const held = (await cache.get(ConfigMap, { namespace: 'default', name: 'd-held' }))!;
+      expect(await deleteObserved(client, ConfigMap, plain, { cache })).toBe(true);
+      expect(await cache.get(ConfigMap, { namespace: 'default', name: 'd-plain' })).toBeUndefined();
+      // A finalizer holds this one: the cache shows it marked, and a later pass sends no second delete.
+      expect(await deleteObserved(client, ConfigMap, held, { cache })).toBe(true);
+      const marked = (await cache.get(ConfigMap, { namespace: 'default', name: 'd-held' }))!;
+      expect(marked.metadata.deletionTimestamp).toBeDefined();
+      const rv = marked.metadata.resourceVersion;
+      expect(await deleteObserved(client, ConfigMap, marked, { cache })).toBe(false);
+      expect((await client.get(ConfigMap, { namespace: 'default', name: 'd-held' })).metadata.resourceVersion).toBe(rv);
+      await removeFinalizer(client, ConfigMap, marked, 'example.com/hold', { cache });
     } finally {
       await cache.stop();
     }

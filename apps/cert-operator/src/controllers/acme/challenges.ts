@@ -1,5 +1,5 @@
 import {
-  addFinalizer, controllerFor, hasFinalizer, Ingress, Pod, removeFinalizer, rfc3339, Service, updateStatusIfChanged, type KubeObject, type ObjectOf,
+  addFinalizer, controllerFor, deleteObserved, hasFinalizer, Ingress, Pod, removeFinalizer, rfc3339, Service, updateStatusIfChanged, type KubeObject, type ObjectOf,
   type ReconcileContext, type Request, type Result,
 } from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
@@ -95,7 +95,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
 
   async function cleanup(ch: ChallengeObject, ctx: ReconcileContext) {
     for (const kind of [Pod, Service, Ingress, ...(cfg.enableGatewayAPI ? [HTTPRoute] : [])] as const) {
-      for (const o of await owned(kind as typeof Pod, ch, ctx)) await ctx.client.deleteIfExists(kind as typeof Pod, { namespace: o.metadata.namespace, name: o.metadata.name! });
+      for (const o of await owned(kind as typeof Pod, ch, ctx)) await deleteObserved(ctx.client, kind as typeof Pod, o, { cache: ctx.cache, informer: SOLVER_INFORMER });
     }
     const named = ch.spec.solver.http01?.ingress?.name;
     if (named) {

@@ -1,5 +1,6 @@
-import { controllerFor, controllerReference, rfc3339, updateStatusIfChanged, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { controllerFor, controllerReference, deleteObserved, rfc3339, updateStatusIfChanged, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
+import { AcmeProblemError, type acme } from '../../acme/client.js';
 import { pickSolver } from '../../acme/solver-picker.js';
 import { adler32 } from '../../acme/solver-resources.js';
 import { Challenge, type ChallengeObject } from '../../api/acme/v1/challenge.js';
@@ -27,7 +28,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
   const challengesOf = async (o: OrderObject, ctx: ReconcileContext) =>
     (await ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace })).filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
   const deleteChallenges = async (o: OrderObject, ctx: ReconcileContext) => {
-    for (const c of await challengesOf(o, ctx)) await ctx.client.deleteIfExists(Challenge.kind, { namespace: c.metadata.namespace, name: c.metadata.name! });
+    for (const c of await challengesOf(o, ctx)) await deleteObserved(ctx.client, Challenge.kind, c, { cache: ctx.cache });
   };
   const fail = async (o: OrderObject, ctx: ReconcileContext, state: OrderState, reason: string) => {
     ctx.recorder.warning(o, 'Failed', reason);
@@ -47,6 +48,20 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
     const backoffKey = `order/${req.namespace}/${req.name}`;
     try {
       const session = await accounts.registered(issuer, lookup.resolved.resourceNamespace, ctx);
+      const finalize = async (order: { url?: string; finalize?: string }): Promise<Result> => {
+        const finalized = await session.call((c) => c.finalizeOrder(order as never, Buffer.from(o.spec.request, 'base64').toString('utf8')));
+        resetBackoff(backoffKey);
+        // A CA that issues at once answers valid with the certificate's URL: fetch it now.
+        if (finalized.status === 'valid' && finalized.certificate) return complete(finalized);
+        await write(o, ctx, { state: finalized.status as OrderState, reason: '' });
+        return { requeueAfter: 1_000 };
+      };
+      const complete = async (order: acme.Order): Promise<Result> => {
+        const chain = await session.call((c) => c.getCertificate(order, issuer.spec.acme?.preferredChain));
+        ctx.recorder.normal(o, 'Complete', 'Order completed successfully');
+        await write(o, ctx, { state: 'valid', reason: '', certificate: Buffer.from(chain).toString('base64') });
+        return deleteChallenges(o, ctx);
+      };
       if (!o.status?.url) {
         const identifiers = [...(o.spec.dnsNames ?? []).map((value) => ({ type: 'dns', value })), ...(o.spec.ipAddresses ?? []).map((value) => ({ type: 'ip', value }))];
         const created = await session.call((c) => c.createOrder({ identifiers }));
@@ -106,23 +121,23 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           if (!isProgress(ch.status?.reason)) heldUp.push(`${dnsName}: ${ch.status!.reason}`);
         }
         if (open) return write(o, ctx, { state: 'pending', reason: heldUp.length ? heldUp.join('; ') : solving(o) });
+        // Every authorization is valid, which makes the order ready (RFC 8555 §7.1.6): finalize at
+        // once instead of asking first, one round trip less per certificate. A CA that disagrees
+        // (an order already finalized before a restart, a CA that lags) answers orderNotReady, and
+        // the order is looked at below.
+        try {
+          return await finalize({ url: o.status.url, finalize: o.status.finalizeURL });
+        } catch (err) {
+          if (!(err instanceof AcmeProblemError && err.type.endsWith(':orderNotReady'))) throw err;
+        }
       }
 
       const current = await session.call((c) => c.getOrder({ url: o.status!.url } as never));
       resetBackoff(backoffKey);
       const acmeState = current.status as OrderState;
       if (acmeState === 'invalid') return fail(o, ctx, 'invalid', 'the ACME server marked the order invalid');
-      if (acmeState === 'valid') {
-        const chain = await session.call((c) => c.getCertificate(current, issuer.spec.acme?.preferredChain));
-        ctx.recorder.normal(o, 'Complete', 'Order completed successfully');
-        await write(o, ctx, { state: 'valid', reason: '', certificate: Buffer.from(chain).toString('base64') });
-        return deleteChallenges(o, ctx);
-      }
-      if (acmeState === 'ready') {
-        const finalized = await session.call((c) => c.finalizeOrder(current, Buffer.from(o.spec.request, 'base64').toString('utf8')));
-        await write(o, ctx, { state: finalized.status as OrderState, reason: '' });
-        return finalized.status === 'valid' ? { requeue: true } : { requeueAfter: 1_000 };
-      }
+      if (acmeState === 'valid') return complete(current);
+      if (acmeState === 'ready') return await finalize(current);
       if (acmeState === 'processing') return (await write(o, ctx, { state: 'processing', reason: 'the ACME server is issuing the certificate' }), { requeueAfter: 2_000 });
       // Every challenge won, but the CA has not caught up yet: look again shortly (cert-manager: 5 s).
       await write(o, ctx, { state: 'pending', reason: 'every challenge is valid; waiting for the ACME server to mark the order ready' });

@@ -1,5 +1,5 @@
 import {
-  applyIfChanged, controllerFor, controllerReference, removeCondition, rfc3339, Secret, setCondition, updateStatusIfChanged, type Condition,
+  applyIfChanged, controllerFor, controllerReference, deleteObserved, removeCondition, rfc3339, Secret, setCondition, updateStatusIfChanged, type Condition,
   type ReconcileContext, type Request, type Result,
 } from '@opkit/runtime';
 import { Certificate, DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
@@ -68,8 +68,8 @@ export function certificateController(cfg: CertOperatorConfig) {
   async function prune(c: CertificateObject, ctx: ReconcileContext) {
     const limit = c.spec.revisionHistoryLimit ?? 1;
     const done = (await requestsOf(c, ctx)).filter((cr) => revisionOf(cr) <= (c.status?.revision ?? 0)).sort((a, b) => revisionOf(b) - revisionOf(a));
-    for (const cr of done.slice(limit)) await ctx.client.deleteIfExists(CertificateRequest.kind, { namespace: cr.metadata.namespace, name: cr.metadata.name! });
-    for (const s of await nextKeySecrets(c, ctx)) await ctx.client.deleteIfExists(Secret, { namespace: s.metadata.namespace, name: s.metadata.name! });
+    for (const cr of done.slice(limit)) await deleteObserved(ctx.client, CertificateRequest.kind, cr, { cache: ctx.cache });
+    for (const s of await nextKeySecrets(c, ctx)) await deleteObserved(ctx.client, Secret, s, { cache: ctx.cache, informer: LABELLED });
   }
 
   /** The field manager that last wrote the Secret's key, to name it in messages. */
