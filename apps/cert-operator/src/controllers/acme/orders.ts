@@ -125,10 +125,12 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
         // once instead of asking first, one round trip less per certificate. A CA that disagrees
         // (an order already finalized before a restart, a CA that lags) answers orderNotReady, and
         // the order is looked at below.
-        try {
-          return await finalize({ url: o.status.url, finalize: o.status.finalizeURL });
-        } catch (err) {
-          if (!(err instanceof AcmeProblemError && err.type.endsWith(':orderNotReady'))) throw err;
+        if (o.status.finalizeURL) {
+          try {
+            return await finalize({ url: o.status.url, finalize: o.status.finalizeURL });
+          } catch (err) {
+            if (!(err instanceof AcmeProblemError && err.type.endsWith(':orderNotReady'))) throw err;
+          }
         }
       }
 
