@@ -158,7 +158,7 @@ async function ensure(tool, dir, goVersion, assets) {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   for (const [bin, pkg] of wanted) {
-    log(`  • ${tool.name}: building ${bin} (first time on 2 cores: ${tool.name === 'kubernetes' ? '~10-25 min for all four' : 'a few minutes'})…`);
+    log(`  • ${tool.name}: building ${bin} (first time on 2 cores: ${tool.name === 'kubernetes' ? 'about 4 min for all four' : 'about a minute'})…`);
     const ld = ['-s', '-w', ...tool.ldflags].join(' ');
     const r = await runGo(['build', '-trimpath', '-v', '-ldflags', ld, '-o', join(tmp, bin), pkg], wrapper, `${tool.name}/${bin}`)
       .catch((e) => explainGoFailure(e, `Building ${bin}`));
