@@ -54,7 +54,7 @@ export { defineCustomResource, type CustomResource, type CustomObject, type Cust
 export { toStructural, type JSONSchemaProps } from './crd/structural-schema.js';
 export { Quantity, ResourceRequirements, Conditions } from './crd/schemas.js';
 export { renderCrdTemplate, renderCrdYaml } from './crd/render.js';
-export { syncGeneratedFiles } from './crd/generated-files.js';
+export { generatedFilesCommand, syncGeneratedFiles } from './crd/generated-files.js';
 
 // RBAC
 export { rule, mergeRules, renderRulesTemplate, type PolicyRule, type Verb } from './rbac/rules.js';

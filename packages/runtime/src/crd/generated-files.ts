@@ -18,3 +18,17 @@ export function syncGeneratedFiles(files: Record<string, string>, mode: 'write' 
   }
   return stale;
 }
+
+/**
+ * The body of an operator's `generate` command: writes the files, or with `--check` in `argv` lists
+ * the stale ones and exits 1, naming the command that regenerates them.
+ */
+export function generatedFilesCommand(files: Record<string, string>, generator: string, argv: string[] = process.argv): void {
+  const check = argv.includes('--check');
+  const stale = syncGeneratedFiles(files, check ? 'check' : 'write');
+  if (check && stale.length) {
+    console.error(`stale generated files (run: ${generator}):\n  ${stale.join('\n  ')}`);
+    process.exit(1);
+  }
+  console.log(stale.length ? `${check ? 'stale' : 'wrote'}:\n  ${stale.join('\n  ')}` : 'generated files are up to date');
+}
