@@ -1,5 +1,12 @@
-import { run, workspaceRoot } from '@opkit/testing';
+import { run, waitFor, workspaceRoot } from '@opkit/testing';
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+
+/** Lines of `ps` that mention the demo's directory: its etcd, kube-apiserver, operators, Pebble. */
+async function processesIn(dir: string): Promise<string[]> {
+  const ps = await run('ps', ['-eo', 'args'], { check: false });
+  return ps.stdout.split('\n').filter((l) => l.includes(dir));
+}
 
 describe('npm run demo', () => {
   it('brings up the cluster, the three operators and the samples, converges, and stops leaving nothing running', async () => {
@@ -14,7 +21,26 @@ describe('npm run demo', () => {
     expect(out).toMatch(/stopped; nothing is left running/);
     // Its processes are gone: no etcd, kube-apiserver or Pebble from the demo's directory.
     const dir = out.match(/kubeconfig: (\/\S+)\/kubeconfig/)![1];
-    const ps = await run('ps', ['-eo', 'args'], { check: false });
-    expect(ps.stdout.split('\n').filter((l) => l.includes(dir))).toEqual([]);
+    expect(await processesIn(dir)).toEqual([]);
+  });
+
+  it('stops cleanly on Ctrl-C while it runs, leaving nothing behind', async () => {
+    // A terminal's Ctrl-C signals the whole foreground process group: so does this test.
+    const child = spawn(process.execPath, ['tools/build/run-ts.mjs', 'apps/demo/src/main.ts'], { cwd: workspaceRoot(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor('the demo to converge', () => /all samples converged/.test(out), { timeoutMs: 150_000, intervalMs: 250 });
+      const dir = out.match(/kubeconfig: (\/\S+)\/kubeconfig/)![1];
+      expect(await processesIn(dir)).not.toEqual([]);
+      process.kill(-child.pid!, 'SIGINT');
+      expect(await exited, out).toBe(0);
+      expect(out).toMatch(/stopped; nothing is left running/);
+      expect(await processesIn(dir)).toEqual([]);
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    }
   });
 });
