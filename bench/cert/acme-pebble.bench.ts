@@ -5,7 +5,7 @@
 //   OPKIT_BENCH_ACME_CERTS=1,20 (default)   certificates per run, all created at once
 //   OPKIT_BENCH_ACME_NAMES=2 (default)      DNS names per certificate
 import { Client, CustomResourceDefinition, Namespace, Transport } from '@opkit/runtime';
-import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
+import { metricSeries, metricValue, scrape, testManager } from '@opkit/runtime/testing';
 import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor } from '@opkit/testing';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -104,10 +104,9 @@ async function run(n: number, names: number) {
 /** opkit_acme_client_requests_total by `METHOD path status`, from a metrics exposition. */
 function acmeRequests(exposition: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const m of exposition.matchAll(/^opkit_acme_client_requests_total\{([^}]*)\} (\S+)$/gm)) {
-    const l = Object.fromEntries([...m[1].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+  for (const { labels: l, value } of metricSeries(exposition, 'opkit_acme_client_requests_total')) {
     const key = `${l.method} ${l.path} ${l.status}`;
-    out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+    out.set(key, (out.get(key) ?? 0) + value);
   }
   return out;
 }

@@ -31,15 +31,21 @@ export async function scrape(manager: Manager, path: '/metrics' | '/healthz' | '
   return { status: res.status, body: await res.text() };
 }
 
-/** The value of one sample in a Prometheus exposition (sum over series matching the labels). */
-export function metricValue(exposition: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
+/** Every series of one metric in a Prometheus exposition, with its labels. */
+export function metricSeries(exposition: string, name: string): { labels: Record<string, string>; value: number }[] {
+  const out: { labels: Record<string, string>; value: number }[] = [];
   for (const line of exposition.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
     const m = line.match(/^[^{\s]+(?:\{([^}]*)\})?\s+(\S+)/);
     if (!m) continue;
-    const got = Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) sum += Number(m[2]);
+    out.push({ labels: Object.fromEntries([...(m[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]])), value: Number(m[2]) });
   }
-  return sum;
+  return out;
+}
+
+/** The value of one sample in a Prometheus exposition (sum over series matching the labels). */
+export function metricValue(exposition: string, name: string, labels: Record<string, string> = {}): number {
+  return metricSeries(exposition, name)
+    .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
 }
