@@ -49,7 +49,7 @@ async function main() {
   cluster = await startLocalCluster({ apps: [memcached, cdn, cert], nodes: 3 });
   say(`cluster up; kubeconfig: ${cluster.kubeconfigPath}`);
   say('starting Pebble (an ACME test CA) and the ingress stand-in that routes its HTTP-01 validations…');
-  acme = await startLocalAcme(cluster.kubeConfig, { [solver.image.repository]: solver.bundle });
+  acme = await startLocalAcme(cluster.kubeConfig, { [solver.image.repository]: solver.local });
 
   for (const r of releases) {
     say(`helm install ${r.release} charts/${r.app.app} --namespace ${SYSTEM}`);

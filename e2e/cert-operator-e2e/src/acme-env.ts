@@ -18,7 +18,7 @@ export interface AcmeEnv {
 
 /** local: Pebble on this machine and the ingress stand-in (see startLocalAcme). */
 export async function localAcme(cluster: E2ECluster, solver: WorkspaceApp): Promise<AcmeEnv> {
-  const local = await startLocalAcme(cluster.kubeConfig, { [solver.image.repository]: solver.bundle });
+  const local = await startLocalAcme(cluster.kubeConfig, { [solver.image.repository]: solver.local });
   return {
     directoryUrl: local.pebble.directoryUrl,
     tlsCaPem: local.pebble.tlsCaPem,

@@ -15,9 +15,10 @@ export { verifyOperatorChart, type OperatorChartExpectations } from './helm/oper
 export { startPebble, type Pebble, type PebbleOptions } from './acme/pebble.js';
 export { startIngressStandIn, type IngressStandIn, type IngressStandInOptions, type RoutedRequest } from './acme/ingress-stand-in.js';
 export type { E2ECluster, E2EMode, E2EModeName } from './e2e/cluster.js';
-export { startPodRunner, type PodRunner, type PodRunnerOptions, type RunningPod, type LocalImage } from './e2e/pod-runner.js';
+export { startPodRunner, type PodRunner, type PodRunnerOptions, type RunningPod } from './e2e/pod-runner.js';
 export { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './e2e/local-cluster.js';
 export { startKindCluster, kindUnavailable, type KindClusterOptions, type ContextImage } from './e2e/kind-cluster.js';
-export { workspaceRoot, workspaceApp, localImages, requireBuilt, dockerfileEnv, type WorkspaceApp } from './e2e/workspace.js';
+export { workspaceRoot, workspaceApp, localImages, requireBuilt, type WorkspaceApp } from './e2e/workspace.js';
+export { containerArgv, localProcess, dockerfileImageConfig, type LocalImage } from './e2e/image-command.js';
 export { e2eModes, startE2ECluster, helmInstall, operatorPods, restartOperator, resourceVersions, leftovers, operatorIdentities, type Release } from './e2e/operator.js';
 export { startLocalAcme, type LocalAcme } from './acme/local-acme.js';

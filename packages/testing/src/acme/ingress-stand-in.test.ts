@@ -29,10 +29,16 @@ describe('the ingress stand-in', () => {
   let net: NetworkingV1Api;
   const ns = 'default';
 
+  // An image whose ENTRYPOINT is node and CMD the echo server, as Dockerfiles of Node apps say.
+  const echoImage = {
+    entrypoint: ['/usr/local/bin/node', 'echo-server.mjs'], cmd: [], workdir: '/srv', env: {},
+    files: { '/usr/local/bin/node': process.execPath, '/srv/echo-server.mjs': join(import.meta.dirname, 'fixtures/echo-server.mjs') },
+  };
+
   beforeAll(async () => {
     plane = await startControlPlane({ nodes: 1 });
     port = await freePort();
-    standIn = await startIngressStandIn(plane.kubeConfig, { port, images: { 'example/echo': join(import.meta.dirname, 'fixtures/echo-server.mjs') } });
+    standIn = await startIngressStandIn(plane.kubeConfig, { port, images: { 'example/echo': echoImage } });
     core = plane.kubeConfig.makeApiClient(CoreV1Api);
     net = plane.kubeConfig.makeApiClient(NetworkingV1Api);
   });

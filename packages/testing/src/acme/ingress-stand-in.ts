@@ -1,6 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type KubeConfig, type V1Pod, type V1Service } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { containerArgv, localProcess, type LocalImage } from '../e2e/image-command.js';
 import { freePort } from '../net/ports.js';
 import { guardPid, releasePid } from '../process/watchdog.js';
 import { StopWaiting, waitFor } from '../wait.js';
@@ -9,10 +10,10 @@ export interface IngressStandInOptions {
   /** The port to serve on (127.0.0.1): where Pebble sends HTTP-01 validations (pebble.httpPort). */
   port: number;
   /**
-   * Container images the stand-in can "run": image repository (tag ignored) → a bundled JS
-   * entrypoint, started with `node <entrypoint> <container args>`.
+   * Container images the stand-in can "run": image repository (tag ignored) → the image as a local
+   * process runs it (its ENTRYPOINT and CMD, its files on this machine).
    */
-  images: Record<string, string>;
+  images: Record<string, LocalImage>;
   /** Only route Ingresses of this class (spec.ingressClassName or the kubernetes.io/ingress.class annotation). */
   ingressClass?: string;
 }
@@ -152,7 +153,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     return undefined;
   }
 
-  function entrypointFor(image: string): string | undefined {
+  function imageFor(image: string): LocalImage | undefined {
     const repo = image.replace(/@sha256:.*$/, '').replace(/:[^/:]+$/, '');
     return options.images[repo];
   }
@@ -162,16 +163,18 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     const existing = processes.get(uid);
     if (existing && existing.child.exitCode === null) return existing;
     const container = pod.spec!.containers.find((c) => c.ports?.some((p) => p.containerPort === containerPort))!;
-    const entry = entrypointFor(container.image ?? '');
-    if (!entry) throw new Error(`no local entrypoint for image ${container.image} (known: ${Object.keys(options.images).join(', ')})`);
+    const image = imageFor(container.image ?? '');
+    if (!image) throw new Error(`no local image for ${container.image} (known: ${Object.keys(options.images).join(', ')})`);
     const port = await freePort();
-    // The container's args as the pod spec gives them, with the listen port moved to a free one.
-    const args = [...(container.command?.slice(1) ?? []), ...(container.args ?? [])];
+    // What the container runtime would run (image ENTRYPOINT/CMD, pod command/args), with the
+    // listen port moved to a free one.
+    const argv = containerArgv(container, image);
     let replaced = false;
-    const rewritten = args.map((a) => (/^--listen-port=/.test(a) ? ((replaced = true), `--listen-port=${port}`) : a));
+    const rewritten = argv.map((a) => (/^--listen-port=/.test(a) ? ((replaced = true), `--listen-port=${port}`) : a));
     if (!replaced) rewritten.push(`--listen-port=${port}`);
+    const { file, args } = localProcess(rewritten, image);
     const env = Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
-    const child = spawn(process.execPath, [entry, ...rewritten], { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...env } });
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...image.env, ...env } });
     if (child.pid) guardPid(child.pid);
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));

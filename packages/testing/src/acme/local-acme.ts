@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { LocalImage } from '../e2e/image-command.js';
 import { freePort } from '../net/ports.js';
 import { startIngressStandIn, type IngressStandIn } from './ingress-stand-in.js';
 import { startPebble, type Pebble } from './pebble.js';
@@ -15,11 +16,11 @@ export interface LocalAcme {
 
 /**
  * An ACME server for a simulated cluster: Pebble, and the ingress stand-in on Pebble's HTTP-01
- * port running the solver pods' containers from their local entrypoints (image repository →
- * entrypoint). Pebble's DNS answers 127.0.0.1 for every name, so its validations and the
+ * port running the solver pods' containers as local processes (image repository → the image as
+ * run locally). Pebble's DNS answers 127.0.0.1 for every name, so its validations and the
  * operator's self-check both reach the stand-in.
  */
-export async function startLocalAcme(kubeConfig: KubeConfig, solverImages: Record<string, string>, ingressClass = 'nginx'): Promise<LocalAcme> {
+export async function startLocalAcme(kubeConfig: KubeConfig, solverImages: Record<string, LocalImage>, ingressClass = 'nginx'): Promise<LocalAcme> {
   const httpPort = await freePort();
   const standIn = await startIngressStandIn(kubeConfig, { port: httpPort, images: solverImages, ingressClass });
   const pebble = await startPebble({ httpPort }).catch(async (err: Error) => {

@@ -3,14 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../net/ports.js';
+import { containerArgv, localProcess, type LocalImage } from './image-command.js';
 import { guardPid, releasePid } from '../process/watchdog.js';
-
-export interface LocalImage {
-  /** The JS entrypoint the image runs (`node <entrypoint> <container args>`). */
-  entrypoint: string;
-  /** Environment the image sets itself (its Dockerfile ENV). */
-  env?: Record<string, string>;
-}
 
 export interface PodRunnerOptions {
   /** Image repository (tag ignored) → what to run for it. Pods of other images are left alone. */
@@ -102,9 +96,12 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
       else if (v.valueFrom?.fieldRef) env[v.name] = fieldRef(e.pod, v.valueFrom.fieldRef.fieldPath) ?? '';
     }
     env.KUBECONFIG = await options.credentials(e.namespace, e.pod.spec?.serviceAccountName ?? 'default');
-    const args = rewritePorts([...(c.command?.slice(1) ?? []), ...(c.args ?? [])], e.ports);
-    e.log.write(`--- ${new Date().toISOString()} starting ${c.image} as ${e.pod.spec?.serviceAccountName}: node ${e.image.entrypoint} ${args.join(' ')}\n`);
-    const child = spawn(process.execPath, [e.image.entrypoint, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // What the container runtime would run (the image's ENTRYPOINT and CMD, the pod's command
+    // and args), with the image's files mapped to this machine's.
+    const argv = rewritePorts(containerArgv(c, e.image), e.ports);
+    const { file, args } = localProcess(argv, e.image);
+    e.log.write(`--- ${new Date().toISOString()} starting ${c.image} as ${e.pod.spec?.serviceAccountName}: ${argv.join(' ')}\n`);
+    const child = spawn(file, args, { env, cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
     e.child = child;
     e.pid = child.pid;
     e.ready = false;

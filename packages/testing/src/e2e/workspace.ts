@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { LocalImage } from './pod-runner.js';
+import { dockerfileImageConfig, type LocalImage } from './image-command.js';
 
 /** The repository root: the nearest directory above `from` holding nx.json. */
 export function workspaceRoot(from = process.cwd()): string {
@@ -21,20 +21,8 @@ export interface WorkspaceApp {
   image: { repository: string; tag: string };
   /** apps/<app>/dist/main.js: what the image runs. */
   bundle: string;
-  /** The environment its Dockerfile sets. */
-  env: Record<string, string>;
-}
-
-/** The ENV instructions of a Dockerfile's last stage (`ENV A=1 \ B=2`, one level of quoting). */
-export function dockerfileEnv(text: string): Record<string, string> {
-  const stages = text.replace(/\\\r?\n/g, ' ').split(/^FROM\s/im);
-  const env: Record<string, string> = {};
-  for (const line of stages[stages.length - 1].split('\n')) {
-    const m = line.match(/^\s*ENV\s+(.*)$/i);
-    if (!m) continue;
-    for (const [, k, v] of m[1].matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) env[k] = v.replace(/^"|"$/g, '');
-  }
-  return env;
+  /** The image as the local e2e mode runs it: its command and env from the Dockerfile, its files here. */
+  local: LocalImage;
 }
 
 export function workspaceApp(app: string, root = workspaceRoot()): WorkspaceApp {
@@ -43,18 +31,21 @@ export function workspaceApp(app: string, root = workspaceRoot()): WorkspaceApp 
   const version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
   const chart = join(root, 'charts', app);
   const dockerfile = join(dir, 'Dockerfile');
+  const bundle = join(dir, 'dist/main.js');
+  const config = dockerfileImageConfig(existsSync(dockerfile) ? readFileSync(dockerfile, 'utf8') : '');
   return {
     app,
     chart: existsSync(join(chart, 'Chart.yaml')) ? chart : undefined,
     image: { repository: `opkit/${app}`, tag: version },
-    bundle: join(dir, 'dist/main.js'),
-    env: existsSync(dockerfile) ? dockerfileEnv(readFileSync(dockerfile, 'utf8')) : {},
+    bundle,
+    // The image's Node and its bundle are, here, this Node and the app's build output.
+    local: { ...config, files: { '/nodejs/bin/node': process.execPath, '/app/main.js': bundle } },
   };
 }
 
 /** What the pod runner and ingress stand-in need to "run" these apps' images locally. */
 export function localImages(apps: WorkspaceApp[]): Record<string, LocalImage> {
-  return Object.fromEntries(apps.map((a) => [a.image.repository, { entrypoint: a.bundle, env: a.env }]));
+  return Object.fromEntries(apps.map((a) => [a.image.repository, a.local]));
 }
 
 /** Fails early, naming the build command, when an app has not been built. */
