@@ -13,6 +13,9 @@ export function workspaceRoot(from = process.cwd()): string {
   return dir;
 }
 
+/** The one Dockerfile every Node app's image is built from (`--build-arg APP=<app>`). */
+export const appsDockerfile = (root = workspaceRoot()) => join(root, 'apps', 'Dockerfile');
+
 /** An app of this repository as it ships: chart, image, bundle. */
 export interface WorkspaceApp {
   app: string;
@@ -30,7 +33,7 @@ export function workspaceApp(app: string, root = workspaceRoot()): WorkspaceApp 
   if (!existsSync(join(dir, 'package.json'))) throw new Error(`no app ${app} under ${join(root, 'apps')}`);
   const version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
   const chart = join(root, 'charts', app);
-  const dockerfile = join(dir, 'Dockerfile');
+  const dockerfile = appsDockerfile(root);
   const bundle = join(dir, 'dist/main.js');
   const config = dockerfileImageConfig(existsSync(dockerfile) ? readFileSync(dockerfile, 'utf8') : '');
   return {
