@@ -6,7 +6,11 @@
 // developed, but the Go module proxy is. Each tool lives in its own wrapper module under ./go/ so
 // minimal version selection never mixes one tool's dependencies with another's.
 //
-// Usage: node tools/control-plane/ensure-binaries.mjs [--only kubernetes,etcd,...] [--print-dir] [--quiet]
+// Two groups: `control-plane` (the default: what integration tests and the local e2e mode run) and
+// `kind` (what the kind e2e mode adds: the node's kubelet, kubeadm and kube-proxy, kind itself,
+// CoreDNS, and Traefik as the in-cluster ingress controller).
+//
+// Usage: node tools/control-plane/ensure-binaries.mjs [--group kind] [--only kubernetes,etcd,...] [--print-dir] [--quiet]
 // Idempotent: a stamp per tool records what was built; a second run takes well under a second.
 // Binaries already present in $KUBEBUILDER_ASSETS are used as they are and never rebuilt.
 import { spawn, spawnSync } from 'node:child_process';
@@ -46,6 +50,17 @@ const tools = [
     binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'].map((b) => [b, `k8s.io/kubernetes/cmd/${b}`]),
     ldflags: k8sStamp(versions.kubernetes),
   },
+  // The kind node's own binaries, from the same wrapper module (so `kubeadm version` says the
+  // version kubeadm derives its image tags from).
+  {
+    name: 'kubernetes-node', wrapper: 'kubernetes', group: 'kind', version: versions.kubernetes,
+    binaries: ['kubelet', 'kubeadm', 'kube-proxy'].map((b) => [b, `k8s.io/kubernetes/cmd/${b}`]),
+    ldflags: k8sStamp(versions.kubernetes),
+    minutes: 'about 2 min for the three once kube-apiserver is built',
+  },
+  { name: 'kind', group: 'kind', version: versions.kind, binaries: [['kind', 'sigs.k8s.io/kind']], ldflags: [], minutes: 'about 2 min' },
+  { name: 'coredns', group: 'kind', version: versions.coredns, binaries: [['coredns', 'github.com/coredns/coredns']], ldflags: [`-X github.com/coredns/coredns/coremain.GitCommit=${versions.coredns}`], minutes: 'about 5 min' },
+  { name: 'traefik', group: 'kind', version: versions.traefik, binaries: [['traefik', 'github.com/traefik/traefik/v3/cmd/traefik']], ldflags: [`-X github.com/traefik/traefik/v3/pkg/version.Version=${versions.traefik}`], minutes: 'about 6 min' },
   { name: 'kwok', version: versions.kwok, binaries: [['kwok', 'sigs.k8s.io/kwok/cmd/kwok']], ldflags: [] },
   {
     name: 'helm', version: versions.helm,
@@ -71,6 +86,8 @@ const ALT = 'or set KUBEBUILDER_ASSETS to a directory that already holds etcd, k
 const args = process.argv.slice(2);
 const quiet = args.includes('--quiet');
 const onlyArg = args.find((a) => a.startsWith('--only'));
+const groupArg = args.find((a) => a.startsWith('--group'));
+const group = groupArg ? (groupArg.includes('=') ? groupArg.split('=')[1] : args[args.indexOf(groupArg) + 1]) : 'control-plane';
 const only = onlyArg ? (onlyArg.includes('=') ? onlyArg.split('=')[1] : args[args.indexOf(onlyArg) + 1]).split(',') : null;
 
 function goEnv() {
@@ -130,8 +147,10 @@ function explainGoFailure(err, what) {
       : `See the output above. If this persists, delete ${cacheDir()} and retry, ${ALT}.`));
 }
 
+const wrapperOf = (tool) => join(here, 'go', tool.wrapper ?? tool.name);
+
 function stampOf(tool, goVersion) {
-  const dir = join(here, 'go', tool.name);
+  const dir = wrapperOf(tool);
   const h = createHash('sha256');
   for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(join(dir, f)));
   h.update(JSON.stringify(tool.ldflags));
@@ -150,7 +169,7 @@ async function ensure(tool, dir, goVersion, assets) {
   if (built && (!stamp || JSON.stringify(stamp) === have)) { log(`  ✓ ${tool.name} ${tool.version} (cached)`); return; }
   if (!stamp) checkGo(); // exits with a clear message
 
-  const wrapper = join(here, 'go', tool.name);
+  const wrapper = wrapperOf(tool);
   const t0 = Date.now();
   log(`  • ${tool.name} ${tool.version}: downloading modules…`);
   await runGo(['mod', 'download'], wrapper, `${tool.name} download`).catch((e) => explainGoFailure(e, `Downloading the modules of ${tool.name}`));
@@ -158,7 +177,7 @@ async function ensure(tool, dir, goVersion, assets) {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   for (const [bin, pkg] of wanted) {
-    log(`  • ${tool.name}: building ${bin} (first time on 2 cores: ${tool.name === 'kubernetes' ? 'about 4 min for all four' : 'about a minute'})…`);
+    log(`  • ${tool.name}: building ${bin} (first time on 2 cores: ${tool.minutes ?? (tool.name === 'kubernetes' ? 'about 4 min for all four' : 'about a minute')})…`);
     const ld = ['-s', '-w', ...tool.ldflags].join(' ');
     const r = await runGo(['build', '-trimpath', '-v', '-ldflags', ld, '-o', join(tmp, bin), pkg], wrapper, `${tool.name}/${bin}`)
       .catch((e) => explainGoFailure(e, `Building ${bin}`));
@@ -177,15 +196,15 @@ async function main() {
   const assets = process.env.KUBEBUILDER_ASSETS || '';
   mkdirSync(dir, { recursive: true });
   const t0 = Date.now();
-  log(`control-plane binaries → ${dir}`);
+  log(`${group === 'kind' ? 'kind toolset binaries' : 'control-plane binaries'} → ${dir}`);
   // Go is only needed when something must be built; a fully cached toolset works without it.
-  const selected = tools.filter((t) => !only || only.includes(t.name));
+  const selected = tools.filter((t) => (only ? only.includes(t.name) : (t.group ?? 'control-plane') === group));
   const needsGo = selected.some((t) => t.binaries.some(([b]) => !(assets && existsSync(join(assets, b))) && !existsSync(join(dir, b))));
   let goVersion = null;
   const goAvailable = spawnSync('go', ['version'], { env: goEnv() }).status === 0;
   if (needsGo || goAvailable) goVersion = checkGo();
   for (const tool of selected) await ensure(tool, dir, goVersion, assets);
-  log(`control-plane binaries ready in ${elapsed(t0)}`);
+  log(`${group === 'kind' ? 'kind toolset binaries' : 'control-plane binaries'} ready in ${elapsed(t0)}`);
 }
 
 main().catch((e) => fail(e.stack || String(e)));

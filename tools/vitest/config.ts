@@ -9,7 +9,10 @@ const root = join(import.meta.dirname, '../..');
  * (test-output/vitest/report.json, an nx output, so cached runs restore it) that `.ci/run` sums
  * into its closing `N passed, N failed` line.
  */
-export function projectConfig(projectDir: string, overrides: { testTimeout?: number; hookTimeout?: number; include?: string[]; setupFiles?: string[] } = {}): ViteUserConfig {
+/** The e2e projects' globalSetup: stops, at the end, a Docker engine opkit started for the kind mode. */
+export const e2eGlobalSetup = join(root, 'packages/testing/src/e2e/global-setup.ts');
+
+export function projectConfig(projectDir: string, overrides: { testTimeout?: number; hookTimeout?: number; include?: string[]; setupFiles?: string[]; globalSetup?: string[] } = {}): ViteUserConfig {
   const name = relative(root, projectDir).replace(/\//g, '-');
   // Only add our condition to vite's defaults: conditions such as `import` would also reach Node for
   // external packages, and Node 20.19's require(esm) would then hand CommonJS callers ESM namespaces.
@@ -26,6 +29,7 @@ export function projectConfig(projectDir: string, overrides: { testTimeout?: num
       globals: false,
       include: overrides.include ?? ['src/**/*.test.ts'],
       setupFiles: overrides.setupFiles,
+      globalSetup: overrides.globalSetup,
       testTimeout: overrides.testTimeout ?? 10_000,
       hookTimeout: overrides.hookTimeout ?? 180_000,
       pool: 'forks',

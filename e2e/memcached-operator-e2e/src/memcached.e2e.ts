@@ -1,13 +1,36 @@
 import {
-  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster, type Release,
+  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
+  type E2ECluster, type Release,
 } from '@opkit/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 
 const app = workspaceApp('memcached-operator');
-const sample = readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8');
+const sampleYaml = parse(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
 const NS = 'cache';
+
+/**
+ * A client in the cluster, speaking memcached's text protocol with bash's /dev/tcp: through the
+ * Service's name it stores a key and reads it back on one connection, then asks every address the
+ * Service resolves to for its version. Prints `roundtrip <value>` and one `server <ip>` per answer.
+ */
+const memcachedClient = (service: string, key: string, value: string) => `
+set -u
+host=${service}.${NS}.svc.cluster.local
+exec 3<>/dev/tcp/$host/11211 || exit 2
+printf 'set ${key} 0 0 ${value.length}\r\n${value}\r\nget ${key}\r\nquit\r\n' >&3
+reply=$(timeout 5 cat <&3 | tr -d '\r')
+echo "$reply" | grep -q '^STORED$' && echo "roundtrip $(echo "$reply" | sed -n '/^VALUE/{n;p}')"
+for ip in $(getent ahostsv4 $host | awk '{print $1}' | sort -u); do
+  if exec 4<>/dev/tcp/$ip/11211; then
+    printf 'version\r\nquit\r\n' >&4
+    timeout 3 cat <&4 | grep -q '^VERSION ' && echo "server $ip"
+    exec 4>&-
+  fi
+done
+`;
 
 interface Memcached {
   spec: { size: number };
@@ -18,6 +41,10 @@ for (const mode of e2eModes()) {
   describe.skipIf(!!mode.skip)(`memcached operator with helm, ${mode.name} mode${mode.skip ? ` (skipped: ${mode.skip})` : ''}`, () => {
     let cluster: E2ECluster;
     const r: Release = { release: 'memcached', namespace: 'memcached-system', app };
+    // In kind the pods are real memcached servers, from the image this machine can run.
+    const memcached = (name: string, spec: Record<string, unknown>) =>
+      JSON.stringify({ ...sampleYaml, metadata: { name }, spec: { ...sampleYaml.spec, ...spec, ...(cluster.images.memcached ? { image: cluster.images.memcached } : {}) } });
+    const sample = () => memcached(sampleYaml.metadata.name, {});
     const kubectl = (...args: string[]) => cluster.kubectl(args);
     const get = async <T>(what: string, ns = NS) => JSON.parse((await kubectl('get', what, '-n', ns, '-o', 'json')).stdout) as T;
     const waitPhase = (name: string, phase: string, ready: number) =>
@@ -27,7 +54,7 @@ for (const mode of e2eModes()) {
       }, { timeoutMs: 120_000, intervalMs: 500 });
 
     beforeAll(async () => {
-      cluster = await startE2ECluster(mode.name, { apps: [app] });
+      cluster = await startE2ECluster(mode.name, { apps: [app], workloads: ['memcached', 'shell'] });
     });
     afterAll(() => cluster?.stop());
 
@@ -47,7 +74,7 @@ for (const mode of e2eModes()) {
 
     it('runs the sample: 3 pods, Available; scales to 1; deleting it removes what it made', async () => {
       await kubectl('create', 'namespace', NS);
-      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample });
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample() });
       const mc = await waitPhase('memcached-sample', 'Available', 3);
       expect(mc.status?.nodes).toHaveLength(3);
       const dep = await get<{ spec: { replicas: number; template: { spec: { containers: { args: string[] }[] } } } }>('deployment/memcached-sample');
@@ -62,8 +89,30 @@ for (const mode of e2eModes()) {
       await waitFor('its Deployment and Service gone', async () => (await get<{ items: unknown[] }>('deployments,services')).items.length === 0, { timeoutMs: 60_000 });
     });
 
+    it.runIf(mode.name === 'kind')('the pods are real memcached servers: a client in the cluster stores and reads a key through the Service; scaling changes how many answer', async () => {
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: memcached('live', { size: 2 }) });
+      const servers = async (size: number) => {
+        await waitPhase('live', 'Available', size);
+        // The Service's DNS follows the pods' readiness: wait until it names exactly `size` servers that answer.
+        return waitFor(`${size} memcached servers answering`, async () => {
+          const run = await runInCluster(cluster, { namespace: NS, script: memcachedClient('live', 'greeting', 'hello-kind') });
+          const answering = run.output.split('\n').filter((l) => l.startsWith('server '));
+          return answering.length === size && run;
+        }, { timeoutMs: 120_000, intervalMs: 2_000 });
+      };
+      const two = await servers(2);
+      expect(two.output).toContain('roundtrip hello-kind');
+      await kubectl('scale', 'memcached/live', '-n', NS, '--replicas=3');
+      const three = await servers(3);
+      expect(three.output).toContain('roundtrip hello-kind');
+      await kubectl('scale', 'memcached/live', '-n', NS, '--replicas=1');
+      const one = await servers(1);
+      expect(one.output).toContain('roundtrip hello-kind');
+      await kubectl('delete', 'memcached/live', '-n', NS, '--wait=true', '--timeout=60s');
+    });
+
     it('a restarted operator does not redo finished work', async () => {
-      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample });
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample() });
       await waitPhase('memcached-sample', 'Available', 3);
       // Let the last status write land before taking the snapshot.
       await new Promise((res) => setTimeout(res, 3_000));

@@ -16,12 +16,23 @@ export type BinaryName =
   | 'kwok'
   | 'helm'
   | 'pebble'
-  | 'pebble-challtestsrv';
+  | 'pebble-challtestsrv'
+  // The kind group (ensure-binaries --group kind).
+  | 'kubelet'
+  | 'kubeadm'
+  | 'kube-proxy'
+  | 'kind'
+  | 'coredns'
+  | 'traefik';
+
+/** opkit's cache on this machine: $OPKIT_CACHE_DIR, else $XDG_CACHE_HOME/opkit or ~/.cache/opkit. */
+export function cacheRoot(): string {
+  return process.env.OPKIT_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'opkit');
+}
 
 /** Where tools/control-plane/ensure-binaries.mjs puts what it builds. */
 export function defaultAssetsDir(): string {
-  const base = process.env.OPKIT_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'opkit');
-  return join(base, 'k8s', versions.kubernetes);
+  return join(cacheRoot(), 'k8s', versions.kubernetes);
 }
 
 export class BinaryNotFoundError extends Error {

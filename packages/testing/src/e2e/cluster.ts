@@ -3,11 +3,16 @@ import type { RunOptions, RunResult } from '../run.js';
 
 export type E2EModeName = 'local' | 'kind';
 
+/** Images of software the specs run in real containers (kind mode only). */
+export type Workload = 'memcached' | 'nginx' | 'traefik' | 'pebble' | 'shell';
+
 /** A cluster the e2e specs run against, whichever mode made it. */
 export interface E2ECluster {
   readonly mode: E2EModeName;
   readonly kubeConfig: KubeConfig;
   readonly kubeconfigPath: string;
+  /** The image of each workload asked for (kind mode; empty in the local mode, where nothing runs). */
+  readonly images: Partial<Record<Workload, string>>;
   kubectl(args: string[], opts?: RunOptions): Promise<RunResult>;
   /** helm against this cluster, with a private helm home. */
   helm(args: string[], opts?: RunOptions): Promise<RunResult>;

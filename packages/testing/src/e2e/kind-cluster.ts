@@ -1,77 +1,87 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findBinary } from '../assets/binaries.js';
+import { stringify } from 'yaml';
+import { defaultAssetsDir, findBinary } from '../assets/binaries.js';
+import { docker, imageId } from '../containers/docker.js';
+import { cannotProvideEngine, dockerServerVersion, ensureEngine } from '../containers/engine.js';
+import { buildAppImage, imageFor } from '../containers/images.js';
+import { ensureImage, recipes } from '../containers/local-images.js';
+import { ensureKindToolset } from '../containers/kind-toolset.js';
+import { say, seconds } from '../containers/progress.js';
 import { run, type RunOptions } from '../run.js';
-import type { E2ECluster } from './cluster.js';
-import { workspaceRoot, type WorkspaceApp } from './workspace.js';
+import type { E2ECluster, Workload } from './cluster.js';
+import type { WorkspaceApp } from './workspace.js';
+import { which } from '../containers/which.js';
 
-/** Why the kind mode cannot run on this machine, or undefined when it can. */
+/** Why the kind mode cannot run on this machine, or undefined when it can (perhaps after installing and building). */
 export function kindUnavailable(): string | undefined {
-  const has = (cmd: string, args: string[]) => spawnSync(cmd, args, { encoding: 'utf8', timeout: 20_000 });
-  const docker = has('docker', ['--version']);
-  if (docker.error) return '`docker` is not on PATH';
-  if (has('kind', ['version']).error) return '`kind` is not on PATH';
-  if (has('docker', ['info', '--format', '{{.ServerVersion}}']).status !== 0) return 'no Docker engine is reachable (`docker info` failed)';
+  if (process.env.OPKIT_CONTAINER_ENGINE === 'none') return 'OPKIT_CONTAINER_ENGINE=none';
+  if (!dockerServerVersion()) {
+    const why = cannotProvideEngine();
+    if (why) return why;
+  }
+  if (!which('kind') && !existsSync(join(defaultAssetsDir(), 'kind')) && !which('go')) return '`kind` is not on PATH, and Go (to build it) is not installed';
   return undefined;
 }
 
-/** An extra image the specs need in the cluster, built from a directory. */
-export interface ContextImage {
-  ref: string;
-  context: string;
-  dockerfile: string;
-}
-
 export interface KindClusterOptions {
-  /** Default: $KIND_CLUSTER or opkit-e2e. */
+  /** Default: $KIND_CLUSTER, else opkit-<first app>. An existing cluster of that name is reused and kept. */
   name?: string;
-  /** Apps whose images are built (fixed, non-latest tags) and loaded into the nodes. */
+  /** Apps whose images are built (fixed, non-latest tags) and loaded into the node. */
   apps: WorkspaceApp[];
-  images?: ContextImage[];
+  /** Other images the specs run: official where their registry answers, else built here. */
+  workloads?: Workload[];
 }
 
-const step = (msg: string) => console.log(`[kind] ${msg}`);
+const LOAD_TIMEOUT = 15 * 60_000;
 
 /**
- * The `kind` e2e mode: a kind cluster (reused if it exists, created otherwise and deleted at the
- * end unless OPKIT_KIND_KEEP=1), this repository's images built with their version tags and
- * loaded with `kind load docker-image`, so charts install with their default image references and
- * `IfNotPresent` never reaches for a registry.
+ * The `kind` e2e mode: a kind cluster on this machine's Docker engine (installed and started by
+ * opkit where it may), with kind's own node image where Docker Hub answers and the node image
+ * built here where not; this repository's images built and `kind load`ed, so charts install with
+ * their default image references and `IfNotPresent` never reaches for a registry. A cluster it
+ * creates it deletes at the end (OPKIT_KIND_KEEP=1 keeps it).
  */
 export async function startKindCluster(options: KindClusterOptions): Promise<E2ECluster> {
-  const why = kindUnavailable();
-  if (why) throw new Error(`kind mode unavailable: ${why}`);
-  const name = options.name ?? process.env.KIND_CLUSTER ?? 'opkit-e2e';
-  const root = workspaceRoot();
-  const exec = (cmd: string, args: string[], opts: RunOptions = {}) => run(cmd, args, { timeoutMs: 15 * 60_000, ...opts });
+  const t0 = Date.now();
+  const engine = await ensureEngine();
+  if (!engine.available) throw new Error(`kind mode unavailable: ${engine.reason}`);
+  const toolset = await ensureKindToolset(engine.quirks);
+  const name = options.name ?? process.env.KIND_CLUSTER ?? `opkit-${options.apps[0]?.app ?? 'e2e'}`;
+  const exec = (cmd: string, args: string[], opts: RunOptions = {}) => run(cmd, args, { timeoutMs: LOAD_TIMEOUT, ...opts });
+  const dir = mkdtempSync(join(tmpdir(), 'opkit-kind-'));
 
-  const existing = (await exec('kind', ['get', 'clusters'])).stdout.split('\n').map((l) => l.trim());
+  const existing = (await exec(toolset.kind, ['get', 'clusters'])).stdout.split('\n').map((l) => l.trim());
   const created = !existing.includes(name);
   if (created) {
-    step(`creating cluster ${name} (the first time pulls the kind node image)…`);
-    await exec('kind', ['create', 'cluster', '--name', name, '--wait', '180s']);
-  } else step(`reusing cluster ${name}`);
-  const dir = mkdtempSync(join(tmpdir(), 'opkit-kind-'));
+    say(`creating kind cluster ${name}${toolset.nodeImage ? ` from ${toolset.nodeImage}` : ''}…`);
+    const config = join(dir, 'kind.yaml');
+    writeFileSync(config, stringify(toolset.config));
+    const image = toolset.nodeImage ? ['--image', toolset.nodeImage] : [];
+    await exec(toolset.kind, ['create', 'cluster', '--name', name, ...image, '--config', config, '--wait', '180s']);
+  } else say(`reusing kind cluster ${name}`);
   const kubeconfigPath = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfigPath, (await exec('kind', ['get', 'kubeconfig', '--name', name])).stdout);
+  writeFileSync(kubeconfigPath, (await exec(toolset.kind, ['get', 'kubeconfig', '--name', name])).stdout);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfigPath);
 
+  const load = async (ref: string) => {
+    if (!imageId(ref)) await docker(['pull', ref]); // an official image not pulled yet
+    await exec(toolset.kind, ['load', 'docker-image', ref, '--name', name]);
+  };
   for (const app of options.apps) {
-    const ref = `${app.image.repository}:${app.image.tag}`;
-    step(`building ${ref}…`);
-    await exec(process.execPath, [join(root, 'tools/docker/build-image.mjs'), app.app, '--tag', app.image.tag], { cwd: root });
-    step(`loading ${ref} into ${name}`);
-    await exec('kind', ['load', 'docker-image', ref, '--name', name]);
+    const ref = await buildAppImage(app.app, app.image.tag);
+    await load(ref);
   }
-  for (const img of options.images ?? []) {
-    step(`building ${img.ref}…`);
-    await exec('docker', ['build', '-t', img.ref, '-f', img.dockerfile, img.context]);
-    await exec('kind', ['load', 'docker-image', img.ref, '--name', name]);
+  const images: Partial<Record<Workload, string>> = {};
+  for (const w of options.workloads ?? []) {
+    // Pebble is built here from the binaries this repository builds, on either base.
+    images[w] = w === 'pebble' ? await ensureImage(recipes.pebble) : await imageFor(w);
+    await load(images[w]!);
   }
+  say(`kind cluster ${name} ready with ${options.apps.length + Object.keys(images).length} images loaded in ${seconds(t0)}`);
 
   const helmHome = join(dir, 'helm');
   const kubectl = (args: string[], opts: RunOptions = {}) => run(findBinary('kubectl'), [`--kubeconfig=${kubeconfigPath}`, ...args], opts);
@@ -80,6 +90,7 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
     mode: 'kind',
     kubeConfig,
     kubeconfigPath,
+    images,
     kubectl,
     helm: (args, opts = {}) =>
       run(findBinary('helm'), [...args, '--kubeconfig', kubeconfigPath], {
@@ -95,8 +106,8 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
     },
     async stop() {
       if (created && process.env.OPKIT_KIND_KEEP !== '1') {
-        step(`deleting cluster ${name} (OPKIT_KIND_KEEP=1 keeps it)`);
-        await exec('kind', ['delete', 'cluster', '--name', name], { check: false });
+        say(`deleting kind cluster ${name} (OPKIT_KIND_KEEP=1 keeps it)`);
+        await exec(toolset.kind, ['delete', 'cluster', '--name', name], { check: false });
       }
       rmSync(dir, { recursive: true, force: true });
     },

@@ -51,6 +51,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     plane,
     runner,
     kubeConfig: plane.kubeConfig,
+    images: {},
     kubeconfigPath: plane.kubeconfigPath,
     kubectl: (args, opts) => plane.kubectl(args, opts),
     helm: (args, opts) => plane.helm([...args, '--kubeconfig', plane.kubeconfigPath], opts),

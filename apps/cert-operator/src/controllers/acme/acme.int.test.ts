@@ -2,10 +2,9 @@ import {
   Client, CoreEvent, CustomResourceDefinition, Informer, Ingress, Pod, Secret, Service, silentLogger, Transport, type Kind, type KubeObject, type Manager, type ObjectOf,
 } from '@opkit/runtime';
 import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
-import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, type ControlPlane, type IngressStandIn, type Pebble } from '@opkit/testing';
+import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp, type ControlPlane, type IngressStandIn, type Pebble } from '@opkit/testing';
 import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HTTPRoute, SOLVER_LABEL } from '../../acme/solver-resources.js';
 import { Challenge } from '../../api/acme/v1/challenge.js';
@@ -19,7 +18,8 @@ import { addCertificateControllers } from '../index.js';
 
 const OPERATOR = 'cert-operator';
 const SYSTEM = 'opkit-system';
-const SOLVER_ENTRYPOINT = join(import.meta.dirname, '../../../../acme-solver/dist/main.js');
+// The solver image as the ingress stand-in runs it: its ENTRYPOINT and CMD, its bundle built here.
+const SOLVER = workspaceApp('acme-solver');
 const SELF_CHECK_TIMEOUT_S = 20;
 
 const pem = (s: { data?: Record<string, string> }, k: string) => Buffer.from(s.data?.[k] ?? '', 'base64').toString();
@@ -118,7 +118,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(SOLVER_ENTRYPOINT)) throw new Error(`${SOLVER_ENTRYPOINT} is missing: build it first (nx run @opkit/acme-solver:build)`);
+    if (!existsSync(SOLVER.bundle)) throw new Error(`${SOLVER.bundle} is missing: build it first (nx run @opkit/acme-solver:build)`);
     plane = await startControlPlane({ nodes: 1 });
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
     for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
@@ -127,7 +127,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     await plane.kubectl(['create', 'namespace', SYSTEM]);
     // One ingress for every Pebble here: they all validate on the same port.
     httpPort = await freePort();
-    standIn = await startIngressStandIn(plane.kubeConfig, { port: httpPort, images: { 'opkit/acme-solver': SOLVER_ENTRYPOINT }, ingressClass: 'nginx' });
+    standIn = await startIngressStandIn(plane.kubeConfig, { port: httpPort, images: { [SOLVER.image.repository]: SOLVER.local }, ingressClass: 'nginx' });
     pebble = await startPebble({ httpPort });
     const t = testManager(plane.kubeConfig, { name: OPERATOR });
     manager = t.manager;

@@ -1,0 +1,69 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { workspaceRoot } from '../e2e/workspace.js';
+import { buildKitClient } from './buildkit.js';
+import { ensureImage, recipes } from './local-images.js';
+import { imagePlan, OFFICIAL_IMAGES, probeRegistries, type ImageRole, type ImageSource } from './image-plan.js';
+import { runLong, say, seconds } from './progress.js';
+import { spawnSync } from 'node:child_process';
+
+let plan: Promise<Record<ImageRole, ImageSource>> | undefined;
+
+/** This machine's image plan (registries probed once per process); OPKIT_IMAGES forces one source. */
+export function currentImagePlan(): Promise<Record<ImageRole, ImageSource>> {
+  plan ??= probeRegistries().then((answers) => {
+    const p = imagePlan(answers, process.env.OPKIT_IMAGES);
+    const local = Object.entries(p).filter(([, s]) => s === 'local').map(([r]) => r);
+    say(local.length ? `building locally what no reachable registry serves: ${local.join(', ')}` : 'using the official images');
+    return p;
+  });
+  return plan;
+}
+
+/** The image to use for a role: the official reference, or the local build's tag. */
+export async function imageFor(role: Exclude<ImageRole, 'kindNode'>): Promise<string> {
+  const source = (await currentImagePlan())[role];
+  if (source === 'official') return OFFICIAL_IMAGES[role].ref;
+  return ensureImage(recipes[role]);
+}
+
+/**
+ * The CA a TLS-intercepting proxy signs with, for npm inside the build: NODE_EXTRA_CA_CERTS, else
+ * npm's own `cafile`. Passed as a BuildKit secret, so it is never stored in an image layer.
+ */
+export function npmCaFile(): string | undefined {
+  const fromEnv = process.env.NODE_EXTRA_CA_CERTS;
+  if (fromEnv && existsSync(fromEnv)) return fromEnv;
+  const r = spawnSync('npm', ['config', 'get', 'cafile'], { encoding: 'utf8' });
+  const cafile = r.status === 0 ? r.stdout.trim() : '';
+  return cafile && cafile !== 'null' && existsSync(cafile) ? cafile : undefined;
+}
+
+/**
+ * `nx run @opkit/<app>:docker-build`: the app's image from apps/Dockerfile, tagged
+ * opkit/<app>:<version> (never latest), on the official bases where their registries answer and
+ * on bases built here where they do not.
+ */
+export async function buildAppImage(app: string, tag?: string): Promise<string> {
+  const root = workspaceRoot();
+  const version = (JSON.parse(readFileSync(join(root, 'apps', app, 'package.json'), 'utf8')) as { version: string }).version;
+  const ref = `opkit/${app}:${tag ?? version}`;
+  const [buildBase, runtimeBase] = [await imageFor('nodeBuild'), await imageFor('nodeRuntime')];
+  const ca = npmCaFile();
+  const t0 = Date.now();
+  say(`building ${ref} (FROM ${buildBase}, ${runtimeBase})…`);
+  const client = buildKitClient();
+  await runLong(
+    client.command,
+    [
+      ...client.args, '--progress=plain', '-f', 'apps/Dockerfile', '-t', ref,
+      '--build-arg', `APP=${app}`, '--build-arg', `VERSION=${version}`,
+      '--build-arg', `NODE_BUILD_IMAGE=${buildBase}`, '--build-arg', `NODE_RUNTIME_IMAGE=${runtimeBase}`,
+      ...(ca ? ['--secret', `id=npm-ca,src=${ca}`] : []),
+      '.',
+    ],
+    { cwd: root, label: `building ${ref}`, env: { ...process.env, ...client.env }, echo: /^#\d+ \[.*\] RUN/ },
+  );
+  say(`built ${ref} in ${seconds(t0)}`);
+  return ref;
+}

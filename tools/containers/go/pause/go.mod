@@ -1,0 +1,3 @@
+module opkit.dev/tools/pause
+
+go 1.23

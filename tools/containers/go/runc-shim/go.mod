@@ -1,0 +1,3 @@
+module opkit.dev/tools/runc-shim
+
+go 1.23
