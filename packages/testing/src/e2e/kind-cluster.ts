@@ -27,7 +27,10 @@ export function kindUnavailable(): string | undefined {
 }
 
 export interface KindClusterOptions {
-  /** Default: $KIND_CLUSTER, else opkit-<first app>. An existing cluster of that name is reused and kept. */
+  /**
+   * A cluster to use, or $KIND_CLUSTER: reused if it exists (and then kept). Default: opkit-<first
+   * app>, created fresh (one left by an earlier run is replaced) and deleted at the end.
+   */
   name?: string;
   /** Apps whose images are built (fixed, non-latest tags) and loaded into the node. */
   apps: WorkspaceApp[];
@@ -49,11 +52,18 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
   const engine = await ensureEngine();
   if (!engine.available) throw new Error(`kind mode unavailable: ${engine.reason}`);
   const toolset = await ensureKindToolset(engine.quirks);
-  const name = options.name ?? process.env.KIND_CLUSTER ?? `opkit-${options.apps[0]?.app ?? 'e2e'}`;
+  const named = options.name ?? process.env.KIND_CLUSTER;
+  const name = named ?? `opkit-${options.apps[0]?.app ?? 'e2e'}`;
   const exec = (cmd: string, args: string[], opts: RunOptions = {}) => run(cmd, args, { timeoutMs: LOAD_TIMEOUT, ...opts });
   const dir = mkdtempSync(join(tmpdir(), 'opkit-kind-'));
 
-  const existing = (await exec(toolset.kind, ['get', 'clusters'])).stdout.split('\n').map((l) => l.trim());
+  let existing = (await exec(toolset.kind, ['get', 'clusters'])).stdout.split('\n').map((l) => l.trim());
+  if (!named && existing.includes(name)) {
+    // Left by an earlier run (kept with OPKIT_KIND_KEEP=1, or interrupted): specs expect a fresh cluster.
+    say(`deleting kind cluster ${name}, left by an earlier run`);
+    await exec(toolset.kind, ['delete', 'cluster', '--name', name]);
+    existing = existing.filter((c) => c !== name);
+  }
   const created = !existing.includes(name);
   if (created) {
     say(`creating kind cluster ${name}${toolset.nodeImage ? ` from ${toolset.nodeImage}` : ''}…`);
