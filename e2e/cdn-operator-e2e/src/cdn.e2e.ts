@@ -1,5 +1,6 @@
 import {
-  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster, type Release,
+  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
+  type E2ECluster, type Release,
 } from '@opkit/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,64 @@ const app = workspaceApp('cdn-operator');
 const samples = parseAllDocuments(readFileSync(join(workspaceRoot(), 'apps/cdn-operator/examples/cdnclusters.yaml'), 'utf8')).map((d) => d.toJSON() as { metadata: { name: string } });
 const sample = (name: string) => samples.find((s) => s.metadata.name === name)!;
 const NS = 'edge';
+const TRAFFIC = 'traffic';
+
+/** An origin for the kind spec: nginx answering every request with its name, the URI and the client's address. */
+const origin = (name: string, image: string) => {
+  const conf = [
+    'pid /tmp/nginx.pid;', 'error_log stderr warn;', 'events {}', 'http {', '  access_log off;',
+    ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path /tmp/${t};`),
+    `  server { listen 8080; default_type text/plain; location / { return 200 "origin=${name} uri=$request_uri from=$remote_addr\\n"; } }`, '}',
+  ].join('\n');
+  const labels = { app: `origin-${name}` };
+  return [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `origin-${name}` }, data: { 'nginx.conf': conf } },
+    {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `origin-${name}` },
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            securityContext: { runAsNonRoot: true, runAsUser: 101, seccompProfile: { type: 'RuntimeDefault' } },
+            containers: [{
+              name: 'nginx', image, command: ['nginx', '-c', '/etc/nginx/origin/nginx.conf', '-g', 'daemon off;'], ports: [{ containerPort: 8080 }],
+              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 2 },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'conf', mountPath: '/etc/nginx/origin' }, { name: 'tmp', mountPath: '/tmp' }],
+            }],
+            volumes: [{ name: 'conf', configMap: { name: `origin-${name}` } }, { name: 'tmp', emptyDir: {} }],
+          },
+        },
+      },
+    },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: `origin-${name}` }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] } },
+  ];
+};
+
+/**
+ * A client in the cluster: HTTP/1.0 GETs through the balancer's Service with bash's /dev/tcp (a
+ * request is retried twice, half a second apart, if the connection fails, as any client would).
+ * Prints `path|status|X-Cache-Status|first body line` per request.
+ */
+const httpClient = (requests: string) => `
+get() {
+  local host=balancer.${TRAFFIC}.svc.cluster.local resp=
+  for try in 1 2 3; do
+    if exec 3<>/dev/tcp/$host/80; then
+      printf 'GET %s HTTP/1.0\r\nHost: cdn.example\r\n\r\n' "$1" >&3
+      resp=$(timeout 5 cat <&3 | tr -d '\r'); exec 3>&-
+      [ -n "$resp" ] && break
+    fi
+    sleep 0.5
+  done
+  local status=$(printf '%s\n' "$resp" | head -1 | awk '{print $2}')
+  local cache=$(printf '%s\n' "$resp" | sed -n 's/^[Xx]-[Cc]ache-[Ss]tatus: //p' | head -1)
+  local body=$(printf '%s\n' "$resp" | sed '1,/^$/d' | head -1)
+  echo "$1|\${status:-none}|\${cache:--}|$body"
+}
+${requests}
+`;
 
 interface CdnCluster {
   status?: { state?: string; message?: string; upstreams?: { name: string; address?: string; ready: boolean }[]; conditions?: { type: string; reason: string }[] };
@@ -20,8 +79,13 @@ for (const mode of e2eModes()) {
     let cluster: E2ECluster;
     const r: Release = { release: 'cdn', namespace: 'cdn-system', app };
     const kubectl = (...args: string[]) => cluster.kubectl(args);
-    // JSON, not YAML: kubectl reads YAML 1.1, where a cluster named `y` or `n` is a boolean.
-    const apply = (ns: string, obj: object) => cluster.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(obj) });
+    // JSON, not YAML: kubectl reads YAML 1.1, where a cluster named `y` or `n` is a boolean. In kind
+    // the clusters' pods run real nginx, from the image this machine can run.
+    const apply = (ns: string, obj: object) => {
+      const o = obj as { kind?: string; spec?: object };
+      const withImage = o.kind === 'CdnCluster' && cluster.images.nginx ? { ...o, spec: { ...o.spec, image: cluster.images.nginx } } : o;
+      return cluster.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(withImage) });
+    };
     const get = async (name: string, ns = NS) => JSON.parse((await kubectl('get', `cdncluster/${name}`, '-n', ns, '-o', 'json')).stdout) as CdnCluster;
     const waitState = (name: string, state: string, ns = NS) =>
       waitFor(`${name} to be ${state}`, async () => {
@@ -31,7 +95,7 @@ for (const mode of e2eModes()) {
     const cycle = (name: string, sources: string[]) => ({ apiVersion: 'cdn.opkit.dev/v1', kind: 'CdnCluster', metadata: { name }, spec: { role: 'cache', sources: sources.map((s) => ({ name: s })) } });
 
     beforeAll(async () => {
-      cluster = await startE2ECluster(mode.name, { apps: [app] });
+      cluster = await startE2ECluster(mode.name, { apps: [app], workloads: ['nginx', 'shell'] });
       await helmInstall(cluster, r);
       await kubectl('create', 'namespace', NS);
     });
@@ -80,6 +144,58 @@ for (const mode of e2eModes()) {
       await apply(ns, { ...cycle('b', []), spec: { role: 'cache', origin: 'http://origin.example.com' } });
       await waitState('b', 'Running', ns);
       await waitState('a', 'Running', ns);
+    });
+
+    it.runIf(mode.name === 'kind')('real nginx serves the routes: each path reaches its cache and the cache its origin; a source change re-routes traffic; pod restarts keep it serving', async () => {
+      await kubectl('create', 'namespace', TRAFFIC);
+      for (const o of [...origin('live', cluster.images.nginx!), ...origin('vod', cluster.images.nginx!)]) await apply(TRAFFIC, o);
+      const cdn = (name: string, spec: object) => ({ apiVersion: 'cdn.opkit.dev/v1', kind: 'CdnCluster', metadata: { name }, spec });
+      // Origins by their cluster DNS names: the caches resolve them per request.
+      await apply(TRAFFIC, cdn('cache-live', { role: 'cache', replicas: 1, origin: `http://origin-live.${TRAFFIC}.svc.cluster.local` }));
+      await apply(TRAFFIC, cdn('cache-vod', { role: 'cache', replicas: 1, origin: `http://origin-vod.${TRAFFIC}.svc.cluster.local` }));
+      const balancer = (live: string) => cdn('balancer', { role: 'balancer', replicas: 2, sources: [{ name: 'cache-live', pathCondition: live }, { name: 'cache-vod', pathCondition: '^/vod/' }] });
+      await apply(TRAFFIC, balancer('^/live/'));
+      for (const name of ['cache-live', 'cache-vod', 'balancer']) await waitState(name, 'Running', TRAFFIC);
+      const podIPs = async (instance: string) =>
+        (await kubectl('get', 'pods', '-n', TRAFFIC, '-l', `app.kubernetes.io/instance=${instance}`, '-o', 'jsonpath={.items[*].status.podIP}')).stdout.split(' ').filter(Boolean);
+      const requests = async (script: string) => (await runInCluster(cluster, { namespace: TRAFFIC, script: httpClient(script) })).output.trim().split('\n').map((l) => l.split('|'));
+
+      const [liveMiss, liveHit, vod, other] = await requests('get /live/a.m3u8; get /live/a.m3u8; get /vod/b.mp4; get /other');
+      const [liveIPs, vodIPs] = [await podIPs('cache-live'), await podIPs('cache-vod')];
+      // /live/ through cache-live to the live origin; again, from the cache.
+      expect(liveMiss.slice(0, 3)).toEqual(['/live/a.m3u8', '200', 'MISS']);
+      expect(liveMiss[3]).toMatch(/^origin=live uri=\/live\/a\.m3u8 from=(\S+)$/);
+      expect(liveIPs).toContain(liveMiss[3].split('from=')[1]);
+      expect(liveHit.slice(0, 3)).toEqual(['/live/a.m3u8', '200', 'HIT']);
+      expect(vod.slice(0, 3)).toEqual(['/vod/b.mp4', '200', 'MISS']);
+      expect(vodIPs).toContain(vod[3].split('from=')[1]);
+      expect(other).toEqual(['/other', '404', '-', 'no route for this path']);
+
+      // A source's route changes: the balancer rolls out the new configuration, and traffic follows.
+      await apply(TRAFFIC, balancer('^/sport/'));
+      await waitFor('/sport/ routed to cache-live, /live/ no longer', async () => {
+        const [sport, live] = await requests('get /sport/final.ts; get /live/a.m3u8');
+        return sport[1] === '200' && sport[3].startsWith('origin=live uri=/sport/final.ts') && live[1] === '404';
+      }, { timeoutMs: 120_000, intervalMs: 1_000 });
+      await waitState('balancer', 'Running', TRAFFIC);
+
+      // A balancer pod restarts while requests flow: the other replica serves every one of them.
+      const during = runInCluster(cluster, { namespace: TRAFFIC, script: httpClient('for i in $(seq 1 30); do get /vod/clip-$i.mp4; sleep 0.3; done') });
+      await new Promise((r) => setTimeout(r, 3_000));
+      await kubectl('delete', 'pod', '-n', TRAFFIC, '-l', 'app.kubernetes.io/instance=balancer', '--field-selector', `status.podIP=${(await podIPs('balancer'))[0]}`, '--wait=false');
+      const answers = (await during).output.trim().split('\n').map((l) => l.split('|'));
+      expect(answers).toHaveLength(30);
+      expect(answers.filter((a) => a[1] !== '200')).toEqual([]);
+      // The cache's only pod restarts: its replacement serves again, from the origin (its cache was in its pod).
+      await kubectl('delete', 'pod', '-n', TRAFFIC, '-l', 'app.kubernetes.io/instance=cache-vod', '--wait=true');
+      await waitState('balancer', 'Running', TRAFFIC);
+      await waitFor('cache-vod serving again', async () => {
+        const [a] = await requests('get /vod/after-restart.mp4');
+        return a[1] === '200' && a[3].startsWith('origin=vod') && (await podIPs('cache-vod')).includes(a[3].split('from=')[1]);
+      }, { timeoutMs: 120_000, intervalMs: 1_000 });
+
+      await kubectl('delete', 'cdnclusters', '--all', '-n', TRAFFIC, '--wait=true', '--timeout=60s');
+      await kubectl('delete', 'namespace', TRAFFIC, '--wait=true', '--timeout=120s');
     });
 
     it('a restarted operator does not redo finished work', async () => {

@@ -1,8 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findBinary, freePort } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quote, renderNginxConfig, type NginxConfigInput } from './render.js';
 
@@ -38,12 +39,26 @@ describe('renderNginxConfig', () => {
     expect(conf).toContain('proxy_pass http://src_cache_live;');
   });
 
-  it('puts a cache in front of its origin, with the origin\'s host and TLS name', () => {
-    const conf = renderNginxConfig({ namespace: 'cdn', name: 'cache-live', role: 'cache', routes: [{ name: 'origin', address: 'https://media.example.com/live' }] });
+  it('puts a cache in front of its origin, resolving its host name per request, with its host and TLS name', () => {
+    const conf = renderNginxConfig({ namespace: 'cdn', name: 'cache-live', role: 'cache', resolver: '10.96.0.10', routes: [{ name: 'origin', address: 'https://media.example.com/live' }] });
     expect(conf).toContain('proxy_cache_path /tmp/cache');
     expect(conf).toContain('proxy_cache cdn_cache;');
-    expect(conf).toContain('upstream origin {\n    server media.example.com:443;');
-    expect(conf).toMatch(/location \/ \{\n\s+proxy_pass https:\/\/origin\/live\/;\n\s+proxy_set_header Host "media.example.com";\n\s+proxy_ssl_server_name on;/);
+    expect(conf).toContain('resolver 10.96.0.10 valid=30s ipv6=off;');
+    expect(conf).not.toContain('upstream origin');
+    expect(conf).toMatch(
+      /location \/ \{\n\s+set \$origin_host_port "media.example.com:443";\n\s+proxy_pass https:\/\/\$origin_host_port\/live\$request_uri;\n\s+proxy_set_header Host "media.example.com";\n\s+proxy_ssl_server_name on;/,
+    );
+  });
+
+  it('keeps an origin given by IP address in an upstream with keepalive, and needs no resolver for it', () => {
+    const conf = renderNginxConfig({ namespace: 'cdn', name: 'c', role: 'cache', routes: [{ name: 'origin', address: 'http://10.1.2.3:8080/media/' }] });
+    expect(conf).toContain('upstream origin {\n    server 10.1.2.3:8080;\n    keepalive 16;');
+    expect(conf).toMatch(/proxy_pass http:\/\/origin\/media\/;/);
+    expect(conf).not.toContain('resolver');
+  });
+
+  it('refuses an origin named by host without a resolver', () => {
+    expect(() => renderNginxConfig({ namespace: 'cdn', name: 'c', role: 'cache', routes: [{ name: 'origin', address: 'http://origin.example.com' }] })).toThrow(/needs a resolver/);
   });
 
   it('quotes regular expressions so nginx reads them back unchanged', () => {
@@ -69,6 +84,8 @@ describeNginx('the rendered configuration in a real nginx', () => {
     });
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'opkit-nginx-'));
+    // Run as root (CI), nginx's workers drop to `nobody`, who must reach the cache under here.
+    chmodSync(dir, 0o755);
   });
   afterAll(() => {
     for (const s of backends) s.close();
@@ -140,6 +157,53 @@ describeNginx('the rendered configuration in a real nginx', () => {
       expect(await get('/healthz')).toBe('200 ok\n');
     } finally {
       proc.kill('SIGQUIT');
+    }
+  });
+
+  // Found in real containers: nginx resolved an origin's name once, at start, and refused to start
+  // when it did not resolve, so a cache in front of an origin whose DNS was not (yet) there
+  // crash-looped, and one whose origin's address changed kept the stale one.
+  it('starts a cache whose origin name does not resolve yet, answers 502 for it, and reaches the origin once it resolves', async () => {
+    const origin = await listen('origin');
+    const [port, dns, mgmt] = [await freePort(), await freePort(), await freePort()];
+    const file = join(dir, 'origin.conf');
+    writeFileSync(
+      file,
+      renderNginxConfig({
+        namespace: 'cdn', name: 'cache', role: 'cache', port, tmpDir: dir, resolver: `127.0.0.1:${dns}`,
+        routes: [{ name: 'origin', address: `http://origin.example.test:${origin}/media` }],
+      }),
+    );
+    const proc = spawn('nginx', ['-p', dir, '-c', file, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    let dnsServer: ReturnType<typeof spawn> | undefined;
+    try {
+      const get = async (path: string) => {
+        for (let i = 0; ; i++) {
+          try {
+            const r = await fetch(`http://127.0.0.1:${port}${path}`);
+            return `${r.status} ${await r.text()}`;
+          } catch (e) {
+            if (i > 50 || proc.exitCode !== null) throw new Error(`nginx is not serving (${proc.exitCode === null ? (e as Error).message : `exited: ${stderr}`})`);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+      };
+      expect(await get('/healthz')).toBe('200 ok\n');
+      const first = await get('/clip.mp4');
+      expect(first.slice(0, 3), `${first}\n${stderr}`).toBe('502');
+      // The name now resolves (a DNS server answering every name with 127.0.0.1): no restart needed.
+      dnsServer = spawn(findBinary('pebble-challtestsrv'), ['-dnsserver', `127.0.0.1:${dns}`, '-defaultIPv4', '127.0.0.1', '-defaultIPv6', '', '-management', `127.0.0.1:${mgmt}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-doh', ''], { stdio: 'ignore' });
+      let last = '';
+      for (let i = 0; i < 100 && !last.startsWith('200'); i++) {
+        last = await get('/clip.mp4');
+        if (!last.startsWith('200')) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(last).toBe('200 origin /media/clip.mp4');
+    } finally {
+      proc.kill('SIGQUIT');
+      dnsServer?.kill();
     }
   });
 });

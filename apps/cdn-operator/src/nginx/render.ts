@@ -18,6 +18,11 @@ export interface NginxConfigInput {
   port?: number;
   /** Writable directory for pid, temp files and the cache (an emptyDir in the pod). */
   tmpDir?: string;
+  /**
+   * The DNS server (`ip` or `ip:port`) nginx resolves an origin's host name with, per request: the
+   * cluster's DNS. Needed when an origin is named by host rather than by IP address.
+   */
+  resolver?: string;
 }
 
 export const NGINX_PORT = 8080;
@@ -49,9 +54,16 @@ export function parseOrigin(url: string): OriginParts {
   return { scheme, host: u.hostname, hostPort: `${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${port}`, path: u.pathname === '/' ? '' : u.pathname };
 }
 
+/** An IPv4 or IPv6 address rather than a name (which nginx must resolve). */
+const isAddress = (host: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(':');
+
+/** An origin named by host is resolved per request (see proxyTo), so it has no upstream block. */
+const resolvedPerRequest = (route: Route) => route.name === 'origin' && !!route.address && !isAddress(parseOrigin(route.address).host);
+
 function upstreamBlock(route: Route): string[] {
   if (!route.address) return [];
   if (route.name === 'origin') {
+    if (resolvedPerRequest(route)) return [];
     const o = parseOrigin(route.address);
     return [`  upstream origin {`, `    server ${o.hostPort};`, `    keepalive 16;`, `  }`];
   }
@@ -64,10 +76,23 @@ function proxyTo(route: Route): string[] {
   if (route.maxConns === 0) return [`      return 503 ${quote(`source ${route.name} has no replicas\n`)};`];
   if (route.name !== 'origin') return [`      proxy_pass http://${upstreamName(route.name)};`];
   const o = parseOrigin(route.address);
+  const tls = o.scheme === 'https' ? [`      proxy_ssl_server_name on;`, `      proxy_ssl_name ${quote(o.host)};`] : [];
+  if (resolvedPerRequest(route)) {
+    // A name in a variable is resolved when a request needs it (and again once its TTL, at most
+    // 30 s, has passed): nginx starts whether or not the name resolves yet, answers 502 while it
+    // does not, and follows the origin when its address changes. A static `server` name would be
+    // resolved once at start, and nginx would refuse to start without it.
+    return [
+      `      set $origin_host_port ${quote(o.hostPort)};`,
+      `      proxy_pass ${o.scheme}://$origin_host_port${o.path.replace(/\/$/, '')}$request_uri;`,
+      `      proxy_set_header Host ${quote(o.host)};`,
+      ...tls,
+    ];
+  }
   return [
     `      proxy_pass ${o.scheme}://origin${o.path ? `${o.path.replace(/\/?$/, '/')}` : ''};`,
     `      proxy_set_header Host ${quote(o.host)};`,
-    ...(o.scheme === 'https' ? [`      proxy_ssl_server_name on;`, `      proxy_ssl_name ${quote(o.host)};`] : []),
+    ...tls,
   ];
 }
 
@@ -85,6 +110,8 @@ export function renderNginxConfig(input: NginxConfigInput): string {
   const conditional = input.routes.filter((r) => r.pathCondition);
   const fallback = input.routes.find((r) => !r.pathCondition);
   const cache = input.role === 'cache';
+  const perRequest = input.routes.some(resolvedPerRequest);
+  if (perRequest && !input.resolver) throw new Error('an origin named by host needs a resolver (the cluster DNS server) to be resolved per request');
   const lines = [
     `# nginx configuration of CdnCluster ${input.namespace}/${input.name} (${input.role}).`,
     `# Written by cdn-operator from the CdnCluster's spec and its sources; edits are overwritten.`,
@@ -110,6 +137,7 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     `  proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;`,
     `  proxy_connect_timeout 5s;`,
     `  proxy_next_upstream error timeout http_502 http_503;`,
+    ...(perRequest ? [`  resolver ${input.resolver} valid=30s ipv6=off;`, `  resolver_timeout 5s;`] : []),
     ...(cache
       ? [
           `  proxy_cache_path ${tmp}/cache levels=1:2 keys_zone=cdn_cache:16m max_size=512m inactive=60m use_temp_path=off;`,

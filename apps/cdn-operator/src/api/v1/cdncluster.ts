@@ -18,7 +18,7 @@ export const CdnClusterSpec = Type.Object(
     role: Type.Union([Type.Literal('balancer'), Type.Literal('cache')], { description: 'balancer routes by path to its sources; cache caches what its sources or origin serve.' }),
     // Absent, null and [] all mean "no sources" (the original Go operator crashed on null).
     sources: Type.Optional(Type.Array(Source, { maxItems: 32, nullable: true, description: 'Clusters this one sends requests to.' })),
-    origin: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/\\S*)?$', maxLength: 2048, description: 'Upstream URL for a cache with no sources.' })),
+    origin: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/\\S*)?$', maxLength: 2048, description: 'Upstream URL for a cache with no default source. A host name is resolved per request through the cluster DNS (use a fully qualified name, e.g. origin.media.svc.cluster.local): the cache starts and serves its other routes while it does not resolve, and follows its address when it changes.' })),
     replicas: Type.Integer({ minimum: 0, maximum: 1000, default: 1 }),
     image: Type.String({ minLength: 1, default: DEFAULT_IMAGE }),
     resources: Type.Optional(ResourceRequirements),

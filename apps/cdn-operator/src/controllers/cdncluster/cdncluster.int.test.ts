@@ -21,7 +21,7 @@ describe('the CdnCluster controller in a simulated cluster', () => {
 
   const startOperator = async () => {
     const { manager: m } = testManager(plane.kubeConfig, { name: OPERATOR });
-    m.add(cdnClusterController);
+    m.add(cdnClusterController({ resolver: '10.96.0.10' }));
     await m.start();
     return m;
   };
@@ -81,7 +81,8 @@ describe('the CdnCluster controller in a simulated cluster', () => {
       { name: 'cache-live', pathCondition: '^/live/', address: `${live.spec!.clusterIP}:80`, ready: true },
       { name: 'cache-vod', pathCondition: '^/vod/', address: `${vod.spec!.clusterIP}:80`, ready: true },
     ]);
-    expect(await config(ns, 'cache-live')).toContain('proxy_pass http://origin;');
+    // Its origin is named by host: resolved per request through the cluster DNS, not at nginx's start.
+    expect(await config(ns, 'cache-live')).toMatch(/resolver 10.96.0.10 valid=30s ipv6=off;[\s\S]*set \$origin_host_port "live-origin.example.com:80";\n\s+proxy_pass http:\/\/\$origin_host_port\$request_uri;/);
     const columns = await plane.kubectl(['get', 'cdn', '-n', ns, '--no-headers', '--sort-by=.metadata.name']);
     expect(columns.stdout.trim().split('\n').map((l) => l.split(/\s+/).slice(0, 4))).toEqual([
       ['balancer', 'balancer', 'Running', 'cache-live,cache-vod'],

@@ -80,7 +80,7 @@ function onChange(c: CdnClusterObject, type: string, next: { reason: string; mes
   if (!prev || prev.reason !== next.reason || prev.message !== next.message) emit();
 }
 
-export async function reconcileCdnCluster(req: Request, ctx: ReconcileContext): Promise<void> {
+export async function reconcileCdnCluster(settings: CdnSettings, req: Request, ctx: ReconcileContext): Promise<void> {
   const { cache, client, recorder } = ctx;
   const c = await cache.get(CdnCluster.kind, req);
   if (!c || c.metadata.deletionTimestamp) return; // owned objects go with it (owner references)
@@ -146,7 +146,7 @@ export async function reconcileCdnCluster(req: Request, ctx: ReconcileContext): 
   }
 
   // Deploy: configuration, then the pods that mount it, then the Service in front.
-  const config = renderNginxConfig({ namespace, name: c.metadata.name!, role: c.spec.role, routes });
+  const config = renderNginxConfig({ namespace, name: c.metadata.name!, role: c.spec.role, routes, resolver: settings.resolver });
   const configHash = contentHash(config);
   const cm = await applyIfChanged(client, ConfigMap, desiredConfigMap(c, config), await cache.get(ConfigMap, { namespace, name: configMapName(req.name) }, OWNED), { cache });
   const dep = await applyIfChanged(client, Deployment, desiredDeployment(c, configHash), currentDep, { cache });
@@ -176,12 +176,18 @@ export async function reconcileCdnCluster(req: Request, ctx: ReconcileContext): 
   );
 }
 
+/** Settings of the controller, from the operator's flags. */
+export interface CdnSettings {
+  /** The DNS server nginx resolves origins named by host with (per request): the cluster's DNS. */
+  resolver: string;
+}
+
 /**
  * CdnCluster → ConfigMap + Deployment + Service, with dependency mapping: when a cluster is created,
  * changed or deleted, every cluster naming it as a source is reconciled again, found through a
  * cache index (rebuilt from the API on every start, so a restart loses nothing).
  */
-export const cdnClusterController = controllerFor(CdnCluster.kind)
+export const cdnClusterController = (settings: CdnSettings) => controllerFor(CdnCluster.kind)
   .withIndex(CdnCluster.kind, SOURCE_INDEX, sourceNames)
   .watches(CdnCluster.kind, async (source, { cache }) =>
     (await cache.list(CdnCluster.kind, { namespace: source.metadata.namespace, index: { name: SOURCE_INDEX, value: source.metadata.name! } })).map((d) => ({
@@ -193,4 +199,4 @@ export const cdnClusterController = controllerFor(CdnCluster.kind)
   .owns(Deployment, { informer: OWNED })
   .owns(Service, { informer: OWNED })
   .withOptions({ maxConcurrentReconciles: 2 })
-  .reconcile(reconcileCdnCluster);
+  .reconcile((req, ctx) => reconcileCdnCluster(settings, req, ctx));
