@@ -1,7 +1,4 @@
-import { createCertificateAuthority, findBinary, startLocalAcme, versions, waitFor, type ContextImage, type E2ECluster, type WorkspaceApp } from '@opkit/testing';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { createCertificateAuthority, installTraefik, startLocalAcme, waitFor, type E2ECluster, type WorkspaceApp } from '@opkit/testing';
 
 /** An ACME server the cluster's solvers can be validated by, and what the chart needs to use it. */
 export interface AcmeEnv {
@@ -29,29 +26,17 @@ export async function localAcme(cluster: E2ECluster, solver: WorkspaceApp): Prom
   };
 }
 
-const PEBBLE_IMAGE = `opkit-e2e/pebble:${versions.pebble}`;
-
-/** The Pebble image for kind, built from the binaries this repository builds (no registry needed). */
-export function pebbleImage(): ContextImage {
-  const context = dirname(findBinary('pebble'));
-  const dir = mkdtempSync(join(tmpdir(), 'opkit-pebble-image-'));
-  const dockerfile = join(dir, 'Dockerfile');
-  writeFileSync(dockerfile, 'FROM gcr.io/distroless/static-debian12:nonroot\nCOPY pebble pebble-challtestsrv /usr/local/bin/\nUSER 65532:65532\n');
-  return { ref: PEBBLE_IMAGE, context, dockerfile };
-}
-
 /**
- * kind: ingress-nginx (from its chart repository) and Pebble with pebble-challtestsrv in the
- * cluster. challtestsrv answers every name with the ingress controller's address, so Pebble's
- * validation and the operator's self-check both go through the real ingress to the solver pods.
+ * kind: Traefik as the ingress controller and Pebble with pebble-challtestsrv in the cluster.
+ * challtestsrv answers every name with the ingress controller's address, so Pebble's validation
+ * and the operator's self-check both go through the real ingress to the solver pods.
  */
 export async function kindAcme(cluster: E2ECluster): Promise<AcmeEnv> {
   const kubectl = (args: string[], input?: string) => cluster.kubectl(args, input ? { input } : {});
-  await cluster.helm([
-    'upgrade', '--install', 'ingress-nginx', 'ingress-nginx', '--repo', 'https://kubernetes.github.io/ingress-nginx', '--namespace', 'ingress-nginx', '--create-namespace',
-    '--set', 'controller.service.type=ClusterIP', '--set', 'controller.admissionWebhooks.enabled=false', '--set', 'controller.ingressClassResource.name=nginx', '--wait', '--timeout', '300s',
-  ]);
-  const ingressIP = (await kubectl(['get', 'service', 'ingress-nginx-controller', '-n', 'ingress-nginx', '-o', 'jsonpath={.spec.clusterIP}'])).stdout.trim();
+  const pebbleImage = cluster.images.pebble;
+  if (!pebbleImage) throw new Error('the kind cluster was started without the pebble image');
+  const ingress = await installTraefik(cluster);
+  const ingressIP = ingress.address;
 
   const ns = 'pebble';
   await kubectl(['create', 'namespace', ns]).catch(() => undefined);
@@ -75,16 +60,17 @@ export async function kindAcme(cluster: E2ECluster): Promise<AcmeEnv> {
         template: {
           metadata: { labels: { app: 'pebble' } },
           spec: {
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [
               {
-                name: 'pebble', image: PEBBLE_IMAGE, imagePullPolicy: 'IfNotPresent',
+                name: 'pebble', image: pebbleImage, imagePullPolicy: 'IfNotPresent',
                 command: ['/usr/local/bin/pebble', '-config', '/config/pebble.json', '-dnsserver', '127.0.0.1:8053'],
                 env: [{ name: 'PEBBLE_VA_NOSLEEP', value: '1' }, { name: 'PEBBLE_WFE_NONCEREJECT', value: '0' }, { name: 'PEBBLE_AUTHZREUSE', value: '0' }],
                 ports: [{ containerPort: 14000 }, { containerPort: 15000 }],
                 volumeMounts: [{ name: 'config', mountPath: '/config' }, { name: 'tls', mountPath: '/tls' }],
               },
               {
-                name: 'challtestsrv', image: PEBBLE_IMAGE, imagePullPolicy: 'IfNotPresent',
+                name: 'challtestsrv', image: pebbleImage, imagePullPolicy: 'IfNotPresent',
                 command: ['/usr/local/bin/pebble-challtestsrv', '-defaultIPv4', ingressIP, '-defaultIPv6', '', '-dnsserver', ':8053', '-http01', '', '-https01', '', '-tlsalpn01', '', '-doh', '', '-management', ':8055'],
                 ports: [{ containerPort: 8053, protocol: 'UDP' }, { containerPort: 8053, protocol: 'TCP' }],
               },
@@ -115,14 +101,14 @@ export async function kindAcme(cluster: E2ECluster): Promise<AcmeEnv> {
   return {
     directoryUrl: `https://pebble.${ns}.svc:14000/dir`,
     tlsCaPem: ca.cert,
-    ingressClass: 'nginx',
+    ingressClass: ingress.ingressClass,
     chartValues: { acme: { selfCheck: { nameservers: [`${dnsIP}:8053`] } } },
     // The API server's service proxy reaches Pebble's management port from outside the cluster.
     root: () =>
       waitFor('Pebble\'s root', async () => (await kubectl(['get', '--raw', `/api/v1/namespaces/${ns}/services/https:pebble:mgmt/proxy/roots/0`])).stdout, { timeoutMs: 30_000 }),
     async stop() {
       await kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
-      await cluster.helm(['uninstall', 'ingress-nginx', '--namespace', 'ingress-nginx']).catch(() => undefined);
+      await ingress.uninstall();
     },
   };
 }

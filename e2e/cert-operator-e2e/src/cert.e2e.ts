@@ -5,7 +5,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kindAcme, localAcme, pebbleImage, type AcmeEnv } from './acme-env.js';
+import { kindAcme, localAcme, type AcmeEnv } from './acme-env.js';
 
 const app = workspaceApp('cert-operator');
 const solver = workspaceApp('acme-solver');
@@ -33,7 +33,7 @@ for (const mode of e2eModes()) {
     const waitReady = (what: string, timeoutMs = 90_000) => waitFor(`${what} Ready`, async () => ready(await get(what)), { timeoutMs, intervalMs: 500 });
 
     beforeAll(async () => {
-      cluster = await startE2ECluster(mode.name, { apps: [app, solver], images: mode.name === 'kind' ? [pebbleImage()] : [] });
+      cluster = await startE2ECluster(mode.name, { apps: [app, solver], workloads: ['traefik', 'pebble'] });
       acme = mode.name === 'local' ? await localAcme(cluster, solver) : await kindAcme(cluster);
       values = acme.chartValues;
       await kubectl('create', 'namespace', NS);

@@ -8,7 +8,7 @@
 //   app-image <app> [--tag t]  build an app's image (nx run @opkit/<app>:docker-build)
 import { ensureEngine, stopEngine } from './engine.js';
 import { imageSize } from './docker.js';
-import { buildAppImage, imageFor } from './images.js';
+import { buildAppImage, imageFor, pebbleImage } from './images.js';
 import { kindUnavailable } from '../e2e/kind-cluster.js';
 import { ensureKindNodeImage } from './kind-node-image.js';
 import { ensureKindToolset } from './kind-toolset.js';
@@ -72,7 +72,7 @@ async function main(): Promise<number> {
       await step('kind and its node image', () => ensureKindToolset(engine.quirks));
       for (const app of ['memcached-operator', 'cdn-operator', 'cert-operator', 'acme-solver']) await step(`image of ${app}`, () => buildAppImage(app));
       for (const w of ['memcached', 'nginx', 'traefik', 'shell'] as const) await step(`${w} image`, () => imageFor(w));
-      await step('pebble image', () => ensureImage(recipes.pebble));
+      await step('pebble image', () => pebbleImage());
       say(`the kind mode is ready to run (${seconds(t0)})`);
       return 0;
     }

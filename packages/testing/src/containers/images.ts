@@ -27,6 +27,11 @@ export async function imageFor(role: Exclude<ImageRole, 'kindNode'>): Promise<st
   return ensureImage(recipes[role]);
 }
 
+/** Pebble for the cluster, built from the binaries this repository builds, on the static base of the plan. */
+export async function pebbleImage(): Promise<string> {
+  return ensureImage({ ...recipes.pebble, bases: { STATIC_IMAGE: { ref: await imageFor('static') } } });
+}
+
 /**
  * The CA a TLS-intercepting proxy signs with, for npm inside the build: NODE_EXTRA_CA_CERTS, else
  * npm's own `cafile`. Passed as a BuildKit secret, so it is never stored in an image layer.

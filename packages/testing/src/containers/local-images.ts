@@ -29,8 +29,8 @@ export interface ImageRecipe {
   version: string;
   /** Directory of its Dockerfile under tools/containers/images. */
   dockerfile: string;
-  /** Build arguments naming base images: the Debian base, or other recipes. */
-  bases?: Record<string, 'debian' | ImageRecipe>;
+  /** Build arguments naming base images: the Debian base, other recipes, or a resolved reference. */
+  bases?: Record<string, 'debian' | ImageRecipe | { ref: string }>;
   /** Extra files in the build context: path in the context → file or directory here. */
   files?: () => Promise<Record<string, string>>;
   /** Plain build arguments. */
@@ -77,7 +77,7 @@ export function ensureImage(recipe: ImageRecipe): Promise<string> {
 
 async function buildImage(recipe: ImageRecipe): Promise<string> {
   const buildArgs: Record<string, string> = { ...recipe.args };
-  for (const [arg, base] of Object.entries(recipe.bases ?? {})) buildArgs[arg] = base === 'debian' ? await ensureDebianBase() : await ensureImage(base);
+  for (const [arg, base] of Object.entries(recipe.bases ?? {})) buildArgs[arg] = base === 'debian' ? await ensureDebianBase() : 'ref' in base ? base.ref : await ensureImage(base);
   const files = (await recipe.files?.()) ?? {};
   const dockerfileDir = join(imagesDir(), recipe.dockerfile);
   const h = createHash('sha256').update(JSON.stringify(buildArgs));

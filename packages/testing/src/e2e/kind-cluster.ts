@@ -6,8 +6,7 @@ import { stringify } from 'yaml';
 import { defaultAssetsDir, findBinary } from '../assets/binaries.js';
 import { docker, imageId } from '../containers/docker.js';
 import { cannotProvideEngine, dockerServerVersion, ensureEngine } from '../containers/engine.js';
-import { buildAppImage, imageFor } from '../containers/images.js';
-import { ensureImage, recipes } from '../containers/local-images.js';
+import { buildAppImage, imageFor, pebbleImage } from '../containers/images.js';
 import { ensureKindToolset } from '../containers/kind-toolset.js';
 import { say, seconds } from '../containers/progress.js';
 import { run, type RunOptions } from '../run.js';
@@ -88,7 +87,7 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
   const images: Partial<Record<Workload, string>> = {};
   for (const w of options.workloads ?? []) {
     // Pebble is built here from the binaries this repository builds, on either base.
-    images[w] = w === 'pebble' ? await ensureImage(recipes.pebble) : await imageFor(w);
+    images[w] = w === 'pebble' ? await pebbleImage() : await imageFor(w);
     await load(images[w]!);
   }
   say(`kind cluster ${name} ready with ${options.apps.length + Object.keys(images).length} images loaded in ${seconds(t0)}`);

@@ -1,0 +1,82 @@
+import type { E2ECluster } from './cluster.js';
+
+export interface InClusterIngress {
+  /** The IngressClass whose Ingresses it serves. */
+  ingressClass: string;
+  /** The ClusterIP of its Service: port 80 serves every Ingress of the class. */
+  address: string;
+  uninstall(): Promise<void>;
+}
+
+const NS = 'traefik';
+
+/**
+ * Traefik as the cluster's ingress controller (kind mode), from the `traefik` workload image: its
+ * Kubernetes Ingress provider serves the Ingresses of IngressClass `traefik` on its Service's port
+ * 80. Traefik because it is one Go binary (built here from its module where Docker Hub cannot be
+ * reached) with a full Ingress implementation; ingress-nginx needs OpenResty. Installed from plain
+ * manifests: its chart repository may be out of reach too.
+ */
+export async function installTraefik(cluster: E2ECluster): Promise<InClusterIngress> {
+  const image = cluster.images.traefik;
+  if (!image) throw new Error('installTraefik needs the `traefik` workload image (startE2ECluster(..., { workloads: [\'traefik\'] }))');
+  const labels = { 'app.kubernetes.io/name': 'traefik' };
+  const objects = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'traefik', namespace: NS } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'opkit-e2e-traefik' },
+      rules: [
+        { apiGroups: [''], resources: ['services', 'endpoints', 'secrets', 'nodes'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'ingressclasses'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['networking.k8s.io'], resources: ['ingresses/status'], verbs: ['update'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'opkit-e2e-traefik' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'opkit-e2e-traefik' },
+      subjects: [{ kind: 'ServiceAccount', name: 'traefik', namespace: NS }],
+    },
+    { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'traefik' }, spec: { controller: 'traefik.io/ingress-controller' } },
+    {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'traefik', namespace: NS },
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: 'traefik',
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+            containers: [
+              {
+                name: 'traefik', image, imagePullPolicy: 'IfNotPresent',
+                command: ['/usr/local/bin/traefik'],
+                args: [
+                  '--entryPoints.web.address=:8000', '--entryPoints.traefik.address=:9000', '--ping=true', '--ping.entryPoint=traefik',
+                  '--providers.kubernetesingress=true', '--providers.kubernetesingress.ingressclass=traefik',
+                  '--global.checknewversion=false', '--global.sendanonymoususage=false', '--log.level=INFO',
+                ],
+                ports: [{ name: 'web', containerPort: 8000 }, { name: 'ping', containerPort: 9000 }],
+                readinessProbe: { httpGet: { path: '/ping', port: 'ping' as never }, periodSeconds: 2 },
+                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              },
+            ],
+          },
+        },
+      },
+    },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'traefik', namespace: NS }, spec: { selector: labels, ports: [{ name: 'web', port: 80, targetPort: 'web' }] } },
+  ];
+  const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
+  await cluster.kubectl(['apply', '-f', '-'], { input: list });
+  await cluster.kubectl(['rollout', 'status', 'deployment/traefik', '-n', NS, '--timeout=180s']);
+  const address = (await cluster.kubectl(['get', 'service', 'traefik', '-n', NS, '-o', 'jsonpath={.spec.clusterIP}'])).stdout.trim();
+  return {
+    ingressClass: 'traefik',
+    address,
+    async uninstall() {
+      await cluster.kubectl(['delete', '-f', '-', '--wait=false', '--ignore-not-found'], { input: list, check: false });
+    },
+  };
+}
