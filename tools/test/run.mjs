@@ -10,9 +10,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const env = { ...process.env, OPKIT_ENGINE_USER: String(process.pid) };
+const env = process.env;
 const wantsKind = (process.env.OPKIT_E2E_MODE ?? 'local,kind').split(',').map((s) => s.trim()).includes('kind');
-const containers = (command) => ['node', [join(root, 'tools/build/run-ts.mjs'), 'packages/testing/src/containers/cli.ts', command]];
+// The engine is held for this process while it runs (the helper commands come and go).
+const containers = (command) => ['node', [join(root, 'tools/build/run-ts.mjs'), 'packages/testing/src/containers/cli.ts', command, '--for-pid', String(process.pid)]];
 
 let child;
 // Ctrl-C reaches the whole foreground process group; the step running gets it and ends, and this

@@ -1,6 +1,7 @@
 // The container tooling from the command line (npm run containers -- <command>):
 //   engine           start (or install and start) a Docker engine if none answers, and say what runs
 //   engine-stop      stop the engine opkit started, if no other process uses it
+//   (engine, kind-prepare and engine-stop take --for-pid <pid>: the process the engine is held for)
 //   images [names…]  build the local images (all, or these recipes), printing their tags and sizes
 //   kind-node        build the kind node image (and everything in it)
 //   kind-prepare     everything the kind e2e mode needs, built ahead of the suites (npm test runs
@@ -17,11 +18,14 @@ import { describeQuirks } from './machine.js';
 import { say, seconds } from './progress.js';
 
 const [command = 'engine', ...rest] = process.argv.slice(2);
+// --for-pid <pid>: hold (or release) the engine for that process, not this short-lived one.
+const forPidAt = rest.indexOf('--for-pid');
+const holder = forPidAt >= 0 ? { forPid: Number(rest[forPidAt + 1]) } : {};
 
 async function main(): Promise<number> {
   switch (command) {
     case 'engine': {
-      const engine = await ensureEngine();
+      const engine = await ensureEngine(holder);
       if (!engine.available) {
         say(`no container engine: ${engine.reason}`);
         return 1;
@@ -30,10 +34,10 @@ async function main(): Promise<number> {
       return 0;
     }
     case 'engine-stop':
-      await stopEngine();
+      await stopEngine(holder);
       return 0;
     case 'images': {
-      const engine = await ensureEngine();
+      const engine = await ensureEngine(holder);
       if (!engine.available) throw new Error(`no container engine: ${engine.reason}`);
       const names = rest.length ? rest : Object.keys(recipes);
       for (const name of names) {
@@ -45,7 +49,7 @@ async function main(): Promise<number> {
       return 0;
     }
     case 'kind-node': {
-      const engine = await ensureEngine();
+      const engine = await ensureEngine(holder);
       if (!engine.available) throw new Error(`no container engine: ${engine.reason}`);
       const tag = await ensureKindNodeImage();
       say(`kind node image: ${tag} (${((imageSize(tag) ?? 0) / 2 ** 20).toFixed(1)} MiB)`);
@@ -58,7 +62,7 @@ async function main(): Promise<number> {
         return 0;
       }
       const t0 = Date.now();
-      const engine = await ensureEngine();
+      const engine = await ensureEngine(holder);
       if (!engine.available) {
         say(`kind mode skipped: ${engine.reason}`);
         return 0;
@@ -77,7 +81,7 @@ async function main(): Promise<number> {
       return 0;
     }
     case 'app-image': {
-      const engine = await ensureEngine();
+      const engine = await ensureEngine(holder);
       if (!engine.available) throw new Error(`cannot build an image: no container engine (${engine.reason})`);
       const [app] = rest;
       const tagAt = rest.indexOf('--tag');

@@ -23,12 +23,6 @@ interface EngineState {
   users: number[];
 }
 
-/**
- * The process the engine is held for: this one, or the one named by OPKIT_ENGINE_USER (the test
- * driver, whose helper commands come and go while it runs).
- */
-const user = () => Number(process.env.OPKIT_ENGINE_USER) || process.pid;
-
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -63,12 +57,21 @@ function readState(): EngineState | undefined {
   }
 }
 
+export interface EngineUser {
+  /**
+   * The process the engine is held for (default: this one). The test driver's helper commands
+   * come and go while it runs: they hold it for the driver, and release it for the driver.
+   */
+  forPid?: number;
+}
+
 /**
  * A Docker engine for this run: the one that answers, else Debian's docker.io installed (where
  * this is root on Debian) and dockerd started with the workarounds this machine needs. An engine
  * opkit started is stopped by the last process that asked for it (stopEngine).
  */
-export async function ensureEngine(): Promise<Engine> {
+export async function ensureEngine(opts: EngineUser = {}): Promise<Engine> {
+  const user = opts.forPid ?? process.pid;
   const quirks = machineQuirks(readMachineFacts());
   const server = dockerServerVersion();
   if (server) {
@@ -77,7 +80,7 @@ export async function ensureEngine(): Promise<Engine> {
     if (state && alive(state.pid)) {
       await withLock(join(containersDir(), 'engine.lock'), async () => {
         const s = readState();
-        if (s) writeFileSync(stateFile(), JSON.stringify({ ...s, users: [...new Set([...s.users.filter(alive), user()])] }));
+        if (s) writeFileSync(stateFile(), JSON.stringify({ ...s, users: [...new Set([...s.users.filter(alive), user])] }));
       });
       return { available: true, server, quirks, managed: true };
     }
@@ -89,7 +92,7 @@ export async function ensureEngine(): Promise<Engine> {
     const again = dockerServerVersion(); // another process may have started it while we waited
     if (!again) await startDockerd(quirks);
     const s = readState();
-    if (s) writeFileSync(stateFile(), JSON.stringify({ ...s, users: [...new Set([...s.users.filter(alive), user()])] }));
+    if (s) writeFileSync(stateFile(), JSON.stringify({ ...s, users: [...new Set([...s.users.filter(alive), user])] }));
     return { available: true, server: dockerServerVersion() ?? '?', quirks, managed: true };
   }, (holder) => say(`waiting for process ${holder}, which is starting the Docker engine…`));
 }
@@ -145,16 +148,27 @@ async function startDockerd(quirks: MachineQuirks): Promise<void> {
 }
 
 /**
+ * Who still holds the engine once `user` lets go of it, and whether it should stop: only when no
+ * live process holds it. (A process that never held it, such as a test runner's teardown, releases
+ * nothing another holds.)
+ */
+export function release(users: number[], user: number, isAlive: (pid: number) => boolean): { stop: boolean; users: number[] } {
+  const left = users.filter((p) => p !== user && isAlive(p));
+  return { stop: left.length === 0, users: left };
+}
+
+/**
  * This process is done with the engine. If opkit started it and no other live process uses it,
  * dockerd is stopped (its containers with it); an engine opkit did not start is never touched.
  */
-export async function stopEngine(): Promise<void> {
+export async function stopEngine(opts: EngineUser = {}): Promise<void> {
+  const user = opts.forPid ?? process.pid;
   if (!existsSync(stateFile())) return;
   await withLock(join(containersDir(), 'engine.lock'), async () => {
     const s = readState();
     if (!s) return;
-    const users = s.users.filter((p) => p !== user() && alive(p));
-    if (users.length && alive(s.pid)) {
+    const { stop, users } = release(s.users, user, alive);
+    if (!stop && alive(s.pid)) {
       writeFileSync(stateFile(), JSON.stringify({ ...s, users }));
       return;
     }
