@@ -55,11 +55,9 @@ const httpClient = (requests: string) => `
 get() {
   local host=balancer.${TRAFFIC}.svc.cluster.local resp=
   for try in 1 2 3; do
-    if exec 3<>/dev/tcp/$host/80; then
-      printf 'GET %s HTTP/1.0\r\nHost: cdn.example\r\n\r\n' "$1" >&3
-      resp=$(timeout 5 cat <&3 | tr -d '\r'); exec 3>&-
-      [ -n "$resp" ] && break
-    fi
+    # Bounded: a connection to a pod that just went away can hang until TCP gives up (minutes).
+    resp=$(timeout 8 bash -c 'exec 3<>/dev/tcp/$0/80 || exit 1; printf "GET %s HTTP/1.0\\r\\nHost: cdn.example\\r\\n\\r\\n" "$1" >&3; cat <&3' "$host" "$1" | tr -d '\r')
+    [ -n "$resp" ] && break
     sleep 0.5
   done
   local status=$(printf '%s\n' "$resp" | head -1 | awk '{print $2}')
@@ -148,6 +146,15 @@ for (const mode of e2eModes()) {
 
     it.runIf(mode.name === 'kind')('real nginx serves the routes: each path reaches its cache and the cache its origin; a source change re-routes traffic; pod restarts keep it serving', async () => {
       await kubectl('create', 'namespace', TRAFFIC);
+      try {
+        await realTraffic();
+      } finally {
+        await kubectl('delete', 'cdnclusters', '--all', '-n', TRAFFIC, '--wait=true', '--timeout=60s');
+        await kubectl('delete', 'namespace', TRAFFIC, '--wait=true', '--timeout=120s');
+      }
+    });
+
+    async function realTraffic() {
       for (const o of [...origin('live', cluster.images.nginx!), ...origin('vod', cluster.images.nginx!)]) await apply(TRAFFIC, o);
       const cdn = (name: string, spec: object) => ({ apiVersion: 'cdn.opkit.dev/v1', kind: 'CdnCluster', metadata: { name }, spec });
       // Origins by their cluster DNS names: the caches resolve them per request.
@@ -193,10 +200,7 @@ for (const mode of e2eModes()) {
         const [a] = await requests('get /vod/after-restart.mp4');
         return a[1] === '200' && a[3].startsWith('origin=vod') && (await podIPs('cache-vod')).includes(a[3].split('from=')[1]);
       }, { timeoutMs: 120_000, intervalMs: 1_000 });
-
-      await kubectl('delete', 'cdnclusters', '--all', '-n', TRAFFIC, '--wait=true', '--timeout=60s');
-      await kubectl('delete', 'namespace', TRAFFIC, '--wait=true', '--timeout=120s');
-    });
+    }
 
     it('a restarted operator does not redo finished work', async () => {
       await new Promise((res) => setTimeout(res, 3_000));

@@ -19,16 +19,12 @@ const NS = 'cache';
 const memcachedClient = (service: string, key: string, value: string) => `
 set -u
 host=${service}.${NS}.svc.cluster.local
-exec 3<>/dev/tcp/$host/11211 || exit 2
-printf 'set ${key} 0 0 ${value.length}\r\n${value}\r\nget ${key}\r\nquit\r\n' >&3
-reply=$(timeout 5 cat <&3 | tr -d '\r')
+# Each connection bounded: one to a pod that just went away can hang until TCP gives up.
+ask() { timeout 5 bash -c 'exec 3<>/dev/tcp/$0/11211 || exit 1; printf "$1" >&3; cat <&3' "$1" "$2" | tr -d '\r'; }
+reply=$(ask $host 'set ${key} 0 0 ${value.length}\r\n${value}\r\nget ${key}\r\nquit\r\n')
 echo "$reply" | grep -q '^STORED$' && echo "roundtrip $(echo "$reply" | sed -n '/^VALUE/{n;p}')"
 for ip in $(getent ahostsv4 $host | awk '{print $1}' | sort -u); do
-  if exec 4<>/dev/tcp/$ip/11211; then
-    printf 'version\r\nquit\r\n' >&4
-    timeout 3 cat <&4 | grep -q '^VERSION ' && echo "server $ip"
-    exec 4>&-
-  fi
+  ask $ip 'version\r\nquit\r\n' | grep -q '^VERSION ' && echo "server $ip"
 done
 `;
 
