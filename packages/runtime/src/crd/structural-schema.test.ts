@@ -27,8 +27,17 @@ describe('toStructural', () => {
         size: { type: 'integer', minimum: 0, default: 1 },
         port: { 'x-kubernetes-int-or-string': true },
       },
-      required: ['role', 'size', 'port'],
+      required: ['role', 'port'],
     });
+  });
+
+  // Found applying a sample Memcached inside a `kind: List`: kubectl validates List items on the
+  // client, against the published schema, and refused the sample for leaving out defaulted fields
+  // the API server would have filled (`missing required field "port"`).
+  it('leaves fields with a default out of `required`: the API server fills them before it validates', () => {
+    const s = toStructural(Type.Object({ size: Type.Integer({ default: 1 }), image: Type.String({ default: 'x:1' }), name: Type.String() }));
+    expect(s.required).toEqual(['name']);
+    expect(toStructural(Type.Object({ size: Type.Integer({ default: 1 }) })).required).toBeUndefined();
   });
 
   it('refuses unions a structural schema cannot express', () => {

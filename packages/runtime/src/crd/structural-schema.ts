@@ -15,7 +15,11 @@ const PASS_THROUGH = [
  * - `Type.Unknown()` / `Type.Any()` keep unknown fields (`x-kubernetes-preserve-unknown-fields`);
  * - `additionalProperties: false` is dropped: the API server prunes unknown fields, and rejects
  *   them outright when the client asks for strict field validation (kubectl does by default);
- * - `x-kubernetes-*` extensions (CEL validations, list types, int-or-string) pass through.
+ * - `x-kubernetes-*` extensions (CEL validations, list types, int-or-string) pass through;
+ * - a property with a `default` is not `required`: the API server defaults before it validates, so
+ *   it is never missing there, while client-side validators (kubectl checking the items of a
+ *   `kind: List`, editors) would reject manifests that rightly leave it out. The TypeScript type
+ *   keeps it required: every stored object has it.
  */
 export function toStructural(schema: TSchema | JSONSchemaProps): JSONSchemaProps {
   const s = schema as Record<string, unknown>;
@@ -48,7 +52,7 @@ export function toStructural(schema: TSchema | JSONSchemaProps): JSONSchemaProps
     const props = s.properties as Record<string, TSchema> | undefined;
     if (props && Object.keys(props).length) {
       out.properties = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, toStructural(v)]));
-      const required = (s.required as string[] | undefined)?.filter((r) => r in props);
+      const required = (s.required as string[] | undefined)?.filter((r) => r in props && !('default' in (props[r] as object)));
       if (required?.length) out.required = required;
     }
     const pattern = s.patternProperties as Record<string, TSchema> | undefined;
