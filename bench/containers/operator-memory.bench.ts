@@ -2,6 +2,8 @@
 // next to the same operator bundle as a host process against the same cluster: idle after install,
 // and after its samples have converged. The container's `rss` (anonymous memory) compares with the
 // host process's RssAnon; the working set adds the page cache the kubelet counts against limits.
+// The host process runs twice: on this machine's Node and on the image's Node 24 binary.
+import { imageNodeBinary } from '@opkit/testing/containers';
 import {
   findBinary, helmInstall, requireBuilt, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster,
 } from '@opkit/testing';
@@ -83,9 +85,9 @@ async function containerMemory(c: E2ECluster, ns: string, release: string) {
 }
 
 /** The same bundle as a host process against the cluster, with the image's environment; its RSS and RssAnon once settled. */
-async function hostMemory(c: E2ECluster, op: Op) {
+async function hostMemory(c: E2ECluster, op: Op, node: string) {
   const app = workspaceApp(op.app);
-  const child = spawn(process.execPath, [app.bundle, `--kubeconfig=${c.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'], {
+  const child = spawn(node, [app.bundle, `--kubeconfig=${c.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'], {
     env: { PATH: process.env.PATH, ...app.local.env, POD_NAMESPACE: op.namespace },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -113,6 +115,7 @@ const scale = async (c: E2ECluster, op: Op, replicas: number) => {
 async function main() {
   const apps = [...OPERATORS.map((o) => workspaceApp(o.app)), workspaceApp('acme-solver')];
   requireBuilt(apps);
+  const node24 = await imageNodeBinary();
   const cluster = await startE2ECluster('kind', { apps, workloads: ['memcached', 'nginx'] });
   const rows: Record<string, string | number>[] = [];
   try {
@@ -124,12 +127,14 @@ async function main() {
         await sleep(SETTLE_MS);
         const inContainer = await containerMemory(cluster, op.namespace, op.release);
         await scale(cluster, op, 0);
-        const host = await hostMemory(cluster, op);
+        const host = await hostMemory(cluster, op, process.execPath);
+        const host24 = await hostMemory(cluster, op, node24);
         await scale(cluster, op, 1);
         rows.push({
           operator: op.app, when: phase,
           'container working set MiB': mib(inContainer.ws), 'container rss MiB': mib(inContainer.rss),
-          'host VmRSS MiB': mib(host.rss), 'host RssAnon MiB': mib(host.anon),
+          [`host Node ${process.versions.node} VmRSS / RssAnon MiB`]: `${mib(host.rss)} / ${mib(host.anon)}`,
+          'host Node 24 (the image\'s) VmRSS / RssAnon MiB': `${mib(host24.rss)} / ${mib(host24.anon)}`,
         });
       }
       await op.cleanup(cluster);

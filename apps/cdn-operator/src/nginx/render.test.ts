@@ -100,6 +100,27 @@ describeNginx('the rendered configuration in a real nginx', () => {
     return spawnSync('nginx', ['-t', '-q', '-p', dir, '-c', file], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
   };
 
+  /** nginx serving the rendered configuration; `get` retries while it starts, and fails if it exits. */
+  const serve = (name: string, input: NginxConfigInput & { port: number }) => {
+    const file = join(dir, `${name}.conf`);
+    writeFileSync(file, renderNginxConfig({ ...input, tmpDir: dir }));
+    const proc = spawn('nginx', ['-p', dir, '-c', file, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const get = async (path: string) => {
+      for (let i = 0; ; i++) {
+        try {
+          const r = await fetch(`http://127.0.0.1:${input.port}${path}`);
+          return `${r.status} ${await r.text()}`;
+        } catch (e) {
+          if (i > 50 || proc.exitCode !== null) throw new Error(`nginx is not serving (${proc.exitCode === null ? (e as Error).message : `exited: ${stderr}`})`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    return { get, stderr: () => stderr, stop: () => proc.kill('SIGQUIT') };
+  };
+
   it.each([
     ['balancer', balancer],
     ['balancer with a missing source', { ...balancer, routes: [balancer.routes[0], { name: 'cache-vod', pathCondition: '^/vod/' }] }],
@@ -122,41 +143,24 @@ describeNginx('the rendered configuration in a real nginx', () => {
     const vod = await listen('vod');
     const web = await listen('web');
     const port = await listen('probe').then((p) => p + 1000);
-    const file = join(dir, 'serve.conf');
-    writeFileSync(
-      file,
-      renderNginxConfig({
-        ...balancer,
-        port,
-        tmpDir: dir,
-        routes: [
-          { name: 'cache-live', pathCondition: '^/live/', address: `127.0.0.1:${live}`, maxConns: 16 },
-          { name: 'cache-vod', pathCondition: '^/vod/', address: `127.0.0.1:${vod}`, maxConns: 16 },
-          { name: 'gone', pathCondition: '^/old/' },
-          { name: 'web', address: `127.0.0.1:${web}`, maxConns: 16 },
-        ],
-      }),
-    );
-    const proc = spawn('nginx', ['-p', dir, '-c', file, '-g', 'daemon off;'], { stdio: 'ignore' });
+    const { get, stop } = serve('serve', {
+      ...balancer,
+      port,
+      routes: [
+        { name: 'cache-live', pathCondition: '^/live/', address: `127.0.0.1:${live}`, maxConns: 16 },
+        { name: 'cache-vod', pathCondition: '^/vod/', address: `127.0.0.1:${vod}`, maxConns: 16 },
+        { name: 'gone', pathCondition: '^/old/' },
+        { name: 'web', address: `127.0.0.1:${web}`, maxConns: 16 },
+      ],
+    });
     try {
-      const get = async (path: string) => {
-        for (let i = 0; ; i++) {
-          try {
-            const r = await fetch(`http://127.0.0.1:${port}${path}`);
-            return `${r.status} ${await r.text()}`;
-          } catch (e) {
-            if (i > 50) throw e;
-            await new Promise((r) => setTimeout(r, 100));
-          }
-        }
-      };
       expect(await get('/live/stream.m3u8')).toBe('200 live /live/stream.m3u8');
       expect(await get('/vod/movie.mp4')).toBe('200 vod /vod/movie.mp4');
       expect(await get('/index.html')).toBe('200 web /index.html');
       expect(await get('/old/thing')).toBe('503 source gone is unavailable\n');
       expect(await get('/healthz')).toBe('200 ok\n');
     } finally {
-      proc.kill('SIGQUIT');
+      stop();
     }
   });
 
@@ -166,33 +170,15 @@ describeNginx('the rendered configuration in a real nginx', () => {
   it('starts a cache whose origin name does not resolve yet, answers 502 for it, and reaches the origin once it resolves', async () => {
     const origin = await listen('origin');
     const [port, dns, mgmt] = [await freePort(), await freePort(), await freePort()];
-    const file = join(dir, 'origin.conf');
-    writeFileSync(
-      file,
-      renderNginxConfig({
-        namespace: 'cdn', name: 'cache', role: 'cache', port, tmpDir: dir, resolver: `127.0.0.1:${dns}`,
-        routes: [{ name: 'origin', address: `http://origin.example.test:${origin}/media` }],
-      }),
-    );
-    const proc = spawn('nginx', ['-p', dir, '-c', file, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const { get, stop, stderr } = serve('origin', {
+      namespace: 'cdn', name: 'cache', role: 'cache', port, resolver: `127.0.0.1:${dns}`,
+      routes: [{ name: 'origin', address: `http://origin.example.test:${origin}/media` }],
+    });
     let dnsServer: ReturnType<typeof spawn> | undefined;
     try {
-      const get = async (path: string) => {
-        for (let i = 0; ; i++) {
-          try {
-            const r = await fetch(`http://127.0.0.1:${port}${path}`);
-            return `${r.status} ${await r.text()}`;
-          } catch (e) {
-            if (i > 50 || proc.exitCode !== null) throw new Error(`nginx is not serving (${proc.exitCode === null ? (e as Error).message : `exited: ${stderr}`})`);
-            await new Promise((r) => setTimeout(r, 100));
-          }
-        }
-      };
       expect(await get('/healthz')).toBe('200 ok\n');
       const first = await get('/clip.mp4');
-      expect(first.slice(0, 3), `${first}\n${stderr}`).toBe('502');
+      expect(first.slice(0, 3), `${first}\n${stderr()}`).toBe('502');
       // The name now resolves (a DNS server answering every name with 127.0.0.1): no restart needed.
       dnsServer = spawn(findBinary('pebble-challtestsrv'), ['-dnsserver', `127.0.0.1:${dns}`, '-defaultIPv4', '127.0.0.1', '-defaultIPv6', '', '-management', `127.0.0.1:${mgmt}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-doh', ''], { stdio: 'ignore' });
       let last = '';
@@ -202,7 +188,7 @@ describeNginx('the rendered configuration in a real nginx', () => {
       }
       expect(last).toBe('200 origin /media/clip.mp4');
     } finally {
-      proc.kill('SIGQUIT');
+      stop();
       dnsServer?.kill();
     }
   });

@@ -7,6 +7,7 @@ import { withLock } from './lock.js';
 import { describeQuirks, machineQuirks, readMachineFacts, type MachineQuirks } from './machine.js';
 import { runLong, say, seconds } from './progress.js';
 import { which } from './which.js';
+import { processAlive as alive } from '../process/alive.js';
 
 /** A Docker engine this process can use, or why there is none. */
 export type Engine =
@@ -23,14 +24,6 @@ interface EngineState {
   users: number[];
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** `docker info`'s server version, or undefined when no engine answers. */
 export function dockerServerVersion(): string | undefined {

@@ -4,7 +4,7 @@ export { ensureEngine, stopEngine, dockerServerVersion, cannotProvideEngine, typ
 export { readMachineFacts, machineQuirks, describeQuirks, type MachineFacts, type MachineQuirks } from './machine.js';
 export { imagePlan, probeRegistries, OFFICIAL_IMAGES, type ImageRole, type ImageSource } from './image-plan.js';
 export { currentImagePlan, imageFor, buildAppImage, pebbleImage, npmCaFile } from './images.js';
-export { ensureImage, recipes, LOCAL_PREFIX, K8S_REPOSITORY, PAUSE_IMAGE, type ImageRecipe } from './local-images.js';
+export { ensureImage, imageNodeBinary, recipes, LOCAL_PREFIX, K8S_REPOSITORY, PAUSE_IMAGE, type ImageRecipe } from './local-images.js';
 export { ensureDebianBase, debianBaseTag } from './debian-base.js';
 export { ensureKindNodeImage } from './kind-node-image.js';
 export { ensureKindToolset, type KindToolset } from './kind-toolset.js';

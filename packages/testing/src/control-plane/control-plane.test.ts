@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../wait.js';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
+import { processAlive as alive } from '../process/alive.js';
 
 const crd = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -37,14 +38,6 @@ const crd = {
 };
 const gvp = { group: 'test.opkit.dev', version: 'v1', plural: 'widgets' };
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('a plain control plane (etcd + kube-apiserver)', () => {
   let plane: ControlPlane;
