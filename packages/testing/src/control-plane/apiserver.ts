@@ -95,7 +95,29 @@ export class APIServer {
     return !!this.proc?.running;
   }
 
+  /**
+   * Hangs the API server as a wedged host would: SIGSTOP keeps every connection open and every
+   * port accepting (the kernel completes handshakes into the backlog) while nothing answers.
+   */
+  freeze(): void {
+    const pid = this.proc?.pid;
+    if (!pid || !this.running) throw new Error('kube-apiserver is not running: nothing to freeze');
+    process.kill(pid, 'SIGSTOP');
+    this.frozen = true;
+  }
+
+  /** Lets a frozen API server run again; the connections it held carry on where they stopped. */
+  thaw(): void {
+    const pid = this.proc?.pid;
+    if (pid && this.frozen) process.kill(pid, 'SIGCONT');
+    this.frozen = false;
+  }
+
+  private frozen = false;
+
   async stop(): Promise<void> {
+    // A stopped process cannot handle SIGTERM: wake it first so it shuts down cleanly.
+    this.thaw();
     await this.proc?.stop(10_000);
   }
 }

@@ -59,6 +59,13 @@ export interface ControlPlane {
   userCredentials(user: string, groups?: string[]): Promise<UserCredentials>;
   /** Credentials for a ServiceAccount, from a TokenRequest (the account must exist). */
   serviceAccountCredentials(namespace: string, name: string, expirationSeconds?: number): Promise<UserCredentials>;
+  /**
+   * Restarts kube-controller-manager, kube-scheduler and kwok. After an API server outage longer
+   * than their leases, a real cluster's controller manager and scheduler exit (leader election) and
+   * the kubelet restarts them at once; ours run without leader election, and would otherwise sit out
+   * client-go's reconnect backoff (up to 30 s, jittered) before noticing the API server is back.
+   */
+  restartClusterComponents(): Promise<void>;
   /** Stops every process, then removes the working directory and etcd's data. Idempotent. */
   stop(): Promise<void>;
 }
@@ -215,6 +222,12 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       audit: options.audit ? new AuditLog(join(dir, 'audit.log')) : undefined,
       nodes,
       timings,
+      async restartClusterComponents() {
+        for (const p of processes) {
+          await p.stop(5_000);
+          p.start();
+        }
+      },
       kubectl: tool('kubectl'),
       helm: tool('helm'),
       async userCredentials(user, groups = []) {
