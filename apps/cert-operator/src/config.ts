@@ -22,8 +22,9 @@ export interface CertOperatorConfig {
   acme: boolean;
 }
 
-export const defaultConfig = (overrides: Partial<CertOperatorConfig> = {}): CertOperatorConfig => ({
-  clusterResourceNamespace: process.env.POD_NAMESPACE || 'opkit-system',
+/** The defaults; `clusterResourceNamespace` is the operator's own namespace when it runs in a pod. */
+export const defaultConfig = ({ clusterResourceNamespace, ...overrides }: Partial<CertOperatorConfig> = {}): CertOperatorConfig => ({
+  clusterResourceNamespace: clusterResourceNamespace || 'opkit-system',
   autoApprove: true,
   certificateOwnerRef: false,
   acmeSolverImage: 'opkit/acme-solver:0.1.0',

@@ -1,43 +1,34 @@
-import { runOperator } from '@opkit/runtime';
+import { flag, runOperator } from '@opkit/runtime';
 import { defaultConfig } from './config.js';
 import { addCertificateControllers } from './controllers/index.js';
-import { parseDuration } from './pki/duration.js';
 
 void runOperator({
   name: 'cert-operator',
   description: 'issues and renews X.509 certificates: Issuer, ClusterIssuer, Certificate, CertificateRequest (cert.opkit.dev/v1)',
   flags: {
-    'cluster-resource-namespace': { type: 'string' },
-    'disable-auto-approval': { type: 'boolean', default: false },
-    'enable-certificate-owner-ref': { type: 'boolean', default: false },
-    'acme-http01-solver-image': { type: 'string' },
-    'max-concurrent-challenges': { type: 'string' },
-    'acme-http01-solver-nameservers': { type: 'string' },
-    'acme-http01-self-check-port': { type: 'string' },
-    'acme-http01-self-check-timeout': { type: 'string' },
-    'enable-gateway-api': { type: 'boolean', default: false },
+    clusterResourceNamespace: flag.optionalString({ metavar: '<ns>', help: "where ClusterIssuers' Secrets live", defaultText: 'POD_NAMESPACE' }),
+    disableAutoApproval: flag.boolean({ help: 'leave CertificateRequests for an approver to approve or deny' }),
+    enableCertificateOwnerRef: flag.boolean({ help: 'delete issued Secrets together with their Certificate' }),
+    acmeHttp01SolverImage: flag.string({ metavar: '<image>', default: defaultConfig().acmeSolverImage, help: 'image of the HTTP-01 solver pods' }),
+    maxConcurrentChallenges: flag.int({ min: 1, default: defaultConfig().maxConcurrentChallenges, help: 'ACME challenges processed at once' }),
+    acmeHttp01SolverNameservers: flag.list({ metavar: '<host:port,...>', help: 'DNS servers for the HTTP-01 self-check', defaultText: 'the system resolver' }),
+    acmeHttp01SelfCheckPort: flag.int({ metavar: '<port>', min: 1, max: 65_535, default: defaultConfig().selfCheckPort, help: 'port of the HTTP-01 self-check (test CAs may differ)' }),
+    acmeHttp01SelfCheckTimeout: flag.duration({ default: defaultConfig().selfCheck.timeoutMs, defaultText: '10m', help: 'give up on a self-check after this long' }),
+    enableGatewayApi: flag.boolean({ help: 'allow gatewayHTTPRoute solvers (needs the Gateway API CRDs)' }),
   },
-  flagHelp: `  --cluster-resource-namespace <ns>      where ClusterIssuers' Secrets live (default: POD_NAMESPACE)
-  --disable-auto-approval                leave CertificateRequests for an approver to approve or deny
-  --enable-certificate-owner-ref         delete issued Secrets together with their Certificate
-  --acme-http01-solver-image <image>     image of the HTTP-01 solver pods
-  --max-concurrent-challenges <n>        ACME challenges processed at once (default 60)
-  --acme-http01-solver-nameservers <l>   host:port DNS servers for the HTTP-01 self-check (comma-separated)
-  --acme-http01-self-check-port <port>   port of the HTTP-01 self-check (default 80; test CAs may differ)
-  --acme-http01-self-check-timeout <d>   give up on a self-check after this long (default 10m)
-  --enable-gateway-api                   allow gatewayHTTPRoute solvers (needs the Gateway API CRDs)`,
   setup(manager, v) {
-    const cfg = defaultConfig({
-      ...(v['cluster-resource-namespace'] ? { clusterResourceNamespace: v['cluster-resource-namespace'] as string } : {}),
-      autoApprove: !v['disable-auto-approval'],
-      certificateOwnerRef: !!v['enable-certificate-owner-ref'],
-      ...(v['acme-http01-solver-image'] ? { acmeSolverImage: v['acme-http01-solver-image'] as string } : {}),
-      ...(v['max-concurrent-challenges'] ? { maxConcurrentChallenges: Number(v['max-concurrent-challenges']) } : {}),
-      ...(v['acme-http01-solver-nameservers'] ? { selfCheckNameservers: String(v['acme-http01-solver-nameservers']).split(',').filter(Boolean) } : {}),
-      ...(v['acme-http01-self-check-port'] ? { selfCheckPort: Number(v['acme-http01-self-check-port']) } : {}),
-      enableGatewayAPI: !!v['enable-gateway-api'],
+    const defaults = defaultConfig({ clusterResourceNamespace: manager.environment.podNamespace });
+    addCertificateControllers(manager, {
+      ...defaults,
+      clusterResourceNamespace: v.clusterResourceNamespace ?? defaults.clusterResourceNamespace,
+      autoApprove: !v.disableAutoApproval,
+      certificateOwnerRef: v.enableCertificateOwnerRef,
+      acmeSolverImage: v.acmeHttp01SolverImage,
+      maxConcurrentChallenges: v.maxConcurrentChallenges,
+      selfCheckNameservers: v.acmeHttp01SolverNameservers,
+      selfCheckPort: v.acmeHttp01SelfCheckPort,
+      selfCheck: { ...defaults.selfCheck, timeoutMs: v.acmeHttp01SelfCheckTimeout },
+      enableGatewayAPI: v.enableGatewayApi,
     });
-    if (v['acme-http01-self-check-timeout']) cfg.selfCheck.timeoutMs = parseDuration(String(v['acme-http01-self-check-timeout']));
-    addCertificateControllers(manager, cfg);
   },
 });

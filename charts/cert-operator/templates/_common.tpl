@@ -295,6 +295,11 @@ spec:
               valueFrom:
                 fieldRef:
                   fieldPath: metadata.name
+            # With POD_NAME, the leader-election identity: stable across container restarts.
+            - name: POD_UID
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.uid
             - name: POD_NAMESPACE
               valueFrom:
                 fieldRef:

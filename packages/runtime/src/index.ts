@@ -1,6 +1,8 @@
 // Client
 export { Client, type ClientOptions, type ListOptions, type WriteOptions, type ApplyOptions, type DeleteOptions, type PatchType } from './client/client.js';
 export { Transport, type TransportOptions, type RequestSpec } from './client/transport.js';
+export { ApiServerLiveness, type LivenessOptions } from './client/liveness.js';
+export { sleep, systemClock, type Clock } from './clock/clock.js';
 export {
   ApiError, ConnectionError, isNotFound, isAlreadyExists, isConflict, isGone, isTooManyRequests, isInvalid, isForbidden, isUnauthorized, isTransient, type Status,
 } from './client/errors.js';
@@ -9,7 +11,7 @@ export {
   Pod, Service, ConfigMap, Secret, ServiceAccount, Endpoints, CoreEvent, Namespace, Node, Deployment, ReplicaSet, Lease, Ingress,
   CustomResourceDefinition, Role, RoleBinding, ClusterRole, ClusterRoleBinding,
 } from './client/kind.js';
-export { keyOf, parseKey, type KubeObject, type ObjectList, type ObjectKey, type ObjectMeta, type OwnerReference, type Wire } from './client/types.js';
+export { keyOf, parseKey, type Cached, type KubeObject, type ObjectList, type ObjectKey, type ObjectMeta, type OwnerReference, type Wire } from './client/types.js';
 export { TokenBucket } from './client/rate-limiter.js';
 
 // Cache
@@ -22,28 +24,31 @@ export { deepFreeze, thaw } from './cache/freeze.js';
 
 // Queue
 export { WorkQueue, type QueueMetrics, type WorkQueueOptions } from './queue/work-queue.js';
-export { ItemExponentialRateLimiter, BucketRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter, type RateLimiter } from './queue/rate-limiters.js';
+export { ItemExponentialRateLimiter, BucketRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter, DEFAULT_MAX_ITEM_BACKOFF_MS, type RateLimiter } from './queue/rate-limiters.js';
 
 // Controllers
 export { controllerFor, ControllerBuilder, type ControllerDefinition, type IndexSpec } from './controller/builder.js';
-export { Controller, type Reconciler, type ReconcileContext, type ControllerOptions } from './controller/controller.js';
+export { Controller, ReconcileTimeoutError, DEFAULT_RECONCILE_TIMEOUT_MS, type Reconciler, type ControllerOptions } from './controller/controller.js';
+export { type ReconcileContext, type ReadClient, type FinalizeOptions } from './controller/reconcile-context.js';
+export { compareResourceVersions } from './cache/expectations.js';
 export { TerminalError, requestKey, type Request, type Result } from './controller/result.js';
 export { requestForObject, requestsForOwner, type MapFunc, type MapContext } from './controller/handlers.js';
 export { generationChanged, resourceVersionChanged, labelsChanged, annotationsChanged, hasLabels, and, or, not, type Predicate } from './controller/predicates.js';
 
 // Manager
-export { Manager, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
-export { runOperator, type OperatorDefinition } from './manager/run-operator.js';
-export { LeaderElector, microTime, type LeaderElectionConfig } from './manager/leader-election.js';
-export { parseManagerFlags, watchNamespaces, MANAGER_FLAG_HELP, FlagError, type ManagerFlags } from './manager/flags.js';
+export { Manager, leaderIdentity, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
+export { runOperator, operatorUsage, parseOperatorFlags, type OperatorDefinition } from './manager/run-operator.js';
+export { LeaderElector, microTime, type LeaderElectionConfig, type LeadershipCallbacks } from './manager/leader-election.js';
+export { flag, parseFlags, flagHelp, flagName, parseDurationMs, MANAGER_FLAGS, FlagError, type Flag, type FlagDefinitions, type FlagValues, type ManagerFlags } from './manager/flags.js';
+export { operatorEnvironment, instanceName, ENVIRONMENT_HELP, type OperatorEnvironment } from './manager/environment.js';
 export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';
+export { RbacError, missingPermissions, permissionsFor, describePermission, type Permission } from './manager/rbac-check.js';
 
 // Helpers
 export { setCondition, getCondition, isConditionTrue, removeCondition, rfc3339, type Condition, type ConditionInput } from './helpers/conditions.js';
 export { controllerReference, setControllerReference, controllerOf, isControlledBy, AlreadyOwnedError } from './helpers/owner.js';
-export { addFinalizer, removeFinalizer, hasFinalizer } from './helpers/finalizers.js';
-export { deleteObserved } from './helpers/delete.js';
-export { applyIfChanged, updateStatusIfChanged, contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome, type WriteThroughOptions } from './helpers/apply.js';
+export { hasFinalizer } from './helpers/finalizers.js';
+export { contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome } from './helpers/apply.js';
 export { deepEqual, isSubset } from './helpers/equality.js';
 export { EventRecorder, type EventType, type EventRecorderOptions } from './events/recorder.js';
 export { RuntimeMetrics } from './metrics/metrics.js';

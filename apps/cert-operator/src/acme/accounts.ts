@@ -2,7 +2,7 @@ import { Secret, type ReconcileContext } from '@opkit/runtime';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { ClusterIssuer, Issuer, type IssuerObject } from '../api/v1/issuer.js';
 import { L } from '../api/v1/shared.js';
-import { LABELLED, secretData, SecretReader } from '../secrets/secret-reader.js';
+import { secretData, SecretReader } from '../secrets/secret-reader.js';
 import { AcmeSession, type RequestObserver } from './client.js';
 
 type ACMEIssuerSpec = NonNullable<IssuerObject['spec']['acme']>;
@@ -48,12 +48,11 @@ export class AcmeAccounts {
     if (!keyPem) {
       if (spec.disableAccountKeyGeneration) throw new AccountNotReadyError(`account key Secret "${keyRef.name}" (key ${keyName}) not found in ${resourceNamespace}, and disableAccountKeyGeneration is set`);
       keyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-      await ctx.client.create(Secret, {
+      await ctx.create(Secret, {
         metadata: { name: keyRef.name, namespace: resourceNamespace, labels: { [L.fao]: 'true' } },
         type: 'Opaque',
         data: { [keyName]: Buffer.from(keyPem).toString('base64') },
       });
-      await ctx.cache.observe(Secret, { namespace: resourceNamespace, name: keyRef.name }, undefined, { informer: LABELLED });
       ctx.recorder.normal(issuer, 'AccountKeyGenerated', `Generated a new ACME account key in Secret "${keyRef.name}"`);
     }
     let eab: { kid: string; hmacKey: string } | undefined;
@@ -94,7 +93,7 @@ export class AcmeAccounts {
   async forget(issuer: IssuerObject, ctx: ReconcileContext): Promise<void> {
     this.sessions.delete(issuer.metadata.uid!);
     const kind = issuer.metadata.namespace ? Issuer.kind : ClusterIssuer.kind;
-    await ctx.client.patchStatus(kind as typeof Issuer.kind, { namespace: issuer.metadata.namespace, name: issuer.metadata.name! }, { status: { acme: null } }).catch(() => undefined);
+    await ctx.patch(kind as typeof Issuer.kind, { namespace: issuer.metadata.namespace, name: issuer.metadata.name }, { status: { acme: null } }, 'merge', { subresource: 'status' }).catch(() => undefined);
     ctx.recorder.warning(issuer, 'ACMEAccountLost', 'The ACME server does not know this account any more; registering it again');
   }
 }

@@ -1,4 +1,4 @@
-import { Secret, type Cache, type Client, type ObjectKey, type ObjectOf } from '@opkit/runtime';
+import { Secret, type Cache, type ObjectKey, type ObjectOf, type ReadClient } from '@opkit/runtime';
 import { L } from '../api/v1/shared.js';
 
 export type SecretObject = ObjectOf<typeof Secret>;
@@ -16,7 +16,7 @@ export const METADATA = { metadataOnly: true };
 export class SecretReader {
   private readonly fetched = new Map<string, SecretObject>();
 
-  constructor(private readonly cache: Cache, private readonly client: Client) {}
+  constructor(private readonly cache: Cache, private readonly client: ReadClient) {}
 
   async read(key: Required<ObjectKey>): Promise<SecretObject | undefined> {
     const full = await this.cache.get(Secret, key, LABELLED);

@@ -55,6 +55,8 @@ describe('the shared cache', () => {
     expect(meta.every((s) => s.data === undefined && s.metadata.uid)).toBe(true);
     // managedFields are stripped from cached objects (half the memory of a typical object).
     expect(managed[0].metadata.managedFields).toBeUndefined();
+    // ... in the metadata-only mode too, where they are most of what is left.
+    expect(meta.filter((s) => s.metadata.managedFields)).toEqual([]);
   });
 
   it('syncs an empty metadata-only list (the server sends items: null)', async () => {

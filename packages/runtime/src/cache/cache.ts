@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { isForbidden, isUnauthorized } from '../client/errors.js';
+import { ApiError, isForbidden, isUnauthorized } from '../client/errors.js';
 import { kindKey, resourceName, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
-import { keyOf, type KubeObject, type ObjectKey } from '../client/types.js';
+import { keyOf, type Cached, type KubeObject, type ObjectKey } from '../client/types.js';
 import { Informer, type EventHandler } from './informer.js';
 import { parseLabelSelector } from './label-selector.js';
 import type { IndexFunc } from './store.js';
@@ -40,10 +40,26 @@ export class CacheSyncError extends Error {
  * Consumers see them as one.
  */
 export class KindInformer<T extends KubeObject> {
+  /**
+   * Started by a read after the cache started, not declared by a controller. It counts for
+   * readiness only once it has synced: a read the operator may not make fails that read, it does
+   * not make the whole operator unready.
+   */
+  lazy = false;
+
   constructor(readonly kind: Kind<T>, readonly options: InformerOptions, readonly parts: Map<string, Informer<T>>) {}
 
   get synced(): boolean {
     return [...this.parts.values()].every((i) => i.synced);
+  }
+
+  /** Counted by readiness: declared, or lazy and synced once. */
+  get counts(): boolean {
+    return !this.lazy || this.synced;
+  }
+
+  retryNow(): void {
+    for (const p of this.parts.values()) p.retryNow();
   }
 
   /** A watch that failed its last attempt: the cache may be missing changes right now. */
@@ -53,9 +69,23 @@ export class KindInformer<T extends KubeObject> {
       .map(([ns, i]) => ({ informer: `${resourceName(this.kind)}${ns ? ` in ${ns}` : ''}`, error: i.health.lastError }));
   }
 
-  addHandler(h: EventHandler<T>): () => void {
-    const removers = [...this.parts.values()].map((i) => i.addHandler(h));
+  /** Subscribes to changes; with `replay` (the default) the objects already cached arrive first as adds. */
+  addHandler(h: EventHandler<T>, opts: { replay?: boolean } = {}): () => void {
+    const removers = [...this.parts.values()].map((i) => i.addHandler(h, opts));
     return () => removers.forEach((r) => r());
+  }
+
+  /** Whether an object with these labels is within this informer's label selector. */
+  selects(labels: Record<string, string> | undefined): boolean {
+    if (!this.options.labelSelector) return true;
+    this.matcher ??= parseLabelSelector(this.options.labelSelector);
+    return this.matcher(labels);
+  }
+  private matcher?: (labels: Record<string, string> | undefined) => boolean;
+
+  /** The latest resourceVersion the watch delivered (events and bookmarks) for the part holding `namespace`. */
+  versionFor(namespace?: string): string {
+    return this.partFor(namespace)?.health.resourceVersion ?? '';
   }
 
   addIndex(name: string, fn: IndexFunc<T>) {
@@ -66,11 +96,11 @@ export class KindInformer<T extends KubeObject> {
     return this.parts.get('') ?? (namespace ? this.parts.get(namespace) : undefined);
   }
 
-  get(key: ObjectKey): T | undefined {
-    return this.partFor(key.namespace)?.store.get(keyOf(key));
+  get(key: ObjectKey): Cached<T> | undefined {
+    return this.partFor(key.namespace)?.store.get(keyOf(key)) as Cached<T> | undefined;
   }
 
-  list(opts: CacheListOptions = {}): T[] {
+  list(opts: CacheListOptions = {}): Cached<T>[] {
     const parts = opts.namespace && !this.parts.has('') ? [this.parts.get(opts.namespace)].filter((p): p is Informer<T> => !!p) : [...this.parts.values()];
     let items = parts.flatMap((p) => (opts.index ? p.store.byIndex(opts.index.name, opts.index.value) : p.store.list()));
     if (opts.namespace) items = items.filter((o) => o.metadata.namespace === opts.namespace);
@@ -78,42 +108,13 @@ export class KindInformer<T extends KubeObject> {
       const match = parseLabelSelector(opts.labelSelector);
       items = items.filter((o) => match(o.metadata.labels as Record<string, string> | undefined));
     }
-    return items;
+    return items as Cached<T>[];
   }
 
   get size(): number {
     return [...this.parts.values()].reduce((n, p) => n + p.store.size, 0);
   }
 
-  /**
-   * Resolves once the cache holds a version of the object other than `previousVersion` (or, with
-   * `deleted`, no longer holds it; with `'or-marked'`, no longer holds it or holds it marked for
-   * deletion), or after `timeoutMs`. Called after a write so the next reconcile reads at least
-   * what this one wrote. Resolves false on timeout (not an error).
-   */
-  observe(key: ObjectKey, previousVersion: string | undefined, opts: { deleted?: boolean | 'or-marked'; timeoutMs?: number } = {}): Promise<boolean> {
-    const part = this.partFor(key.namespace);
-    if (!part) return Promise.resolve(false);
-    const k = keyOf(key);
-    const done = () => {
-      const cur = part.store.get(k);
-      if (opts.deleted === 'or-marked') return !cur || !!cur.metadata.deletionTimestamp;
-      return opts.deleted ? !cur : !!cur && cur.metadata.resourceVersion !== previousVersion;
-    };
-    if (done()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      let remove = () => {};
-      const timer = setTimeout(() => (remove(), resolve(false)), opts.timeoutMs ?? 5_000);
-      const check = (obj: T) => {
-        if (keyOf(obj) === k && done()) {
-          clearTimeout(timer);
-          remove();
-          resolve(true);
-        }
-      };
-      remove = part.addHandler({ onAdd: check, onUpdate: (_o, n) => check(n), onDelete: check });
-    });
-  }
 }
 
 /**
@@ -160,16 +161,17 @@ export class Cache {
         );
       }
       ki = new KindInformer(kind, opts, parts);
+      ki.lazy = this.started;
       this.informers.set(id, ki as unknown as KindInformer<KubeObject>);
       if (this.started) for (const p of parts.values()) p.start();
     }
     return ki;
   }
 
-  /** See KindInformer.observe: waits until the cache reflects a write this process made. */
-  observe<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, previousVersion: string | undefined, opts?: { deleted?: boolean | 'or-marked'; timeoutMs?: number; informer?: InformerOptions }): Promise<boolean> {
-    if (!this.started) return Promise.resolve(false);
-    return this.informer(kind, opts?.informer).observe(key, previousVersion, opts);
+  /** The informers that exist for a kind (none is started by asking). */
+  informersOf<T extends KubeObject>(kind: Kind<T>): KindInformer<T>[] {
+    const k = kindKey(kind);
+    return [...this.informers.values()].filter((ki) => kindKey(ki.kind) === k) as unknown as KindInformer<T>[];
   }
 
   /** Indexes the kind's objects under the values `fn` returns; query with `list(kind, {index})`. */
@@ -184,14 +186,14 @@ export class Cache {
   }
 
   /** An object from the cache, or undefined. Starts and syncs the kind's informer on first use. */
-  async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: InformerOptions): Promise<T | undefined> {
+  async get<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, options?: InformerOptions): Promise<Cached<T> | undefined> {
     this.checkNamespace(kind, key.namespace);
     const ki = this.informer(kind, options);
     if (!ki.synced) await this.syncOne(ki);
     return ki.get(key);
   }
 
-  async list<T extends KubeObject>(kind: Kind<T>, opts: CacheListOptions = {}, options?: InformerOptions): Promise<T[]> {
+  async list<T extends KubeObject>(kind: Kind<T>, opts: CacheListOptions = {}, options?: InformerOptions): Promise<Cached<T>[]> {
     this.checkNamespace(kind, opts.namespace);
     const ki = this.informer(kind, options);
     if (!ki.synced) await this.syncOne(ki);
@@ -209,12 +211,17 @@ export class Cache {
   }
 
   get synced(): boolean {
-    return [...this.informers.values()].every((ki) => ki.synced);
+    return [...this.informers.values()].filter((ki) => ki.counts).every((ki) => ki.synced);
   }
 
   /** Informers whose watch is failing right now (for /readyz). */
   failing(): { informer: string; error?: Error }[] {
-    return [...this.informers.values()].flatMap((ki) => ki.failing);
+    return [...this.informers.values()].filter((ki) => ki.counts).flatMap((ki) => ki.failing);
+  }
+
+  /** Every watch waiting out a reconnect backoff tries now (the API server answers again). */
+  retryNow(): void {
+    for (const ki of this.informers.values()) ki.retryNow();
   }
 
   /** How many objects each informer holds (for metrics and benchmarks). */
@@ -224,7 +231,19 @@ export class Cache {
 
   private async syncOne<T extends KubeObject>(ki: KindInformer<T>, timeoutMs = 120_000): Promise<void> {
     if (!this.started) throw new Error(`the cache is not started: cannot read ${ki.kind.kind}`);
-    await this.waitFor([ki as unknown as KindInformer<KubeObject>], timeoutMs);
+    if (!ki.lazy) return this.waitFor([ki as unknown as KindInformer<KubeObject>], timeoutMs);
+    try {
+      // No grace for a lazy read: RBAC answers are immediate, and the reconcile should fail now.
+      await this.waitFor([ki as unknown as KindInformer<KubeObject>], timeoutMs, 0);
+    } catch (err) {
+      if (ki.synced) return;
+      // Abandon it: an informer that cannot list would retry forever, for nobody.
+      const denied = [...ki.parts.values()].map((p) => p.health.lastError).find((e) => isForbidden(e) || isUnauthorized(e));
+      for (const [id, other] of this.informers) if (other === (ki as unknown as KindInformer<KubeObject>)) this.informers.delete(id);
+      await Promise.all([...ki.parts.values()].map((p) => p.stop()));
+      if (denied instanceof ApiError) throw denied;
+      throw err;
+    }
   }
 
   /**

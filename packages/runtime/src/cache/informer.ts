@@ -56,10 +56,15 @@ export class Informer<T extends KubeObject> {
     return this.watcher.stop();
   }
 
+  /** Skips the current reconnect backoff. */
+  retryNow(): void {
+    this.watcher.retryNow();
+  }
+
   /** Adds a handler; if the store already holds objects, the handler first sees them as adds. */
-  addHandler(handler: EventHandler<T>): () => void {
+  addHandler(handler: EventHandler<T>, opts: { replay?: boolean } = {}): () => void {
     this.handlers.add(handler);
-    if (this.synced) for (const obj of this.store.list()) this.call(handler, { type: 'add', obj });
+    if (this.synced && opts.replay !== false) for (const obj of this.store.list()) this.call(handler, { type: 'add', obj });
     return () => this.handlers.delete(handler);
   }
 

@@ -4,6 +4,7 @@ import { ApiError, isForbidden, isGone, isUnauthorized, type Status } from '../c
 import { resourceName, resourcePath, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import type { KubeObject, ObjectList } from '../client/types.js';
+import { sleep } from '../clock/clock.js';
 import { Backoff } from './backoff.js';
 
 export interface WatcherOptions {
@@ -40,12 +41,14 @@ const METADATA_ACCEPT = {
   watch: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json',
 };
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
+/**
+ * The API server's watch cache sends every watcher that asked for bookmarks one about every minute
+ * (cacher's defaultBookmarkFrequency). Once a watch has shown it gets them, a silence this long
+ * means the connection is dead, not that nothing changed.
+ */
+const BOOKMARK_SILENCE_MS = 90_000;
+/** 410s closer together than this are a loop, not an incident: back off between the relists. */
+const RELIST_LOOP_MS = 60_000;
 
 /**
  * LIST then WATCH one kind, forever. Paginated lists, bookmarks, resourceVersion tracked from every
@@ -57,6 +60,9 @@ export class Watcher<T extends KubeObject> {
   private readonly abort = new AbortController();
   private loop?: Promise<void>;
   private readonly backoff: Backoff;
+  private readonly relistBackoff: Backoff;
+  private lastRelistAt = -Infinity;
+  private wake?: () => void;
   private readonly description: string;
 
   constructor(
@@ -67,6 +73,7 @@ export class Watcher<T extends KubeObject> {
     readonly options: WatcherOptions = {},
   ) {
     this.backoff = new Backoff(options.backoffMs?.initial ?? 800, options.backoffMs?.max ?? 30_000);
+    this.relistBackoff = new Backoff(options.backoffMs?.initial ?? 800, options.backoffMs?.max ?? 30_000);
     this.description = `${resourceName(kind)}${options.namespace ? ` in namespace ${options.namespace}` : ''}`;
   }
 
@@ -83,6 +90,17 @@ export class Watcher<T extends KubeObject> {
     return this.abort.signal.aborted;
   }
 
+  /** Ends a backoff wait now (the API server answers again: no reason to wait out the backoff). */
+  retryNow(): void {
+    this.backoff.reset();
+    this.wake?.();
+  }
+
+  private async pause(ms: number): Promise<void> {
+    await Promise.race([sleep(ms, this.abort.signal), new Promise<void>((r) => (this.wake = r))]);
+    this.wake = undefined;
+  }
+
   private async run(): Promise<void> {
     while (!this.stopped) {
       try {
@@ -92,8 +110,15 @@ export class Watcher<T extends KubeObject> {
         if (this.stopped) break;
         this.health.connected = false;
         if (isGone(err)) {
-          this.log.info({ resource: this.description }, 'resourceVersion too old (410 Gone): relisting');
           this.health.resourceVersion = '';
+          // One 410 is routine (etcd compacted past us): relist at once. 410s in a row would make
+          // a full LIST loop against the API server: space them out.
+          const looping = Date.now() - this.lastRelistAt < RELIST_LOOP_MS;
+          const delay = looping ? this.relistBackoff.next() : 0;
+          if (!looping) this.relistBackoff.reset();
+          this.log.info({ resource: this.description, relistInMs: Math.round(delay) }, 'resourceVersion too old (410 Gone): relisting');
+          if (delay) await this.pause(delay);
+          this.lastRelistAt = Date.now();
           continue;
         }
         this.health.failures++;
@@ -105,7 +130,7 @@ export class Watcher<T extends KubeObject> {
             ? `cannot list/watch ${this.description}: forbidden. The operator's RBAC must allow list and watch on ${resourceName(this.kind)}`
             : `list/watch of ${this.description} failed; retrying`,
         );
-        await sleep(delay, this.abort.signal);
+        await this.pause(delay);
       }
     }
     this.health.connected = false;
@@ -136,13 +161,15 @@ export class Watcher<T extends KubeObject> {
 
   /** LIST items lack apiVersion/kind; watch events and metadata-only items differ too. Make them uniform. */
   private normalize(obj: T): T {
-    if (this.options.metadataOnly) return obj;
-    if (!obj.kind) {
+    if (!obj.kind && !this.options.metadataOnly) {
       obj.apiVersion = this.kind.group ? `${this.kind.group}/${this.kind.version}` : this.kind.version;
       obj.kind = this.kind.kind;
     }
-    // managedFields are half of a typical object's memory and no controller reads them from the cache.
-    if (obj.metadata.managedFields) delete obj.metadata.managedFields;
+    // managedFields are half of a typical object's memory (most of a metadata-only one) and no
+    // controller reads them from the cache.
+    if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+    // Every cached object has a namespace (see Cached): '' for cluster-scoped kinds.
+    if (obj.metadata && obj.metadata.namespace === undefined) obj.metadata.namespace = '';
     return obj;
   }
 
@@ -177,11 +204,14 @@ export class Watcher<T extends KubeObject> {
       this.health.connected = true;
       this.markHealthy();
       // Half-open connections (a vanished load balancer, a suspended VM) send nothing and never
-      // close; if even the server's own timeout passes in silence, the connection is dead.
+      // close. Until a bookmark arrives, only the server's own timeout bounds the silence; once
+      // bookmarks are known to come, a minute and a half without one is a dead connection.
       let idle: NodeJS.Timeout | undefined;
+      let bookmarks = false;
       const armIdle = () => {
         clearTimeout(idle);
-        idle = setTimeout(() => res.destroy(new Error(`watch of ${this.description} silent for ${timeoutSeconds + 30}s`)), (timeoutSeconds + 30) * 1000);
+        const ms = bookmarks ? BOOKMARK_SILENCE_MS : (timeoutSeconds + 30) * 1000;
+        idle = setTimeout(() => res.destroy(new Error(`watch of ${this.description} silent for ${ms / 1000}s`)), ms);
       };
       armIdle();
       let streamError: Error | undefined;
@@ -191,7 +221,12 @@ export class Watcher<T extends KubeObject> {
       try {
         for await (const line of lines) {
           if (!line) continue;
-          this.handle(JSON.parse(line) as { type: string; object: T | Status });
+          const event = JSON.parse(line) as { type: string; object: T | Status };
+          if (event.type === 'BOOKMARK' && !bookmarks) {
+            bookmarks = true;
+            armIdle();
+          }
+          this.handle(event);
         }
       } finally {
         clearTimeout(idle);
@@ -203,7 +238,7 @@ export class Watcher<T extends KubeObject> {
       this.health.connected = false;
     }
     // A server that accepts and closes at once must not make us spin.
-    if (Date.now() - opened < 1000) await sleep(1000, this.abort.signal);
+    if (Date.now() - opened < 1000) await this.pause(1000);
   }
 
   private handle(event: { type: string; object: T | Status }): void {

@@ -49,6 +49,8 @@ export interface ClientOptions {
    * in an operator's object into an error instead of a silently dropped field.
    */
   fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+  /** Every request carries this signal: aborted, requests in flight end and new ones are refused. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -56,7 +58,20 @@ export interface ClientOptions {
  * controller, read from the cache instead and use the client for writes.
  */
 export class Client {
-  constructor(readonly transport: Transport, readonly options: ClientOptions) {}
+  private readonly transport: Pick<Transport, 'request'>;
+
+  constructor(readonly baseTransport: Transport, readonly options: ClientOptions) {
+    const signal = options.signal;
+    this.transport = signal ? { request: (spec) => baseTransport.request({ ...spec, signal: spec.signal ?? signal }) } : baseTransport;
+  }
+
+  /**
+   * The same client, fenced by `signal`: once it aborts (a lost lease, a reconcile past its timeout)
+   * nothing more is sent through it, so work that outlived its mandate cannot write.
+   */
+  withSignal(signal: AbortSignal): Client {
+    return new Client(this.baseTransport, { ...this.options, signal });
+  }
 
   private writeQuery(o: WriteOptions = {}) {
     return { fieldManager: o.fieldManager ?? this.options.fieldManager, fieldValidation: this.options.fieldValidation ?? 'Strict', dryRun: o.dryRun ? 'All' : undefined };

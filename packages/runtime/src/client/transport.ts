@@ -9,8 +9,16 @@ export interface TransportOptions {
   qps?: number;
   burst?: number;
   userAgent?: string;
-  /** Per-request timeout for non-watch requests. Default 60 s. */
+  /**
+   * Bound on a non-watch request: no byte for this long ends it. Default 30 s, so a request to a
+   * hung API server fails instead of holding a worker.
+   */
   requestTimeoutMs?: number;
+  /**
+   * Bound on opening a watch: connected, authenticated and answered. Default 15 s (a SIGSTOPped API
+   * server still completes TCP handshakes from its backlog; only an answer proves it is alive).
+   */
+  streamOpenTimeoutMs?: number;
   /** How often a 429 is retried after its Retry-After before the error surfaces. Default 5. */
   maxThrottleRetries?: number;
   /** Observes every completed request (metrics). */
@@ -91,7 +99,8 @@ export class Transport {
   }
 
   /** Sends a request and returns the raw response; the caller owns the body stream. */
-  private async send(spec: RequestSpec, timeoutMs: number | undefined, forceAuth = false): Promise<IncomingMessage> {
+  private async send(spec: RequestSpec, timeoutMs: number | undefined, forceAuth = false, answerTimeoutMs?: number): Promise<IncomingMessage> {
+    spec.signal?.throwIfAborted();
     await this.bucket.take();
     const auth = await this.authSnapshot(forceAuth);
     const url = this.url(spec);
@@ -107,10 +116,18 @@ export class Transport {
       headers['content-length'] = String(Buffer.byteLength(payload));
     }
     return new Promise((resolve, reject) => {
-      const req = (this.isHttps ? httpsRequest : httpRequest)(url, { method: spec.method, headers, agent: auth.agent, signal: spec.signal }, resolve);
+      const req = (this.isHttps ? httpsRequest : httpRequest)(url, { method: spec.method, headers, agent: auth.agent, signal: spec.signal }, (res) => {
+        clearTimeout(answerTimer);
+        resolve(res);
+      });
+      // An answer must start within this time (a watch then streams for minutes).
+      const answerTimer = answerTimeoutMs ? setTimeout(() => req.destroy(new Error(`no answer within ${answerTimeoutMs / 1000}s`)), answerTimeoutMs) : undefined;
       req.on('socket', (s) => s.setKeepAlive(true, 30_000));
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs / 1000}s`)));
-      req.on('error', (err) => reject(spec.signal?.aborted ? spec.signal.reason ?? err : new ConnectionError(spec.method, url.pathname, err)));
+      req.on('error', (err) => {
+        clearTimeout(answerTimer);
+        reject(spec.signal?.aborted ? spec.signal.reason ?? err : new ConnectionError(spec.method, url.pathname, err));
+      });
       req.end(payload);
     });
   }
@@ -139,7 +156,8 @@ export class Transport {
     const maxRetries = this.options.maxThrottleRetries ?? 5;
     for (let attempt = 0; ; attempt++) {
       const started = process.hrtime.bigint();
-      const res = await this.send(spec, this.options.requestTimeoutMs ?? 60_000, attempt > 0 && this.lastWasUnauthorized);
+      const timeout = this.options.requestTimeoutMs ?? 30_000;
+      const res = await this.send(spec, timeout, attempt > 0 && this.lastWasUnauthorized, timeout);
       const code = res.statusCode ?? 0;
       this.options.onResponse?.(spec.method, code, Number(process.hrtime.bigint() - started) / 1e9);
       if (code >= 200 && code < 300) {
@@ -164,9 +182,28 @@ export class Transport {
 
   /** Opens a streaming request (a watch). Resolves once the server answered 200. */
   async stream(spec: RequestSpec): Promise<IncomingMessage> {
-    const res = await this.send(spec, undefined);
+    const res = await this.send(spec, undefined, false, this.options.streamOpenTimeoutMs ?? 15_000);
     if (res.statusCode === 200) return res;
     throw await this.errorFrom(spec, res);
+  }
+
+  /**
+   * A bare GET whose only question is "does the API server answer at all?": any status is an
+   * answer. Rejects when no answer comes within `timeoutMs`.
+   */
+  async probe(path: string, timeoutMs: number): Promise<number> {
+    const res = await this.send({ method: 'GET', path }, timeoutMs, false, timeoutMs);
+    res.resume();
+    return res.statusCode ?? 0;
+  }
+
+  /**
+   * Drops every connection, idle or busy, watches included: after the API server stopped
+   * answering, a pooled socket may be half-open for good, and only a new connection tells.
+   */
+  resetConnections(): void {
+    this.auth?.agent.destroy();
+    this.auth = undefined;
   }
 
   /** Closes pooled connections. */

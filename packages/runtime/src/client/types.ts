@@ -30,6 +30,12 @@ export interface ObjectList<T extends KubeObject> {
   items: T[];
 }
 
+/**
+ * An object as the cache holds it. Stored objects always have a name, and the cache gives every one
+ * a namespace (`''` for cluster-scoped kinds), so code reading the cache needs no `name!`.
+ */
+export type Cached<T extends KubeObject> = T & { metadata: T['metadata'] & { name: string; namespace: string } };
+
 /** Identifies one object: namespace is omitted for cluster-scoped kinds. */
 export interface ObjectKey {
   name: string;

@@ -1,9 +1,10 @@
 import type { InformerOptions } from '../cache/cache.js';
 import type { IndexFunc } from '../cache/store.js';
 import type { Kind } from '../client/kind.js';
-import type { KubeObject } from '../client/types.js';
+import type { Cached, KubeObject } from '../client/types.js';
 import type { ControllerOptions, Reconciler, WatchSpec } from './controller.js';
 import { requestForObject, requestsForOwner, type MapFunc } from './handlers.js';
+import type { PolicyRule } from '../rbac/rules.js';
 import type { Predicate } from './predicates.js';
 
 /** A controller ready to be added to a manager. */
@@ -15,6 +16,8 @@ export interface ControllerDefinition {
   readonly reconciler: Reconciler;
   /** Cache indexes the controller reads (registered by the manager before the caches start). */
   readonly indexes: IndexSpec[];
+  /** The RBAC rules the controller needs: the chart's roles are generated from them, startup checks them. */
+  readonly rbac: PolicyRule[];
 }
 
 export interface IndexSpec<T extends KubeObject = KubeObject> {
@@ -25,7 +28,7 @@ export interface IndexSpec<T extends KubeObject = KubeObject> {
 }
 
 interface WatchOptions<T extends KubeObject> {
-  predicates?: Predicate<T>[];
+  predicates?: Predicate<Cached<T>>[];
   /** Which informer feeds this watch (selector, metadata-only). */
   informer?: InformerOptions;
 }
@@ -41,6 +44,7 @@ export class ControllerBuilder<T extends KubeObject> {
   private readonly global: Predicate[] = [];
   private opts: ControllerOptions = {};
   private readonly indexList: IndexSpec[] = [];
+  private readonly rules: PolicyRule[] = [];
   private controllerName: string;
 
   constructor(private readonly primary: Kind<T>, primaryOptions: WatchOptions<T> = {}) {
@@ -64,8 +68,17 @@ export class ControllerBuilder<T extends KubeObject> {
    * A cache index this controller relies on, e.g. dependents by the names they reference, so a
    * map function finds them without scanning (and without a process-global map that a restart loses).
    */
-  withIndex<O extends KubeObject>(kind: Kind<O>, name: string, fn: IndexFunc<O>, informer?: InformerOptions): this {
+  withIndex<O extends KubeObject>(kind: Kind<O>, name: string, fn: IndexFunc<Cached<O>>, informer?: InformerOptions): this {
     this.indexList.push({ kind, name, fn, informer } as unknown as IndexSpec);
+    return this;
+  }
+
+  /**
+   * What the controller does with the API, as RBAC rules: the manager checks every one of them
+   * (SelfSubjectAccessReview) before the first reconcile and names what is missing.
+   */
+  withRbac(rules: PolicyRule[]): this {
+    this.rules.push(...rules);
     return this;
   }
 
@@ -94,6 +107,7 @@ export class ControllerBuilder<T extends KubeObject> {
       options: this.opts,
       reconciler,
       indexes: this.indexList,
+      rbac: this.rules,
     };
   }
 }

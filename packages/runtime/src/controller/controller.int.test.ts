@@ -53,12 +53,13 @@ describe('controllers against a real API server', () => {
     manager.add(
       controllerFor(Gadget.kind)
         .owns(ConfigMap)
-        .reconcile(async (req, { cache, client }) => {
+        .reconcile(async (req, ctx) => {
+          const { cache } = ctx;
           const g = await cache.get(Gadget.kind, req);
           const cm = await cache.get(ConfigMap, req);
           seen.push(`${req.name} gadget=${g ? g.spec.size : 'gone'} cm=${cm ? cm.data?.size : 'none'}`);
           if (g && (!cm || cm.data?.size !== String(g.spec.size))) {
-            await client.apply(ConfigMap, { metadata: { name: req.name, namespace: req.namespace, ownerReferences: [controllerReference(Gadget.kind, g)] }, data: { size: String(g.spec.size) } }, { force: true });
+            await ctx.apply(ConfigMap, { metadata: { name: req.name, namespace: req.namespace, ownerReferences: [controllerReference(Gadget.kind, g)] }, data: { size: String(g.spec.size) } }, cm);
           }
         }),
     );

@@ -1,6 +1,6 @@
 import type { Cache } from '../cache/cache.js';
 import { apiVersionOf, type Kind } from '../client/kind.js';
-import type { KubeObject } from '../client/types.js';
+import type { Cached, KubeObject } from '../client/types.js';
 import type { Request } from './result.js';
 
 /** What a map function may consult: the shared cache (its indexes find dependents). */
@@ -8,11 +8,11 @@ export interface MapContext {
   cache: Cache;
 }
 
-/** Maps an object that changed to the requests it should cause. */
-export type MapFunc<T extends KubeObject> = (obj: T, ctx: MapContext) => Request[] | Promise<Request[]>;
+/** Maps an object that changed (as the cache holds it) to the requests it should cause. */
+export type MapFunc<T extends KubeObject> = (obj: Cached<T>, ctx: MapContext) => Request[] | Promise<Request[]>;
 
 /** The primary kind: an object's own change reconciles it. */
-export const requestForObject = <T extends KubeObject>(obj: T): Request[] => [{ namespace: obj.metadata.namespace || undefined, name: obj.metadata.name! }];
+export const requestForObject = <T extends KubeObject>(obj: Cached<T>): Request[] => [{ namespace: obj.metadata.namespace || undefined, name: obj.metadata.name }];
 
 /**
  * An owned object reconciles its controller owner of `ownerKind` (the ownerReference with

@@ -9,7 +9,8 @@ export interface Request {
  * - nothing / `{}`: done, until the next change;
  * - `{ requeueAfter: ms }`: run again after that long (renewals, polling an external system);
  * - `{ requeue: true }`: run again with the per-item backoff;
- * - a thrown error: logged with its stack, counted, retried with backoff (5 ms doubling to 1000 s);
+ * - a thrown error: logged with its stack, counted, retried with backoff (5 ms doubling to 2 min),
+ *   and from its second time in a row reported on the object (Event, and the error condition);
  * - a thrown `TerminalError`: logged and counted, not retried until the object changes.
  */
 export type Result = void | undefined | { requeue?: boolean; requeueAfter?: number };

@@ -17,6 +17,8 @@ export interface EventRecorderOptions {
   /** Per-object spam filter: burst and one token per `refillMs` (client-go: 25, 5 min). */
   burst?: number;
   refillMs?: number;
+  /** The clock (tests). */
+  now?: () => number;
 }
 
 interface Seen {
@@ -26,7 +28,12 @@ interface Seen {
   last: number;
 }
 
-const nowRfc3339 = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const objectKey = (obj: KubeObject) => `${obj.apiVersion}/${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}/${obj.metadata.uid ?? ''}`;
+const eventKey = (obj: KubeObject, type: EventType, reason: string, message: string) => `${objectKey(obj)}|${type}|${reason}|${message}`;
+
+/** How often the maps are swept for objects nothing remembers any more. */
+const PRUNE_EVERY_MS = 60_000;
 
 /**
  * Records core/v1 Events about objects, as client-go's recorder: an identical event (same object,
@@ -38,16 +45,49 @@ export class EventRecorder {
   private readonly seen = new Map<string, Seen>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private readonly pending = new Set<Promise<void>>();
+  private readonly chains = new Map<string, Promise<void>>();
   private readonly window: number;
+  private readonly now: () => number;
+  private prunedAt: number;
 
   constructor(private readonly client: Client, private readonly log: Logger, readonly options: EventRecorderOptions) {
     this.window = options.aggregateWindowMs ?? 10 * 60_000;
+    this.now = options.now ?? Date.now;
+    this.prunedAt = this.now();
+  }
+
+  /** Objects the recorder holds state for (aggregation or spam budget). */
+  get tracked(): number {
+    return this.buckets.size;
+  }
+
+  /**
+   * Forgets what no longer matters: aggregations whose window closed, and spam budgets refilled to
+   * the brim (a fresh bucket would be identical). Without this an operator that touched many
+   * short-lived objects would keep every one of them for good.
+   */
+  private prune(now: number) {
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    const burst = this.options.burst ?? 25;
+    const refill = this.options.refillMs ?? 5 * 60_000;
+    for (const [k, v] of this.seen) if (now - v.last >= this.window) this.seen.delete(k);
+    for (const [k, b] of this.buckets) if (b.tokens + (now - b.at) / refill >= burst) this.buckets.delete(k);
   }
 
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
-    const p = this.record(obj, type, reason, message)
+    // Identical events are recorded one after another: two at once would both find nothing to
+    // aggregate into and create two Events.
+    const key = eventKey(obj, type, reason, message);
+    const before = this.chains.get(key) ?? Promise.resolve();
+    const p: Promise<void> = before
+      .then(() => this.record(obj, type, reason, message))
       .catch((err) => this.log.warn({ err: (err as Error).message, reason }, 'could not record event'))
-      .finally(() => this.pending.delete(p));
+      .finally(() => {
+        this.pending.delete(p);
+        if (this.chains.get(key) === p) this.chains.delete(key);
+      });
+    this.chains.set(key, p);
     this.pending.add(p);
   }
 
@@ -67,7 +107,7 @@ export class EventRecorder {
   private allow(objKey: string): boolean {
     const burst = this.options.burst ?? 25;
     const refill = this.options.refillMs ?? 5 * 60_000;
-    const now = Date.now();
+    const now = this.now();
     const b = this.buckets.get(objKey) ?? { tokens: burst, at: now };
     b.tokens = Math.min(burst, b.tokens + (now - b.at) / refill);
     b.at = now;
@@ -79,15 +119,16 @@ export class EventRecorder {
 
   private async record(obj: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
     const m = obj.metadata;
-    const objKey = `${obj.apiVersion}/${obj.kind}/${m.namespace ?? ''}/${m.name}/${m.uid ?? ''}`;
-    const key = `${objKey}|${type}|${reason}|${message}`;
-    const now = Date.now();
+    const objKey = objectKey(obj);
+    const key = eventKey(obj, type, reason, message);
+    const now = this.now();
+    this.prune(now);
     const prev = this.seen.get(key);
     if (prev && now - prev.last < this.window) {
       prev.count++;
       prev.last = now;
       try {
-        await this.client.patch(CoreEvent, { namespace: prev.namespace, name: prev.name }, { count: prev.count, lastTimestamp: nowRfc3339() });
+        await this.client.patch(CoreEvent, { namespace: prev.namespace, name: prev.name }, { count: prev.count, lastTimestamp: rfc3339(now) });
         return;
       } catch (err) {
         if (!isNotFound(err)) throw err;
@@ -98,10 +139,9 @@ export class EventRecorder {
       this.log.debug({ reason, object: m.name }, 'event dropped by the spam filter');
       return;
     }
-    if (this.seen.size > 4096) for (const [k, v] of this.seen) if (now - v.last > this.window) this.seen.delete(k);
     const namespace = m.namespace || 'default';
     const name = `${m.name}.${now.toString(16)}${randomBytes(2).toString('hex')}`;
-    const ts = nowRfc3339();
+    const ts = rfc3339(now);
     await this.client.create(CoreEvent, {
       metadata: { name, namespace },
       involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion },

@@ -1,6 +1,4 @@
-import type { Cache } from '../cache/cache.js';
 import type { Client } from '../client/client.js';
-import { isNotFound } from '../client/errors.js';
 import type { Kind } from '../client/kind.js';
 import type { KubeObject } from '../client/types.js';
 
@@ -11,7 +9,7 @@ export const hasFinalizer = (obj: KubeObject, finalizer: string): boolean => !!o
  * change to the list makes the patch fail (and the reconcile retry) instead of clobbering another
  * controller's finalizer. Replacing the whole list, as Pepr and dot-i do, loses such races.
  */
-export async function addFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string, opts: { cache?: Cache } = {}): Promise<T> {
+export async function addFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string): Promise<T> {
   if (hasFinalizer(obj, finalizer)) return obj;
   const current = obj.metadata.finalizers;
   const patch = current?.length
@@ -23,37 +21,24 @@ export async function addFinalizer<T extends KubeObject>(client: Client, kind: K
         { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
         { op: 'add', path: '/metadata/finalizers', value: [finalizer] },
       ];
-  const updated = await client.patch(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, patch, 'json');
-  await opts.cache?.observe(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, obj.metadata.resourceVersion);
-  return updated;
+  return client.patch(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, patch, 'json');
 }
 
 /**
  * Removes a finalizer by index, guarded by a `test` that the entry at that index is still ours.
- * Removing the last finalizer of an object being deleted deletes it: then the cache is awaited
- * until the object is gone, and an object already gone (a stale cache) counts as done.
+ * Removing the last finalizer of an object being deleted deletes it.
  */
-export async function removeFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string, opts: { cache?: Cache } = {}): Promise<T> {
+export async function removeFinalizer<T extends KubeObject>(client: Client, kind: Kind<T>, obj: T, finalizer: string): Promise<T> {
   const i = obj.metadata.finalizers?.indexOf(finalizer) ?? -1;
   if (i < 0) return obj;
   const key = { namespace: obj.metadata.namespace, name: obj.metadata.name! };
-  const deletes = !!obj.metadata.deletionTimestamp && obj.metadata.finalizers!.length === 1;
-  let updated: T;
-  try {
-    updated = await client.patch(
-      kind,
-      key,
-      [
-        { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
-        { op: 'remove', path: `/metadata/finalizers/${i}` },
-      ],
-      'json',
-    );
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-    await opts.cache?.observe(kind, key, undefined, { deleted: true });
-    return obj;
-  }
-  await opts.cache?.observe(kind, key, obj.metadata.resourceVersion, deletes ? { deleted: true } : {});
-  return updated;
+  return client.patch(
+    kind,
+    key,
+    [
+      { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
+      { op: 'remove', path: `/metadata/finalizers/${i}` },
+    ],
+    'json',
+  );
 }

@@ -7,7 +7,8 @@ import { ConfigMap, CoreEvent } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
 import { EventRecorder } from '../events/recorder.js';
 import { captureLogger } from '../testing/log-capture.js';
-import { deleteObserved } from './delete.js';
+import { systemClock } from '../clock/clock.js';
+import { reconcileContext } from '../controller/reconcile-context.js';
 import { addFinalizer, removeFinalizer } from './finalizers.js';
 
 describe('finalizers and events against a real API server', () => {
@@ -35,45 +36,54 @@ describe('finalizers and events against a real API server', () => {
     expect(removed.metadata.finalizers).toEqual(['example.com/theirs', 'opkit.dev/second']);
   });
 
-  it('removing the last finalizer of a deleting object waits for it to be gone, and a stale copy counts as done', async () => {
+  const contextFor = (cache: Cache) =>
+    reconcileContext({ log: captureLogger().logger, cache, client, recorder: new EventRecorder(client, captureLogger().logger, { component: 't' }), reconcileId: 'r', signal: new AbortController().signal, clock: systemClock });
+
+  it('finalizes through the context: adds the finalizer while the object lives, cleans up and removes it once it is deleted', async () => {
     const cache = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, {});
     cache.start();
     try {
-      const cm = await addFinalizer(client, ConfigMap, await client.create(ConfigMap, { metadata: { name: 'g', namespace: 'default' } }), 'opkit.dev/ours');
-      await cache.get(ConfigMap, { namespace: 'default', name: 'g' });
+      const cleanups: string[] = [];
+      const opts = { finalizer: 'opkit.dev/ours', cleanup: () => void cleanups.push('g') };
+      const live = await client.create(ConfigMap, { metadata: { name: 'g', namespace: 'default' } });
+      const first = contextFor(cache);
+      expect((await first.ctx.finalize(ConfigMap, live, opts)).state).toBe('active');
+      expect(first.writes.map((w) => w.expectation.kind)).toEqual(['written']);
       await client.delete(ConfigMap, { namespace: 'default', name: 'g' });
       const deleting = await client.get(ConfigMap, { namespace: 'default', name: 'g' });
-      expect(deleting.metadata.deletionTimestamp).toBeDefined();
-      const started = Date.now();
-      await removeFinalizer(client, ConfigMap, deleting, 'opkit.dev/ours', { cache });
-      // Resolved by the deletion reaching the cache, not by the 5 s observe timeout.
-      expect(Date.now() - started).toBeLessThan(2_000);
-      expect(await cache.get(ConfigMap, { namespace: 'default', name: 'g' })).toBeUndefined();
-      // A reconcile holding the stale copy tries again: the object is gone, which is what it wanted.
-      await expect(removeFinalizer(client, ConfigMap, deleting, 'opkit.dev/ours', { cache })).resolves.toBe(deleting);
-      expect(cm.metadata.finalizers).toEqual(['opkit.dev/ours']);
+      expect(deleting.metadata.finalizers).toEqual(['opkit.dev/ours']);
+      const second = contextFor(cache);
+      expect((await second.ctx.finalize(ConfigMap, deleting, opts)).state).toBe('finalized');
+      expect(cleanups).toEqual(['g']);
+      // The last finalizer went: the object is gone, and the context expects the cache to show that.
+      expect(second.writes.map((w) => w.expectation.kind)).toEqual(['deleted']);
+      expect(await client.find(ConfigMap, { namespace: 'default', name: 'g' })).toBeUndefined();
+      // A reconcile holding the stale copy: already gone is what it wanted.
+      expect((await contextFor(cache).ctx.finalize(ConfigMap, deleting, opts)).state).toBe('finalized');
     } finally {
       await cache.stop();
     }
   });
 
-  it('deletes through the cache: the next reconcile sees the delete and sends none of its own', async () => {
+  it('deletes through the context: an object already on its way out gets no second delete', async () => {
     const cache = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, {});
     cache.start();
     try {
       for (const name of ['d-plain', 'd-held']) await client.create(ConfigMap, { metadata: { name, namespace: 'default', finalizers: name === 'd-held' ? ['example.com/hold'] : [] } });
       const plain = (await cache.get(ConfigMap, { namespace: 'default', name: 'd-plain' }))!;
       const held = (await cache.get(ConfigMap, { namespace: 'default', name: 'd-held' }))!;
-      expect(await deleteObserved(client, ConfigMap, plain, { cache })).toBe(true);
-      expect(await cache.get(ConfigMap, { namespace: 'default', name: 'd-plain' })).toBeUndefined();
-      // A finalizer holds this one: the cache shows it marked, and a later pass sends no second delete.
-      expect(await deleteObserved(client, ConfigMap, held, { cache })).toBe(true);
-      const marked = (await cache.get(ConfigMap, { namespace: 'default', name: 'd-held' }))!;
-      expect(marked.metadata.deletionTimestamp).toBeDefined();
+      const { ctx, writes } = contextFor(cache);
+      expect(await ctx.delete(ConfigMap, plain)).toBe(true);
+      expect(await ctx.delete(ConfigMap, held)).toBe(true);
+      expect(writes.map((w) => `${w.key.name} ${w.expectation.kind}`)).toEqual(['d-plain deleted', 'd-held deleted']);
+      const marked = await waitFor('the cache to show the held one marked', async () => {
+        const cm = await cache.get(ConfigMap, { namespace: 'default', name: 'd-held' });
+        return cm?.metadata.deletionTimestamp ? cm : undefined;
+      });
       const rv = marked.metadata.resourceVersion;
-      expect(await deleteObserved(client, ConfigMap, marked, { cache })).toBe(false);
+      expect(await ctx.delete(ConfigMap, marked)).toBe(false);
       expect((await client.get(ConfigMap, { namespace: 'default', name: 'd-held' })).metadata.resourceVersion).toBe(rv);
-      await removeFinalizer(client, ConfigMap, marked, 'example.com/hold', { cache });
+      await removeFinalizer(client, ConfigMap, marked, 'example.com/hold');
     } finally {
       await cache.stop();
     }

@@ -1,74 +1,141 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 
-/** The flags every kubebuilder/controller-runtime operator accepts, with the same names. */
-export interface ManagerFlags {
-  metricsBindAddress: string;
-  healthProbeBindAddress: string;
-  leaderElect: boolean;
-  leaderElectionNamespace?: string;
-  leaderElectionId?: string;
-  kubeconfig?: string;
-  logLevel: string;
-  logFormat: 'json' | 'pretty';
+/**
+ * One typed definition per flag gives its parsing, its validation (a bad value stops the start with
+ * the flag's name), its default and its help line. Definitions are keyed by the property the value
+ * lands in; the flag's name is that key in kebab case (`maxConcurrentChallenges` is
+ * `--max-concurrent-challenges`).
+ */
+export interface Flag<T> {
+  readonly type: 'string' | 'boolean';
+  /** Shown after the flag name in help, e.g. `<n>`; none for booleans. */
+  readonly metavar?: string;
+  readonly help: string;
+  readonly default?: T;
+  /** Turns the raw text into the value, or throws a message saying what is expected. */
+  parse(raw: string | boolean): T;
+  /** How the default is shown in help (if it is not just the value). */
+  readonly defaultText?: string;
 }
 
-export const MANAGER_FLAG_HELP = `
-  --metrics-bind-address <addr>          where /metrics is served (default :8080; 0 disables)
-  --health-probe-bind-address <addr>     where /healthz and /readyz are served (default :8081; 0 disables)
-  --leader-elect                         run leader election so only one replica reconciles
-  --leader-election-namespace <ns>       the Lease's namespace (default: POD_NAMESPACE or the kubeconfig's)
-  --leader-election-id <name>            the Lease's name (default: <operator>-leader)
-  --kubeconfig <path>                    kubeconfig to use (default: KUBECONFIG, in-cluster, ~/.kube/config)
-  --log-level <level>                    trace, debug, info, warn, error (default info)
-  --log-format <json|pretty>             json lines (default) or human-readable
-Environment: WATCH_NAMESPACE (comma-separated namespaces to watch; empty = all)`;
+type Common<T> = { help: string; default?: T; defaultText?: string; metavar?: string };
 
-const options = {
-  'metrics-bind-address': { type: 'string', default: ':8080' },
-  'health-probe-bind-address': { type: 'string', default: ':8081' },
-  'leader-elect': { type: 'boolean', default: false },
-  'leader-election-namespace': { type: 'string' },
-  'leader-election-id': { type: 'string' },
-  kubeconfig: { type: 'string' },
-  'log-level': { type: 'string', default: 'info' },
-  'log-format': { type: 'string', default: 'json' },
-  help: { type: 'boolean', short: 'h', default: false },
-} satisfies ParseArgsConfig['options'];
+const positiveDuration = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** Parses `500ms`, `30s`, `10m`, `1h` (and combinations such as `1h30m`) into milliseconds. */
+export function parseDurationMs(text: string): number {
+  const parts = text.match(/\d+(?:\.\d+)?(?:ms|s|m|h)/g);
+  if (!parts || parts.join('') !== text) throw new Error(`a duration such as 30s, 10m or 1h30m, not "${text}"`);
+  return parts.reduce((sum, p) => {
+    const m = p.match(positiveDuration)!;
+    return sum + Number(m[1]) * UNIT_MS[m[2]];
+  }, 0);
+}
+
+export const flag = {
+  string: (o: Common<string>): Flag<string> => ({ type: 'string', metavar: o.metavar ?? '<value>', ...o, parse: (raw) => String(raw) }),
+  /** A string that may be absent (no default). */
+  optionalString: (o: Omit<Common<string>, 'default'>): Flag<string | undefined> => ({ type: 'string', metavar: o.metavar ?? '<value>', ...o, parse: (raw) => String(raw) }),
+  boolean: (o: Omit<Common<boolean>, 'metavar'>): Flag<boolean> => ({ type: 'boolean', default: false, ...o, parse: (raw) => raw === true }),
+  int: (o: Common<number> & { min?: number; max?: number }): Flag<number> => ({
+    type: 'string',
+    metavar: o.metavar ?? '<n>',
+    ...o,
+    parse: (raw) => {
+      const text = String(raw);
+      if (!/^-?\d+$/.test(text)) throw new Error(`a whole number, not "${text}"`);
+      const n = Number(text);
+      if (o.min !== undefined && n < o.min) throw new Error(`at least ${o.min}, not ${n}`);
+      if (o.max !== undefined && n > o.max) throw new Error(`at most ${o.max}, not ${n}`);
+      return n;
+    },
+  }),
+  /** A duration in milliseconds, written as 30s, 10m, 1h30m. */
+  duration: (o: Common<number>): Flag<number> => ({ type: 'string', metavar: o.metavar ?? '<duration>', ...o, parse: (raw) => parseDurationMs(String(raw)) }),
+  oneOf: <const C extends string>(choices: readonly C[], o: Common<NoInfer<C>>): Flag<C> => ({
+    type: 'string',
+    metavar: o.metavar ?? `<${choices.join('|')}>`,
+    ...o,
+    parse: (raw) => {
+      if (!choices.includes(raw as C)) throw new Error(`one of ${choices.join(', ')}, not "${String(raw)}"`);
+      return raw as C;
+    },
+  }),
+  /** A comma-separated list; empty items dropped. */
+  list: (o: Common<string[]>): Flag<string[]> => ({
+    type: 'string',
+    metavar: o.metavar ?? '<a,b,...>',
+    default: [],
+    ...o,
+    parse: (raw) =>
+      String(raw)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+  }),
+};
+
+export type FlagDefinitions = Record<string, Flag<unknown>>;
+export type FlagValues<D extends FlagDefinitions> = { [K in keyof D]: D[K] extends Flag<infer T> ? T : never };
 
 export class FlagError extends Error {
   override name = 'FlagError';
 }
 
+export const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** Help lines for a set of definitions: name and metavar, help text, default. */
+export function flagHelp(defs: FlagDefinitions): string {
+  const rows = Object.entries(defs).map(([key, f]) => {
+    const left = `--${flagName(key)}${f.type === 'boolean' ? '' : ` ${f.metavar}`}`;
+    const shown = f.defaultText ?? (f.type === 'boolean' || f.default === undefined || (Array.isArray(f.default) && !f.default.length) ? undefined : String(f.default));
+    return [left, `${f.help}${shown ? ` (default ${shown})` : ''}`] as const;
+  });
+  const width = Math.max(...rows.map(([l]) => l.length)) + 3;
+  return rows.map(([l, r]) => `  ${l.padEnd(width)}${r}`).join('\n');
+}
+
 /**
- * Parses the standard flags plus the operator's own (`extra`). Unknown flags are an error naming
- * the flag, not silently ignored.
+ * Parses argv against the definitions. Unknown flags, missing values and invalid values are a
+ * FlagError naming the flag. `--help` is reported, not handled.
  */
-export function parseManagerFlags<E extends NonNullable<ParseArgsConfig['options']>>(argv: string[], extra?: E) {
+export function parseFlags<D extends FlagDefinitions>(defs: D, argv: string[]): { values: FlagValues<D>; help: boolean } {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+  for (const [key, f] of Object.entries(defs)) options[flagName(key)] = { type: f.type };
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, ...(extra ?? {}) }, allowPositionals: false, strict: true });
+    parsed = parseArgs({ args: argv, options, allowPositionals: false, strict: true });
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
-  const v = parsed.values as Record<string, unknown>;
-  const format = v['log-format'] as string;
-  if (format !== 'json' && format !== 'pretty') throw new FlagError(`--log-format must be json or pretty, not "${format}"`);
-  const flags: ManagerFlags = {
-    metricsBindAddress: v['metrics-bind-address'] as string,
-    healthProbeBindAddress: v['health-probe-bind-address'] as string,
-    leaderElect: v['leader-elect'] as boolean,
-    leaderElectionNamespace: v['leader-election-namespace'] as string | undefined,
-    leaderElectionId: v['leader-election-id'] as string | undefined,
-    kubeconfig: v.kubeconfig as string | undefined,
-    logLevel: v['log-level'] as string,
-    logFormat: format,
-  };
-  return { flags, help: v.help as boolean, values: v };
+  const raw = parsed.values as Record<string, string | boolean | undefined>;
+  const values: Record<string, unknown> = {};
+  for (const [key, f] of Object.entries(defs)) {
+    const given = raw[flagName(key)];
+    if (given === undefined) {
+      values[key] = f.default;
+      continue;
+    }
+    try {
+      values[key] = f.parse(given);
+    } catch (err) {
+      throw new FlagError(`--${flagName(key)}: expected ${(err as Error).message}`);
+    }
+  }
+  return { values: values as FlagValues<D>, help: raw.help === true };
 }
 
-/** WATCH_NAMESPACE as operator-sdk reads it: comma-separated; empty or unset means all namespaces. */
-export const watchNamespaces = (env: NodeJS.ProcessEnv = process.env): string[] =>
-  (env.WATCH_NAMESPACE ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+/** The flags every kubebuilder/controller-runtime operator accepts, with the same names. */
+export const MANAGER_FLAGS = {
+  metricsBindAddress: flag.string({ metavar: '<addr>', default: ':8080', help: 'where /metrics is served (0 disables)' }),
+  healthProbeBindAddress: flag.string({ metavar: '<addr>', default: ':8081', help: 'where /healthz and /readyz are served (0 disables)' }),
+  leaderElect: flag.boolean({ help: 'run leader election so only one replica reconciles' }),
+  leaderElectionNamespace: flag.optionalString({ metavar: '<ns>', help: "the Lease's namespace", defaultText: "POD_NAMESPACE or the kubeconfig's" }),
+  leaderElectionId: flag.optionalString({ metavar: '<name>', help: "the Lease's name", defaultText: '<operator>-leader' }),
+  kubeconfig: flag.optionalString({ metavar: '<path>', help: 'kubeconfig to use', defaultText: 'KUBECONFIG, in-cluster, ~/.kube/config' }),
+  logLevel: flag.oneOf(['trace', 'debug', 'info', 'warn', 'error'] as const, { default: 'info', help: 'log level' }),
+  logFormat: flag.oneOf(['json', 'pretty'] as const, { default: 'json', help: 'json lines or human-readable' }),
+} satisfies FlagDefinitions;
+
+export type ManagerFlags = FlagValues<typeof MANAGER_FLAGS>;

@@ -1,3 +1,4 @@
+import { operatorEnvironment, type OperatorEnvironment } from './environment.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -33,8 +34,8 @@ export function loadKubeConfig(path?: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /** The namespace this process runs in: POD_NAMESPACE, the in-cluster file, or the kubeconfig context's. */
-export function currentNamespace(kc: KubeConfig, env: NodeJS.ProcessEnv = process.env): string {
-  if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
+export function currentNamespace(kc: KubeConfig, env: OperatorEnvironment = operatorEnvironment()): string {
+  if (env.podNamespace) return env.podNamespace;
   const file = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
   if (existsSync(file)) {
     try {

@@ -15,11 +15,11 @@ const LEASE = { name: 'le-test', namespace: 'le' };
 
 /** A controller that stamps each ConfigMap with the identity of the replica that reconciled it. */
 const stampingController = (identity: string, onReconcile: () => void = () => undefined) =>
-  controllerFor(ConfigMap).reconcile(async (req, { cache, client }) => {
-    const cm = await cache.get(ConfigMap, req);
+  controllerFor(ConfigMap).reconcile(async (req, ctx) => {
+    const cm = await ctx.cache.get(ConfigMap, req);
     if (!cm || cm.metadata.annotations?.['handled-by']) return;
     onReconcile();
-    await client.patch(ConfigMap, { namespace: req.namespace, name: req.name }, { metadata: { annotations: { 'handled-by': identity } } });
+    await ctx.patch(ConfigMap, { namespace: req.namespace, name: req.name }, { metadata: { annotations: { 'handled-by': identity } } });
   });
 
 describe('leader election between managers', () => {
@@ -60,10 +60,10 @@ describe('leader election between managers', () => {
        import { ConfigMap } from ${JSON.stringify(join(import.meta.dirname, '../client/kind.ts'))};
        const kc = new KubeConfig(); kc.loadFromFile(process.argv[2]);
        const { manager } = testManager(kc, { namespaces: ['le'], leaderElection: { name: 'le-test', namespace: 'le', identity: 'replica-a' } });
-       manager.add(controllerFor(ConfigMap).reconcile(async (req, { cache, client }) => {
-         const cm = await cache.get(ConfigMap, req);
+       manager.add(controllerFor(ConfigMap).reconcile(async (req, ctx) => {
+         const cm = await ctx.cache.get(ConfigMap, req);
          if (!cm || cm.metadata.annotations?.['handled-by']) return;
-         await client.patch(ConfigMap, { namespace: req.namespace, name: req.name }, { metadata: { annotations: { 'handled-by': 'replica-a' } } });
+         await ctx.patch(ConfigMap, { namespace: req.namespace, name: req.name }, { metadata: { annotations: { 'handled-by': 'replica-a' } } });
        }));
        await manager.start();
        setInterval(() => process.stdout.write(manager.isLeader ? 'leading\\n' : 'standby\\n'), 200);`,

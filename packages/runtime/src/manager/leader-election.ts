@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
 import { Lease } from '../client/kind.js';
+import { sleep } from '../clock/clock.js';
 import type { ObjectOf } from '../client/kind.js';
 
 type LeaseObject = ObjectOf<typeof Lease>;
@@ -26,12 +27,28 @@ export interface LeaderElectionConfig {
  */
 export const microTime = (d: Date = new Date()): string => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
+export interface LeadershipCallbacks {
+  /** This replica leads from now on: start the work. */
+  onStartedLeading(): void;
+  /** It no longer does (lost, or stopping): stop acting at once. */
+  onStoppedLeading(reason: 'lost' | 'stopped'): void;
+}
+
+/** A signal that aborts with `parent` or after `ms`, whichever comes first; `done` removes its hooks. */
+function deadlineSignal(parent: AbortSignal, ms: number): { signal: AbortSignal; done(): void } {
+  const ac = new AbortController();
+  const onParent = () => ac.abort(parent.reason);
+  const timer = setTimeout(() => ac.abort(new Error(`renew deadline passed`)), Math.max(0, ms));
+  if (parent.aborted) ac.abort(parent.reason);
+  else parent.addEventListener('abort', onParent, { once: true });
+  return {
+    signal: ac.signal,
+    done: () => {
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onParent);
+    },
+  };
+}
 
 /**
  * Lease-based leader election, the protocol of client-go and controller-runtime: candidates try to
@@ -41,6 +58,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
  */
 export class LeaderElector {
   private leading = false;
+  private releasable = false;
   private observed?: { record: string; at: number };
   private readonly leaseDuration: number;
   private readonly renewDeadline: number;
@@ -65,13 +83,13 @@ export class LeaderElector {
    * One attempt to take or keep the lease. When another replica holds it, `expiresAt` says when
    * it expires by our reckoning, so the next attempt can be made right then.
    */
-  private async tryAcquireOrRenew(): Promise<{ ok: boolean; expiresAt?: number }> {
+  private async tryAcquireOrRenew(client: Client): Promise<{ ok: boolean; expiresAt?: number }> {
     const now = new Date();
     const leaseSeconds = Math.ceil(this.leaseDuration / 1000);
-    const lease = await this.client.find(Lease, this.key());
+    const lease = await client.find(Lease, this.key());
     if (!lease) {
       try {
-        await this.client.create(Lease, {
+        await client.create(Lease, {
           metadata: { ...this.key() },
           spec: { holderIdentity: this.config.identity, leaseDurationSeconds: leaseSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
         } as LeaseObject);
@@ -109,7 +127,7 @@ export class LeaderElector {
       },
     } as LeaseObject;
     try {
-      await this.client.update(Lease, next);
+      await client.update(Lease, next);
       return { ok: true };
     } catch (err) {
       if (isConflict(err) || isNotFound(err)) return { ok: false };
@@ -118,50 +136,77 @@ export class LeaderElector {
   }
 
   /**
-   * Blocks until this replica leads, then renews until it cannot: resolves with 'lost' when a
-   * renewal failed for renewDeadline, or 'stopped' when the signal aborted.
+   * Stands for election until `signal` aborts: waits to lead, leads until a renewal cannot succeed
+   * within renewDeadline, then stands again. Losing the lease is not the end of the process: an API
+   * server that blinked is no reason to restart a pod, and the lease record still names this
+   * replica, so it leads again as soon as the API server answers (unless another took over).
    */
-  async run(signal: AbortSignal, onStartedLeading: () => void): Promise<'lost' | 'stopped'> {
+  async run(signal: AbortSignal, callbacks: LeadershipCallbacks): Promise<void> {
     this.log.info({ lease: `${this.config.namespace}/${this.config.name}`, identity: this.config.identity }, 'attempting to acquire leader lease');
     while (!signal.aborted) {
-      const attempt = await this.tryAcquireOrRenew().catch((err) => {
-        this.log.warn({ err: (err as Error).message }, 'error acquiring leader lease');
+      if (!(await this.acquire(signal))) break;
+      this.leading = true;
+      this.log.info({ identity: this.config.identity }, 'acquired leader lease');
+      callbacks.onStartedLeading();
+      const outcome = await this.renew(signal);
+      this.leading = false;
+      // Stopped while leading: the lease is still ours to hand over (release). Lost: it is not.
+      this.releasable = outcome === 'stopped';
+      if (outcome === 'lost') {
+        this.log.error(
+          { identity: this.config.identity, renewDeadlineMs: this.renewDeadline },
+          `lost the leader lease: not renewed within ${this.renewDeadline / 1000}s. Controllers stopped; standing for election again`,
+        );
+      }
+      callbacks.onStoppedLeading(outcome);
+    }
+  }
+
+  /** Tries every retry period (jittered), waking exactly when the holder's lease expires. False when stopped. */
+  private async acquire(signal: AbortSignal): Promise<boolean> {
+    const client = this.client.withSignal(signal);
+    while (!signal.aborted) {
+      const attempt = await this.tryAcquireOrRenew(client).catch((err) => {
+        if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'error acquiring leader lease');
         return { ok: false, expiresAt: undefined };
       });
-      if (attempt.ok) break;
-      // Poll every retry period (jittered), but wake exactly when the holder's lease expires.
+      if (attempt.ok) return true;
       const untilExpiry = attempt.expiresAt !== undefined ? attempt.expiresAt - Date.now() + 10 : Infinity;
       await sleep(Math.max(10, Math.min(this.retryPeriod * (1 + Math.random() * 0.2), untilExpiry)), signal);
     }
-    if (signal.aborted) return 'stopped';
-    this.leading = true;
-    this.log.info({ identity: this.config.identity }, 'acquired leader lease');
-    onStartedLeading();
+    return false;
+  }
+
+  /**
+   * Renews every retry period. Each attempt is cut off at the renew deadline (last success +
+   * renewDeadline): a request hanging on a stopped API server must not keep this replica leading
+   * past the point where another may take over.
+   */
+  private async renew(signal: AbortSignal): Promise<'lost' | 'stopped'> {
     let lastRenew = Date.now();
     while (!signal.aborted) {
       await sleep(this.retryPeriod, signal);
       if (signal.aborted) break;
-      const ok = await this.tryAcquireOrRenew().then(
+      const bound = deadlineSignal(signal, lastRenew + this.renewDeadline - Date.now());
+      const ok = await this.tryAcquireOrRenew(this.client.withSignal(bound.signal)).then(
         (a) => a.ok,
         (err) => {
-          this.log.warn({ err: (err as Error).message }, 'error renewing leader lease');
+          if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'error renewing leader lease');
           return false;
         },
       );
+      bound.done();
       if (ok) lastRenew = Date.now();
-      else if (Date.now() - lastRenew >= this.renewDeadline) {
-        this.leading = false;
-        this.log.error({ identity: this.config.identity }, `leader lease lost: not renewed for ${this.renewDeadline / 1000}s`);
-        return 'lost';
-      }
+      else if (Date.now() - lastRenew >= this.renewDeadline) return 'lost';
     }
     return 'stopped';
   }
 
   /** Gives the lease up at once so another replica takes over without waiting for expiry. */
   async release(): Promise<void> {
-    if (!this.leading) return;
+    if (!this.leading && !this.releasable) return;
     this.leading = false;
+    this.releasable = false;
     try {
       const lease = await this.client.find(Lease, this.key());
       if (!lease || lease.spec?.holderIdentity !== this.config.identity) return;

@@ -1,19 +1,34 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { Cache } from '../cache/cache.js';
 import { Client } from '../client/client.js';
+import { ApiServerLiveness } from '../client/liveness.js';
 import { Transport } from '../client/transport.js';
 import type { ControllerDefinition } from '../controller/builder.js';
 import { Controller } from '../controller/controller.js';
 import { EventRecorder } from '../events/recorder.js';
 import { createLogger } from '../log/logger.js';
 import { RuntimeMetrics } from '../metrics/metrics.js';
-import { parseManagerFlags, watchNamespaces, type ManagerFlags } from './flags.js';
+import { instanceName, operatorEnvironment, type OperatorEnvironment } from './environment.js';
+import type { ManagerFlags } from './flags.js';
 import { listen, newApp, parseBindAddress, type RunningServer } from './http-server.js';
 import { currentNamespace, loadKubeConfig } from './kubeconfig.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
+import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
+import { Lease } from '../client/kind.js';
+import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
+
+/**
+ * This replica's name in the Lease. In a pod, POD_NAME and POD_UID (the chart sets both): stable
+ * across container restarts in the same pod, so a restarted operator takes its own lease back at
+ * once instead of waiting out a lease it held itself; unique across pods. Elsewhere the host name
+ * and a random suffix.
+ */
+export function leaderIdentity(env: OperatorEnvironment = operatorEnvironment()): string {
+  if (env.podName && env.podUid) return `${env.podName}_${env.podUid}`;
+  return `${instanceName(env)}_${randomBytes(4).toString('hex')}`;
+}
 
 /** Anything the manager starts and stops besides controllers. */
 export interface Runnable {
@@ -46,10 +61,12 @@ export interface ManagerOptions {
   /** Client-side QPS and burst (off by default). */
   qps?: number;
   burst?: number;
-  /** What losing the lease does: exit the process (default, as controller-runtime) or call this. */
-  onLeaseLost?: 'exit' | (() => void);
+  /** API server liveness probing (see ApiServerLiveness); tests shorten it. */
+  liveness?: { intervalMs?: number; timeoutMs?: number };
   /** Process metrics (memory, CPU, event loop) in /metrics. Default true. */
   processMetrics?: boolean;
+  /** The environment (default: this process's); tests pass their own. */
+  environment?: OperatorEnvironment;
   /** Informer reconnect backoff (tests shorten it). */
   watchBackoffMs?: { initial: number; max: number };
 }
@@ -70,15 +87,20 @@ export class Manager {
   readonly metrics: RuntimeMetrics;
   readonly recorder: EventRecorder;
   readonly identity: string;
+  readonly environment: OperatorEnvironment;
   private readonly controllers: Controller[] = [];
+  private readonly rbac: PolicyRule[][] = [];
   private readonly runnables: Runnable[] = [];
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
   private servers: RunningServer[] = [];
   private elector?: LeaderElector;
+  private electing?: Promise<void>;
+  private readonly liveness: ApiServerLiveness;
   private readonly abort = new AbortController();
   private state: State = 'new';
-  private leaderStarted = false;
+  /** The current leadership term: aborted when it ends. */
+  private term?: AbortController;
   private resolveDone!: () => void;
   /** Resolves when the manager has stopped. */
   readonly done = new Promise<void>((r) => (this.resolveDone = r));
@@ -99,10 +121,20 @@ export class Manager {
       },
     });
     this.client = new Client(this.transport, { fieldManager: options.name });
-    this.cache = new Cache(this.transport, this.log, { namespaces: options.namespaces ?? watchNamespaces(), backoffMs: options.watchBackoffMs });
-    this.identity = `${process.env.POD_NAME || hostname()}_${randomBytes(4).toString('hex')}`;
-    this.recorder = new EventRecorder(this.client, this.log.child({ component: 'events' }), { component: options.name, instance: process.env.POD_NAME || hostname() });
+    const env = options.environment ?? operatorEnvironment();
+    this.environment = env;
+    this.cache = new Cache(this.transport, this.log, { namespaces: options.namespaces ?? env.watchNamespaces, backoffMs: options.watchBackoffMs });
+    this.identity = leaderIdentity(env);
+    this.recorder = new EventRecorder(this.client, this.log.child({ component: 'events' }), { component: options.name, instance: instanceName(env) });
+    this.liveness = new ApiServerLiveness(this.transport, this.log.child({ component: 'apiserver-liveness' }), {
+      ...options.liveness,
+      // Every connection may be half-open now: drop them so watches and requests start afresh.
+      onUnresponsive: () => this.transport.resetConnections(),
+      // Watches waiting out a backoff need not wait any longer.
+      onRecovered: () => this.cache.retryNow(),
+    });
     this.healthChecks.set('ping', () => true);
+    this.readyChecks.set('apiserver', () => this.liveness.status());
     this.readyChecks.set('informers-synced', () => (this.cache.synced ? true : 'caches have not synced yet'));
     this.readyChecks.set('watches', () => {
       const failing = this.cache.failing();
@@ -110,15 +142,7 @@ export class Manager {
     });
   }
 
-  /**
-   * A manager configured from the standard flags (see `MANAGER_FLAG_HELP`) and the environment.
-   * `extraFlags` are the operator's own; their values come back in `values`.
-   */
-  static fromFlags(name: string, argv: string[] = process.argv.slice(2), overrides: Partial<ManagerOptions> = {}) {
-    const { flags, help, values } = parseManagerFlags(argv);
-    return { manager: Manager.fromParsedFlags(name, flags, overrides), help, values };
-  }
-
+  /** A manager configured from the standard flags (MANAGER_FLAGS) and the environment. */
   static fromParsedFlags(name: string, flags: ManagerFlags, overrides: Partial<ManagerOptions> = {}): Manager {
     const logger = overrides.logger ?? createLogger({ name, level: flags.logLevel, format: flags.logFormat });
     const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(flags.kubeconfig);
@@ -146,6 +170,7 @@ export class Manager {
     if (this.state !== 'new') throw new Error('add controllers before start()');
     if ('reconciler' in item) {
       for (const ix of item.indexes) this.cache.indexField(ix.kind, ix.name, ix.fn, ix.informer);
+      this.rbac.push(item.rbac);
       this.controllers.push(
         new Controller(item.name, item.watches, item.reconciler, { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder }, item.options),
       );
@@ -200,8 +225,10 @@ export class Manager {
     this.state = 'starting';
     try {
       await this.startServers();
+      await this.checkRbac();
       for (const c of this.controllers) c.informers();
       this.cache.start();
+      this.liveness.start();
       this.log.info({ namespaces: this.cache.namespaces.length ? this.cache.namespaces : 'all', controllers: this.controllers.map((c) => c.name) }, 'starting manager');
       await this.cache.waitForSync(this.options.cacheSyncTimeoutMs ?? 120_000);
       this.log.info('caches synced');
@@ -220,35 +247,58 @@ export class Manager {
     const cfg = le === true ? {} : le;
     this.elector = new LeaderElector(
       this.client,
-      { name: cfg.name ?? `${this.options.name}-leader`, namespace: cfg.namespace ?? currentNamespace(this.kubeConfig), identity: cfg.identity ?? this.identity, ...cfg } as LeaderElectionConfig,
+      { name: cfg.name ?? `${this.options.name}-leader`, namespace: cfg.namespace ?? currentNamespace(this.kubeConfig, this.environment), identity: cfg.identity ?? this.identity, ...cfg } as LeaderElectionConfig,
       this.log.child({ component: 'leader-election' }),
     );
     this.metrics.leaderStatus.set({ name: this.options.name }, 0);
-    void this.elector
-      .run(this.abort.signal, () => {
+    this.electing = this.elector.run(this.abort.signal, {
+      onStartedLeading: () => {
         this.metrics.leaderStatus.set({ name: this.options.name }, 1);
         void this.startLeaderWork();
-      })
-      .then((outcome) => {
+      },
+      onStoppedLeading: (reason) => {
         this.metrics.leaderStatus.set({ name: this.options.name }, 0);
-        if (outcome === 'lost') void this.onLeaseLost();
-      });
+        // Another replica may lead already: stop acting now, drain nothing. Stopping is graceful
+        // and handled by stop().
+        if (reason === 'lost') this.haltLeaderWork();
+      },
+    });
+  }
+
+  /** Every permission the controllers declare (and the Lease, when electing), checked before any work. */
+  private async checkRbac() {
+    const rules = mergeRules(...this.rbac);
+    const perms = permissionsFor(rules, this.cache.namespaces);
+    const le = this.options.leaderElection;
+    if (le) {
+      const namespace = (le !== true && le.namespace) || currentNamespace(this.kubeConfig, this.environment);
+      const name = (le !== true && le.name) || `${this.options.name}-leader`;
+      perms.push(...permissionsFor([{ ...rule(Lease, ['get', 'update']), resourceNames: [name] }, rule(Lease, ['create'])], [namespace]));
+    }
+    if (!perms.length) return;
+    const missing = await missingPermissions(this.client, perms);
+    if (missing.length) throw new RbacError(missing);
+    this.log.info({ permissions: perms.length }, 'RBAC: every declared permission is granted');
   }
 
   private async startLeaderWork() {
-    if (this.leaderStarted || this.state !== 'running') return;
-    this.leaderStarted = true;
+    if (this.term || this.state !== 'running') return;
+    const term = new AbortController();
+    this.term = term;
     for (const c of this.controllers) c.start();
-    for (const r of this.runnables.filter((r) => r.needLeaderElection !== false)) await r.start(this.abort.signal);
+    for (const r of this.runnables.filter((r) => r.needLeaderElection !== false)) await r.start(term.signal);
   }
 
-  private async onLeaseLost() {
-    // Another replica may already be reconciling: stop at once rather than act as a second leader.
-    this.log.error('lost leadership: stopping');
-    await this.stop();
-    const action = this.options.onLeaseLost ?? 'exit';
-    if (action === 'exit') process.exit(1);
-    else action();
+  /** The lease is gone: controllers halt at once (their queues dropped), leader-only runnables stop. */
+  private haltLeaderWork() {
+    const term = this.term;
+    if (!term) return;
+    this.term = undefined;
+    for (const c of this.controllers) c.halt();
+    term.abort(new Error('leadership lost'));
+    for (const r of this.runnables.filter((r) => r.needLeaderElection !== false)) {
+      void Promise.resolve(r.stop?.()).catch((err) => this.log.warn({ err, runnable: r.name }, 'runnable failed to stop'));
+    }
   }
 
   /** Graceful stop: controllers drain (up to the timeout), the lease is released, watches and servers close. */
@@ -259,10 +309,17 @@ export class Manager {
     this.log.info('stopping manager');
     const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
     await Promise.all(this.controllers.map((c) => c.stop(deadline)));
-    for (const r of this.runnables) await Promise.resolve(r.stop?.()).catch((err) => this.log.warn({ err, runnable: r.name }, 'runnable failed to stop'));
+    const leaderWork = !!this.term;
+    this.term?.abort(new Error('manager stopping'));
+    this.term = undefined;
+    for (const r of this.runnables.filter((r) => r.needLeaderElection === false || leaderWork)) {
+      await Promise.resolve(r.stop?.()).catch((err) => this.log.warn({ err, runnable: r.name }, 'runnable failed to stop'));
+    }
     this.abort.abort(new Error('manager stopping'));
+    await this.electing;
     await this.recorder.flush();
     await this.elector?.release();
+    await this.liveness.stop();
     await this.cache.stop();
     await Promise.all(this.servers.map((s) => s.close()));
     this.servers = [];

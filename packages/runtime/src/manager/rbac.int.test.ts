@@ -5,6 +5,8 @@ import { Client } from '../client/client.js';
 import { ConfigMap, Namespace, Role, RoleBinding, ServiceAccount } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
 import { controllerFor } from '../controller/builder.js';
+import { rule } from '../rbac/rules.js';
+import { RbacError } from './rbac-check.js';
 import { testManager } from '../testing/harness.js';
 
 describe('a manager without the rights it needs', () => {
@@ -37,6 +39,34 @@ describe('a manager without the rights it needs', () => {
     expect(seconds).toBeLessThan(30); // the default cache sync timeout is 120 s
     const logged = logs.find(/cannot list\/watch configmaps in namespace ops: forbidden/);
     expect(logged[0]).toMatchObject({ level: 50 });
+    expect(manager.running).toBe(false);
+  });
+
+  it('checks every rule its controllers declare before the first reconcile, and names the missing ones', async () => {
+    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
+    await admin.create(ServiceAccount, { metadata: { name: 'reader', namespace: 'ops' } });
+    // May read and create ConfigMaps, but not patch or delete them.
+    await admin.create(Role, { metadata: { name: 'read-create', namespace: 'ops' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create'] }] });
+    await admin.create(RoleBinding, {
+      metadata: { name: 'reader-read-create', namespace: 'ops' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-create' },
+      subjects: [{ kind: 'ServiceAccount', name: 'reader', namespace: 'ops' }],
+    });
+    const sa = await plane.serviceAccountCredentials('ops', 'reader');
+    let reconciles = 0;
+    const { manager } = testManager(sa.kubeConfig, { namespaces: ['ops'] });
+    manager.add(
+      controllerFor(ConfigMap)
+        .withRbac([rule(ConfigMap, ['get', 'list', 'watch', 'create', 'patch', 'delete'])])
+        .reconcile(() => void reconciles++),
+    );
+    await admin.create(ConfigMap, { metadata: { name: 'present', namespace: 'ops' } });
+    const err = await manager.start().catch((e) => e);
+    expect(err).toBeInstanceOf(RbacError);
+    expect(err.message).toContain('cannot patch configmaps in namespace ops');
+    expect(err.message).toContain('cannot delete configmaps in namespace ops');
+    expect(err.message).not.toContain('cannot create');
+    expect(reconciles).toBe(0);
     expect(manager.running).toBe(false);
   });
 });

@@ -1,29 +1,46 @@
-import type { ParseArgsConfig } from 'node:util';
-import { FlagError, MANAGER_FLAG_HELP, parseManagerFlags } from './flags.js';
+import { ENVIRONMENT_HELP } from './environment.js';
+import { flagHelp, FlagError, MANAGER_FLAGS, parseFlags, type FlagDefinitions, type FlagValues } from './flags.js';
 import { Manager } from './manager.js';
 
-export interface OperatorDefinition<E extends NonNullable<ParseArgsConfig['options']>> {
+export interface OperatorDefinition<D extends FlagDefinitions> {
   /** The operator's name (field manager, lease, events, logs). */
   name: string;
   /** One line for --help. */
   description: string;
-  /** The operator's own flags, beside the standard ones. */
-  flags?: E;
-  /** Help lines for those flags. */
-  flagHelp?: string;
-  /** Adds controllers to the manager; receives every parsed flag value. */
-  setup(manager: Manager, values: Record<string, unknown>): void | Promise<void>;
+  /** The operator's own flags, beside the standard ones: one typed definition each (see `flag`). */
+  flags?: D;
+  /** Adds controllers to the manager; receives the operator's flag values, parsed and validated. */
+  setup(manager: Manager, values: FlagValues<D>): void | Promise<void>;
+}
+
+/** The --help text: the standard flags, the operator's own, the environment. */
+export function operatorUsage(def: Pick<OperatorDefinition<FlagDefinitions>, 'name' | 'description' | 'flags'>): string {
+  const own = def.flags && Object.keys(def.flags).length ? `\n\nFlags of ${def.name}:\n${flagHelp(def.flags)}` : '';
+  return `${def.name}: ${def.description}\n\nFlags:\n${flagHelp(MANAGER_FLAGS)}${own}\n\n${ENVIRONMENT_HELP}`;
 }
 
 /**
- * An operator's whole main(): flags (with --help, and a usage error naming a bad flag), credentials,
- * the manager, controllers, then run until SIGTERM. Exit codes: 0 stopped, 1 failed, 2 usage.
+ * Parses the standard flags and the operator's own in one pass. A flag both define is a bug of the
+ * operator, reported at once.
  */
-export async function runOperator<E extends NonNullable<ParseArgsConfig['options']>>(def: OperatorDefinition<E>, argv: string[] = process.argv.slice(2)): Promise<void> {
-  const usage = `${def.name}: ${def.description}\n\nFlags:${MANAGER_FLAG_HELP}${def.flagHelp ? `\n${def.flagHelp}` : ''}`;
+export function parseOperatorFlags<D extends FlagDefinitions>(def: Pick<OperatorDefinition<D>, 'flags'>, argv: string[]) {
+  const own = (def.flags ?? {}) as D;
+  const clash = Object.keys(own).filter((k) => k in MANAGER_FLAGS);
+  if (clash.length) throw new Error(`operator flags redefine standard ones: ${clash.join(', ')}`);
+  const { values, help } = parseFlags({ ...MANAGER_FLAGS, ...own }, argv);
+  return { values: values as FlagValues<typeof MANAGER_FLAGS> & FlagValues<D>, help };
+}
+
+/**
+ * An operator's whole main(): flags (with --help, and a usage error naming a bad flag or value),
+ * credentials, the manager, controllers, then run until SIGTERM. Exit codes: 0 stopped, 1 failed,
+ * 2 usage.
+ */
+export async function runOperator<D extends FlagDefinitions>(def: OperatorDefinition<D>, argv: string[] = process.argv.slice(2)): Promise<void> {
+  const usage = operatorUsage(def as OperatorDefinition<FlagDefinitions>);
   let parsed;
   try {
-    parsed = parseManagerFlags(argv, def.flags);
+    parsed = parseOperatorFlags(def, argv);
   } catch (err) {
     if (!(err instanceof FlagError)) throw err;
     console.error(`${def.name}: ${err.message}\n\n${usage}`);
@@ -35,7 +52,7 @@ export async function runOperator<E extends NonNullable<ParseArgsConfig['options
   }
   let manager: Manager;
   try {
-    manager = Manager.fromParsedFlags(def.name, parsed.flags);
+    manager = Manager.fromParsedFlags(def.name, parsed.values);
     await def.setup(manager, parsed.values);
   } catch (err) {
     console.error(`${def.name}: ${(err as Error).message}`);

@@ -107,4 +107,23 @@ describe('WorkQueue', () => {
     q.addRateLimited('a');
     expect(seen).toEqual(['add', 'depth=1', 'queued', 'depth=0', 'worked', 'retry']);
   });
+
+  it('holds an item back until released, remembering adds made meanwhile once', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    const a = await q.get();
+    q.hold('a');
+    q.add('a');
+    q.add('a');
+    q.done(a!);
+    q.add('b');
+    expect(await q.get()).toBe('b');
+    expect(q.length).toBe(0);
+    q.release('a');
+    expect(q.length).toBe(1);
+    expect(await q.get()).toBe('a');
+    q.hold('c');
+    q.release('c');
+    expect(q.length).toBe(0); // nothing was added while held: nothing to queue
+  });
 });

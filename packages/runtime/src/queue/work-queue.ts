@@ -34,6 +34,7 @@ export class WorkQueue {
   private readonly processing = new Map<string, number>();
   private readonly addedAt = new Map<string, number>();
   private readonly waiting = new Map<string, number>();
+  private readonly held = new Set<string>();
   private readonly heap = new DelayHeap();
   private timer?: NodeJS.Timeout;
   private timerAt = Infinity;
@@ -73,6 +74,7 @@ export class WorkQueue {
     this.dirty.add(item);
     this.addedAt.set(item, performance.now());
     if (this.processing.has(item)) return; // re-queued by done()
+    if (this.held.has(item)) return; // queued by release()
     this.push(item);
   }
 
@@ -171,12 +173,32 @@ export class WorkQueue {
     if (started === undefined) return;
     this.processing.delete(item);
     this.metrics?.worked((performance.now() - started) / 1000);
-    if (this.dirty.has(item) && !this.shuttingDown) this.push(item);
+    if (this.dirty.has(item) && !this.shuttingDown && !this.held.has(item)) this.push(item);
     if (!this.processing.size) {
       const drainers = this.drainers;
       this.drainers = [];
       for (const d of drainers) d();
     }
+  }
+
+  /**
+   * Holds an item back: adds are remembered (once, as always) but it is not handed to a worker until
+   * release(). The controller holds a key whose last reconcile wrote something the cache has not
+   * shown yet, so the next reconcile reads its own writes instead of repeating them, and no worker
+   * waits meanwhile.
+   */
+  hold(item: string): void {
+    this.held.add(item);
+  }
+
+  /** Ends a hold; an item added meanwhile is queued now. */
+  release(item: string): void {
+    if (!this.held.delete(item)) return;
+    if (this.dirty.has(item) && !this.processing.has(item) && !this.shuttingDown) this.push(item);
+  }
+
+  get heldCount(): number {
+    return this.held.size;
   }
 
   /** Stops handing out items and releases idle workers. Queued items are dropped (they resync on restart). */

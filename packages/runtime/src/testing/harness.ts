@@ -3,8 +3,7 @@ import { Manager, type ManagerOptions } from '../manager/manager.js';
 import { captureLogger } from './log-capture.js';
 
 /**
- * A manager for tests: servers on free loopback ports, captured logs, quick reconnects, and lease
- * loss reported instead of exiting the test process.
+ * A manager for tests: servers on free loopback ports, captured logs, quick reconnects.
  */
 export function testManager(kubeConfig: KubeConfig, options: Partial<ManagerOptions> = {}) {
   const capture = captureLogger();
@@ -16,7 +15,7 @@ export function testManager(kubeConfig: KubeConfig, options: Partial<ManagerOpti
     healthProbeBindAddress: '127.0.0.1:0',
     processMetrics: false,
     watchBackoffMs: { initial: 200, max: 2_000 },
-    onLeaseLost: () => undefined,
+    liveness: { intervalMs: 2_000, timeoutMs: 3_000 },
     namespaces: [],
     ...options,
   });

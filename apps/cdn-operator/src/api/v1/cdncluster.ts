@@ -1,4 +1,4 @@
-import { Conditions, defineCustomResource, ResourceRequirements } from '@opkit/runtime';
+import { Conditions, defineCustomResource, ResourceRequirements, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 
 /** nginx when spec.image is empty: pinned, never a moving tag. */
@@ -76,5 +76,6 @@ export const CdnCluster = defineCustomResource({
   ],
 });
 
-export type CdnClusterObject = NonNullable<(typeof CdnCluster.kind)['__type']>;
+/** As the cache holds it (name and namespace always set); see Cached. */
+export type CdnClusterObject = Cached<NonNullable<(typeof CdnCluster.kind)['__type']>>;
 export type SourceRef = { name: string; pathCondition?: string };

@@ -1,13 +1,11 @@
-import {
-  applyIfChanged, ConfigMap, contentHash, controllerFor, Deployment, Service, setCondition, updateStatusIfChanged, type Condition, type ObjectOf,
-  type ReconcileContext, type Request,
-} from '@opkit/runtime';
+import { ConfigMap, contentHash, controllerFor, Deployment, Service, type Condition, type ObjectOf, type ReconcileContext, type Request } from '@opkit/runtime';
 import { CdnCluster, type CdnClusterObject } from '../../api/v1/cdncluster.js';
 import { CONNECTIONS_PER_REPLICA, renderNginxConfig, type Route } from '../../nginx/render.js';
 import { findCycle } from './graph.js';
 import { MANAGED_BY } from './labels.js';
 import { configMapName, desiredConfigMap, desiredDeployment, desiredService } from './resources.js';
 import { validateSpec } from './validate.js';
+import { cdnRbac } from './rbac.js';
 
 type Status = NonNullable<CdnClusterObject['status']>;
 type State = NonNullable<Status['state']>;
@@ -39,18 +37,16 @@ function available(c: CdnClusterObject, dep: ObjectOf<typeof Deployment> | undef
 }
 
 async function writeStatus(c: CdnClusterObject, v: Verdict, ctx: ReconcileContext) {
-  const now = new Date();
   const gen = c.metadata.generation;
   let conditions = (c.status?.conditions as Condition[] | undefined) ?? [];
-  conditions = setCondition(conditions, { type: 'SourcesReady', ...v.sources, observedGeneration: gen }, now);
-  conditions = setCondition(conditions, { type: 'ConfigValid', ...v.config, observedGeneration: gen }, now);
+  conditions = ctx.setCondition(conditions, { type: 'SourcesReady', ...v.sources, observedGeneration: gen });
+  conditions = ctx.setCondition(conditions, { type: 'ConfigValid', ...v.config, observedGeneration: gen });
   const a = available(c, v.deployment);
-  conditions = setCondition(
+  conditions = ctx.setCondition(
     conditions,
     v.deployment
       ? { type: 'Available', status: a.ready ? 'True' : 'False', reason: a.ready ? 'AllPodsReady' : 'PodsNotReady', message: `${a.readyReplicas}/${a.want} pods ready`, observedGeneration: gen }
       : { type: 'Available', status: 'False', reason: 'NotDeployed', message: 'nothing is deployed for this cluster', observedGeneration: gen },
-    now,
   );
   const status: Status = {
     state: v.state,
@@ -71,7 +67,7 @@ async function writeStatus(c: CdnClusterObject, v: Verdict, ctx: ReconcileContex
       : (c.status?.upstreams ?? []),
     conditions,
   };
-  await updateStatusIfChanged(ctx.client, CdnCluster.kind, c, status, { cache: ctx.cache });
+  await ctx.updateStatus(CdnCluster.kind, c, status);
 }
 
 /** Records an event when the condition's reason or message differs from what the status shows. */
@@ -81,18 +77,18 @@ function onChange(c: CdnClusterObject, type: string, next: { reason: string; mes
 }
 
 export async function reconcileCdnCluster(settings: CdnSettings, req: Request, ctx: ReconcileContext): Promise<void> {
-  const { cache, client, recorder } = ctx;
+  const { cache, recorder } = ctx;
   const c = await cache.get(CdnCluster.kind, req);
   if (!c || c.metadata.deletionTimestamp) return; // owned objects go with it (owner references)
 
   const namespace = c.metadata.namespace!;
-  const inNamespace = new Map((await cache.list(CdnCluster.kind, { namespace })).map((x) => [x.metadata.name!, x]));
+  const inNamespace = new Map((await cache.list(CdnCluster.kind, { namespace })).map((x) => [x.metadata.name, x]));
   const currentDep = await cache.get(Deployment, req, OWNED);
   const deployed = !!currentDep;
   const ok = { status: 'True' as const, reason: 'AsExpected', message: '' };
 
   // A cycle can never become ready: say so, and deploy nothing for it.
-  const cycle = findCycle(c.metadata.name!, (n) => (inNamespace.has(n) ? sourceNames(inNamespace.get(n)!) : undefined));
+  const cycle = findCycle(c.metadata.name, (n) => (inNamespace.has(n) ? sourceNames(inNamespace.get(n)!) : undefined));
   if (cycle) {
     const message = `dependency cycle: ${cycle.join(' → ')}`;
     onChange(c, 'SourcesReady', { reason: 'DependencyCycle', message }, () => recorder.warning(c, 'DependencyCycle', message));
@@ -146,11 +142,11 @@ export async function reconcileCdnCluster(settings: CdnSettings, req: Request, c
   }
 
   // Deploy: configuration, then the pods that mount it, then the Service in front.
-  const config = renderNginxConfig({ namespace, name: c.metadata.name!, role: c.spec.role, routes, resolver: settings.resolver });
+  const config = renderNginxConfig({ namespace, name: c.metadata.name, role: c.spec.role, routes, resolver: settings.resolver });
   const configHash = contentHash(config);
-  const cm = await applyIfChanged(client, ConfigMap, desiredConfigMap(c, config), await cache.get(ConfigMap, { namespace, name: configMapName(req.name) }, OWNED), { cache });
-  const dep = await applyIfChanged(client, Deployment, desiredDeployment(c, configHash), currentDep, { cache });
-  await applyIfChanged(client, Service, desiredService(c), await cache.get(Service, req, OWNED), { cache });
+  const cm = await ctx.apply(ConfigMap, desiredConfigMap(c, config), await cache.get(ConfigMap, { namespace, name: configMapName(req.name) }, OWNED));
+  const dep = await ctx.apply(Deployment, desiredDeployment(c, configHash), currentDep);
+  await ctx.apply(Service, desiredService(c), await cache.get(Service, req, OWNED));
   if (dep.outcome === 'created') recorder.normal(c, 'Deployed', `Deployed ${c.spec.replicas} nginx ${c.spec.role} pods with ${routes.length} route(s)`);
   else if (cm.outcome === 'updated') recorder.normal(c, 'ConfigUpdated', `nginx configuration updated (${configHash}); rolling out`);
 
@@ -188,15 +184,16 @@ export interface CdnSettings {
  * cache index (rebuilt from the API on every start, so a restart loses nothing).
  */
 export const cdnClusterController = (settings: CdnSettings) => controllerFor(CdnCluster.kind)
+  .withRbac(cdnRbac)
   .withIndex(CdnCluster.kind, SOURCE_INDEX, sourceNames)
   .watches(CdnCluster.kind, async (source, { cache }) =>
-    (await cache.list(CdnCluster.kind, { namespace: source.metadata.namespace, index: { name: SOURCE_INDEX, value: source.metadata.name! } })).map((d) => ({
+    (await cache.list(CdnCluster.kind, { namespace: source.metadata.namespace, index: { name: SOURCE_INDEX, value: source.metadata.name } })).map((d) => ({
       namespace: d.metadata.namespace,
-      name: d.metadata.name!,
+      name: d.metadata.name,
     })),
   )
   .owns(ConfigMap, { informer: OWNED })
   .owns(Deployment, { informer: OWNED })
   .owns(Service, { informer: OWNED })
-  .withOptions({ maxConcurrentReconciles: 2 })
+  .withOptions({ maxConcurrentReconciles: 2, errorCondition: 'Available' })
   .reconcile((req, ctx) => reconcileCdnCluster(settings, req, ctx));

@@ -9,7 +9,7 @@ export const configMapName = (cluster: string) => `${cluster}-nginx`;
 const owner = (c: CdnClusterObject) => [controllerReference(CdnCluster.kind, c)];
 
 export function desiredConfigMap(c: CdnClusterObject, config: string): ObjectOf<typeof ConfigMap> {
-  const name = c.metadata.name!;
+  const name = c.metadata.name;
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -23,7 +23,7 @@ export function desiredConfigMap(c: CdnClusterObject, config: string): ObjectOf<
  * configuration rolls out (a mounted ConfigMap alone would change under running nginx unnoticed).
  */
 export function desiredDeployment(c: CdnClusterObject, configHash: string): ObjectOf<typeof Deployment> {
-  const name = c.metadata.name!;
+  const name = c.metadata.name;
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -65,7 +65,7 @@ export function desiredDeployment(c: CdnClusterObject, configHash: string): Obje
 
 /** Port 80 in front of nginx's unprivileged 8080: what dependents and clients address. */
 export function desiredService(c: CdnClusterObject): ObjectOf<typeof Service> {
-  const name = c.metadata.name!;
+  const name = c.metadata.name;
   return {
     apiVersion: 'v1',
     kind: 'Service',

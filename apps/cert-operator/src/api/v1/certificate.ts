@@ -1,4 +1,4 @@
-import { Conditions, defineCustomResource } from '@opkit/runtime';
+import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { Duration, GROUP, IssuerRef, Usages } from './shared.js';
 
@@ -82,5 +82,6 @@ export const Certificate = defineCustomResource({
   ],
 });
 
-export type CertificateObject = NonNullable<(typeof Certificate.kind)['__type']>;
+/** As the cache holds it (name and namespace always set); see Cached. */
+export type CertificateObject = Cached<NonNullable<(typeof Certificate.kind)['__type']>>;
 export type CertificateSpecType = CertificateObject['spec'];

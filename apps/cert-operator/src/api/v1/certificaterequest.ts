@@ -1,4 +1,4 @@
-import { Conditions, defineCustomResource } from '@opkit/runtime';
+import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { Duration, GROUP, IssuerRef, Usages } from './shared.js';
 
@@ -45,4 +45,5 @@ export const CertificateRequest = defineCustomResource({
   ],
 });
 
-export type CertificateRequestObject = NonNullable<(typeof CertificateRequest.kind)['__type']>;
+/** As the cache holds it (name and namespace always set); see Cached. */
+export type CertificateRequestObject = Cached<NonNullable<(typeof CertificateRequest.kind)['__type']>>;

@@ -1,4 +1,4 @@
-import { Conditions, defineCustomResource } from '@opkit/runtime';
+import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { ACMEIssuer, ACMEIssuerStatus } from './acme-issuer.js';
 import { GROUP } from './shared.js';
@@ -35,5 +35,6 @@ const common = {
 export const Issuer = defineCustomResource({ ...common, kind: 'Issuer', plural: 'issuers', scope: 'Namespaced', description: 'Signs CertificateRequests of its namespace.' });
 export const ClusterIssuer = defineCustomResource({ ...common, kind: 'ClusterIssuer', plural: 'clusterissuers', scope: 'Cluster', description: 'Signs CertificateRequests of every namespace.' });
 
-export type IssuerObject = NonNullable<(typeof Issuer.kind)['__type']>;
+/** As the cache holds it (name and namespace always set); see Cached. */
+export type IssuerObject = Cached<NonNullable<(typeof Issuer.kind)['__type']>>;
 export type IssuerSpecType = IssuerObject['spec'];

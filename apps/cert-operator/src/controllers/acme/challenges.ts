@@ -1,7 +1,4 @@
-import {
-  addFinalizer, controllerFor, deleteObserved, hasFinalizer, Ingress, Pod, removeFinalizer, rfc3339, Service, updateStatusIfChanged, type KubeObject, type ObjectOf,
-  type ReconcileContext, type Request, type Result,
-} from '@opkit/runtime';
+import { controllerFor, Ingress, Pod, rfc3339, Service, type Cached, type KubeObject, type ObjectOf, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
 import { selfCheck } from '../../acme/self-check.js';
 import { CHALLENGE_PATH, challengeRule, HTTPRoute, identityLabels, solverHTTPRoute, solverIngress, solverPod, solverService, SOLVER_INFORMER } from '../../acme/solver-resources.js';
@@ -30,21 +27,20 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   const sc = cfg.selfCheck;
 
   const write = async (ch: ChallengeObject, ctx: ReconcileContext, patch: Partial<Status>): Promise<void> => {
-    await updateStatusIfChanged(ctx.client, Challenge.kind, ch, { ...ch.status, ...patch }, { cache: ctx.cache });
+    await ctx.updateStatus(Challenge.kind, ch, { ...ch.status, ...patch });
   };
 
   const owned = async <T extends KubeObject>(kind: Parameters<ReconcileContext['cache']['list']>[0], ch: ChallengeObject, ctx: ReconcileContext) =>
-    ((await ctx.cache.list(kind, { namespace: ch.metadata.namespace, labelSelector: identityLabels(ch) }, SOLVER_INFORMER)) as unknown as T[]).filter((o) =>
+    ((await ctx.cache.list(kind, { namespace: ch.metadata.namespace, labelSelector: identityLabels(ch) }, SOLVER_INFORMER)) as unknown as Cached<T>[]).filter((o) =>
       o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid),
     );
 
   /** Exactly one of each; none means create, several means delete all and retry (as cert-manager). */
-  async function ensureOne<T extends KubeObject>(kind: Parameters<ReconcileContext['client']['create']>[0], existing: T[], desired: () => T, ctx: ReconcileContext): Promise<{ obj: T; created: boolean }> {
+  async function ensureOne<T extends KubeObject>(kind: Parameters<ReconcileContext['create']>[0], existing: Cached<T>[], desired: () => T, ctx: ReconcileContext): Promise<{ obj: Cached<T>; created: boolean }> {
     if (existing.length === 1) return { obj: existing[0], created: false };
-    for (const o of existing) await ctx.client.deleteIfExists(kind, { namespace: o.metadata.namespace, name: o.metadata.name! });
+    for (const o of existing) await ctx.delete(kind, o);
     if (existing.length > 1) throw new Error(`found ${existing.length} solver ${kind.kind}s for one challenge; deleted them to recreate one`);
-    const obj = (await ctx.client.create(kind, desired() as never)) as unknown as T;
-    await ctx.cache.observe(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, undefined, { informer: SOLVER_INFORMER });
+    const obj = (await ctx.create(kind, desired())) as unknown as Cached<T>;
     return { obj, created: true };
   }
 
@@ -52,24 +48,24 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   async function present(ch: ChallengeObject, ctx: ReconcileContext): Promise<boolean> {
     // A pod that ended (Completed, Failed, or Unknown after a node reboot) cannot answer: replace it.
     const pods = await owned<ObjectOf<typeof Pod>>(Pod, ch, ctx);
-    for (const p of pods.filter((p) => ['Succeeded', 'Failed', 'Unknown'].includes(p.status?.phase ?? ''))) await ctx.client.deleteIfExists(Pod, { namespace: p.metadata.namespace, name: p.metadata.name! });
+    for (const p of pods.filter((p) => ['Succeeded', 'Failed', 'Unknown'].includes(p.status?.phase ?? ''))) await ctx.delete(Pod, p);
     const live = pods.filter((p) => !['Succeeded', 'Failed', 'Unknown'].includes(p.status?.phase ?? ''));
     const pod = await ensureOne(Pod, live, () => solverPod(ch, cfg.acmeSolverImage), ctx);
     const svc = await ensureOne(Service, await owned(Service, ch, ctx), () => solverService(ch), ctx);
-    const svcName = svc.obj.metadata.name!;
+    const svcName = svc.obj.metadata.name;
     const http01 = ch.spec.solver.http01 ?? {};
     let route = false;
     if (http01.gatewayHTTPRoute) {
       const routes = await owned<KubeObject & { spec?: { rules?: { backendRefs?: { name: string }[] }[] } }>(HTTPRoute, ch, ctx);
       const stale = routes.filter((r) => r.spec?.rules?.[0]?.backendRefs?.[0]?.name !== svcName);
-      for (const r of stale) await ctx.client.deleteIfExists(HTTPRoute, { namespace: r.metadata.namespace, name: r.metadata.name! });
+      for (const r of stale) await ctx.delete(HTTPRoute, r);
       route = (await ensureOne(HTTPRoute, routes.filter((r) => !stale.includes(r)), () => solverHTTPRoute(ch, svcName) as never, ctx)).created;
     } else if (http01.ingress?.name) {
       route = await editIngressInPlace(ch, http01.ingress.name, svcName, ctx);
     } else {
       const ings = await owned<ObjectOf<typeof Ingress>>(Ingress, ch, ctx);
       const stale = ings.filter((i) => i.spec?.rules?.[0]?.http?.paths?.[0]?.backend?.service?.name !== svcName);
-      for (const i of stale) await ctx.client.deleteIfExists(Ingress, { namespace: i.metadata.namespace, name: i.metadata.name! });
+      for (const i of stale) await ctx.delete(Ingress, i);
       route = (await ensureOne(Ingress, ings.filter((i) => !stale.includes(i)), () => solverIngress(ch, svcName), ctx)).created;
     }
     return pod.created || svc.created || route;
@@ -89,13 +85,13 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         : rules[i].http
           ? [{ op: 'add', path: `/spec/rules/${i}/http/paths/-`, value: path }]
           : [{ op: 'add', path: `/spec/rules/${i}/http`, value: rule.http }];
-    await ctx.client.patch(Ingress, { namespace: ch.metadata.namespace, name }, [{ op: 'test', path: '/metadata/resourceVersion', value: ing.metadata.resourceVersion }, ...(ing.spec?.rules ? [] : [{ op: 'add', path: '/spec/rules', value: [] }]), ...patch], 'json');
+    await ctx.patch(Ingress, { namespace: ch.metadata.namespace, name }, [{ op: 'test', path: '/metadata/resourceVersion', value: ing.metadata.resourceVersion }, ...(ing.spec?.rules ? [] : [{ op: 'add', path: '/spec/rules', value: [] }]), ...patch], 'json');
     return true;
   }
 
   async function cleanup(ch: ChallengeObject, ctx: ReconcileContext) {
     for (const kind of [Pod, Service, Ingress, ...(cfg.enableGatewayAPI ? [HTTPRoute] : [])] as const) {
-      for (const o of await owned(kind as typeof Pod, ch, ctx)) await deleteObserved(ctx.client, kind as typeof Pod, o, { cache: ctx.cache, informer: SOLVER_INFORMER });
+      for (const o of await owned(kind as typeof Pod, ch, ctx)) await ctx.delete(kind as typeof Pod, o as ObjectOf<typeof Pod>);
     }
     const named = ch.spec.solver.http01?.ingress?.name;
     if (named) {
@@ -108,20 +104,29 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
           .reverse()
           .map(({ j }) => ({ op: 'remove', path: `/spec/rules/${i}/http/paths/${j}` })),
       );
-      if (ops.length) await ctx.client.patch(Ingress, { namespace: ch.metadata.namespace, name: named }, ops, 'json');
+      if (ops.length) await ctx.patch(Ingress, { namespace: ch.metadata.namespace, name: named }, ops, 'json');
     }
   }
 
   async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const ch = await ctx.cache.get(Challenge.kind, req);
-    if (!ch) return scheduler.release(req);
-    if (ch.metadata.deletionTimestamp || isFinalChallenge(ch)) {
+    const cached = await ctx.cache.get(Challenge.kind, req);
+    if (!cached) return scheduler.release(req);
+    // Only an edited Ingress needs explicit cleanup; everything else goes with owner references, so
+    // an uninstalled operator never leaves Challenges stuck behind a finalizer. A challenge that
+    // ended is cleaned up at once, without waiting for its deletion.
+    const ending = !!cached.metadata.deletionTimestamp || isFinalChallenge(cached);
+    const fin = await ctx.finalize(Challenge.kind, cached, {
+      finalizer: CHALLENGE_FINALIZER,
+      needed: !!cached.spec.solver.http01?.ingress?.name,
+      done: ending,
+      cleanup: () => cleanup(cached, ctx),
+    });
+    if (ending) {
       scheduler.release(req);
-      passes.delete(ch.metadata.uid!);
-      await cleanup(ch, ctx);
-      if (hasFinalizer(ch, CHALLENGE_FINALIZER)) await removeFinalizer(ctx.client, Challenge.kind, ch, CHALLENGE_FINALIZER, { cache: ctx.cache });
+      passes.delete(cached.metadata.uid!);
       return;
     }
+    const ch = fin.obj;
 
     if (!ch.status?.processing) {
       const verdict = scheduler.admit(ch, await ctx.cache.list(Challenge.kind));
@@ -144,17 +149,11 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         const { authz, challenge } = await authorization();
         return write(ch, ctx, { state: authz.status === 'valid' ? 'valid' : ((challenge?.status ?? 'pending') as Status['state']) });
       }
-      if (ch.spec.solver.http01?.ingress?.name && !hasFinalizer(ch, CHALLENGE_FINALIZER)) {
-        // Only an edited Ingress needs explicit cleanup; everything else goes with owner references,
-        // so an uninstalled operator never leaves Challenges stuck behind a finalizer.
-        await addFinalizer(ctx.client, Challenge.kind, ch, CHALLENGE_FINALIZER, { cache: ctx.cache });
-        return;
-      }
       // Present on every pass: a deleted or dead solver is recreated while the challenge is pending.
       const recreated = await present(ch, ctx);
       if (!ch.status.presented) {
         ctx.recorder.normal(ch, 'Presented', `Presented challenge using HTTP-01 challenge mechanism`);
-        return write(ch, ctx, { presented: true, presentedAt: rfc3339() });
+        return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
       }
       if (recreated) ctx.recorder.normal(ch, 'Presented', 'Recreated solver resources that had disappeared');
 
@@ -163,7 +162,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         const uid = ch.metadata.uid!;
         if (problem) {
           passes.set(uid, 0);
-          const waited = Date.now() - Date.parse(ch.status.presentedAt!);
+          const waited = ctx.clock.now() - Date.parse(ch.status.presentedAt!);
           if (waited > sc.timeoutMs) {
             const reason = `self-check did not pass within ${Math.round(sc.timeoutMs / 1000)}s: ${problem}`;
             ctx.recorder.warning(ch, 'Failed', reason);
@@ -207,7 +206,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   }
 
   const sameDomain = async (c: ChallengeObject, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Challenge.kind, { index: { name: DOMAIN_INDEX, value: c.spec.dnsName } })).filter((o) => o.metadata.uid !== c.metadata.uid && !o.status?.processing).map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name! }));
+    (await cache.list(Challenge.kind, { index: { name: DOMAIN_INDEX, value: c.spec.dnsName } })).filter((o) => o.metadata.uid !== c.metadata.uid && !o.status?.processing).map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name }));
 
   let builder = controllerFor(Challenge.kind)
     .named('challenge')

@@ -1,4 +1,4 @@
-import { controllerFor, controllerReference, deleteObserved, rfc3339, updateStatusIfChanged, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { controllerFor, controllerReference, rfc3339, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
 import { AcmeProblemError, type acme } from '../../acme/client.js';
 import { pickSolver } from '../../acme/solver-picker.js';
@@ -9,6 +9,7 @@ import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
 import { isProgress } from './challenges.js';
 import { classify, resetBackoff } from './errors.js';
+import { acmeRbac } from '../rbac.js';
 
 type OrderStatus = NonNullable<OrderObject['status']>;
 
@@ -23,16 +24,16 @@ const solving = (o: OrderObject) => `solving the HTTP-01 challenges for ${[...(o
  */
 export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
   async function write(o: OrderObject, ctx: ReconcileContext, patch: Partial<OrderStatus>) {
-    await updateStatusIfChanged(ctx.client, Order.kind, o, { ...o.status, ...patch }, { cache: ctx.cache });
+    await ctx.updateStatus(Order.kind, o, { ...o.status, ...patch });
   }
   const challengesOf = async (o: OrderObject, ctx: ReconcileContext) =>
     (await ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace })).filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
   const deleteChallenges = async (o: OrderObject, ctx: ReconcileContext) => {
-    for (const c of await challengesOf(o, ctx)) await deleteObserved(ctx.client, Challenge.kind, c, { cache: ctx.cache });
+    for (const c of await challengesOf(o, ctx)) await ctx.delete(Challenge.kind, c);
   };
   const fail = async (o: OrderObject, ctx: ReconcileContext, state: OrderState, reason: string) => {
     ctx.recorder.warning(o, 'Failed', reason);
-    await write(o, ctx, { state, reason, failureTime: rfc3339() });
+    await write(o, ctx, { state, reason, failureTime: rfc3339(new Date(ctx.clock.now())) });
   };
 
   async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
@@ -105,12 +106,10 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           if (!ch) {
             open++;
             const key = await session.call(async (c) => c.getChallengeKeyAuthorization({ type: 'http-01', token: http.token!, url: http.url, status: 'pending' } as never));
-            await ctx.client.create(Challenge.kind, {
+            await ctx.create(Challenge.kind, {
               metadata: { name, namespace: req.namespace, labels: o.metadata.labels, ownerReferences: [controllerReference(Order.kind, o)] },
               spec: { url: http.url, authorizationURL: a.url, dnsName, wildcard: !!a.wildcard, type: 'HTTP-01', token: http.token!, key, solver, issuerRef: o.spec.issuerRef },
             } as ChallengeObject);
-            // Read our own write before the next reconcile, or it would create the Challenge again.
-            await ctx.cache.observe(Challenge.kind, { namespace: req.namespace, name }, undefined);
             ctx.recorder.normal(o, 'Created', `Created Challenge resource "${name}" for domain "${dnsName}"`);
             continue;
           }
@@ -162,6 +161,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
   }
 
   return controllerFor(Order.kind)
+    .withRbac(acmeRbac)
     .named('order')
     .owns(Challenge.kind)
     .withOptions({ maxConcurrentReconciles: 4 })

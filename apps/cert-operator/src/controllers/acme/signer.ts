@@ -20,11 +20,10 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
   const key = { namespace: cr.metadata.namespace, name };
   const order = await ctx.cache.get(Order.kind, key);
   if (!order) {
-    await ctx.client.create(Order.kind, {
+    await ctx.create(Order.kind, {
       metadata: { name, namespace: cr.metadata.namespace, labels: cr.metadata.labels, ownerReferences: [controllerReference(CertificateRequest.kind, cr)] },
       spec: { request: cr.spec.request, issuerRef: cr.spec.issuerRef, commonName: csr.commonName, dnsNames: csr.dnsNames, ipAddresses: csr.ipAddresses, duration: cr.spec.duration },
     });
-    await ctx.cache.observe(Order.kind, key, undefined);
     ctx.recorder.normal(cr, 'OrderCreated', `Created Order resource ${cr.metadata.namespace}/${name}`);
     return { pending: `Created Order resource ${cr.metadata.namespace}/${name}` };
   }
@@ -33,7 +32,7 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
   if (state === 'valid' && order.status?.certificate) {
     const chain = unb64(order.status.certificate);
     if (!inspectCertificate(chain).publicKeyDer.equals(publicKeyDer(csr.publicKey))) {
-      await ctx.client.deleteIfExists(Order.kind, key);
+      await ctx.delete(Order.kind, key);
       return { pending: `Order ${name} returned a certificate for another key; ordering again` };
     }
     return { issued: { certificate: chain, ca: '' } };

@@ -1,4 +1,4 @@
-import { controllerFor, rfc3339, setCondition, updateStatusIfChanged, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { controllerFor, rfc3339, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import { Order } from '../../api/acme/v1/order.js';
 import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
@@ -55,8 +55,8 @@ const signCA: Signer = async (cr, csr, issuer, ctx) => {
 export function certificateRequestController(cfg: CertOperatorConfig, signers: { acme?: Signer } = {}) {
   async function setStatus(cr: CertificateRequestObject, ctx: ReconcileContext, conditions: Omit<Condition, 'lastTransitionTime'>[], extra: Partial<NonNullable<CertificateRequestObject['status']>> = {}) {
     let list = (cr.status?.conditions as Condition[] | undefined) ?? [];
-    for (const c of conditions) list = setCondition(list, { ...c, observedGeneration: cr.metadata.generation });
-    await updateStatusIfChanged(ctx.client, CertificateRequest.kind, cr, { ...cr.status, ...extra, conditions: list }, { cache: ctx.cache });
+    for (const c of conditions) list = ctx.setCondition(list, { ...c, observedGeneration: cr.metadata.generation });
+    await ctx.updateStatus(CertificateRequest.kind, cr, { ...cr.status, ...extra, conditions: list });
   }
 
   async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
@@ -67,7 +67,7 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
 
     if (cond(cr, 'Denied')?.status === 'True') {
       ctx.recorder.warning(cr, 'Denied', 'The CertificateRequest was denied by an approval controller');
-      return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Denied', message: 'The CertificateRequest was denied by an approval controller' }], { failureTime: rfc3339() });
+      return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Denied', message: 'The CertificateRequest was denied by an approval controller' }], { failureTime: rfc3339(new Date(ctx.clock.now())) });
     }
     if (!isOurGroup(cr.spec.issuerRef.group)) return; // an external issuer's request
 
@@ -88,7 +88,7 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
 
     const fail = async (message: string) => {
       ctx.recorder.warning(cr, 'Failed', message);
-      await setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Failed', message }], { failureTime: rfc3339() });
+      await setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Failed', message }], { failureTime: rfc3339(new Date(ctx.clock.now())) });
     };
     let csr: ParsedCSR;
     try {
@@ -112,10 +112,10 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     });
   }
 
-  const byIssuer = (kind: 'Issuer' | 'ClusterIssuer') => async (issuer: { metadata: { name?: string; namespace?: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(CertificateRequest.kind, { namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined, index: { name: CR_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name! }) } })).map((c) => ({
+  const byIssuer = (kind: 'Issuer' | 'ClusterIssuer') => async (issuer: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
+    (await cache.list(CertificateRequest.kind, { namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined, index: { name: CR_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name }) } })).map((c) => ({
       namespace: c.metadata.namespace,
-      name: c.metadata.name!,
+      name: c.metadata.name,
     }));
 
   let builder = controllerFor(CertificateRequest.kind)
@@ -125,5 +125,5 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'));
   // ACME requests complete through their Order.
   if (signers.acme) builder = builder.owns(Order.kind);
-  return builder.withOptions({ maxConcurrentReconciles: 4 }).reconcile(reconcile);
+  return builder.withOptions({ maxConcurrentReconciles: 4, errorCondition: 'Ready' }).reconcile(reconcile);
 }

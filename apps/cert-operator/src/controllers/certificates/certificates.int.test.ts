@@ -30,7 +30,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
   const cert = (namespace: string, name: string, spec: Partial<CertificateObject['spec']>) =>
     apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name, namespace }, spec: { secretName: name, issuerRef: { name: 'ca' }, ...spec } });
   const getCert = (namespace: string, name: string) => admin.get(Certificate.kind, { namespace, name });
-  const ready = (c: CertificateObject) => c.status?.conditions?.find((x) => x.type === 'Ready');
+  const ready = (c: Pick<CertificateObject, 'status'>) => c.status?.conditions?.find((x) => x.type === 'Ready');
   const waitReady = (namespace: string, name: string, revision = 1) =>
     waitFor(`Certificate ${name} Ready at revision ${revision}`, async () => {
       const c = await getCert(namespace, name);

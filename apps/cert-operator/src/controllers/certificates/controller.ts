@@ -1,7 +1,4 @@
-import {
-  applyIfChanged, controllerFor, controllerReference, deleteObserved, removeCondition, rfc3339, Secret, setCondition, updateStatusIfChanged, type Condition,
-  type ReconcileContext, type Request, type Result,
-} from '@opkit/runtime';
+import { controllerFor, controllerReference, removeCondition, rfc3339, Secret, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import { Certificate, DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
 import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
@@ -19,6 +16,7 @@ import { nextKeySecrets, nextPrivateKey } from './next-key.js';
 import { desiredSecret } from './secret.js';
 import { issuanceReason, readSecretState, requestMatches, type SecretState } from './trigger.js';
 import { validateCertificate } from './validate.js';
+import { certificatesRbac } from '../rbac.js';
 
 export const SECRET_NAME_INDEX = 'spec.secretName';
 export const CERT_ISSUER_INDEX = 'spec.issuerRef';
@@ -39,7 +37,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     const status: Status = structuredClone(c.status ?? {});
     let conditions = (status.conditions as Condition[] | undefined) ?? [];
     const set = (x: Cond): void => {
-      conditions = setCondition(conditions, { ...x, observedGeneration: c.metadata.generation });
+      conditions = ctx.setCondition(conditions, { ...x, observedGeneration: c.metadata.generation });
     };
     const unset = (t: string): void => {
       conditions = removeCondition(conditions, t);
@@ -48,7 +46,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     const result = status;
     result.conditions = conditions;
     if (!result.conditions.length) delete result.conditions;
-    await updateStatusIfChanged(ctx.client, Certificate.kind, c, result, { cache: ctx.cache });
+    await ctx.updateStatus(Certificate.kind, c, result);
   }
 
   /** Records a Ready=False verdict (and an event when it is news). */
@@ -59,7 +57,7 @@ export function certificateController(cfg: CertOperatorConfig) {
   }
 
   async function requestsOf(c: CertificateObject, ctx: ReconcileContext) {
-    return (await ctx.cache.list(CertificateRequest.kind, { namespace: c.metadata.namespace, labelSelector: { [L.certificateName]: c.metadata.name! } })).filter(
+    return (await ctx.cache.list(CertificateRequest.kind, { namespace: c.metadata.namespace, labelSelector: { [L.certificateName]: c.metadata.name } })).filter(
       (cr) => cr.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid),
     );
   }
@@ -68,8 +66,8 @@ export function certificateController(cfg: CertOperatorConfig) {
   async function prune(c: CertificateObject, ctx: ReconcileContext) {
     const limit = c.spec.revisionHistoryLimit ?? 1;
     const done = (await requestsOf(c, ctx)).filter((cr) => revisionOf(cr) <= (c.status?.revision ?? 0)).sort((a, b) => revisionOf(b) - revisionOf(a));
-    for (const cr of done.slice(limit)) await deleteObserved(ctx.client, CertificateRequest.kind, cr, { cache: ctx.cache });
-    for (const s of await nextKeySecrets(c, ctx)) await deleteObserved(ctx.client, Secret, s, { cache: ctx.cache, informer: LABELLED });
+    for (const cr of done.slice(limit)) await ctx.delete(CertificateRequest.kind, cr);
+    for (const s of await nextKeySecrets(c, ctx)) await ctx.delete(Secret, s);
   }
 
   /** The field manager that last wrote the Secret's key, to name it in messages. */
@@ -83,7 +81,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     const { cache, client, recorder } = ctx;
     const c = await cache.get(Certificate.kind, req);
     if (!c || c.metadata.deletionTimestamp) return;
-    const now = new Date();
+    const now = new Date(ctx.clock.now());
 
     // 1. Bad input: say what is wrong; nothing else happens until the spec changes.
     const problems = validateCertificate(c);
@@ -91,7 +89,7 @@ export function certificateController(cfg: CertOperatorConfig) {
 
     // 2. Two Certificates, one Secret: the older one owns it; the other waits, without a loop.
     const sharing = (await cache.list(Certificate.kind, { namespace: req.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } })).sort(
-      (a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name!.localeCompare(b.metadata.name!),
+      (a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name),
     );
     if (sharing.length > 1 && sharing[0].metadata.uid !== c.metadata.uid) {
       return notReady(c, ctx, 'DuplicateSecretName', `Secret "${c.spec.secretName}" is already used by Certificate "${sharing[0].metadata.name}", which was created first: give this Certificate its own spec.secretName`);
@@ -110,7 +108,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     let state: SecretState = readSecretState(await reader.read({ namespace: req.namespace!, name: c.spec.secretName }));
     const issuedChain = latest?.status?.certificate ? unb64(latest.status.certificate) : undefined;
     if (state.problem && state.key && issuedChain && certificateMatchesKey(issuedChain, state.key)) {
-      await applyIfChanged(client, Secret, desiredSecret(c, { chainPem: issuedChain, keyPem: state.keyPem!, caPem: latest?.status?.ca ? unb64(latest.status.ca) : undefined }, cfg, state.secret?.type), state.secret, { cache });
+      await ctx.apply(Secret, desiredSecret(c, { chainPem: issuedChain, keyPem: state.keyPem!, caPem: latest?.status?.ca ? unb64(latest.status.ca) : undefined }, cfg, state.secret?.type), state.secret);
       recorder.normal(c, 'SecretRepaired', `Restored the certificate in Secret "${c.spec.secretName}" from CertificateRequest "${latest!.metadata.name}"`);
       state = readSecretState(await reader.read({ namespace: req.namespace!, name: c.spec.secretName }));
     }
@@ -120,7 +118,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     const why = forced ? { reason: 'ManuallyTriggered', message: `Certificate re-issuance manually triggered (${A.renew})` } : issuanceReason(c, state, latest, now);
     if (!why) {
       // Up to date: keep the Secret's metadata ours, report Ready, sleep until the renewal time.
-      await applyIfChanged(client, Secret, desiredSecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, cfg, state.secret?.type), state.secret, { cache });
+      await ctx.apply(Secret, desiredSecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, cfg, state.secret?.type), state.secret);
       const cert = state.cert!;
       const renewAt = renewalTime(cert.notBefore, cert.notAfter, c.spec);
       await writeStatus(c, ctx, (s, set, unset) => {
@@ -195,13 +193,13 @@ export function certificateController(cfg: CertOperatorConfig) {
 
     if (!cr) {
       const csr = await createCSR(c.spec, next.key);
-      await client.create(CertificateRequest.kind, {
+      await ctx.create(CertificateRequest.kind, {
         metadata: {
           name: crName,
           namespace: req.namespace,
           // The Certificate's labels travel on (as cert-manager), so ACME solver matchLabels can select on them.
-          labels: { ...c.metadata.labels, [L.certificateName]: c.metadata.name! },
-          annotations: { [A.revision]: String(revision), [A.privateKeySecretName]: next.secretName, [A.certificateName]: c.metadata.name! },
+          labels: { ...c.metadata.labels, [L.certificateName]: c.metadata.name },
+          annotations: { [A.revision]: String(revision), [A.privateKeySecretName]: next.secretName, [A.certificateName]: c.metadata.name },
           ownerReferences: [controllerReference(Certificate.kind, c)],
         },
         spec: {
@@ -212,13 +210,12 @@ export function certificateController(cfg: CertOperatorConfig) {
           usages: effectiveUsages(c.spec.usages as KeyUsage[] | undefined, c.spec.isCA),
         },
       });
-      await cache.observe(CertificateRequest.kind, { namespace: req.namespace, name: crName }, undefined);
       recorder.normal(c, 'Requested', `Created new CertificateRequest resource "${crName}"`);
       await writeStatus(c, ctx, (s, set, unset) => {
         base(s, set, unset);
         set({ type: 'Issuing', status: 'True', reason: why.reason, message: why.message });
       });
-      if (forced) await client.patch(Certificate.kind, req, [{ op: 'remove', path: `/metadata/annotations/${A.renew.replace('/', '~1')}` }], 'json').catch(() => undefined);
+      if (forced) await ctx.patch(Certificate.kind, req, [{ op: 'remove', path: `/metadata/annotations/${A.renew.replace('/', '~1')}` }], 'json').catch(() => undefined);
       return;
     }
 
@@ -227,8 +224,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     // A request for an outdated spec or key, or a failure already counted: replace it.
     const recorded = crFailed && c.status?.lastFailureTime && cr.status?.failureTime && c.status.lastFailureTime >= cr.status.failureTime;
     if (recorded || !(await requestMatches(cr, c, publicKeyDer(next.key)))) {
-      await client.deleteIfExists(CertificateRequest.kind, { namespace: req.namespace, name: crName }, { preconditions: { uid: cr.metadata.uid } });
-      await cache.observe(CertificateRequest.kind, { namespace: req.namespace, name: crName }, undefined, { deleted: true });
+      await ctx.delete(CertificateRequest.kind, { namespace: req.namespace, name: crName }, { preconditions: { uid: cr.metadata.uid } });
       return { requeue: true };
     }
     if (crFailed) {
@@ -254,12 +250,10 @@ export function certificateController(cfg: CertOperatorConfig) {
     // Signed: write the Secret, record the revision, and schedule the renewal.
     const chainPem = unb64(cr.status.certificate);
     if (!certificateMatchesKey(chainPem, next.key)) throw new Error(`CertificateRequest "${crName}" returned a certificate for another key`);
-    await applyIfChanged(
-      client,
+    await ctx.apply(
       Secret,
       desiredSecret(c, { chainPem, keyPem: encodePrivateKey(next.key, keySpecOf(c.spec.privateKey).encoding), caPem: cr.status.ca ? unb64(cr.status.ca) : undefined }, cfg, state.secret?.type),
       state.secret,
-      { cache },
     );
     const info = inspectCertificate(chainPem);
     const renewAt = renewalTime(info.notBefore, info.notAfter, c.spec);
@@ -276,23 +270,24 @@ export function certificateController(cfg: CertOperatorConfig) {
       unset('Issuing');
     });
     await prune((await cache.get(Certificate.kind, req)) ?? c, ctx);
-    return { requeueAfter: Math.min(MAX_REQUEUE_MS, renewAt.getTime() - Date.now() + 1_000) };
+    return { requeueAfter: Math.min(MAX_REQUEUE_MS, renewAt.getTime() - ctx.clock.now() + 1_000) };
   }
 
-  const byIssuer = (kind: 'Issuer' | 'ClusterIssuer') => async (issuer: { metadata: { name?: string; namespace?: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Certificate.kind, { namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined, index: { name: CERT_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name! }) } })).map((c) => ({
+  const byIssuer = (kind: 'Issuer' | 'ClusterIssuer') => async (issuer: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
+    (await cache.list(Certificate.kind, { namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined, index: { name: CERT_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name }) } })).map((c) => ({
       namespace: c.metadata.namespace,
-      name: c.metadata.name!,
+      name: c.metadata.name,
     }));
-  const bySecret = async (s: { metadata: { name?: string; namespace?: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Certificate.kind, { namespace: s.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: s.metadata.name! } })).map((c) => ({ namespace: c.metadata.namespace, name: c.metadata.name! }));
+  const bySecret = async (s: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
+    (await cache.list(Certificate.kind, { namespace: s.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: s.metadata.name } })).map((c) => ({ namespace: c.metadata.namespace, name: c.metadata.name }));
 
   const bySharedSecret = async (c: CertificateObject, { cache }: { cache: ReconcileContext['cache'] }) =>
     (await cache.list(Certificate.kind, { namespace: c.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } }))
       .filter((o) => o.metadata.uid !== c.metadata.uid)
-      .map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name! }));
+      .map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name }));
 
   return controllerFor(Certificate.kind)
+    .withRbac(certificatesRbac)
     .named('certificate')
     .withIndex(Certificate.kind, SECRET_NAME_INDEX, (c) => [c.spec.secretName])
     .withIndex(Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
@@ -305,7 +300,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     .watches(Certificate.kind, bySharedSecret)
     .watches(Issuer.kind, byIssuer('Issuer'))
     .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'))
-    .withOptions({ maxConcurrentReconciles: 4 })
+    .withOptions({ maxConcurrentReconciles: 4, errorCondition: 'Ready' })
     .reconcile(reconcile);
 }
 

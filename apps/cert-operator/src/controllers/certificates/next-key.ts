@@ -15,7 +15,7 @@ export interface NextKey {
 
 /** The temporary key Secrets of a Certificate (normally at most one). */
 export async function nextKeySecrets(c: CertificateObject, ctx: ReconcileContext) {
-  return ctx.cache.list(Secret, { namespace: c.metadata.namespace, labelSelector: { [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name! } }, LABELLED);
+  return ctx.cache.list(Secret, { namespace: c.metadata.namespace, labelSelector: { [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name } }, LABELLED);
 }
 
 /**
@@ -38,22 +38,21 @@ export async function nextPrivateKey(c: CertificateObject, current: SecretState,
     } catch {
       key = undefined;
     }
-    if (!chosen && key && keyMatchesSpec(key, spec)) chosen = { key, secretName: s.metadata.name!, temporary: true };
-    else await ctx.client.deleteIfExists(Secret, { namespace: s.metadata.namespace, name: s.metadata.name! });
+    if (!chosen && key && keyMatchesSpec(key, spec)) chosen = { key, secretName: s.metadata.name, temporary: true };
+    else await ctx.delete(Secret, s);
   }
   if (chosen) return chosen;
   const key = await generatePrivateKey(spec);
-  const created = await ctx.client.create(Secret, {
+  const created = await ctx.create(Secret, {
     metadata: {
       generateName: `${c.metadata.name}-`,
       namespace: c.metadata.namespace,
-      labels: { [L.fao]: 'true', [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name! },
+      labels: { [L.fao]: 'true', [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name },
       ownerReferences: [controllerReference(Certificate.kind, c)],
     },
     type: 'Opaque',
     data: { 'tls.key': Buffer.from(encodePrivateKey(key, 'PKCS8')).toString('base64') },
   });
-  await ctx.cache.observe(Secret, { namespace: c.metadata.namespace, name: created.metadata.name! }, undefined, { informer: LABELLED });
   ctx.recorder.normal(c, 'Generated', `Stored new private key in temporary Secret resource "${created.metadata.name}"`);
-  return { key, secretName: created.metadata.name!, temporary: true };
+  return { key, secretName: created.metadata.name, temporary: true };
 }

@@ -21,7 +21,7 @@ export function desiredSecret(
   const csv = (v: string[]) => v.join(',');
   const annotations: Record<string, string> = {
     ...c.spec.secretTemplate?.annotations,
-    [A.certificateName]: c.metadata.name!,
+    [A.certificateName]: c.metadata.name,
     [A.issuerName]: c.spec.issuerRef.name,
     [A.issuerKind]: c.spec.issuerRef.kind || 'Issuer',
     [A.issuerGroup]: c.spec.issuerRef.group || GROUP,

@@ -1,4 +1,4 @@
-import { controllerFor, Secret, setCondition, updateStatusIfChanged, type Condition, type MapContext, type ReconcileContext, type Request } from '@opkit/runtime';
+import { controllerFor, Secret, type Condition, type MapContext, type ReconcileContext, type Request } from '@opkit/runtime';
 import { ClusterIssuer, Issuer, type IssuerObject } from '../../api/v1/issuer.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { loadCAKeyPair } from '../../issuers/ca-keypair.js';
@@ -26,10 +26,10 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
 
     const prev = issuer.status?.conditions?.find((c) => c.type === 'Ready');
     if (verdict.status === 'False' && (prev?.reason !== verdict.reason || prev.message !== verdict.message)) ctx.recorder.warning(issuer, verdict.reason, verdict.message);
-    const conditions = setCondition(issuer.status?.conditions as Condition[] | undefined, {
+    const conditions = ctx.setCondition(issuer.status?.conditions as Condition[] | undefined, {
       type: 'Ready', status: verdict.status, reason: verdict.reason, message: verdict.message, observedGeneration: issuer.metadata.generation,
     });
-    await updateStatusIfChanged(ctx.client, crd.kind, issuer, { ...issuer.status, ...verdict.statusPatch, conditions }, { cache: ctx.cache });
+    await ctx.updateStatus(crd.kind, issuer, { ...issuer.status, ...verdict.statusPatch, conditions });
     return verdict.requeueAfter ? { requeueAfter: verdict.requeueAfter } : undefined;
   };
 }
@@ -40,24 +40,26 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
  */
 export function issuerControllers(cfg: CertOperatorConfig, acmeReadiness?: ReadinessCheck) {
   const caSecret = (i: IssuerObject) => (i.spec.ca ? [i.spec.ca.secretName] : []);
-  const issuersFor = async (s: { metadata: { name?: string; namespace?: string } }, { cache }: MapContext) =>
-    (await cache.list(Issuer.kind, { namespace: s.metadata.namespace, index: { name: CA_SECRET_INDEX, value: s.metadata.name! } })).map((i) => ({ namespace: i.metadata.namespace, name: i.metadata.name! }));
-  const clusterIssuersFor = async (s: { metadata: { name?: string; namespace?: string } }, { cache }: MapContext) =>
+  const issuersFor = async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
+    (await cache.list(Issuer.kind, { namespace: s.metadata.namespace, index: { name: CA_SECRET_INDEX, value: s.metadata.name } })).map((i) => ({ namespace: i.metadata.namespace, name: i.metadata.name }));
+  const clusterIssuersFor = async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
     s.metadata.namespace !== cfg.clusterResourceNamespace
       ? []
-      : (await cache.list(ClusterIssuer.kind, { index: { name: CA_SECRET_INDEX, value: s.metadata.name! } })).map((i) => ({ name: i.metadata.name! }));
+      : (await cache.list(ClusterIssuer.kind, { index: { name: CA_SECRET_INDEX, value: s.metadata.name } })).map((i) => ({ name: i.metadata.name }));
   // CA Secrets are read from the full cache when labelled and from the API otherwise: watch both.
   const issuer = controllerFor(Issuer.kind)
     .named('issuer')
     .withIndex(Issuer.kind, CA_SECRET_INDEX, caSecret)
     .watches(Secret, issuersFor, { informer: METADATA })
     .watches(Secret, issuersFor, { informer: LABELLED })
+    .withOptions({ errorCondition: 'Ready' })
     .reconcile(issuerReconciler('Issuer', cfg, acmeReadiness));
   const clusterIssuer = controllerFor(ClusterIssuer.kind)
     .named('clusterissuer')
     .withIndex(ClusterIssuer.kind, CA_SECRET_INDEX, caSecret as never)
     .watches(Secret, clusterIssuersFor, { informer: METADATA })
     .watches(Secret, clusterIssuersFor, { informer: LABELLED })
+    .withOptions({ errorCondition: 'Ready' })
     .reconcile(issuerReconciler('ClusterIssuer', cfg, acmeReadiness));
   return [issuer, clusterIssuer];
 }

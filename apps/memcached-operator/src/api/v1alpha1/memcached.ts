@@ -1,4 +1,4 @@
-import { Conditions, defineCustomResource, ResourceRequirements } from '@opkit/runtime';
+import { Conditions, defineCustomResource, ResourceRequirements, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 
 /** The memcached image when spec.image is empty: pinned, never a moving tag. */
@@ -45,4 +45,5 @@ export const Memcached = defineCustomResource({
   ],
 });
 
-export type MemcachedObject = NonNullable<(typeof Memcached.kind)['__type']>;
+/** As the cache holds it (name and namespace always set); see Cached. */
+export type MemcachedObject = Cached<NonNullable<(typeof Memcached.kind)['__type']>>;

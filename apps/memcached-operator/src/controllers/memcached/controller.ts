@@ -1,11 +1,9 @@
-import {
-  addFinalizer, applyIfChanged, controllerFor, Deployment, hasFinalizer, Pod, removeFinalizer, Service, updateStatusIfChanged, type Cache,
-  type ReconcileContext, type Request,
-} from '@opkit/runtime';
+import { controllerFor, Deployment, Pod, Service, type Cache, type ReconcileContext, type Request } from '@opkit/runtime';
 import { FINALIZER, Memcached, type MemcachedObject } from '../../api/v1alpha1/memcached.js';
 import { MANAGED_BY, selectorLabels } from './labels.js';
 import { desiredDeployment, desiredService } from './resources.js';
 import { computeStatus } from './status.js';
+import { memcachedRbac } from './rbac.js';
 
 /** Only our own pods are cached: a cluster's other pods are none of this operator's business. */
 export const POD_INFORMER = { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}` };
@@ -20,29 +18,24 @@ const podToMemcached = (pod: { metadata: { namespace?: string; labels?: Record<s
  * The operator-sdk tutorial's cleanup step, kept: log and record an event before the Memcached
  * goes. Its Deployment and Service go with it through their owner references.
  */
-async function finalize(mc: MemcachedObject, ctx: ReconcileContext): Promise<void> {
+const cleanup = (mc: MemcachedObject, ctx: ReconcileContext) => () => {
   ctx.log.info('running the finalizer before deletion');
   ctx.recorder.warning(mc, 'Deleting', `Custom Resource ${mc.metadata.name} is being deleted from the namespace ${mc.metadata.namespace}`);
-  await removeFinalizer(ctx.client, Memcached.kind, mc, FINALIZER, { cache: ctx.cache });
-}
+};
 
 async function podsOf(cache: Cache, mc: MemcachedObject) {
-  return cache.list(Pod, { namespace: mc.metadata.namespace, labelSelector: selectorLabels(mc.metadata.name!) }, POD_INFORMER);
+  return cache.list(Pod, { namespace: mc.metadata.namespace, labelSelector: selectorLabels(mc.metadata.name) }, POD_INFORMER);
 }
 
 export async function reconcileMemcached(req: Request, ctx: ReconcileContext): Promise<void> {
-  const { cache, client, recorder, log } = ctx;
-  let mc = await cache.get(Memcached.kind, req);
-  if (!mc) return; // gone: owner references let the garbage collector remove what it owned
-
-  if (mc.metadata.deletionTimestamp) {
-    if (hasFinalizer(mc, FINALIZER)) await finalize(mc, ctx);
-    return;
-  }
-  if (!hasFinalizer(mc, FINALIZER)) mc = await addFinalizer(client, Memcached.kind, mc, FINALIZER, { cache });
+  const { cache, recorder, log } = ctx;
+  const cached = await cache.get(Memcached.kind, req);
+  if (!cached) return; // gone: owner references let the garbage collector remove what it owned
+  const { state, obj: mc } = await ctx.finalize(Memcached.kind, cached, { finalizer: FINALIZER, cleanup: cleanup(cached, ctx) });
+  if (state === 'finalized') return;
 
   const currentDep = await cache.get(Deployment, req);
-  const dep = await applyIfChanged(client, Deployment, desiredDeployment(mc), currentDep, { cache });
+  const dep = await ctx.apply(Deployment, desiredDeployment(mc), currentDep);
   if (dep.outcome === 'created') recorder.normal(mc, 'Created', `Created Deployment ${req.name} with ${mc.spec.size} replicas`);
   else if (dep.outcome === 'updated') {
     const before = currentDep?.spec?.replicas;
@@ -51,21 +44,22 @@ export async function reconcileMemcached(req: Request, ctx: ReconcileContext): P
     log.info({ replicas: mc.spec.size }, 'deployment updated');
   }
 
-  const svc = await applyIfChanged(client, Service, desiredService(mc), await cache.get(Service, req), { cache });
+  const svc = await ctx.apply(Service, desiredService(mc), await cache.get(Service, req));
   if (svc.outcome === 'created') recorder.normal(mc, 'Created', `Created headless Service ${req.name}`);
   else if (svc.outcome === 'updated') recorder.normal(mc, 'Updated', `Repaired Service ${req.name}`);
 
-  const status = computeStatus(mc, dep.obj, await podsOf(cache, mc));
+  const status = computeStatus(mc, dep.obj, await podsOf(cache, mc), new Date(ctx.clock.now()));
   const prev = mc.status?.conditions?.find((c) => c.type === 'Degraded');
   const degraded = status.conditions?.find((c) => c.type === 'Degraded');
   if (degraded?.status === 'True' && prev?.status !== 'True') recorder.warning(mc, degraded.reason, degraded.message);
-  await updateStatusIfChanged(client, Memcached.kind, mc, status, { cache });
+  await ctx.updateStatus(Memcached.kind, mc, status);
 }
 
 /** Memcached → Deployment + headless Service, status from the Deployment and the pods. */
 export const memcachedController = controllerFor(Memcached.kind)
+  .withRbac(memcachedRbac)
   .owns(Deployment)
   .owns(Service)
   .watches(Pod, podToMemcached, { informer: POD_INFORMER })
-  .withOptions({ maxConcurrentReconciles: 2 })
+  .withOptions({ maxConcurrentReconciles: 2, errorCondition: 'Available' })
   .reconcile(reconcileMemcached);

@@ -25,7 +25,7 @@ describe('the memcached controller in a simulated cluster', () => {
   const memcached = (namespace: string, name: string, spec: Partial<MemcachedObject['spec']> = {}) =>
     apply({ apiVersion: 'cache.opkit.dev/v1alpha1', kind: 'Memcached', metadata: { name, namespace }, spec });
   const get = (namespace: string, name: string) => admin.get(Memcached.kind, { namespace, name });
-  const condition = (mc: MemcachedObject, type: string) => mc.status?.conditions?.find((c) => c.type === type);
+  const condition = (mc: Pick<MemcachedObject, 'status'>, type: string) => mc.status?.conditions?.find((c) => c.type === type);
   const freshNamespace = async () => {
     const name = `mc${++ns}`;
     await plane.kubectl(['create', 'namespace', name]);

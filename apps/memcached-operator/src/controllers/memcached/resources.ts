@@ -13,7 +13,7 @@ export const memcachedArgs = (mc: MemcachedObject): string[] => ['-m', String(mc
  * server defaults the rest, and server-side apply leaves other managers' fields alone.
  */
 export function desiredDeployment(mc: MemcachedObject): DeploymentObject {
-  const name = mc.metadata.name!;
+  const name = mc.metadata.name;
   const port = mc.spec.port ?? 11211;
   return {
     apiVersion: 'apps/v1',
@@ -49,7 +49,7 @@ export function desiredDeployment(mc: MemcachedObject): DeploymentObject {
 
 /** A headless Service: clients resolve every memcached pod (consistent hashing is client-side). */
 export function desiredService(mc: MemcachedObject): ServiceObject {
-  const name = mc.metadata.name!;
+  const name = mc.metadata.name;
   return {
     apiVersion: 'v1',
     kind: 'Service',

@@ -1,9 +1,9 @@
-import { setCondition, type Condition, type Deployment, type ObjectOf, type Pod } from '@opkit/runtime';
+import { setCondition, type Cached, type Condition, type Deployment, type ObjectOf, type Pod } from '@opkit/runtime';
 import type { MemcachedObject } from '../../api/v1alpha1/memcached.js';
 import { selectorString } from './labels.js';
 
 type DeploymentObject = ObjectOf<typeof Deployment>;
-type PodObject = ObjectOf<typeof Pod>;
+type PodObject = Cached<ObjectOf<typeof Pod>>;
 type MemcachedStatus = NonNullable<MemcachedObject['status']>;
 
 /** Container states that will not resolve on their own: the spec (or the cluster) must change. */
@@ -59,13 +59,13 @@ export function computeStatus(mc: MemcachedObject, dep: DeploymentObject | undef
 
   const nodes = pods
     .filter((p) => !p.metadata.deletionTimestamp)
-    .map((p) => p.metadata.name!)
+    .map((p) => p.metadata.name)
     .sort();
   return {
     nodes,
     replicas: s.replicas ?? 0,
     readyReplicas: ready,
-    selector: selectorString(mc.metadata.name!),
+    selector: selectorString(mc.metadata.name),
     phase: broken ? 'Degraded' : !rolledOut ? 'Progressing' : available ? 'Available' : 'Pending',
     observedGeneration: generation,
     conditions,

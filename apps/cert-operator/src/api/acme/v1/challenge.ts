@@ -1,4 +1,4 @@
-import { defineCustomResource } from '@opkit/runtime';
+import { defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { Solver } from '../../v1/acme-issuer.js';
 import { IssuerRef } from '../../v1/shared.js';
@@ -43,4 +43,5 @@ export const Challenge = defineCustomResource({
   ],
 });
 
-export type ChallengeObject = NonNullable<(typeof Challenge.kind)['__type']>;
+/** As the cache holds it (name and namespace always set); see Cached. */
+export type ChallengeObject = Cached<NonNullable<(typeof Challenge.kind)['__type']>>;

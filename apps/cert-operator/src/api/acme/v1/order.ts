@@ -1,4 +1,4 @@
-import { defineCustomResource } from '@opkit/runtime';
+import { defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { Duration, IssuerRef } from '../../v1/shared.js';
 
@@ -56,4 +56,5 @@ export const Order = defineCustomResource({
   ],
 });
 
-export type OrderObject = NonNullable<(typeof Order.kind)['__type']>;
+/** As the cache holds it (name and namespace always set); see Cached. */
+export type OrderObject = Cached<NonNullable<(typeof Order.kind)['__type']>>;

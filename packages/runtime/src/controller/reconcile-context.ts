@@ -1,0 +1,175 @@
+import type { Logger } from 'pino';
+import type { Cache, InformerOptions } from '../cache/cache.js';
+import type { Expectation } from '../cache/expectations.js';
+import type { Clock } from '../clock/clock.js';
+import type { Client, DeleteOptions, PatchType } from '../client/client.js';
+import { isNotFound } from '../client/errors.js';
+import type { Kind } from '../client/kind.js';
+import { keyOf, type Cached, type KubeObject, type ObjectKey } from '../client/types.js';
+import type { EventRecorder } from '../events/recorder.js';
+import { applyIfChanged, type ApplyOutcome } from '../helpers/apply.js';
+import { setCondition, type Condition, type ConditionInput } from '../helpers/conditions.js';
+import { deepEqual } from '../helpers/equality.js';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../helpers/finalizers.js';
+
+/** Reads that must bypass the cache (an object the operator does not watch). Writes go through the context. */
+export type ReadClient = Pick<Client, 'get' | 'find' | 'list' | 'listAll' | 'options'>;
+
+/** One write of this reconcile, and what the cache must show before the key's next reconcile. */
+export interface RecordedWrite {
+  kind: Kind;
+  key: ObjectKey;
+  /** The written object's labels (which informers can see it). */
+  labels?: Record<string, string>;
+  expectation: Expectation;
+}
+
+export interface FinalizeOptions {
+  finalizer: string;
+  /** Runs once the object is being deleted (or `done`), before the finalizer is removed. Throw to retry later. */
+  cleanup(): Promise<void> | void;
+  /** Whether the live object needs the finalizer at all (default true); without it nothing is added. */
+  needed?: boolean;
+  /** The object's work has ended before its deletion: clean up and drop the finalizer now. */
+  done?: boolean;
+}
+
+/**
+ * What a reconcile gets. Reads come from the cache; **every write goes through the context**, which
+ * skips writes that would change nothing, fences them by `signal` (a reconcile past its timeout or
+ * its leadership cannot write), and records what each write returned: the controller holds the
+ * key's next reconcile until the cache has caught up, so a reconcile reads its own writes without
+ * any worker waiting for them.
+ */
+export interface ReconcileContext {
+  /** Carries controller, namespace, name and reconcileID on every line. */
+  log: Logger;
+  cache: Cache;
+  /** For reads the cache cannot answer; fenced by `signal` like every request of the reconcile. */
+  client: ReadClient;
+  recorder: EventRecorder;
+  reconcileId: string;
+  /** Aborted when this reconcile must stop: timeout, lost leadership, shutdown. Pass it to long waits. */
+  signal: AbortSignal;
+  /** The time, injected: time-driven decisions read it here so tests can set it. */
+  clock: Clock;
+
+  /**
+   * Server-side apply of the fields this operator owns, sent only when something would change: the
+   * desired fields differ from what was last applied, or `current` (the cached object) has drifted.
+   */
+  apply<T extends KubeObject>(kind: Kind<T>, desired: T, current: T | undefined): Promise<{ outcome: ApplyOutcome; obj: Cached<T> }>;
+  create<T extends KubeObject>(kind: Kind<T>, obj: T): Promise<Cached<T>>;
+  /** A patch (merge, JSON, strategic); `subresource: 'status'` for status. */
+  patch<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, patch: unknown, type?: PatchType, opts?: { subresource?: string }): Promise<Cached<T>>;
+  /**
+   * Writes `status` unless it equals the object's, guarded by the object's resourceVersion (a stale
+   * read fails with a Conflict and the reconcile retries, instead of overwriting newer status).
+   */
+  updateStatus<T extends KubeObject & { status?: unknown }, O extends T>(kind: Kind<T>, obj: O, status: T['status']): Promise<{ changed: boolean; obj: O }>;
+  /**
+   * Deletes an object unless it is already on its way out (given the cached object), or by key
+   * (with preconditions). Already gone counts as done. Returns whether this call deleted it.
+   */
+  delete<T extends KubeObject>(kind: Kind<T>, target: T | ObjectKey, opts?: Pick<DeleteOptions, 'preconditions' | 'propagationPolicy'>): Promise<boolean>;
+  /**
+   * The finalizer protocol in one call: while the object lives, makes sure it carries `finalizer`
+   * (`active`, with the object as it now is); once it is being deleted, runs `cleanup` and removes
+   * the finalizer (`finalized`: do nothing more with it).
+   */
+  finalize<T extends KubeObject, O extends T>(kind: Kind<T>, obj: O, opts: FinalizeOptions): Promise<{ state: 'active' | 'finalized'; obj: O }>;
+  /** `setCondition` on the context's clock: the one way to build a condition list. */
+  setCondition(list: readonly Condition[] | undefined, c: ConditionInput): Condition[];
+}
+
+export interface ContextDeps {
+  log: Logger;
+  cache: Cache;
+  /** Already fenced by `signal`. */
+  client: Client;
+  recorder: EventRecorder;
+  reconcileId: string;
+  signal: AbortSignal;
+  clock: Clock;
+}
+
+/** Builds a reconcile's context; `writes` collects what its writes returned. */
+export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []): { ctx: ReconcileContext; writes: RecordedWrite[] } {
+  const { client } = deps;
+  /** Records what a write returned; the object comes back shaped as the cache would hold it. */
+  const wrote = <T extends KubeObject>(kind: Kind<T>, obj: T): Cached<T> => {
+    if (obj?.metadata) obj.metadata.namespace ??= '';
+    if (obj?.metadata?.resourceVersion) {
+      writes.push({ kind, key: { namespace: obj.metadata.namespace || undefined, name: obj.metadata.name! }, labels: obj.metadata.labels, expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion } });
+    }
+    return obj as Cached<T>;
+  };
+  const deleted = (kind: Kind, key: ObjectKey, labels?: Record<string, string>) => writes.push({ kind, key, labels, expectation: { kind: 'deleted' } });
+  const keyOfObj = (o: KubeObject): ObjectKey => ({ namespace: o.metadata.namespace || undefined, name: o.metadata.name! });
+
+  const ctx: ReconcileContext = {
+    log: deps.log,
+    cache: deps.cache,
+    client,
+    recorder: deps.recorder,
+    reconcileId: deps.reconcileId,
+    signal: deps.signal,
+    clock: deps.clock,
+
+    async apply(kind, desired, current) {
+      const res = await applyIfChanged(client, kind, desired, current);
+      if (res.outcome === 'unchanged') return res as { outcome: ApplyOutcome; obj: Cached<typeof desired> };
+      return { outcome: res.outcome, obj: wrote(kind, res.obj) };
+    },
+    async create(kind, obj) {
+      return wrote(kind, await client.create(kind, obj));
+    },
+    async patch(kind, key, patch, type = 'merge', opts = {}) {
+      return wrote(kind, await client.patch(kind, key, patch, type, opts));
+    },
+    async updateStatus(kind, obj, status) {
+      if (deepEqual(obj.status, status)) return { changed: false, obj };
+      const next = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, resourceVersion: obj.metadata.resourceVersion }, status } as typeof obj;
+      return { changed: true, obj: wrote(kind, await client.updateStatus(kind, next)) as typeof obj };
+    },
+    async delete(kind, target, opts = {}) {
+      const isObject = 'metadata' in target;
+      if (isObject && (target as KubeObject).metadata.deletionTimestamp) return false;
+      const key = isObject ? keyOfObj(target as KubeObject) : (target as ObjectKey);
+      const gone = await client.deleteIfExists(kind, key, opts);
+      deleted(kind, key, isObject ? (target as KubeObject).metadata.labels : undefined);
+      return gone;
+    },
+    async finalize(kind, obj, opts) {
+      const ours = hasFinalizer(obj, opts.finalizer);
+      if (!obj.metadata.deletionTimestamp && !opts.done) {
+        if (ours || opts.needed === false) return { state: 'active', obj };
+        return { state: 'active', obj: wrote(kind, await addFinalizer(client, kind, obj, opts.finalizer)) as typeof obj };
+      }
+      // Deleting: clean up only while our finalizer still holds the object (once is enough).
+      if (!ours && !opts.done) return { state: 'finalized', obj };
+      await opts.cleanup();
+      if (!ours) return { state: 'finalized', obj };
+      const last = !!obj.metadata.deletionTimestamp && obj.metadata.finalizers!.length === 1;
+      try {
+        const updated = await removeFinalizer(client, kind, obj, opts.finalizer);
+        if (last) deleted(kind, keyOfObj(obj), obj.metadata.labels);
+        else wrote(kind, updated);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      return { state: 'finalized', obj };
+    },
+    setCondition(list, c) {
+      return setCondition(list, c, new Date(deps.clock.now()));
+    },
+  };
+  return { ctx, writes };
+}
+
+/** Which of a kind's informers would show this object (selectors allowing). */
+export function informersSeeing(cache: Cache, w: RecordedWrite): { options: InformerOptions }[] {
+  return cache.informersOf(w.kind).filter((ki) => !ki.options.fieldSelector && ki.selects(w.labels));
+}
+
+export const writeKey = (w: RecordedWrite): string => keyOf(w.key);
