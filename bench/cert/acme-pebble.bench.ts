@@ -6,9 +6,8 @@
 //   OPKIT_BENCH_ACME_NAMES=2 (default)      DNS names per certificate
 import { Client, CustomResourceDefinition, Namespace, Transport } from '@opkit/runtime';
 import { metricSeries, metricValue, scrape, testManager } from '@opkit/runtime/testing';
-import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor } from '@opkit/testing';
+import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp } from '@opkit/testing';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
 import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
 import { defaultConfig } from '../../apps/cert-operator/src/config.js';
@@ -16,12 +15,12 @@ import { addCertificateControllers } from '../../apps/cert-operator/src/controll
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table } from '../report.js';
 
-const SOLVER = join(process.cwd(), 'apps/acme-solver/dist/main.js');
+const SOLVER = workspaceApp('acme-solver');
 
 async function run(n: number, names: number) {
   const plane = await startControlPlane({ nodes: 1, audit: true });
   const httpPort = await freePort();
-  const standIn = await startIngressStandIn(plane.kubeConfig, { port: httpPort, images: { 'opkit/acme-solver': SOLVER } });
+  const standIn = await startIngressStandIn(plane.kubeConfig, { port: httpPort, images: { [SOLVER.image.repository]: SOLVER.local } });
   const pebble = await startPebble({ httpPort });
   try {
     const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
@@ -112,7 +111,7 @@ function acmeRequests(exposition: string): Map<string, number> {
 }
 
 async function main() {
-  if (!existsSync(SOLVER)) throw new Error(`${SOLVER} is missing: run nx run @opkit/acme-solver:build first`);
+  if (!existsSync(SOLVER.bundle)) throw new Error(`${SOLVER.bundle} is missing: run nx run @opkit/acme-solver:build first`);
   const sizes = (process.env.OPKIT_BENCH_ACME_CERTS ?? '1,20').split(',').map(Number);
   const names = Number(process.env.OPKIT_BENCH_ACME_NAMES ?? 2);
   const rows = [];

@@ -44,6 +44,13 @@ interface AuthSnapshot {
   tlsKey: string;
 }
 
+/**
+ * TCP keep-alive starts probing a connection after this much silence; libuv then probes every
+ * second, ten times, so a peer that stopped answering (a dropped NAT entry, a vanished load
+ * balancer, a partition) costs the connection 25 s after it went quiet, watches included.
+ */
+const TCP_KEEPALIVE_IDLE_MS = 15_000;
+
 // Tokens from files (in-cluster, bound ServiceAccount tokens) and exec plugins rotate; re-ask
 // client-node for credentials this often instead of on every request (it reads files each time).
 const AUTH_REFRESH_MS = 30_000;
@@ -81,7 +88,7 @@ export class Transport {
       let agent = this.auth?.agent;
       if (!agent || this.auth?.tlsKey !== tlsKey) {
         agent?.destroy();
-        const common = { keepAlive: true, keepAliveMsecs: 30_000, scheduling: 'lifo' as const };
+        const common = { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_IDLE_MS, scheduling: 'lifo' as const };
         agent = this.isHttps
           ? new HttpsAgent({ ...common, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername })
           : new HttpAgent(common);
@@ -122,7 +129,7 @@ export class Transport {
       });
       // An answer must start within this time (a watch then streams for minutes).
       const answerTimer = answerTimeoutMs ? setTimeout(() => req.destroy(new Error(`no answer within ${answerTimeoutMs / 1000}s`)), answerTimeoutMs) : undefined;
-      req.on('socket', (s) => s.setKeepAlive(true, 30_000));
+      req.on('socket', (s) => s.setKeepAlive(true, TCP_KEEPALIVE_IDLE_MS));
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs / 1000}s`)));
       req.on('error', (err) => {
         clearTimeout(answerTimer);
