@@ -97,7 +97,7 @@ export function solverService(ch: ChallengeObject): ObjectOf<typeof Service> {
     spec: {
       type: serviceTypeOf(ch),
       selector: identityLabels(ch),
-      ports: [{ name: 'http', port: SOLVER_PORT, targetPort: SOLVER_PORT as never, protocol: 'TCP' }],
+      ports: [{ name: 'http', port: SOLVER_PORT, targetPort: SOLVER_PORT, protocol: 'TCP' }],
     },
   };
 }

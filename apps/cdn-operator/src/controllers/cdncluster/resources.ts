@@ -43,8 +43,8 @@ export function desiredDeployment(c: CdnClusterObject, configHash: string): Obje
               command: ['nginx', '-c', `${CONFIG_DIR}/nginx.conf`, '-g', 'daemon off;'],
               ports: [{ name: 'http', containerPort: NGINX_PORT, protocol: 'TCP' }],
               ...(c.spec.resources ? { resources: c.spec.resources as never } : {}),
-              readinessProbe: { httpGet: { path: '/healthz', port: 'http' as never }, periodSeconds: 5 },
-              livenessProbe: { httpGet: { path: '/healthz', port: 'http' as never }, initialDelaySeconds: 5, periodSeconds: 20 },
+              readinessProbe: { httpGet: { path: '/healthz', port: 'http' }, periodSeconds: 5 },
+              livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, initialDelaySeconds: 5, periodSeconds: 20 },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
               volumeMounts: [
                 { name: 'config', mountPath: CONFIG_DIR, readOnly: true },
@@ -70,6 +70,6 @@ export function desiredService(c: CdnClusterObject): ObjectOf<typeof Service> {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, namespace: c.metadata.namespace, labels: objectLabels(name, c.spec.role), ownerReferences: owner(c) },
-    spec: { type: 'ClusterIP', selector: selectorLabels(name), ports: [{ name: 'http', port: 80, targetPort: 'http' as never, protocol: 'TCP' }] },
+    spec: { type: 'ClusterIP', selector: selectorLabels(name), ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
   };
 }

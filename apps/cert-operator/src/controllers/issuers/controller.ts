@@ -39,7 +39,7 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
  * every Secret is watched as metadata only and mapped to the issuers naming it (a cache index).
  */
 export function issuerControllers(cfg: CertOperatorConfig, acmeReadiness?: ReadinessCheck) {
-  const caSecret = (i: IssuerObject) => (i.spec.ca ? [i.spec.ca.secretName] : []);
+  const caSecret = (i: Pick<IssuerObject, 'spec'>) => (i.spec.ca ? [i.spec.ca.secretName] : []);
   const issuersFor = async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
     (await cache.list(Issuer.kind, { namespace: s.metadata.namespace, index: { name: CA_SECRET_INDEX, value: s.metadata.name } })).map((i) => ({ namespace: i.metadata.namespace, name: i.metadata.name }));
   const clusterIssuersFor = async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
@@ -56,7 +56,7 @@ export function issuerControllers(cfg: CertOperatorConfig, acmeReadiness?: Readi
     .reconcile(issuerReconciler('Issuer', cfg, acmeReadiness));
   const clusterIssuer = controllerFor(ClusterIssuer.kind)
     .named('clusterissuer')
-    .withIndex(ClusterIssuer.kind, CA_SECRET_INDEX, caSecret as never)
+    .withIndex(ClusterIssuer.kind, CA_SECRET_INDEX, caSecret)
     .watches(Secret, clusterIssuersFor, { informer: METADATA })
     .watches(Secret, clusterIssuersFor, { informer: LABELLED })
     .withOptions({ errorCondition: 'Ready' })

@@ -36,8 +36,8 @@ export function desiredDeployment(mc: MemcachedObject): DeploymentObject {
               args: memcachedArgs(mc),
               ports: [{ name: 'memcached', containerPort: port, protocol: 'TCP' }],
               ...(mc.spec.resources ? { resources: mc.spec.resources as never } : {}),
-              readinessProbe: { tcpSocket: { port: 'memcached' as never }, periodSeconds: 10 },
-              livenessProbe: { tcpSocket: { port: 'memcached' as never }, initialDelaySeconds: 10, periodSeconds: 20 },
+              readinessProbe: { tcpSocket: { port: 'memcached' }, periodSeconds: 10 },
+              livenessProbe: { tcpSocket: { port: 'memcached' }, initialDelaySeconds: 10, periodSeconds: 20 },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
             },
           ],
@@ -57,7 +57,7 @@ export function desiredService(mc: MemcachedObject): ServiceObject {
     spec: {
       clusterIP: 'None',
       selector: selectorLabels(name),
-      ports: [{ name: 'memcached', port: mc.spec.port ?? 11211, targetPort: 'memcached' as never, protocol: 'TCP' }],
+      ports: [{ name: 'memcached', port: mc.spec.port ?? 11211, targetPort: 'memcached', protocol: 'TCP' }],
     },
   };
 }
