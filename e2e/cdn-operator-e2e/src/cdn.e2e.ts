@@ -56,7 +56,8 @@ get() {
   local host=balancer.${TRAFFIC}.svc.cluster.local resp=
   for try in 1 2 3; do
     # Bounded: a connection to a pod that just went away can hang until TCP gives up (minutes).
-    resp=$(timeout 8 bash -c 'exec 3<>/dev/tcp/$0/80 || exit 1; printf "GET %s HTTP/1.0\\r\\nHost: cdn.example\\r\\n\\r\\n" "$1" >&3; cat <&3' "$host" "$1" | tr -d '\r')
+    # A refused connection (a pod going away) is retried, not reported: bash's complaint stays out of the output.
+    resp=$(timeout 8 bash -c 'exec 3<>/dev/tcp/$0/80 || exit 1; printf "GET %s HTTP/1.0\\r\\nHost: cdn.example\\r\\n\\r\\n" "$1" >&3; cat <&3' "$host" "$1" 2>/dev/null | tr -d '\r')
     [ -n "$resp" ] && break
     sleep 0.5
   done

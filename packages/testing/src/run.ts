@@ -38,6 +38,10 @@ export function run(command: string, args: string[], opts: RunOptions = {}): Pro
       if (code !== 0 && opts.check !== false) reject(new CommandError(`${command.split('/').pop()} ${args.join(' ')}`, result));
       else resolve(result);
     });
+    // A command that exits without reading its input closes the pipe: EPIPE is no error of ours.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err);
+    });
     child.stdin.end(opts.input ?? '');
   });
 }
