@@ -3,9 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
 import { ConfigMap, Namespace } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
-import { controllerFor } from '../controller/builder.js';
 import type { Manager } from '../manager/manager.js';
-import { scrape, testManager } from '../testing/harness.js';
+import { recordingManager, scrape } from '../testing/harness.js';
 
 /**
  * The API server goes away and comes back; changes happen while it is gone (straight in etcd) and
@@ -26,20 +25,6 @@ describe('informers across API server outages', () => {
     manager = undefined;
   });
 
-  /** A controller that records the last state it reconciled for each ConfigMap of a namespace. */
-  function recordingManager(namespace: string) {
-    const state = new Map<string, string>();
-    const deletes: string[] = [];
-    const t = testManager(plane.kubeConfig, { namespaces: [namespace] });
-    t.manager.add(
-      controllerFor(ConfigMap).reconcile(async (req, { cache }) => {
-        const cm = await cache.get(ConfigMap, req);
-        if (cm) state.set(req.name, cm.data?.v ?? '');
-        else if (state.delete(req.name)) deletes.push(req.name);
-      }),
-    );
-    return { ...t, state, deletes };
-  }
 
   const restartApiServer = async (downMs: number, whileDown: () => Promise<void> = async () => undefined) => {
     await plane.apiServer.stop();
@@ -52,7 +37,7 @@ describe('informers across API server outages', () => {
   it('reconciles every change made around a 10 s outage, and /readyz goes red and comes back', async () => {
     await admin.create(Namespace, { metadata: { name: 'outage' } });
     for (const name of ['keep', 'edit', 'gone-in-etcd']) await admin.create(ConfigMap, { metadata: { name, namespace: 'outage' }, data: { v: '1' } });
-    const r = recordingManager('outage');
+    const r = recordingManager(plane.kubeConfig, 'outage');
     manager = r.manager;
     await manager.start();
     await waitFor('the initial state', () => r.state.size === 3);
@@ -89,7 +74,7 @@ describe('informers across API server outages', () => {
   it('recovers from 410 Gone by relisting, and sees objects deleted while it was disconnected as deleted', async () => {
     await admin.create(Namespace, { metadata: { name: 'gone' } });
     for (const name of ['a', 'b']) await admin.create(ConfigMap, { metadata: { name, namespace: 'gone' }, data: { v: '1' } });
-    const r = recordingManager('gone');
+    const r = recordingManager(plane.kubeConfig, 'gone');
     manager = r.manager;
     await manager.start();
     await waitFor('the initial state', () => r.state.size === 2);

@@ -4,9 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
 import { ConfigMap, Namespace } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
-import { controllerFor } from '../controller/builder.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
-import { testManager } from '../testing/harness.js';
+import { recordingManager } from '../testing/harness.js';
 import type { Manager } from './manager.js';
 
 /** Dropping packets needs root, iptables and ss; elsewhere this suite says why and skips. */
@@ -51,15 +50,8 @@ describe.skipIf(!!iptables)('a connection that silently dies', () => {
   it('is replaced within 30 s by TCP keep-alive, and no change is lost', async () => {
     await suite.admin.create(Namespace, { metadata: { name: 'partition' } });
     await suite.admin.create(ConfigMap, { metadata: { name: 'a', namespace: 'partition' }, data: { v: '1' } });
-    const seen = new Map<string, string>();
-    const t = testManager(suite.plane.kubeConfig, { namespaces: ['partition'], liveness: { intervalMs: 3_600_000 } });
-    manager = t.manager;
-    manager.add(
-      controllerFor(ConfigMap).reconcile(async (req, { cache }) => {
-        const cm = await cache.get(ConfigMap, req);
-        if (cm) seen.set(req.name, cm.data?.v ?? '');
-      }),
-    );
+    const { manager: m, state: seen } = recordingManager(suite.plane.kubeConfig, 'partition', { liveness: { intervalMs: 3_600_000 } });
+    manager = m;
     await manager.start();
     await waitFor('the initial state', () => seen.get('a') === '1');
 

@@ -1,8 +1,7 @@
 import { waitFor } from '@opkit/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigMap, Namespace } from '../client/kind.js';
-import { controllerFor } from '../controller/builder.js';
-import { scrape, testManager } from '../testing/harness.js';
+import { recordingManager, scrape } from '../testing/harness.js';
 import type { Manager } from './manager.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
 
@@ -23,15 +22,8 @@ describe('a hung API server', () => {
   it('turns /readyz red within 15 s of a 20 s hang, green again after it, and loses no change', async () => {
     await suite.admin.create(Namespace, { metadata: { name: 'hung' } });
     await suite.admin.create(ConfigMap, { metadata: { name: 'a', namespace: 'hung' }, data: { v: '1' } });
-    const seen = new Map<string, string>();
-    const t = testManager(suite.plane.kubeConfig, { namespaces: ['hung'] });
-    manager = t.manager;
-    manager.add(
-      controllerFor(ConfigMap).reconcile(async (req, { cache }) => {
-        const cm = await cache.get(ConfigMap, req);
-        if (cm) seen.set(req.name, cm.data?.v ?? '');
-      }),
-    );
+    const { manager: m, state: seen } = recordingManager(suite.plane.kubeConfig, 'hung');
+    manager = m;
     await manager.start();
     await waitFor('the initial state', () => seen.get('a') === '1');
     expect((await scrape(manager, '/readyz')).status).toBe(200);

@@ -1,4 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { ConfigMap } from '../client/kind.js';
+import { controllerFor } from '../controller/builder.js';
 import { Manager, type ManagerOptions } from '../manager/manager.js';
 import { captureLogger } from './log-capture.js';
 
@@ -20,6 +22,25 @@ export function testManager(kubeConfig: KubeConfig, options: Partial<ManagerOpti
     ...options,
   });
   return { manager, logs: capture };
+}
+
+/**
+ * A test manager whose one controller records, for each ConfigMap of `namespace`, the last
+ * `data.v` it reconciled (`state`) and the deletions it saw (`deletes`): what fault tests check
+ * to know that no change was lost.
+ */
+export function recordingManager(kubeConfig: KubeConfig, namespace: string, options: Partial<ManagerOptions> = {}) {
+  const state = new Map<string, string>();
+  const deletes: string[] = [];
+  const t = testManager(kubeConfig, { namespaces: [namespace], ...options });
+  t.manager.add(
+    controllerFor(ConfigMap).reconcile(async (req, { cache }) => {
+      const cm = await cache.get(ConfigMap, req);
+      if (cm) state.set(req.name, cm.data?.v ?? '');
+      else if (state.delete(req.name)) deletes.push(req.name);
+    }),
+  );
+  return { ...t, state, deletes };
 }
 
 /** GET one of the manager's endpoints (/metrics, /healthz, /readyz). */
