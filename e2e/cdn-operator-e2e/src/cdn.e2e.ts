@@ -164,6 +164,14 @@ for (const mode of e2eModes()) {
       const balancer = (live: string) => cdn('balancer', { role: 'balancer', replicas: 2, sources: [{ name: 'cache-live', pathCondition: live }, { name: 'cache-vod', pathCondition: '^/vod/' }] });
       await apply(TRAFFIC, balancer('^/live/'));
       for (const name of ['cache-live', 'cache-vod', 'balancer']) await waitState(name, 'Running', TRAFFIC);
+      // The origins are the test's own, not the operator's: wait for them as a user would, or a
+      // cache's first request can reach an origin that is not serving yet (a 502 CI once saw).
+      for (const name of ['origin-live', 'origin-vod']) await kubectl('rollout', 'status', `deployment/${name}`, '-n', TRAFFIC, '--timeout=120s');
+      const originsUp = await runInCluster(cluster, {
+        namespace: TRAFFIC,
+        script: `for i in $(seq 1 60); do ok=0; for o in origin-live origin-vod; do timeout 3 bash -c "exec 3<>/dev/tcp/$o.${TRAFFIC}.svc.cluster.local/80" 2>/dev/null && ok=$((ok+1)); done; [ $ok = 2 ] && exit 0; sleep 1; done; exit 1`,
+      });
+      expect(originsUp.exitCode, 'the origins answer through their Services').toBe(0);
       const podIPs = async (instance: string) =>
         (await kubectl('get', 'pods', '-n', TRAFFIC, '-l', `app.kubernetes.io/instance=${instance}`, '-o', 'jsonpath={.items[*].status.podIP}')).stdout.split(' ').filter(Boolean);
       const requests = async (script: string) => (await runInCluster(cluster, { namespace: TRAFFIC, script: httpClient(script) })).output.trim().split('\n').map((l) => l.split('|'));
