@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { classify, resetBackoff } from '../controllers/acme/errors.js';
+import { classify } from '../controllers/acme/errors.js';
 import { AcmeProblemError, AcmeRateLimitError, AcmeSession, AcmeUnavailableError } from './client.js';
 
 /**
@@ -55,7 +55,7 @@ describe('AcmeSession against a scripted ACME server', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(log.filter((l) => l.method === 'POST')).toHaveLength(1);
     // What the Order controller does with it: wait exactly as long as the CA asked.
-    expect(classify(err, 'k')).toEqual({ kind: 'retry', message: err.message, requeueAfter: 120_000 });
+    expect(classify(err)).toEqual({ kind: 'retry', message: err.message, atLeastMs: 120_000 });
   });
 
   it('reads Retry-After given as an HTTP date', async () => {
@@ -65,7 +65,7 @@ describe('AcmeSession against a scripted ACME server', () => {
     expect(err.retryAfterMs).toBeLessThanOrEqual(30 * 60_000);
   });
 
-  it('treats 5xx and refused connections as an unreachable server, backing off 5 s doubling to 5 min', async () => {
+  it('treats 5xx and refused connections as an unreachable server: retried, after the backoff retry.ts keeps in status', async () => {
     replies = [problem(503, 'serverInternal', 'maintenance')];
     const err = await newOrder(session()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AcmeUnavailableError);
@@ -74,18 +74,16 @@ describe('AcmeSession against a scripted ACME server', () => {
     const down = await newOrder(refused).catch((e: unknown) => e);
     expect(down).toBeInstanceOf(AcmeUnavailableError);
     expect((down as Error).message).toMatch(/ECONNREFUSED/);
-    resetBackoff('order/x');
-    const waits = Array.from({ length: 8 }, () => (classify(down, 'order/x') as { requeueAfter: number }).requeueAfter);
-    expect(waits).toEqual([5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+    expect(classify(down)).toEqual({ kind: 'retry', message: (down as Error).message });
   });
 
   it('reports a refusal as final, with the CA\'s words', async () => {
     replies = [problem(400, 'rejectedIdentifier', 'a.example is blocked by policy')];
     const err = await newOrder(session()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AcmeProblemError);
-    expect(classify(err, 'k')).toEqual({ kind: 'final', message: 'a.example is blocked by policy (urn:ietf:params:acme:error:rejectedIdentifier)' });
+    expect(classify(err)).toEqual({ kind: 'final', message: 'a.example is blocked by policy (urn:ietf:params:acme:error:rejectedIdentifier)' });
     replies = [problem(400, 'accountDoesNotExist', 'no account for kid')];
-    expect(classify(await newOrder(session()).catch((e: unknown) => e), 'k').kind).toBe('account-lost');
+    expect(classify(await newOrder(session()).catch((e: unknown) => e)).kind).toBe('account-lost');
   });
 
   it('signs each request with the nonce of the previous answer, fetching one only when it has none', async () => {

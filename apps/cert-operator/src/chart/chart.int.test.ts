@@ -20,6 +20,9 @@ describe('charts/cert-operator', () => {
     expect(rendered.defaults.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name).sort()).toEqual(
       expect.arrayContaining(['certificaterequests.cert.opkit.dev', 'certificates.cert.opkit.dev', 'clusterissuers.cert.opkit.dev', 'issuers.cert.opkit.dev']),
     );
+    // Watching only team namespaces, the operator still reads ClusterIssuers' Secrets in its own.
+    const own = rendered.namespaced.filter((o) => o.kind === 'Role' && o.metadata.name.endsWith('-cluster-resources')) as any[];
+    expect(own.map((r) => [r.metadata.namespace, r.rules])).toEqual([['opkit-system', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }]]]);
   });
 
   it('has its shared parts in step with charts/_common', () => {

@@ -15,6 +15,9 @@ import { issuerControllers } from './issuers/controller.js';
 export function addCertificateControllers(manager: Manager, cfg: CertOperatorConfig) {
   // Secrets: full data only for those carrying our label; every other Secret as metadata only.
   manager.cache.configure(Secret, LABELLED);
+  // ClusterIssuers keep their Secrets in the cluster resource namespace: watched for Secrets even
+  // when the operator is limited to other namespaces (the chart grants it a Role there).
+  manager.cache.watchAlso(Secret, [cfg.clusterResourceNamespace]);
   const accounts = cfg.acme ? new AcmeAccounts(acmeClientMetrics(manager.metrics.registry)) : undefined;
   for (const c of issuerControllers(cfg, accounts && acmeReadiness(accounts))) manager.add(c);
   manager.add(certificateController(cfg));

@@ -5,6 +5,18 @@ import { x509 } from './crypto-provider.js';
 import { publicKeyDer, signingAlgorithm, toCryptoKeys } from './keys.js';
 import { effectiveUsages, usageExtensions } from './usages.js';
 
+/** The subject's fields as a Certificate's spec.subject names them. */
+export interface SubjectFields {
+  organizations: string[];
+  countries: string[];
+  organizationalUnits: string[];
+  localities: string[];
+  provinces: string[];
+  streetAddresses: string[];
+  postalCodes: string[];
+  serialNumber?: string;
+}
+
 /** What a certificate says about its subject: compared between spec, CSR and issued certificate. */
 export interface Identity {
   commonName?: string;
@@ -15,21 +27,44 @@ export interface Identity {
   organizations: string[];
 }
 
-/** The subject as RDNs: attributes in cert-manager's order, the common name last. */
+/**
+ * Subject attributes by OID, in cert-manager's order (the common name goes last). OIDs, not short
+ * names: the x509 library knows no short name for street, postalCode or serialNumber.
+ */
+const SUBJECT_ATTRIBUTES: [keyof Omit<SubjectFields, 'serialNumber'> | 'serialNumber', string][] = [
+  ['countries', '2.5.4.6'],
+  ['provinces', '2.5.4.8'],
+  ['localities', '2.5.4.7'],
+  ['streetAddresses', '2.5.4.9'],
+  ['postalCodes', '2.5.4.17'],
+  ['organizations', '2.5.4.10'],
+  ['organizationalUnits', '2.5.4.11'],
+  ['serialNumber', '2.5.4.5'],
+];
+const CN = '2.5.4.3';
+
 function subjectName(spec: CertificateSpecType): x509.Name {
   const s = spec.subject ?? {};
   const rdns: Record<string, string[]>[] = [];
-  const add = (attr: string, values?: string[]) => values?.length && rdns.push({ [attr]: values });
-  add('C', s.countries);
-  add('ST', s.provinces);
-  add('L', s.localities);
-  add('street', s.streetAddresses);
-  add('postalCode', s.postalCodes);
-  add('O', s.organizations);
-  add('OU', s.organizationalUnits);
-  if (s.serialNumber) add('serialNumber', [s.serialNumber]);
-  if (spec.commonName) add('CN', [spec.commonName]);
+  for (const [field, oid] of SUBJECT_ATTRIBUTES) {
+    const v = s[field];
+    const values = typeof v === 'string' ? [v] : v;
+    if (values?.length) rdns.push({ [oid]: values });
+  }
+  if (spec.commonName) rdns.push({ [CN]: [spec.commonName] });
   return new x509.Name(rdns as never);
+}
+
+/** The subject fields of a parsed name. */
+export function subjectFieldsOf(name: x509.Name): SubjectFields {
+  const out = { organizations: [], countries: [], organizationalUnits: [], localities: [], provinces: [], streetAddresses: [], postalCodes: [] } as SubjectFields;
+  for (const [field, oid] of SUBJECT_ATTRIBUTES) {
+    const values = name.getField(oid);
+    if (field === 'serialNumber') {
+      if (values[0]) out.serialNumber = values[0];
+    } else out[field] = values;
+  }
+  return out;
 }
 
 export function sanExtension(id: Pick<Identity, 'dnsNames' | 'ipAddresses' | 'uris' | 'emailAddresses'>): x509.Extension[] {
@@ -61,6 +96,7 @@ export async function createCSR(spec: CertificateSpecType, key: KeyObject): Prom
 export interface ParsedCSR extends Identity {
   csr: x509.Pkcs10CertificateRequest;
   subject: x509.Name;
+  subjectFields: SubjectFields;
   publicKey: KeyObject;
   extensions: x509.Extension[];
 }
@@ -70,12 +106,12 @@ function identityOf(subject: x509.Name, extensions: readonly x509.Extension[]): 
   const items = san?.names.items ?? [];
   const of = (t: string) => items.filter((n) => n.type === t).map((n) => n.value);
   return {
-    commonName: subject.getField('CN')[0],
+    commonName: subject.getField(CN)[0],
     dnsNames: of('dns'),
     ipAddresses: of('ip'),
     uris: of('url'),
     emailAddresses: of('email'),
-    organizations: subject.getField('O'),
+    organizations: subject.getField('2.5.4.10'),
   };
 }
 
@@ -89,7 +125,7 @@ export async function parseCSR(pem: string): Promise<ParsedCSR> {
   }
   if (!(await csr.verify())) throw new Error('the certificate signing request has an invalid signature');
   const subject = new x509.Name(csr.subject);
-  return { csr, subject, extensions: [...csr.extensions], publicKey: createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' }), ...identityOf(subject, csr.extensions) };
+  return { csr, subject, subjectFields: subjectFieldsOf(subject), extensions: [...csr.extensions], publicKey: createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' }), ...identityOf(subject, csr.extensions) };
 }
 
 export const csrPublicKeyDer = (p: ParsedCSR): Buffer => publicKeyDer(p.publicKey);

@@ -13,7 +13,6 @@ export interface KeySpec {
   encoding: KeyEncoding;
 }
 
-const RSA_SIZES = [2048, 3072, 4096, 8192];
 const EC_SIZES = [256, 384, 521];
 
 /** cert-manager's defaults: RSA 2048, ECDSA P-256, PKCS1; Ed25519 has no size. */
@@ -25,7 +24,8 @@ export function keySpecOf(pk: { algorithm?: string; size?: number; encoding?: st
 
 /** Why a key spec cannot be honoured, if it cannot. */
 export function keySpecProblem(spec: KeySpec): string | undefined {
-  if (spec.algorithm === 'RSA' && !RSA_SIZES.includes(spec.size)) return `RSA key size ${spec.size} is not supported: use one of ${RSA_SIZES.join(', ')}`;
+  // cert-manager's range: any size from 2048 to 8192 bits.
+  if (spec.algorithm === 'RSA' && (spec.size < 2048 || spec.size > 8192)) return `RSA key size ${spec.size} is not supported: use a size from 2048 to 8192`;
   if (spec.algorithm === 'ECDSA' && !EC_SIZES.includes(spec.size)) return `ECDSA key size ${spec.size} is not supported: use 256, 384 or 521`;
   return undefined;
 }

@@ -12,6 +12,10 @@ export interface SigningTemplate {
   isCA: boolean;
   usages: KeyUsage[];
   now?: Date;
+  /** Where relying parties find revocation and the issuer (the CA issuer's fields; SelfSigned has CRLs only). */
+  crlDistributionPoints?: string[];
+  ocspServers?: string[];
+  issuingCertificateURLs?: string[];
 }
 
 export interface Issued {
@@ -35,6 +39,8 @@ function extensions(t: SigningTemplate, authority?: x509.X509Certificate) {
     ...sanExtension(t.csr),
     x509.SubjectKeyIdentifierExtension.create(t.csr.csr.publicKey),
     ...(authority ? [x509.AuthorityKeyIdentifierExtension.create(authority)] : []),
+    ...(t.crlDistributionPoints?.length ? [new x509.CRLDistributionPointsExtension(t.crlDistributionPoints)] : []),
+    ...(t.ocspServers?.length || t.issuingCertificateURLs?.length ? [new x509.AuthorityInfoAccessExtension({ ocsp: t.ocspServers ?? [], caIssuers: t.issuingCertificateURLs ?? [] })] : []),
   ]);
 }
 

@@ -35,6 +35,20 @@ describe('the shared cache', () => {
     await expect(cache.get(ConfigMap, { namespace: 'c', name: 'app' })).rejects.toThrow(/namespace "c" is not watched \(WATCH_NAMESPACE=a,b\)/);
   });
 
+  it('watches one kind in an extra namespace when asked (an operator\'s own Secrets), and nothing else there', async () => {
+    const own = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, { namespaces: ['a'] });
+    own.watchAlso(Secret, ['c']);
+    own.start();
+    try {
+      expect((await own.list(Secret, {}, { labelSelector: 'opkit.dev/managed=true' })).map((s) => s.metadata.namespace).sort()).toEqual(['a', 'c']);
+      expect((await own.get(Secret, { namespace: 'c', name: 'unrelated' }))?.metadata.name).toBe('unrelated');
+      await expect(own.get(ConfigMap, { namespace: 'c', name: 'app' })).rejects.toThrow(/namespace "c" is not watched/);
+      await expect(own.get(Secret, { namespace: 'b', name: 'owned' })).rejects.toThrow(/namespace "b" is not watched/);
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('answers reads from memory: no request reaches the API server once synced', async () => {
     await cache.list(ConfigMap);
     requests = [];

@@ -124,12 +124,29 @@ export class KindInformer<T extends KubeObject> {
 export class Cache {
   private readonly informers = new Map<string, KindInformer<KubeObject>>();
   private readonly defaults = new Map<string, InformerOptions>();
+  private readonly extraNamespaces = new Map<string, string[]>();
   private started = false;
 
   constructor(private readonly transport: Transport, private readonly log: Logger, readonly options: CacheOptions = {}) {}
 
   get namespaces(): string[] {
     return this.options.namespaces ?? [];
+  }
+
+  /**
+   * Watches a namespaced kind in these namespaces too, when the cache is limited to some
+   * (WATCH_NAMESPACE): an operator's own namespace, say, where its cluster-wide configuration keeps
+   * its Secrets. Without a limit, every namespace is watched anyway. Call before the kind is used.
+   */
+  watchAlso<T extends KubeObject>(kind: Kind<T>, namespaces: string[]): void {
+    const k = kindKey(kind);
+    this.extraNamespaces.set(k, [...new Set([...(this.extraNamespaces.get(k) ?? []), ...namespaces.filter(Boolean)])]);
+  }
+
+  /** The namespaces a kind is watched in; empty: the whole cluster (or a cluster-scoped kind). */
+  namespacesOf(kind: Kind): string[] {
+    if (!kind.namespaced || !this.namespaces.length) return [];
+    return [...new Set([...this.namespaces, ...(this.extraNamespaces.get(kindKey(kind)) ?? [])])];
   }
 
   /** Sets the default informer options of a kind (e.g. a label selector for Secrets). Call before use. */
@@ -147,7 +164,8 @@ export class Cache {
     const id = this.id(kind, opts);
     let ki = this.informers.get(id) as KindInformer<T> | undefined;
     if (!ki) {
-      const namespaces = kind.namespaced && this.namespaces.length ? this.namespaces : [''];
+      const watched = this.namespacesOf(kind);
+      const namespaces = watched.length ? watched : [''];
       const parts = new Map<string, Informer<T>>();
       for (const ns of namespaces) {
         parts.set(
@@ -180,7 +198,8 @@ export class Cache {
   }
 
   private checkNamespace(kind: Kind, namespace?: string) {
-    if (kind.namespaced && namespace && this.namespaces.length && !this.namespaces.includes(namespace)) {
+    const watched = this.namespacesOf(kind);
+    if (namespace && watched.length && !watched.includes(namespace)) {
       throw new Error(`namespace "${namespace}" is not watched (WATCH_NAMESPACE=${this.namespaces.join(',')}); cannot read ${kind.kind} from the cache`);
     }
   }

@@ -19,6 +19,11 @@ export interface PebbleOptions {
   realistic?: boolean;
   /** External account binding keys (kid → base64url HMAC key); makes EAB required. */
   externalAccountBindings?: Record<string, string>;
+  /**
+   * Copy the first DNS name into the subject's common name, as Let's Encrypt's classic profile
+   * does (on by default: a certificate is then not exactly what the CSR asked for).
+   */
+  promoteCommonName?: boolean;
   /** Extra PEBBLE_* environment. */
   env?: Record<string, string>;
 }
@@ -70,7 +75,7 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
         domainBlocklist: ['blocked.example.com'],
         retryAfter: { authz: 1, order: 1 },
         keyAlgorithm: 'ecdsa',
-        profiles: { default: { description: 'default', validityPeriod: 7_776_000 } },
+        profiles: { default: { description: 'default', validityPeriod: 7_776_000, promoteCommonName: options.promoteCommonName ?? true } },
       },
     }),
   );

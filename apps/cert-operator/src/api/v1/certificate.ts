@@ -39,6 +39,13 @@ export const CertificateSpec = Type.Object(
         size: Type.Optional(Type.Integer()),
         encoding: Type.Optional(Type.Union([Type.Literal('PKCS1'), Type.Literal('PKCS8')])),
         rotationPolicy: Type.Optional(Type.Union([Type.Literal('Always'), Type.Literal('Never')])),
+      },
+      {
+        // As cert-manager's webhook: refused when applied, not found out by the operator later.
+        'x-kubernetes-validations': [
+          { rule: "!has(self.size) || (has(self.algorithm) && self.algorithm != 'RSA') || (self.size >= 2048 && self.size <= 8192)", message: 'RSA key size must be from 2048 to 8192' },
+          { rule: "!has(self.size) || !has(self.algorithm) || self.algorithm != 'ECDSA' || self.size in [256, 384, 521]", message: 'ECDSA key size must be 256, 384 or 521' },
+        ],
       }),
     ),
     revisionHistoryLimit: Type.Optional(Type.Integer({ minimum: 1, description: 'CertificateRequests kept per Certificate (default 1).' })),

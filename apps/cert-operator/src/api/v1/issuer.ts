@@ -1,7 +1,7 @@
 import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { ACMEIssuer, ACMEIssuerStatus } from './acme-issuer.js';
-import { GROUP } from './shared.js';
+import { GROUP, RetryStatus } from './shared.js';
 
 const SelfSigned = Type.Object({ crlDistributionPoints: Type.Optional(Type.Array(Type.String())) });
 const CA = Type.Object({
@@ -17,7 +17,7 @@ export const IssuerSpec = Type.Object(
   { 'x-kubernetes-validations': [{ rule: '[has(self.selfSigned), has(self.ca), has(self.acme)].filter(x, x).size() == 1', message: 'exactly one of selfSigned, ca and acme must be set' }] },
 );
 
-export const IssuerStatus = Type.Object({ conditions: Type.Optional(Conditions), acme: Type.Optional(ACMEIssuerStatus) });
+export const IssuerStatus = Type.Object({ conditions: Type.Optional(Conditions), acme: Type.Optional(ACMEIssuerStatus), ...RetryStatus });
 
 const common = {
   group: GROUP,

@@ -49,3 +49,12 @@ export const KEY_USAGES = [
 ] as const;
 export type KeyUsage = (typeof KEY_USAGES)[number];
 export const Usages = Type.Array(Type.Union(KEY_USAGES.map((u) => Type.Literal(u))), { maxItems: 24 });
+
+/**
+ * Transient failures talking to an ACME server, in status so a restart keeps the backoff (opkit's
+ * addition: cert-manager keeps this only in memory, and restarts start the count again).
+ */
+export const RetryStatus = {
+  failedAttempts: Type.Optional(Type.Integer({ minimum: 0, description: 'Consecutive transient failures talking to the ACME server.' })),
+  lastFailureTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the last of them happened; the next attempt waits 30 s doubling per failure, at most 30 min.' })),
+};

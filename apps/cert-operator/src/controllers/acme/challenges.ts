@@ -5,7 +5,8 @@ import { CHALLENGE_PATH, challengeRule, HTTPRoute, identityLabels, solverHTTPRou
 import { Challenge, CHALLENGE_FINALIZER, type ChallengeObject } from '../../api/acme/v1/challenge.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
-import { classify, resetBackoff } from './errors.js';
+import { classify } from './errors.js';
+import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
 import { ChallengeScheduler, isFinalChallenge } from './scheduler.js';
 
 type Status = NonNullable<ChallengeObject['status']>;
@@ -26,8 +27,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   const passes = new Map<string, number>();
   const sc = cfg.selfCheck;
 
+  /** Any write but a failure's clears the failure record (see retry.ts). */
   const write = async (ch: ChallengeObject, ctx: ReconcileContext, patch: Partial<Status>): Promise<void> => {
-    await ctx.updateStatus(Challenge.kind, ch, { ...ch.status, ...patch });
+    await ctx.updateStatus(Challenge.kind, ch, { ...ch.status, ...RETRY_CLEARED, ...patch });
   };
 
   const owned = async <T extends KubeObject>(kind: Parameters<ReconcileContext['cache']['list']>[0], ch: ChallengeObject, ctx: ReconcileContext) =>
@@ -138,7 +140,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
 
     const lookup = await resolveIssuer(ctx.cache, ch.spec.issuerRef, req.namespace!, cfg);
     if (!lookup.ok) return (await write(ch, ctx, { reason: lookup.message }), { requeueAfter: 30_000 });
-    const backoffKey = `challenge/${req.namespace}/${req.name}`;
+    // After a transient failure, nothing goes to the CA before the recorded backoff has passed.
+    const wait = waitBeforeRetry(ch.status, ctx.clock.now());
+    if (wait) return { requeueAfter: wait };
     try {
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
       const authorization = async () => {
@@ -175,13 +179,11 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         passes.set(uid, n);
         if (n < sc.requiredPasses) return { requeueAfter: sc.intervalMs };
         await session.call((c) => c.completeChallenge({ url: ch.spec.url } as never));
-        resetBackoff(backoffKey);
         return (await write(ch, ctx, { state: 'processing', reason: PROGRESS.accepted }), { requeueAfter: 1_000 });
       }
 
       // Accepted: wait for the CA's verdict.
       const { authz, challenge } = await authorization();
-      resetBackoff(backoffKey);
       if (authz.status === 'valid' || challenge?.status === 'valid') {
         ctx.recorder.normal(ch, 'DomainVerified', 'Domain verified with HTTP-01');
         return write(ch, ctx, { state: 'valid', reason: PROGRESS.valid });
@@ -193,8 +195,12 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       }
       return { requeueAfter: 2_000 };
     } catch (err) {
-      const f = classify(err, backoffKey);
-      if (f.kind === 'retry') return (await write(ch, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
+      const f = classify(err);
+      if (f.kind === 'wait') return (await write(ch, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
+      if (f.kind === 'retry') {
+        const failed = recordFailure(ch.status, ctx.clock.now(), f.atLeastMs);
+        return (await write(ch, ctx, { ...failed.fields, reason: `${f.message}; retrying at ${failed.retryAt}` }), { requeueAfter: failed.retryInMs });
+      }
       if (f.kind === 'account-lost') {
         await accounts.forget(lookup.resolved.issuer, ctx);
         return (await write(ch, ctx, { reason: f.message }), { requeueAfter: 5_000 });

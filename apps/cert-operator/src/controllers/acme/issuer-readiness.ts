@@ -1,31 +1,41 @@
 import type { AcmeAccounts } from '../../acme/accounts.js';
 import type { ReadinessCheck } from '../issuers/controller.js';
-import { classify, resetBackoff } from './errors.js';
+import { classify } from './errors.js';
+import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
+
+const REGISTERED = { status: 'True', reason: 'ACMEAccountRegistered', message: 'The ACME account was registered with the ACME server' } as const;
 
 /**
  * An ACME issuer is Ready once its account is registered. The account URL is recorded on the
- * issuer and reused: no call to the server while the key, server and email stay the same.
+ * issuer and reused: no call to the server while the key, server and email stay the same. A failed
+ * registration is retried after the backoff recorded on the issuer; a spec change retries at once.
  */
 export function acmeReadiness(accounts: AcmeAccounts): ReadinessCheck {
   return async (issuer, resourceNamespace, ctx) => {
     const spec = issuer.spec.acme!;
-    const key = `issuer/${issuer.metadata.uid}`;
+    const now = ctx.clock.now();
+    const ready = issuer.status?.conditions?.find((c) => c.type === 'Ready');
+    // Waiting out the backoff: the verdict stays what it is (so nothing is written), until then.
+    const wait = ready?.observedGeneration === issuer.metadata.generation ? waitBeforeRetry(issuer.status, now) : undefined;
+    if (wait && ready?.status === 'False') return { status: 'False', reason: ready.reason, message: ready.message, requeueAfter: wait };
     try {
       const { session, registered, keyHash } = await accounts.session(issuer, resourceNamespace, ctx);
       const emailUnchanged = (issuer.status?.acme?.lastRegisteredEmail ?? '') === (spec.email ?? '');
-      if (registered && emailUnchanged) return { status: 'True', reason: 'ACMEAccountRegistered', message: 'The ACME account was registered with the ACME server' };
+      if (registered && emailUnchanged) return { ...REGISTERED, statusPatch: RETRY_CLEARED };
       await session.call((c) => c.createAccount({ termsOfServiceAgreed: true, contact: spec.email ? [`mailto:${spec.email}`] : [] }));
-      resetBackoff(key);
       ctx.recorder.normal(issuer, 'ACMEAccountRegistered', `Registered ACME account ${session.client.getAccountUrl()}`);
-      return {
-        status: 'True',
-        reason: 'ACMEAccountRegistered',
-        message: 'The ACME account was registered with the ACME server',
-        statusPatch: { acme: { uri: session.client.getAccountUrl(), lastRegisteredEmail: spec.email ?? '', lastPrivateKeyHash: keyHash } },
-      };
+      return { ...REGISTERED, statusPatch: { ...RETRY_CLEARED, acme: { uri: session.client.getAccountUrl(), lastRegisteredEmail: spec.email ?? '', lastPrivateKeyHash: keyHash } } };
     } catch (err) {
-      const f = classify(err, key);
-      return { status: 'False', reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${f.message}`, requeueAfter: f.kind === 'retry' ? f.requeueAfter : 300_000 };
+      const f = classify(err);
+      if (f.kind === 'wait') return { status: 'False', reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${f.message}`, requeueAfter: f.requeueAfter };
+      const failed = recordFailure(issuer.status, now, f.kind === 'retry' ? f.atLeastMs : 0);
+      return {
+        status: 'False',
+        reason: 'ErrRegisterACMEAccount',
+        message: `Failed to register ACME account: ${f.message}; retrying at ${failed.retryAt}`,
+        statusPatch: failed.fields,
+        requeueAfter: failed.retryInMs,
+      };
     }
   };
 }

@@ -8,7 +8,8 @@ import { FAILED_STATES, Order, type OrderObject, type OrderState } from '../../a
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
 import { isProgress } from './challenges.js';
-import { classify, resetBackoff } from './errors.js';
+import { classify } from './errors.js';
+import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
 import { acmeRbac } from '../rbac.js';
 
 type OrderStatus = NonNullable<OrderObject['status']>;
@@ -23,8 +24,9 @@ const solving = (o: OrderObject) => `solving the HTTP-01 challenges for ${[...(o
  * waited out and shown; an order the CA forgot (it restarted) is started over.
  */
 export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
+  /** Any write but a failure's clears the failure record: the server answered, or was not needed. */
   async function write(o: OrderObject, ctx: ReconcileContext, patch: Partial<OrderStatus>) {
-    await ctx.updateStatus(Order.kind, o, { ...o.status, ...patch });
+    await ctx.updateStatus(Order.kind, o, { ...o.status, ...RETRY_CLEARED, ...patch });
   }
   const challengesOf = async (o: OrderObject, ctx: ReconcileContext) =>
     (await ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace })).filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
@@ -46,12 +48,13 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
     const lookup = await resolveIssuer(ctx.cache, o.spec.issuerRef, req.namespace!, cfg);
     if (!lookup.ok) return (await write(o, ctx, { reason: lookup.message }), { requeueAfter: 30_000 });
     const issuer = lookup.resolved.issuer;
-    const backoffKey = `order/${req.namespace}/${req.name}`;
+    // After a transient failure, nothing goes to the CA before the recorded backoff has passed.
+    const wait = waitBeforeRetry(o.status, ctx.clock.now());
+    if (wait) return { requeueAfter: wait };
     try {
       const session = await accounts.registered(issuer, lookup.resolved.resourceNamespace, ctx);
       const finalize = async (order: { url?: string; finalize?: string }): Promise<Result> => {
         const finalized = await session.call((c) => c.finalizeOrder(order as never, Buffer.from(o.spec.request, 'base64').toString('utf8')));
-        resetBackoff(backoffKey);
         // A CA that issues at once answers valid with the certificate's URL: fetch it now.
         if (finalized.status === 'valid' && finalized.certificate) return complete(finalized);
         await write(o, ctx, { state: finalized.status as OrderState, reason: '' });
@@ -67,7 +70,6 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
         const identifiers = [...(o.spec.dnsNames ?? []).map((value) => ({ type: 'dns', value })), ...(o.spec.ipAddresses ?? []).map((value) => ({ type: 'ip', value }))];
         const created = await session.call((c) => c.createOrder({ identifiers }));
         const authzs = await session.call((c) => c.getAuthorizations(created));
-        resetBackoff(backoffKey);
         await write(o, ctx, {
           url: created.url,
           finalizeURL: created.finalize,
@@ -134,7 +136,6 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
       }
 
       const current = await session.call((c) => c.getOrder({ url: o.status!.url } as never));
-      resetBackoff(backoffKey);
       const acmeState = current.status as OrderState;
       if (acmeState === 'invalid') return fail(o, ctx, 'invalid', 'the ACME server marked the order invalid');
       if (acmeState === 'valid') return complete(current);
@@ -144,17 +145,19 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
       await write(o, ctx, { state: 'pending', reason: 'every challenge is valid; waiting for the ACME server to mark the order ready' });
       return { requeueAfter: 5_000 };
     } catch (err) {
-      const f = classify(err, backoffKey);
-      if (f.kind === 'retry') return (await write(o, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
+      const f = classify(err);
+      if (f.kind === 'wait') return (await write(o, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
       if (f.kind === 'account-lost') {
         await accounts.forget(issuer, ctx);
         return (await write(o, ctx, { reason: f.message }), { requeueAfter: 5_000 });
       }
-      if (f.kind === 'not-found') {
-        // The CA forgot the order (it expired, or the CA restarted): order again from scratch.
+      if (f.kind === 'retry' || f.kind === 'not-found') {
+        const failed = recordFailure(o.status, ctx.clock.now(), f.kind === 'retry' ? f.atLeastMs : 0);
+        if (f.kind === 'retry') return (await write(o, ctx, { ...failed.fields, reason: `${f.message}; retrying at ${failed.retryAt}` }), { requeueAfter: failed.retryInMs });
+        // The CA forgot the order (it expired, or the CA restarted): order again from scratch, after the backoff.
         await deleteChallenges(o, ctx);
-        await write(o, ctx, { url: undefined, finalizeURL: undefined, authorizations: undefined, state: 'pending', reason: `the ACME server lost the order (${f.message}); ordering again` });
-        return { requeueAfter: 1_000 };
+        await write(o, ctx, { ...failed.fields, url: undefined, finalizeURL: undefined, authorizations: undefined, state: 'pending', reason: `the ACME server lost the order (${f.message}); ordering again at ${failed.retryAt}` });
+        return { requeueAfter: failed.retryInMs };
       }
       return fail(o, ctx, 'errored', f.message);
     }

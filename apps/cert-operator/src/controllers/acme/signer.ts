@@ -19,6 +19,13 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
   const name = `${cr.metadata.name}-${adler32(cr.spec.request)}`;
   const key = { namespace: cr.metadata.namespace, name };
   const order = await ctx.cache.get(Order.kind, key);
+  // An Order of this name made for another request (one deleted and made again with the same name
+  // and CSR) is not ours to reuse: it is removed, and ours created.
+  if (order && !order.metadata.ownerReferences?.some((o) => o.uid === cr.metadata.uid)) {
+    await ctx.delete(Order.kind, order, { preconditions: { uid: order.metadata.uid } });
+    ctx.recorder.normal(cr, 'OrderReplaced', `Order ${cr.metadata.namespace}/${name} belonged to another CertificateRequest; ordering anew`);
+    return { pending: `Order ${cr.metadata.namespace}/${name} belonged to another CertificateRequest; ordering anew`, requeueAfter: 1_000 };
+  }
   if (!order) {
     await ctx.create(Order.kind, {
       metadata: { name, namespace: cr.metadata.namespace, labels: cr.metadata.labels, ownerReferences: [controllerReference(CertificateRequest.kind, cr)] },

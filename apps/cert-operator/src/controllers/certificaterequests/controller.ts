@@ -34,7 +34,7 @@ const template = (cr: CertificateRequestObject, csr: ParsedCSR) => ({
 });
 
 /** SelfSigned: the certificate is signed by its own key, found through the request's annotation. */
-const signSelfSigned: Signer = async (cr, csr, _issuer, ctx) => {
+const signSelfSigned: Signer = async (cr, csr, issuer, ctx) => {
   const keySecret = cr.metadata.annotations?.[A.privateKeySecretName];
   if (!keySecret) return { failed: `the SelfSigned issuer needs the private key: annotation ${A.privateKeySecretName} is missing` };
   const secret = await new SecretReader(ctx.cache, ctx.client).read({ namespace: cr.metadata.namespace!, name: keySecret });
@@ -42,14 +42,15 @@ const signSelfSigned: Signer = async (cr, csr, _issuer, ctx) => {
   if (!pem) return { pending: `private key Secret "${keySecret}" not found`, requeueAfter: 5_000 };
   const key = parsePrivateKey(pem);
   if (!publicKeyDer(key).equals(publicKeyDer(csr.publicKey))) return { failed: `the private key in Secret "${keySecret}" does not match the request's public key` };
-  return { issued: await selfSign(template(cr, csr), key) };
+  return { issued: await selfSign({ ...template(cr, csr), crlDistributionPoints: issuer.issuer.spec.selfSigned?.crlDistributionPoints }, key) };
 };
 
 /** CA: the CA issuer's pair signs; the chain and root go with the certificate. */
 const signCA: Signer = async (cr, csr, issuer, ctx) => {
   const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client), issuer.resourceNamespace, issuer.issuer.spec.ca!.secretName);
   if (!pair.ok) return { pending: pair.message, requeueAfter: 30_000 };
-  return { issued: await caSign(template(cr, csr), pair) };
+  const { crlDistributionPoints, ocspServers, issuingCertificateURLs } = issuer.issuer.spec.ca!;
+  return { issued: await caSign({ ...template(cr, csr), crlDistributionPoints, ocspServers, issuingCertificateURLs }, pair) };
 };
 
 export function certificateRequestController(cfg: CertOperatorConfig, signers: { acme?: Signer } = {}) {

@@ -2,9 +2,9 @@ import { Secret, controllerReference, type ReconcileContext } from '@opkit/runti
 import type { KeyObject } from 'node:crypto';
 import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
 import { L } from '../../api/v1/shared.js';
-import { encodePrivateKey, generatePrivateKey, keyMatchesSpec, keySpecOf, parsePrivateKey } from '../../pki/keys.js';
+import { describeKey, encodePrivateKey, generatePrivateKey, keyMatchesSpec, keySpecOf, parsePrivateKey } from '../../pki/keys.js';
 import { LABELLED, secretData } from '../../secrets/secret-reader.js';
-import type { SecretState } from './trigger.js';
+import type { SecretState } from './secret-state.js';
 
 export interface NextKey {
   key: KeyObject;
@@ -18,15 +18,28 @@ export async function nextKeySecrets(c: CertificateObject, ctx: ReconcileContext
   return ctx.cache.list(Secret, { namespace: c.metadata.namespace, labelSelector: { [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name } }, LABELLED);
 }
 
+/** rotationPolicy Never, and the key in the Secret no longer fits the spec: a person has to decide. */
+export interface KeyRefused {
+  refused: string;
+}
+
 /**
- * The private key the next certificate will carry, kept across retries in a temporary Secret (so a
- * failing issuance does not generate a key per attempt), or the current key when rotationPolicy is
- * Never and it still fits the spec. Extra temporary Secrets (from a lost race) are removed.
+ * The key manager: the private key the next certificate will carry, kept across retries in a
+ * temporary Secret (so a failing issuance does not generate a key per attempt), or the current key
+ * when rotationPolicy is Never. Never with a key that no longer fits the spec is refused, as
+ * cert-manager does: making a new key is exactly what the user said not to do. Extra temporary
+ * Secrets (from a lost race) are removed.
  */
-export async function nextPrivateKey(c: CertificateObject, current: SecretState, ctx: ReconcileContext): Promise<NextKey> {
+export async function nextPrivateKey(c: CertificateObject, current: SecretState, ctx: ReconcileContext): Promise<NextKey | KeyRefused> {
   const spec = keySpecOf(c.spec.privateKey);
-  if (c.spec.privateKey?.rotationPolicy === 'Never' && current.key && keyMatchesSpec(current.key, spec)) {
-    return { key: current.key, secretName: c.spec.secretName, temporary: false };
+  if (c.spec.privateKey?.rotationPolicy === 'Never' && current.key) {
+    if (keyMatchesSpec(current.key, spec)) return { key: current.key, secretName: c.spec.secretName, temporary: false };
+    const have = describeKey(current.key);
+    return {
+      refused:
+        `the private key in Secret "${c.spec.secretName}" is ${have.algorithm}${have.size ? ` ${have.size}` : ''}, the spec asks for ${spec.algorithm}${spec.size ? ` ${spec.size}` : ''}, ` +
+        `and rotationPolicy is Never, so no new key is made: set spec.privateKey.rotationPolicy to Always, or delete the Secret's key`,
+    };
   }
   const existing = (await nextKeySecrets(c, ctx)).sort((a, b) => (a.metadata.name === c.status?.nextPrivateKeySecretName ? -1 : b.metadata.name === c.status?.nextPrivateKeySecretName ? 1 : 0));
   let chosen: NextKey | undefined;

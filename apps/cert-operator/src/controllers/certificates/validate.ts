@@ -32,10 +32,8 @@ export function validateCertificate(c: CertificateObject): string[] {
       problems.push(`spec.renewBefore: ${(err as Error).message}`);
     }
   }
-  const sans = [...(s.dnsNames ?? []), ...(s.ipAddresses ?? []), ...(s.uris ?? []), ...(s.emailAddresses ?? [])];
-  if (s.commonName && sans.length && !sans.includes(s.commonName)) {
-    problems.push(`spec.commonName "${s.commonName}" is not among the subject alternative names (dnsNames, ipAddresses, uris, emailAddresses): clients ignore the common name, so it must be one of them`);
-  }
+  // A common name outside the SANs is fine for SelfSigned and CA issuers (cert-manager refuses it
+  // only for ACME, whose signer says so on the request).
   for (const ip of s.ipAddresses ?? []) if (!isIP(ip)) problems.push(`spec.ipAddresses: "${ip}" is not an IP address`);
   for (const e of s.emailAddresses ?? []) if (!/^[^@\s]+@[^@\s]+$/.test(e)) problems.push(`spec.emailAddresses: "${e}" is not an email address`);
   for (const u of s.uris ?? []) {

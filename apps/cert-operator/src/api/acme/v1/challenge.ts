@@ -1,7 +1,7 @@
 import { defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { Solver } from '../../v1/acme-issuer.js';
-import { IssuerRef } from '../../v1/shared.js';
+import { IssuerRef, RetryStatus } from '../../v1/shared.js';
 import { ACME_GROUP, ORDER_STATES } from './order.js';
 
 export const CHALLENGE_FINALIZER = `${ACME_GROUP}/finalizer`;
@@ -34,6 +34,7 @@ export const Challenge = defineCustomResource({
     presentedAt: Type.Optional(Type.String({ format: 'date-time' })),
     reason: Type.Optional(Type.String()),
     state: Type.Optional(Type.Union(ORDER_STATES.map((s) => Type.Literal(s)))),
+    ...RetryStatus,
   }),
   printerColumns: [
     { name: 'State', type: 'string', jsonPath: '.status.state' },

@@ -1,6 +1,6 @@
 import { defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
-import { Duration, IssuerRef } from '../../v1/shared.js';
+import { Duration, IssuerRef, RetryStatus } from '../../v1/shared.js';
 
 export const ACME_GROUP = 'acme.cert.opkit.dev';
 export const ORDER_STATES = ['valid', 'ready', 'pending', 'processing', 'invalid', 'expired', 'errored'] as const;
@@ -47,6 +47,7 @@ export const Order = defineCustomResource({
     state: Type.Optional(State),
     reason: Type.Optional(Type.String()),
     failureTime: Type.Optional(Type.String({ format: 'date-time' })),
+    ...RetryStatus,
   }),
   printerColumns: [
     { name: 'State', type: 'string', jsonPath: '.status.state' },

@@ -1,0 +1,35 @@
+import { rfc3339 } from '@opkit/runtime';
+
+/**
+ * Retries after transient failures talking to an ACME server (unreachable, rate limited, an
+ * object it forgot), recorded in the object's status as cert-manager records failed issuances:
+ * so a restart does not start the count again, and the operator's own status writes, which
+ * reconcile the object again at once, cannot shorten the wait.
+ */
+export interface RetryState {
+  failedAttempts?: number;
+  lastFailureTime?: string;
+}
+
+const BASE_MS = 30_000;
+const MAX_MS = 30 * 60_000;
+
+/** 30 s, doubling per failure, at most 30 min: three attempts in the first three minutes of an outage. */
+export const retryDelayMs = (failedAttempts: number): number => Math.min(BASE_MS * 2 ** Math.max(0, failedAttempts - 1), MAX_MS);
+
+/** How long until the next attempt may go to the server; undefined when it may go now. */
+export function waitBeforeRetry(s: RetryState | undefined, now: number): number | undefined {
+  if (!s?.failedAttempts || !s.lastFailureTime) return undefined;
+  const at = Date.parse(s.lastFailureTime) + retryDelayMs(s.failedAttempts);
+  return at > now ? at - now : undefined;
+}
+
+/** The status fields after one more failure, and when to try again. */
+export function recordFailure(s: RetryState | undefined, now: number, atLeastMs = 0): { fields: Required<RetryState>; retryInMs: number; retryAt: string } {
+  const failedAttempts = (s?.failedAttempts ?? 0) + 1;
+  const retryInMs = Math.max(retryDelayMs(failedAttempts), atLeastMs);
+  return { fields: { failedAttempts, lastFailureTime: rfc3339(new Date(now)) }, retryInMs, retryAt: new Date(now + retryInMs).toISOString() };
+}
+
+/** Fields that clear the record once the server answered. */
+export const RETRY_CLEARED: RetryState = { failedAttempts: undefined, lastFailureTime: undefined };

@@ -1,0 +1,65 @@
+import { rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
+import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
+import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
+import type { CertOperatorConfig } from '../../config.js';
+import { certificateMatchesKey, inspectCertificate } from '../../pki/inspect.js';
+import { encodePrivateKey, keySpecOf } from '../../pki/keys.js';
+import { renewalTime } from '../../pki/renewal.js';
+import { unb64 } from '../certificaterequests/controller.js';
+import { CONTENTION_WINDOW_MS, MAX_REQUEUE_MS } from './backoff.js';
+import type { NextKey } from './next-key.js';
+import { prune } from './requests.js';
+import { desiredSecret } from './secret.js';
+import type { SecretState } from './secret-state.js';
+import { conditionOf, writeStatus } from './status.js';
+
+const READY = { type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' } as const;
+
+/** The wait until the renewal is due (one second past it), at most a day. */
+const untilRenewal = (renewAt: Date, now: number) => Math.min(MAX_REQUEUE_MS, renewAt.getTime() - now + 1_000);
+
+/**
+ * Readiness, when nothing is to be issued: the Secret's metadata kept ours (cert-manager's
+ * annotations and other tools' labels stay), Ready reported, the renewal scheduled.
+ */
+export async function upToDate(c: CertificateObject, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig, now: Date): Promise<Result> {
+  await ctx.apply(Secret, desiredSecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, cfg, state.secret?.type), state.secret);
+  const cert = state.cert!;
+  const renewAt = renewalTime(cert.notBefore, cert.notAfter, c.spec);
+  await writeStatus(c, ctx, (s, set, unset) => {
+    s.notBefore = rfc3339(cert.notBefore);
+    s.notAfter = rfc3339(cert.notAfter);
+    s.renewalTime = rfc3339(renewAt);
+    delete s.nextPrivateKeySecretName;
+    set(READY);
+    unset('Issuing');
+    const marked = conditionOf(s.conditions, 'SecretOverwritten');
+    if (marked && now.getTime() - Date.parse(marked.lastTransitionTime) > CONTENTION_WINDOW_MS) unset('SecretOverwritten');
+  });
+  await prune(c, ctx);
+  return { requeueAfter: untilRenewal(renewAt, now.getTime()) };
+}
+
+/** Issuing: the signed certificate and its key into the Secret, the revision recorded. */
+export async function completeIssuance(c: CertificateObject, cr: CertificateRequestObject, next: NextKey, revision: number, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig): Promise<Result> {
+  const chainPem = unb64(cr.status!.certificate!);
+  if (!certificateMatchesKey(chainPem, next.key)) throw new Error(`CertificateRequest "${cr.metadata.name}" returned a certificate for another key`);
+  const keyPem = encodePrivateKey(next.key, keySpecOf(c.spec.privateKey).encoding);
+  await ctx.apply(Secret, desiredSecret(c, { chainPem, keyPem, caPem: cr.status?.ca ? unb64(cr.status.ca) : undefined }, cfg, state.secret?.type), state.secret);
+  const info = inspectCertificate(chainPem);
+  const renewAt = renewalTime(info.notBefore, info.notAfter, c.spec);
+  ctx.recorder.normal(c, 'Issued', `The certificate has been successfully issued (revision ${revision}, valid until ${info.notAfter.toISOString()})`);
+  await writeStatus(c, ctx, (s, set, unset) => {
+    s.revision = revision;
+    s.notBefore = rfc3339(info.notBefore);
+    s.notAfter = rfc3339(info.notAfter);
+    s.renewalTime = rfc3339(renewAt);
+    delete s.nextPrivateKeySecretName;
+    delete s.failedIssuanceAttempts;
+    delete s.lastFailureTime;
+    set(READY);
+    unset('Issuing');
+  });
+  await prune((await ctx.cache.get(Certificate.kind, { namespace: c.metadata.namespace, name: c.metadata.name })) ?? c, ctx);
+  return { requeueAfter: untilRenewal(renewAt, ctx.clock.now()) };
+}

@@ -1,0 +1,172 @@
+import { DEFAULT_DURATION, type CertificateObject, type CertificateSpecType } from '../../api/v1/certificate.js';
+import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
+import { CERT_MANAGER_GROUP, GROUP, isOurGroup, type KeyUsage } from '../../api/v1/shared.js';
+import type { ParsedCSR, SubjectFields } from '../../pki/csr.js';
+import { normalizeIP } from '../../pki/ip.js';
+import { describeKey, keySpecOf, publicKeyDer } from '../../pki/keys.js';
+import { renewalTime } from '../../pki/renewal.js';
+import { effectiveUsages } from '../../pki/usages.js';
+import type { SecretState } from './secret-state.js';
+
+/**
+ * When a Certificate must be issued again, as cert-manager's trigger/policies: an ordered chain of
+ * named checks, each a pure function of what the reconcile read. The first to answer wins.
+ *
+ * The spec is compared with the *request* the current certificate was issued for, not with the
+ * certificate: a CA may add what was not asked (Let's Encrypt's classic profile adds a common
+ * name), spell it differently (IPv6), or leave out what it does not honour. Only where no request
+ * exists (a Secret ported from cert-manager) is the certificate compared, loosely.
+ */
+export interface TriggerInput {
+  certificate: CertificateObject;
+  secret: SecretState;
+  /** The request of the current revision, with its parsed CSR, if it still exists. */
+  request?: { cr: CertificateRequestObject; csr: ParsedCSR };
+  now: Date;
+}
+
+export interface Trigger {
+  reason: TriggerReason;
+  message: string;
+}
+
+export type TriggerReason =
+  | 'DoesNotExist' | 'MissingData' | 'InvalidKeyPair' | 'InvalidCertificate'
+  | 'IncorrectIssuer' | 'IncorrectCertificate' | 'PrivateKeyChanged' | 'SecretMismatch' | 'RequestChanged' | 'SpecChanged'
+  | 'Expired' | 'Renewing';
+
+export interface Policy {
+  name: string;
+  check: (input: TriggerInput) => Trigger | undefined;
+}
+
+/** A trigger that leaves the current certificate usable: Ready stays True while it is replaced. */
+export const keepsReady = (reason: string) => reason === 'Renewing' || reason === 'ManuallyTriggered';
+
+const sorted = (v: readonly string[] = []) => [...v].sort();
+const sameSet = (a: readonly string[] = [], b: readonly string[] = []) => a.length === b.length && sorted(a).every((x, i) => x === sorted(b)[i]);
+const lower = (v: readonly string[] = []) => v.map((x) => x.toLowerCase());
+const ips = (v: readonly string[] = []) => v.map(normalizeIP);
+
+/**
+ * Our annotation on the Secret, or cert-manager's: a Secret cert-manager wrote describes the same
+ * certificate, and porting a cluster must not re-issue everything.
+ */
+export function secretAnnotation(st: SecretState, name: string): string | undefined {
+  const a = st.secret?.metadata.annotations ?? {};
+  return a[`${GROUP}/${name}`] ?? a[`${CERT_MANAGER_GROUP}/${name}`];
+}
+
+const SUBJECT_FIELDS: (keyof Omit<SubjectFields, 'serialNumber'>)[] = ['organizations', 'countries', 'organizationalUnits', 'localities', 'provinces', 'streetAddresses', 'postalCodes'];
+
+/** The spec fields a request does not match (empty: it asks for exactly what the spec says). */
+export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequestObject, csr: ParsedCSR): string[] {
+  const out: string[] = [];
+  if ((spec.commonName || undefined) !== (csr.commonName || undefined)) out.push('spec.commonName');
+  if (!sameSet(spec.dnsNames, csr.dnsNames)) out.push('spec.dnsNames');
+  if (!sameSet(ips(spec.ipAddresses), ips(csr.ipAddresses))) out.push('spec.ipAddresses');
+  if (!sameSet(spec.uris, csr.uris)) out.push('spec.uris');
+  if (!sameSet(spec.emailAddresses, csr.emailAddresses)) out.push('spec.emailAddresses');
+  for (const f of SUBJECT_FIELDS) if (!sameSet(spec.subject?.[f], csr.subjectFields[f])) out.push(`spec.subject.${f}`);
+  if ((spec.subject?.serialNumber || undefined) !== csr.subjectFields.serialNumber) out.push('spec.subject.serialNumber');
+  if (!!spec.isCA !== !!cr.spec.isCA) out.push('spec.isCA');
+  // The request holds the effective usages (defaults filled in, cert sign added for a CA).
+  if (!sameSet(effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA), cr.spec.usages ?? effectiveUsages(undefined, cr.spec.isCA))) out.push('spec.usages');
+  if ((spec.duration ?? DEFAULT_DURATION) !== (cr.spec.duration ?? DEFAULT_DURATION)) out.push('spec.duration');
+  if (spec.issuerRef.name !== cr.spec.issuerRef.name || (spec.issuerRef.kind || 'Issuer') !== (cr.spec.issuerRef.kind || 'Issuer') || isOurGroup(spec.issuerRef.group) !== isOurGroup(cr.spec.issuerRef.group)) {
+    out.push('spec.issuerRef');
+  }
+  const want = keySpecOf(spec.privateKey);
+  const have = describeKey(csr.publicKey);
+  if (want.algorithm !== have.algorithm || want.size !== have.size) out.push('spec.privateKey');
+  return out;
+}
+
+/**
+ * Without a request, the certificate itself, loosely: the names must be the spec's, but a common
+ * name the CA added is fine when it is one of the names.
+ */
+function certificateMismatches(spec: CertificateSpecType, st: SecretState): string[] {
+  const cert = st.cert!;
+  const out: string[] = [];
+  const sans = [...(cert.dnsNames ?? []), ...(cert.ipAddresses ?? []), ...(cert.uris ?? []), ...(cert.emailAddresses ?? [])];
+  if (spec.commonName ? cert.commonName !== spec.commonName : !!cert.commonName && !sans.includes(cert.commonName)) out.push('spec.commonName');
+  if (!sameSet(lower(spec.dnsNames), lower(cert.dnsNames))) out.push('spec.dnsNames');
+  if (!sameSet(ips(spec.ipAddresses), ips(cert.ipAddresses))) out.push('spec.ipAddresses');
+  if (!sameSet(spec.uris, cert.uris)) out.push('spec.uris');
+  if (!sameSet(spec.emailAddresses, cert.emailAddresses)) out.push('spec.emailAddresses');
+  if (!!spec.isCA !== cert.isCA) out.push('spec.isCA');
+  return out;
+}
+
+const describe = (k: { algorithm: string; size: number }) => `${k.algorithm}${k.size ? ` ${k.size}` : ''}`;
+
+/** cert-manager's trigger chain, in its order. */
+export const TRIGGER_POLICIES: readonly Policy[] = [
+  { name: 'SecretProblem', check: ({ secret }) => secret.problem && { reason: secret.problem.reason as TriggerReason, message: secret.problem.message } },
+  {
+    name: 'SecretIssuerAnnotationsMismatch',
+    check: ({ certificate: c, secret }) => {
+      const name = secretAnnotation(secret, 'issuer-name');
+      const kind = secretAnnotation(secret, 'issuer-kind');
+      const group = secretAnnotation(secret, 'issuer-group');
+      const want = c.spec.issuerRef.kind || 'Issuer';
+      if (name === c.spec.issuerRef.name && kind === want && isOurGroup(group) && isOurGroup(c.spec.issuerRef.group)) return undefined;
+      return { reason: 'IncorrectIssuer', message: `Issuing certificate as Secret was previously issued by ${kind ?? '?'} "${name ?? '?'}", not ${want} "${c.spec.issuerRef.name}"` };
+    },
+  },
+  {
+    name: 'SecretCertificateNameAnnotationsMismatch',
+    check: ({ certificate: c, secret }) => {
+      const owner = secretAnnotation(secret, 'certificate-name');
+      return owner === c.metadata.name ? undefined : { reason: 'IncorrectCertificate', message: `Issuing certificate as Secret was previously issued for Certificate "${owner ?? '?'}"` };
+    },
+  },
+  {
+    name: 'SecretPrivateKeyMismatchesSpec',
+    check: ({ certificate: c, secret }) => {
+      const want = keySpecOf(c.spec.privateKey);
+      const have = describeKey(secret.key!);
+      if (have.algorithm === want.algorithm && have.size === want.size) return undefined;
+      return { reason: 'PrivateKeyChanged', message: `Issuing certificate as the private key is ${describe(have)}, not ${describe(want)}` };
+    },
+  },
+  {
+    name: 'SecretPublicKeyDiffersFromCurrentCertificateRequest',
+    check: ({ secret, request }) =>
+      request && !publicKeyDer(secret.key!).equals(publicKeyDer(request.csr.publicKey))
+        ? { reason: 'SecretMismatch', message: 'Issuing certificate as the Secret holds a private key that does not match the current CertificateRequest' }
+        : undefined,
+  },
+  {
+    name: 'CurrentCertificateRequestMismatchesSpec',
+    check: ({ certificate: c, secret, request }) => {
+      if (request) {
+        const fields = requestMismatches(c.spec, request.cr, request.csr);
+        return fields.length ? { reason: 'RequestChanged', message: `Fields on existing CertificateRequest resource not up to date: [${fields.join(' ')}]` } : undefined;
+      }
+      const fields = certificateMismatches(c.spec, secret);
+      return fields.length ? { reason: 'SpecChanged', message: `Issuing certificate as the existing certificate does not match the spec: [${fields.join(' ')}]` } : undefined;
+    },
+  },
+  {
+    name: 'CurrentCertificateHasExpired',
+    check: ({ secret, now }) => (secret.cert!.notAfter.getTime() <= now.getTime() ? { reason: 'Expired', message: `Issuing certificate as it expired at ${secret.cert!.notAfter.toISOString()}` } : undefined),
+  },
+  {
+    name: 'CurrentCertificateNearingExpiry',
+    check: ({ certificate: c, secret, now }) => {
+      const at = renewalTime(secret.cert!.notBefore, secret.cert!.notAfter, c.spec);
+      return at.getTime() <= now.getTime() ? { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${at.toISOString()}` } : undefined;
+    },
+  },
+];
+
+/** The first policy's answer: why a new certificate must be issued, or undefined when none must. */
+export function issuanceReason(input: TriggerInput, chain: readonly Policy[] = TRIGGER_POLICIES): Trigger | undefined {
+  for (const p of chain) {
+    const t = p.check(input);
+    if (t) return t;
+  }
+  return undefined;
+}

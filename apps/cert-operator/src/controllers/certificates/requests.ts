@@ -1,0 +1,74 @@
+import { controllerReference, Secret, type ReconcileContext } from '@opkit/runtime';
+import { Certificate, DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
+import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
+import { A, L, type KeyUsage } from '../../api/v1/shared.js';
+import { createCSR, parseCSR, type ParsedCSR } from '../../pki/csr.js';
+import { publicKeyDer } from '../../pki/keys.js';
+import { effectiveUsages } from '../../pki/usages.js';
+import { b64, unb64 } from '../certificaterequests/controller.js';
+import type { NextKey } from './next-key.js';
+import { nextKeySecrets } from './next-key.js';
+import { requestMismatches } from './policies.js';
+import { conditionOf } from './status.js';
+
+/**
+ * The request manager: the CertificateRequests of a Certificate, one per revision
+ * (`<name>-<revision>`), created for the next key, replaced when outdated, pruned when done.
+ */
+export const revisionOf = (cr: CertificateRequestObject) => Number(cr.metadata.annotations?.[A.revision] ?? 0);
+
+export async function requestsOf(c: CertificateObject, ctx: ReconcileContext): Promise<CertificateRequestObject[]> {
+  return (await ctx.cache.list(CertificateRequest.kind, { namespace: c.metadata.namespace, labelSelector: { [L.certificateName]: c.metadata.name } })).filter(
+    (cr) => cr.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid),
+  );
+}
+
+/** The request the current certificate was issued from, with its CSR parsed (what the trigger compares). */
+export async function currentRequest(c: CertificateObject, requests: CertificateRequestObject[]): Promise<{ cr: CertificateRequestObject; csr: ParsedCSR } | undefined> {
+  const cr = requests.find((r) => revisionOf(r) === c.status?.revision && conditionOf(r.status?.conditions, 'Ready')?.status === 'True');
+  if (!cr) return undefined;
+  try {
+    return { cr, csr: await parseCSR(unb64(cr.spec.request)) };
+  } catch {
+    return undefined; // not ours to judge: the trigger falls back to the certificate
+  }
+}
+
+/** Whether an in-flight request still asks for what the spec says, for the next key. */
+export async function requestStillWanted(cr: CertificateRequestObject, c: CertificateObject, key: NextKey): Promise<boolean> {
+  try {
+    const csr = await parseCSR(unb64(cr.spec.request));
+    return publicKeyDer(csr.publicKey).equals(publicKeyDer(key.key)) && requestMismatches(c.spec, cr, csr).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+export async function createRequest(c: CertificateObject, ctx: ReconcileContext, name: string, revision: number, key: NextKey): Promise<void> {
+  await ctx.create(CertificateRequest.kind, {
+    metadata: {
+      name,
+      namespace: c.metadata.namespace,
+      // The Certificate's labels travel on (as cert-manager), so ACME solver matchLabels can select on them.
+      labels: { ...c.metadata.labels, [L.certificateName]: c.metadata.name },
+      annotations: { [A.revision]: String(revision), [A.privateKeySecretName]: key.secretName, [A.certificateName]: c.metadata.name },
+      ownerReferences: [controllerReference(Certificate.kind, c)],
+    },
+    spec: {
+      request: b64(await createCSR(c.spec, key.key)),
+      issuerRef: c.spec.issuerRef,
+      duration: c.spec.duration ?? DEFAULT_DURATION,
+      isCA: !!c.spec.isCA,
+      usages: effectiveUsages(c.spec.usages as KeyUsage[] | undefined, c.spec.isCA),
+    },
+  });
+  ctx.recorder.normal(c, 'Requested', `Created new CertificateRequest resource "${name}"`);
+}
+
+/** Keeps the newest revisionHistoryLimit finished requests (default 1), as cert-manager's revisionmanager; drops spare keys. */
+export async function prune(c: CertificateObject, ctx: ReconcileContext): Promise<void> {
+  const limit = c.spec.revisionHistoryLimit ?? 1;
+  const done = (await requestsOf(c, ctx)).filter((cr) => revisionOf(cr) <= (c.status?.revision ?? 0)).sort((a, b) => revisionOf(b) - revisionOf(a));
+  for (const cr of done.slice(limit)) await ctx.delete(CertificateRequest.kind, cr);
+  for (const s of await nextKeySecrets(c, ctx)) await ctx.delete(Secret, s);
+}
