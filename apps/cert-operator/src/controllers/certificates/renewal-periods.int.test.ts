@@ -1,0 +1,109 @@
+import { Client, CustomResourceDefinition, Transport, type Manager } from '@opkit/runtime';
+import { testManager } from '@opkit/runtime/testing';
+import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Certificate } from '../../api/v1/certificate.js';
+import { Issuer } from '../../api/v1/issuer.js';
+import { defaultConfig } from '../../config.js';
+import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
+import { addCertificateControllers } from '../index.js';
+
+const OPERATOR = 'cert-operator';
+const NS = 'fleet';
+const COUNT = 1_000;
+const PERIODS = 3;
+// A 1 h certificate renewed 58 min before expiry: a renewal period of 2 min.
+const RENEW_BEFORE = '58m';
+
+/**
+ * The done-when of the trigger rework: a fleet of CA-issued certificates followed over three
+ * renewal periods is issued exactly once per period, and nothing else is written (the audit log).
+ */
+describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a real API server`, () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let manager: Manager;
+
+  beforeAll(async () => {
+    plane = await startControlPlane({ audit: true });
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+    await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
+    for (const ns of ['opkit-system', NS]) await plane.kubectl(['create', 'namespace', ns]);
+    manager = testManager(plane.kubeConfig, { name: OPERATOR }).manager;
+    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system' }));
+    await manager.start();
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await plane?.stop();
+  });
+
+  it('issues each exactly once per period, and writes nothing else', async () => {
+    const apply = (items: object[]) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+    const issuer = (name: string, spec: object) => ({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name, namespace: NS }, spec });
+    await apply([
+      issuer('selfsigned', { selfSigned: {} }),
+      { apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'root', namespace: NS }, spec: { secretName: 'root', isCA: true, commonName: 'fleet root', duration: '8760h', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } } },
+      issuer('ca', { ca: { secretName: 'root' } }),
+    ]);
+    await waitFor('the CA issuer Ready', async () => (await admin.get(Issuer.kind, { namespace: NS, name: 'ca' })).status?.conditions?.[0]?.status === 'True', { timeoutMs: 30_000 });
+    const since = new Date();
+    const names = Array.from({ length: COUNT }, (_, i) => `c${String(i).padStart(4, '0')}`);
+    await apply(names.map((name) => ({
+      apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name, namespace: NS },
+      spec: { secretName: name, dnsNames: [`${name}.fleet.example.com`], duration: '1h', renewBefore: RENEW_BEFORE, issuerRef: { name: 'ca' }, privateKey: { algorithm: 'ECDSA' } },
+    })));
+    const revisions = async () => new Map((await admin.list(Certificate.kind, { namespace: NS })).items.filter((c) => c.metadata.name !== 'root').map((c) => [c.metadata.name, c.status?.revision ?? 0]));
+    const started = Date.now();
+    for (let r = 1; r <= PERIODS + 1; r++) {
+      await waitFor(`every certificate at revision ${r}`, async () => [...(await revisions()).values()].every((v) => v >= r), { timeoutMs: 6 * 60_000, intervalMs: 2_000 });
+      console.log(`revision ${r} everywhere after ${Math.round((Date.now() - started) / 1000)} s`);
+    }
+    const final = await revisions();
+    // Nobody got ahead: the first issued were not renewed a fourth time while the last caught up.
+    expect([...final.values()].filter((v) => v !== PERIODS + 1)).toEqual([]);
+    // A quiet while, before any fifth issuance is due: not one write.
+    const quietFrom = new Date();
+    await new Promise((r) => setTimeout(r, 15_000));
+    const until = new Date();
+
+    const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === NS && e.objectRef?.resource !== 'events');
+    expect(writes.filter((w) => Date.parse(w.requestReceivedTimestamp) >= quietFrom.getTime() && Date.parse(w.requestReceivedTimestamp) <= until.getTime()).map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`)).toEqual([]);
+    // Per certificate: what its issuances wrote, by kind of write.
+    const owner = (w: (typeof writes)[number]) => /^(c\d{4})(-|$)/.exec(w.objectRef?.name ?? '')?.[1];
+    const per = new Map<string, Map<string, number>>();
+    const unnamed: string[] = [];
+    for (const w of writes) {
+      const name = owner(w);
+      // The next key's Secret is created with generateName: the audit log has no name for it.
+      if (!name) {
+        unnamed.push(`${w.verb} ${w.objectRef?.resource}${w.objectRef?.name ? `/${w.objectRef.name}` : ''}`);
+        continue;
+      }
+      const k = `${w.verb} ${w.objectRef?.resource}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`;
+      const m = per.get(name) ?? new Map<string, number>();
+      m.set(k, (m.get(k) ?? 0) + 1);
+      per.set(name, m);
+    }
+    const total = new Map<string, number>();
+    for (const m of per.values()) for (const [k, v] of m) total.set(k, (total.get(k) ?? 0) + v);
+    console.log(`${writes.length} writes for ${COUNT} certificates × ${PERIODS + 1} issuances:`, Object.fromEntries([...total].map(([k, v]) => [k, v / COUNT])));
+    expect(per.size).toBe(COUNT);
+    const issuances = PERIODS + 1;
+    // One new key per issuance, and nothing else without a certificate's name on it.
+    expect(unnamed.filter((u) => u !== 'create secrets')).toEqual([]);
+    expect(unnamed.length).toBe(COUNT * issuances);
+    for (const [name, m] of per) {
+      // Exactly one issuance per period: one request and one write of the Secret each.
+      expect(m.get('create certificaterequests'), name).toBe(issuances);
+      expect(m.get('patch secrets'), name).toBe(issuances);
+      // The request's own progress (approved, signed) and the Certificate's (issuing, issued): a
+      // bounded number per issuance, never a loop.
+      expect(m.get('update certificates/status') ?? 0, name).toBeLessThanOrEqual(3 * issuances);
+      expect(m.get('update certificaterequests/status') ?? 0, name).toBeLessThanOrEqual(2 * issuances);
+      const known = ['create certificaterequests', 'patch secrets', 'update certificates/status', 'update certificaterequests/status', 'delete certificaterequests', 'delete secrets'];
+      expect([...m.keys()].filter((k) => !known.includes(k)), name).toEqual([]);
+    }
+  }, 30 * 60_000);
+});
