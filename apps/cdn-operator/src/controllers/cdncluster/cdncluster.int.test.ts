@@ -122,7 +122,7 @@ describe('the CdnCluster controller in a simulated cluster', () => {
     const conf = (await config(ns, 'balancer'))!;
     expect(conf).toContain('proxy_pass http://src_cache_live;');
     expect(conf).toContain('return 503 "source cache-vod is unavailable\\n";');
-    expect((await events(ns, 'balancer')).some((e) => e.reason === 'SourceLost' && e.type === 'Warning')).toBe(true);
+    await waitFor('the SourceLost warning', async () => (await events(ns, 'balancer')).some((e) => e.reason === 'SourceLost' && e.type === 'Warning'));
 
     await apply(ns, sample('cache-vod'));
     await waitState(ns, 'balancer', 'Running', 60_000);
@@ -143,7 +143,8 @@ describe('the CdnCluster controller in a simulated cluster', () => {
     await apply(ns, cluster('z', ['x']));
     await waitFor('the three-cluster cycle', async () => (await get(ns, 'y')).status?.message === 'dependency cycle: y → z → x → y');
     expect((await admin.list(Deployment, { namespace: ns })).items).toEqual([]);
-    expect((await events(ns, 'x')).some((e) => e.reason === 'DependencyCycle')).toBe(true);
+    // Events are sent after the status write, and x is reconciled on its own: wait for its event.
+    await waitFor('the DependencyCycle event on x', async () => (await events(ns, 'x')).some((e) => e.reason === 'DependencyCycle'));
 
     // Breaking the cycle releases its members.
     await apply(ns, { ...cluster('b', []), spec: { role: 'cache', origin: 'http://origin.example.com' } });
