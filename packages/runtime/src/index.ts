@@ -39,7 +39,8 @@ export { generationChanged, resourceVersionChanged, labelsChanged, annotationsCh
 export { Manager, leaderIdentity, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
 export { runOperator, operatorUsage, parseOperatorFlags, type OperatorDefinition } from './manager/run-operator.js';
 export { LeaderElector, microTime, type LeaderElectionConfig, type LeadershipCallbacks } from './manager/leader-election.js';
-export { flag, parseFlags, flagHelp, flagName, parseDurationMs, MANAGER_FLAGS, FlagError, type Flag, type FlagDefinitions, type FlagValues, type ManagerFlags } from './manager/flags.js';
+export { parseDuration, formatDuration } from './helpers/duration.js';
+export { flag, parseFlags, flagHelp, flagName, MANAGER_FLAGS, FlagError, type Flag, type FlagDefinitions, type FlagValues, type ManagerFlags } from './manager/flags.js';
 export { operatorEnvironment, instanceName, ENVIRONMENT_HELP, type OperatorEnvironment } from './manager/environment.js';
 export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';
 export { RbacError, missingPermissions, permissionsFor, describePermission, type Permission } from './manager/rbac-check.js';

@@ -31,7 +31,7 @@ export interface Identity {
  * Subject attributes by OID, in cert-manager's order (the common name goes last). OIDs, not short
  * names: the x509 library knows no short name for street, postalCode or serialNumber.
  */
-const SUBJECT_ATTRIBUTES: [keyof Omit<SubjectFields, 'serialNumber'> | 'serialNumber', string][] = [
+export const SUBJECT_ATTRIBUTES: readonly [keyof SubjectFields, string][] = [
   ['countries', '2.5.4.6'],
   ['provinces', '2.5.4.8'],
   ['localities', '2.5.4.7'],
@@ -43,13 +43,17 @@ const SUBJECT_ATTRIBUTES: [keyof Omit<SubjectFields, 'serialNumber'> | 'serialNu
 ];
 const CN = '2.5.4.3';
 
+/** A subject field's values as a list (serialNumber is a single string). */
+export function subjectValues(subject: Partial<SubjectFields> | undefined, field: keyof SubjectFields): string[] {
+  const v = subject?.[field];
+  return v === undefined ? [] : typeof v === 'string' ? [v] : v;
+}
+
 function subjectName(spec: CertificateSpecType): x509.Name {
-  const s = spec.subject ?? {};
   const rdns: Record<string, string[]>[] = [];
   for (const [field, oid] of SUBJECT_ATTRIBUTES) {
-    const v = s[field];
-    const values = typeof v === 'string' ? [v] : v;
-    if (values?.length) rdns.push({ [oid]: values });
+    const values = subjectValues(spec.subject, field);
+    if (values.length) rdns.push({ [oid]: values });
   }
   if (spec.commonName) rdns.push({ [CN]: [spec.commonName] });
   return new x509.Name(rdns as never);

@@ -56,6 +56,9 @@ export function describeKey(key: KeyObject): { algorithm: KeyAlgorithm; size: nu
   throw new Error(`unsupported key type ${key.asymmetricKeyType}`);
 }
 
+/** `RSA 2048`, `ECDSA 256`, `Ed25519`: a key or key spec in messages. */
+export const keyLabel = (k: { algorithm: string; size: number }): string => `${k.algorithm}${k.size ? ` ${k.size}` : ''}`;
+
 export const keyMatchesSpec = (key: KeyObject, spec: KeySpec): boolean => {
   const d = describeKey(key);
   return d.algorithm === spec.algorithm && d.size === spec.size;

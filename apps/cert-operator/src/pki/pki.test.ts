@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CertificateSpecType } from '../api/v1/certificate.js';
 import { createCSR, parseCSR } from './csr.js';
-import { formatDuration, parseDuration } from './duration.js';
+import { formatDuration, parseDuration } from '@opkit/runtime';
 import { certificateMatchesKey, inspectCertificate, splitPem } from './inspect.js';
 import { describeKey, encodePrivateKey, generatePrivateKey, keySpecOf, keySpecProblem, parsePrivateKey } from './keys.js';
 import { issuanceBackoffMs, renewalTime } from './renewal.js';

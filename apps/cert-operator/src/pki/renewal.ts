@@ -1,4 +1,4 @@
-import { parseDuration } from './duration.js';
+import { parseDuration } from '@opkit/runtime';
 
 const HOUR = 3_600_000;
 

@@ -124,6 +124,7 @@ export class KindInformer<T extends KubeObject> {
 export class Cache {
   private readonly informers = new Map<string, KindInformer<KubeObject>>();
   private readonly defaults = new Map<string, InformerOptions>();
+  /** Per kind, the watched namespaces when watchAlso added some to the cache's own. */
   private readonly extraNamespaces = new Map<string, string[]>();
   private started = false;
 
@@ -139,14 +140,17 @@ export class Cache {
    * its Secrets. Without a limit, every namespace is watched anyway. Call before the kind is used.
    */
   watchAlso<T extends KubeObject>(kind: Kind<T>, namespaces: string[]): void {
-    const k = kindKey(kind);
-    this.extraNamespaces.set(k, [...new Set([...(this.extraNamespaces.get(k) ?? []), ...namespaces.filter(Boolean)])]);
+    if (!kind.namespaced || !this.namespaces.length) return;
+    this.extraNamespaces.set(kindKey(kind), [...new Set([...this.namespacesOf(kind), ...namespaces.filter(Boolean)])]);
   }
 
-  /** The namespaces a kind is watched in; empty: the whole cluster (or a cluster-scoped kind). */
+  /**
+   * The namespaces a kind is watched in; empty: the whole cluster (or a cluster-scoped kind).
+   * Read on every cache get and list: computed once, in watchAlso.
+   */
   namespacesOf(kind: Kind): string[] {
-    if (!kind.namespaced || !this.namespaces.length) return [];
-    return [...new Set([...this.namespaces, ...(this.extraNamespaces.get(kindKey(kind)) ?? [])])];
+    if (!kind.namespaced) return [];
+    return this.extraNamespaces.get(kindKey(kind)) ?? this.namespaces;
   }
 
   /** Sets the default informer options of a kind (e.g. a label selector for Secrets). Call before use. */
@@ -258,7 +262,7 @@ export class Cache {
       if (ki.synced) return;
       // Abandon it: an informer that cannot list would retry forever, for nobody.
       const denied = [...ki.parts.values()].map((p) => p.health.lastError).find((e) => isForbidden(e) || isUnauthorized(e));
-      for (const [id, other] of this.informers) if (other === (ki as unknown as KindInformer<KubeObject>)) this.informers.delete(id);
+      this.informers.delete(this.id(ki.kind, ki.options));
       await Promise.all([...ki.parts.values()].map((p) => p.stop()));
       if (denied instanceof ApiError) throw denied;
       throw err;

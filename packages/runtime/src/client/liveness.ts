@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { sleep, systemClock, type Clock } from '../clock/clock.js';
+import { systemClock, type Clock } from '../clock/clock.js';
 import type { Transport } from './transport.js';
 
 export interface LivenessOptions {
@@ -44,10 +44,6 @@ export class ApiServerLiveness {
     return `no answer from the API server for ${Math.round((this.clock.now() - this.answeredAt) / 1000)}s (${this.lastError ?? 'unknown'})`;
   }
 
-  get isResponsive(): boolean {
-    return this.responsive;
-  }
-
   start(): void {
     this.loop ??= this.run();
   }
@@ -62,7 +58,7 @@ export class ApiServerLiveness {
     const timeout = this.options.timeoutMs ?? 5_000;
     const path = this.options.path ?? '/livez';
     while (!this.abort.signal.aborted) {
-      await sleep(interval, this.abort.signal);
+      await this.clock.sleep(interval, this.abort.signal);
       if (this.abort.signal.aborted) break;
       try {
         await this.transport.probe(path, timeout);

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { sleep } from '../clock/clock.js';
 import { ApiError, ConnectionError, type Status } from './errors.js';
 import { TokenBucket } from './rate-limiter.js';
 
@@ -179,7 +180,8 @@ export class Transport {
         continue;
       }
       if (code === 429 && attempt < maxRetries) {
-        await new Promise((r) => setTimeout(r, Math.min(err.retryAfterSeconds ?? 1, 10) * 1000));
+        // Ends early when the request's signal aborts (a lost lease, a reconcile timeout): send() then throws.
+        await sleep(Math.min(err.retryAfterSeconds ?? 1, 10) * 1000, spec.signal);
         continue;
       }
       throw err;

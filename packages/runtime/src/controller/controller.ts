@@ -15,7 +15,7 @@ import { defaultControllerRateLimiter, type RateLimiter } from '../queue/rate-li
 import { WorkQueue } from '../queue/work-queue.js';
 import type { MapFunc } from './handlers.js';
 import { evaluatePredicate, type Predicate } from './predicates.js';
-import { informersSeeing, reconcileContext, writeKey, type ReconcileContext, type RecordedWrite } from './reconcile-context.js';
+import { informersSeeing, reconcileContext, statusUpdate, writeKey, type ReconcileContext, type RecordedWrite } from './reconcile-context.js';
 import { requestKey, TerminalError, type Request, type Result } from './result.js';
 
 export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result> | Result;
@@ -110,7 +110,6 @@ export class Controller {
   private readonly timeoutMs: number;
   private readonly rateLimiter: RateLimiter;
   private readonly queueMetrics;
-  private idleQueue?: WorkQueue;
 
   constructor(
     readonly name: string,
@@ -123,22 +122,11 @@ export class Controller {
     this.timeoutMs = options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter();
     this.log = deps.log.child({ controller: name });
-    this.queueMetrics = deps.metrics.forQueue(name, () => this.queue.processingSince());
+    this.queueMetrics = deps.metrics.forQueue(name, () => this.term?.queue.processingSince() ?? []);
     deps.metrics.maxConcurrent.set({ controller: name }, this.max);
     deps.metrics.activeWorkers.set({ controller: name }, 0);
     for (const result of ['success', 'error', 'requeue', 'requeue_after']) deps.metrics.reconcileTotal.inc({ controller: name, result }, 0);
     deps.metrics.reconcileErrors.inc({ controller: name }, 0);
-  }
-
-  /** The current term's queue (an idle one between terms). */
-  get queue(): WorkQueue {
-    if (this.term) return this.term.queue;
-    this.idleQueue ??= new WorkQueue(this.name, { rateLimiter: this.rateLimiter });
-    return this.idleQueue;
-  }
-
-  get running(): boolean {
-    return !!this.term;
   }
 
   /** The informers this controller reads; the manager starts and syncs them before the workers. */
@@ -208,7 +196,7 @@ export class Controller {
     term.abort.signal.addEventListener('abort', onTermEnd, { once: true });
     let timer: NodeJS.Timeout | undefined;
     try {
-      const built = reconcileContext({
+      const ctx = reconcileContext({
         log,
         cache: this.deps.cache,
         client: this.deps.client.withSignal(ac.signal),
@@ -217,7 +205,7 @@ export class Controller {
         signal: ac.signal,
         clock: this.deps.clock ?? systemClock,
       }, writes);
-      const run = Promise.resolve().then(() => this.reconciler(req, built.ctx));
+      const run = Promise.resolve().then(() => this.reconciler(req, ctx));
       if (!this.timeoutMs) return await run;
       const timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -244,7 +232,7 @@ export class Controller {
   private holdForCache(term: Term, key: string, writes: RecordedWrite[]) {
     const pending: Hold['pending'] = [];
     for (const write of writes) {
-      for (const informer of informersSeeing(this.deps.cache, write) as unknown as KindInformer<KubeObject>[]) {
+      for (const informer of informersSeeing(this.deps.cache, write)) {
         if (!caughtUp(write.expectation, informer.get(write.key), informer.versionFor(write.key.namespace))) pending.push({ write, informer });
       }
     }
@@ -349,13 +337,13 @@ export class Controller {
     this.deps.recorder.warning(obj, 'ReconcileError', message);
     if (!this.options.errorCondition) return;
     const status = ((obj as { status?: { conditions?: Condition[] } }).status ?? {}) as { conditions?: Condition[] };
-    const conditions = setCondition(status.conditions, { type: this.options.errorCondition, status: 'False', reason, message, observedGeneration: obj.metadata.generation });
+    const now = new Date((this.deps.clock ?? systemClock).now());
+    const conditions = setCondition(status.conditions, { type: this.options.errorCondition, status: 'False', reason, message, observedGeneration: obj.metadata.generation }, now);
     if (deepEqual(conditions, status.conditions)) return;
-    const update = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, resourceVersion: obj.metadata.resourceVersion }, status: { ...status, conditions } };
     // Guarded by resourceVersion: a newer status (the reconciler's own) wins over this report.
     this.deps.client
       .withSignal(term.abort.signal)
-      .updateStatus(primary.kind, update as KubeObject)
+      .updateStatus(primary.kind, statusUpdate(obj, { ...status, conditions }))
       .catch((e: Error) => this.log.warn({ err: e.message, name: req.name, namespace: req.namespace }, `could not write the error to the ${this.options.errorCondition} condition`));
   }
 

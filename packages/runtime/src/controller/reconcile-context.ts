@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Cache, InformerOptions } from '../cache/cache.js';
+import type { Cache, KindInformer } from '../cache/cache.js';
 import type { Expectation } from '../cache/expectations.js';
 import type { Clock } from '../clock/clock.js';
 import type { Client, DeleteOptions, PatchType } from '../client/client.js';
@@ -93,19 +93,26 @@ export interface ContextDeps {
   clock: Clock;
 }
 
+/**
+ * The status write of `obj` with `status`, guarded by its resourceVersion (a newer object wins):
+ * the one body both the context's updateStatus and the controller's error report send.
+ */
+export const statusUpdate = <T extends KubeObject>(obj: T, status: unknown): T =>
+  ({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, resourceVersion: obj.metadata.resourceVersion }, status }) as unknown as T;
+
 /** Builds a reconcile's context; `writes` collects what its writes returned. */
-export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []): { ctx: ReconcileContext; writes: RecordedWrite[] } {
+export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []): ReconcileContext {
   const { client } = deps;
+  const keyOfObj = (o: KubeObject): ObjectKey => ({ namespace: o.metadata.namespace || undefined, name: o.metadata.name! });
   /** Records what a write returned; the object comes back shaped as the cache would hold it. */
   const wrote = <T extends KubeObject>(kind: Kind<T>, obj: T): Cached<T> => {
     if (obj?.metadata) obj.metadata.namespace ??= '';
     if (obj?.metadata?.resourceVersion) {
-      writes.push({ kind, key: { namespace: obj.metadata.namespace || undefined, name: obj.metadata.name! }, labels: obj.metadata.labels, expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion } });
+      writes.push({ kind, key: keyOfObj(obj), labels: obj.metadata.labels, expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion } });
     }
     return obj as Cached<T>;
   };
   const deleted = (kind: Kind, key: ObjectKey, labels?: Record<string, string>) => writes.push({ kind, key, labels, expectation: { kind: 'deleted' } });
-  const keyOfObj = (o: KubeObject): ObjectKey => ({ namespace: o.metadata.namespace || undefined, name: o.metadata.name! });
 
   const ctx: ReconcileContext = {
     log: deps.log,
@@ -129,8 +136,7 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
     },
     async updateStatus(kind, obj, status) {
       if (deepEqual(obj.status, status)) return { changed: false, obj };
-      const next = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, resourceVersion: obj.metadata.resourceVersion }, status } as typeof obj;
-      return { changed: true, obj: wrote(kind, await client.updateStatus(kind, next)) as typeof obj };
+      return { changed: true, obj: wrote(kind, await client.updateStatus(kind, statusUpdate(obj, status))) as typeof obj };
     },
     async delete(kind, target, opts = {}) {
       const isObject = 'metadata' in target;
@@ -164,11 +170,11 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
       return setCondition(list, c, new Date(deps.clock.now()));
     },
   };
-  return { ctx, writes };
+  return ctx;
 }
 
 /** Which of a kind's informers would show this object (selectors allowing). */
-export function informersSeeing(cache: Cache, w: RecordedWrite): { options: InformerOptions }[] {
+export function informersSeeing(cache: Cache, w: RecordedWrite): KindInformer<KubeObject>[] {
   return cache.informersOf(w.kind).filter((ki) => !ki.options.fieldSelector && ki.selects(w.labels));
 }
 

@@ -81,7 +81,7 @@ export class EventRecorder {
     const key = eventKey(obj, type, reason, message);
     const before = this.chains.get(key) ?? Promise.resolve();
     const p: Promise<void> = before
-      .then(() => this.record(obj, type, reason, message))
+      .then(() => this.record(key, obj, type, reason, message))
       .catch((err) => this.log.warn({ err: (err as Error).message, reason }, 'could not record event'))
       .finally(() => {
         this.pending.delete(p);
@@ -117,10 +117,10 @@ export class EventRecorder {
     return true;
   }
 
-  private async record(obj: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
+  /** `key` is the event's aggregation key, computed once in event(). */
+  private async record(key: string, obj: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
     const m = obj.metadata;
     const objKey = objectKey(obj);
-    const key = eventKey(obj, type, reason, message);
     const now = this.now();
     this.prune(now);
     const prev = this.seen.get(key);

@@ -8,7 +8,7 @@ import { Transport } from '../client/transport.js';
 import { EventRecorder } from '../events/recorder.js';
 import { captureLogger } from '../testing/log-capture.js';
 import { systemClock } from '../clock/clock.js';
-import { reconcileContext } from '../controller/reconcile-context.js';
+import { reconcileContext, type RecordedWrite } from '../controller/reconcile-context.js';
 import { addFinalizer, removeFinalizer } from './finalizers.js';
 
 describe('finalizers and events against a real API server', () => {
@@ -36,8 +36,12 @@ describe('finalizers and events against a real API server', () => {
     expect(removed.metadata.finalizers).toEqual(['example.com/theirs', 'opkit.dev/second']);
   });
 
-  const contextFor = (cache: Cache) =>
-    reconcileContext({ log: captureLogger().logger, cache, client, recorder: new EventRecorder(client, captureLogger().logger, { component: 't' }), reconcileId: 'r', signal: new AbortController().signal, clock: systemClock });
+  /** A reconcile's context, and the writes it records. */
+  const contextFor = (cache: Cache) => {
+    const writes: RecordedWrite[] = [];
+    const ctx = reconcileContext({ log: captureLogger().logger, cache, client, recorder: new EventRecorder(client, captureLogger().logger, { component: 't' }), reconcileId: 'r', signal: new AbortController().signal, clock: systemClock }, writes);
+    return { ctx, writes };
+  };
 
   it('finalizes through the context: adds the finalizer while the object lives, cleans up and removes it once it is deleted', async () => {
     const cache = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, {});

@@ -1,5 +1,12 @@
 import { hostname } from 'node:os';
 
+/** `a, b,,c` → `['a', 'b', 'c']`: how both WATCH_NAMESPACE and list flags are read. */
+export const commaList = (raw: string): string[] =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 /**
  * Everything an operator reads from its environment, read here and nowhere else. The chart sets
  * these through the downward API; outside a pod they are simply absent.
@@ -16,10 +23,7 @@ export interface OperatorEnvironment {
 
 export function operatorEnvironment(env: NodeJS.ProcessEnv = process.env): OperatorEnvironment {
   return {
-    watchNamespaces: (env.WATCH_NAMESPACE ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    watchNamespaces: commaList(env.WATCH_NAMESPACE ?? ''),
     podName: env.POD_NAME || undefined,
     podUid: env.POD_UID || undefined,
     podNamespace: env.POD_NAMESPACE || undefined,

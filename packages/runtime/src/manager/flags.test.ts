@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { operatorEnvironment } from './environment.js';
-import { flag, flagHelp, MANAGER_FLAGS, parseDurationMs, parseFlags } from './flags.js';
+import { parseDuration } from '../helpers/duration.js';
+import { flag, flagHelp, MANAGER_FLAGS, parseFlags } from './flags.js';
 import { parseBindAddress } from './http-server.js';
 import { microTime } from './leader-election.js';
 import { operatorUsage, parseOperatorFlags } from './run-operator.js';
@@ -44,7 +45,7 @@ describe('flags', () => {
   });
 
   it('parses durations', () => {
-    expect([parseDurationMs('500ms'), parseDurationMs('30s'), parseDurationMs('1h30m')]).toEqual([500, 30_000, 5_400_000]);
+    expect([parseDuration('500ms'), parseDuration('30s'), parseDuration('1h30m')]).toEqual([500, 30_000, 5_400_000]);
   });
 
   it('reads the environment in one place: WATCH_NAMESPACE as a comma-separated list, empty meaning all', () => {

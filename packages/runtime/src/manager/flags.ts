@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util';
+import { parseDuration } from '../helpers/duration.js';
+import { commaList } from './environment.js';
 
 /**
  * One typed definition per flag gives its parsing, its validation (a bad value stops the start with
@@ -20,19 +22,6 @@ export interface Flag<T> {
 
 type Common<T> = { help: string; default?: T; defaultText?: string; metavar?: string };
 
-const positiveDuration = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
-/** Parses `500ms`, `30s`, `10m`, `1h` (and combinations such as `1h30m`) into milliseconds. */
-export function parseDurationMs(text: string): number {
-  const parts = text.match(/\d+(?:\.\d+)?(?:ms|s|m|h)/g);
-  if (!parts || parts.join('') !== text) throw new Error(`a duration such as 30s, 10m or 1h30m, not "${text}"`);
-  return parts.reduce((sum, p) => {
-    const m = p.match(positiveDuration)!;
-    return sum + Number(m[1]) * UNIT_MS[m[2]];
-  }, 0);
-}
-
 export const flag = {
   string: (o: Common<string>): Flag<string> => ({ type: 'string', metavar: o.metavar ?? '<value>', ...o, parse: (raw) => String(raw) }),
   /** A string that may be absent (no default). */
@@ -52,7 +41,18 @@ export const flag = {
     },
   }),
   /** A duration in milliseconds, written as 30s, 10m, 1h30m. */
-  duration: (o: Common<number>): Flag<number> => ({ type: 'string', metavar: o.metavar ?? '<duration>', ...o, parse: (raw) => parseDurationMs(String(raw)) }),
+  duration: (o: Common<number>): Flag<number> => ({
+    type: 'string',
+    metavar: o.metavar ?? '<duration>',
+    ...o,
+    parse: (raw) => {
+      try {
+        return parseDuration(String(raw));
+      } catch {
+        throw new Error(`a duration such as 30s, 10m or 1h30m, not "${String(raw)}"`);
+      }
+    },
+  }),
   oneOf: <const C extends string>(choices: readonly C[], o: Common<NoInfer<C>>): Flag<C> => ({
     type: 'string',
     metavar: o.metavar ?? `<${choices.join('|')}>`,
@@ -68,11 +68,7 @@ export const flag = {
     metavar: o.metavar ?? '<a,b,...>',
     default: [],
     ...o,
-    parse: (raw) =>
-      String(raw)
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
+    parse: (raw) => commaList(String(raw)),
   }),
 };
 

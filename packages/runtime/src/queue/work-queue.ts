@@ -197,10 +197,6 @@ export class WorkQueue {
     if (this.dirty.has(item) && !this.processing.has(item) && !this.shuttingDown) this.push(item);
   }
 
-  get heldCount(): number {
-    return this.held.size;
-  }
-
   /** Stops handing out items and releases idle workers. Queued items are dropped (they resync on restart). */
   shutDown(): void {
     this.shuttingDown = true;

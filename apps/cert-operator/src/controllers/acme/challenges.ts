@@ -198,8 +198,8 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       const f = classify(err);
       if (f.kind === 'wait') return (await write(ch, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
       if (f.kind === 'retry') {
-        const failed = recordFailure(ch.status, ctx.clock.now(), f.atLeastMs);
-        return (await write(ch, ctx, { ...failed.fields, reason: `${f.message}; retrying at ${failed.retryAt}` }), { requeueAfter: failed.retryInMs });
+        const failed = recordFailure(ch.status, ctx.clock.now(), f.message, f.atLeastMs);
+        return (await write(ch, ctx, { ...failed.fields, reason: failed.message }), { requeueAfter: failed.requeueAfter });
       }
       if (f.kind === 'account-lost') {
         await accounts.forget(lookup.resolved.issuer, ctx);

@@ -28,14 +28,8 @@ export function acmeReadiness(accounts: AcmeAccounts): ReadinessCheck {
     } catch (err) {
       const f = classify(err);
       if (f.kind === 'wait') return { status: 'False', reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${f.message}`, requeueAfter: f.requeueAfter };
-      const failed = recordFailure(issuer.status, now, f.kind === 'retry' ? f.atLeastMs : 0);
-      return {
-        status: 'False',
-        reason: 'ErrRegisterACMEAccount',
-        message: `Failed to register ACME account: ${f.message}; retrying at ${failed.retryAt}`,
-        statusPatch: failed.fields,
-        requeueAfter: failed.retryInMs,
-      };
+      const failed = recordFailure(issuer.status, now, `Failed to register ACME account: ${f.message}`, f.kind === 'retry' ? f.atLeastMs : 0);
+      return { status: 'False', reason: 'ErrRegisterACMEAccount', message: failed.message, statusPatch: failed.fields, requeueAfter: failed.requeueAfter };
     }
   };
 }

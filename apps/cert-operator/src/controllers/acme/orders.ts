@@ -151,13 +151,16 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
         await accounts.forget(issuer, ctx);
         return (await write(o, ctx, { reason: f.message }), { requeueAfter: 5_000 });
       }
-      if (f.kind === 'retry' || f.kind === 'not-found') {
-        const failed = recordFailure(o.status, ctx.clock.now(), f.kind === 'retry' ? f.atLeastMs : 0);
-        if (f.kind === 'retry') return (await write(o, ctx, { ...failed.fields, reason: `${f.message}; retrying at ${failed.retryAt}` }), { requeueAfter: failed.retryInMs });
+      if (f.kind === 'retry') {
+        const failed = recordFailure(o.status, ctx.clock.now(), f.message, f.atLeastMs);
+        return (await write(o, ctx, { ...failed.fields, reason: failed.message }), { requeueAfter: failed.requeueAfter });
+      }
+      if (f.kind === 'not-found') {
         // The CA forgot the order (it expired, or the CA restarted): order again from scratch, after the backoff.
+        const failed = recordFailure(o.status, ctx.clock.now(), `the ACME server lost the order (${f.message}); ordering again`);
         await deleteChallenges(o, ctx);
-        await write(o, ctx, { ...failed.fields, url: undefined, finalizeURL: undefined, authorizations: undefined, state: 'pending', reason: `the ACME server lost the order (${f.message}); ordering again at ${failed.retryAt}` });
-        return { requeueAfter: failed.retryInMs };
+        await write(o, ctx, { ...failed.fields, url: undefined, finalizeURL: undefined, authorizations: undefined, state: 'pending', reason: failed.message });
+        return { requeueAfter: failed.requeueAfter };
       }
       return fail(o, ctx, 'errored', f.message);
     }

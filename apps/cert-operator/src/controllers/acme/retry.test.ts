@@ -9,17 +9,18 @@ describe('ACME retries recorded in status', () => {
   });
 
   it('holds attempts back until the recorded failure\'s delay has passed, whoever reconciles', () => {
-    const first = recordFailure(undefined, T0);
+    const first = recordFailure(undefined, T0, 'unreachable');
     expect(first.fields).toEqual({ failedAttempts: 1, lastFailureTime: '2026-11-23T10:00:00Z' });
+    expect(first.message).toBe('unreachable; retrying at 2026-11-23T10:00:30.000Z');
     expect(waitBeforeRetry(first.fields, T0 + 100)).toBe(29_900);
     expect(waitBeforeRetry(first.fields, T0 + 30_000)).toBeUndefined();
-    const second = recordFailure(first.fields, T0 + 30_000);
+    const second = recordFailure(first.fields, T0 + 30_000, 'unreachable');
     expect(waitBeforeRetry(second.fields, T0 + 31_000)).toBe(59_000);
   });
 
   it('lets a server\'s Retry-After stretch the wait, never shorten it', () => {
-    expect(recordFailure(undefined, T0, 120_000).retryInMs).toBe(120_000);
-    expect(recordFailure(undefined, T0, 1_000).retryInMs).toBe(30_000);
+    expect(recordFailure(undefined, T0, 'rate limited', 120_000).requeueAfter).toBe(120_000);
+    expect(recordFailure(undefined, T0, 'rate limited', 1_000).requeueAfter).toBe(30_000);
   });
 
   it('over three minutes of an outage, at most three attempts', () => {
@@ -28,7 +29,7 @@ describe('ACME retries recorded in status', () => {
     for (let t = T0; t < T0 + 180_000; t += 1_000) {
       if (waitBeforeRetry(s, t) !== undefined) continue;
       attempts++;
-      s = recordFailure(s, t).fields;
+      s = recordFailure(s, t, 'unreachable').fields;
     }
     expect(attempts).toBe(3);
   });

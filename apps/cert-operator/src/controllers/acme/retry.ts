@@ -24,11 +24,15 @@ export function waitBeforeRetry(s: RetryState | undefined, now: number): number 
   return at > now ? at - now : undefined;
 }
 
-/** The status fields after one more failure, and when to try again. */
-export function recordFailure(s: RetryState | undefined, now: number, atLeastMs = 0): { fields: Required<RetryState>; retryInMs: number; retryAt: string } {
+/**
+ * One more failure, recorded: the status fields to write, the message (saying when the next
+ * attempt is), and the requeue. `atLeastMs` is a server's Retry-After: it stretches the wait.
+ */
+export function recordFailure(s: RetryState | undefined, now: number, message: string, atLeastMs = 0): { fields: Required<RetryState>; message: string; requeueAfter: number } {
   const failedAttempts = (s?.failedAttempts ?? 0) + 1;
-  const retryInMs = Math.max(retryDelayMs(failedAttempts), atLeastMs);
-  return { fields: { failedAttempts, lastFailureTime: rfc3339(new Date(now)) }, retryInMs, retryAt: new Date(now + retryInMs).toISOString() };
+  const requeueAfter = Math.max(retryDelayMs(failedAttempts), atLeastMs);
+  const retryAt = new Date(now + requeueAfter).toISOString();
+  return { fields: { failedAttempts, lastFailureTime: rfc3339(new Date(now)) }, message: `${message}; retrying at ${retryAt}`, requeueAfter };
 }
 
 /** Fields that clear the record once the server answered. */

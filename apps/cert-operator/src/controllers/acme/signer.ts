@@ -22,9 +22,10 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
   // An Order of this name made for another request (one deleted and made again with the same name
   // and CSR) is not ours to reuse: it is removed, and ours created.
   if (order && !order.metadata.ownerReferences?.some((o) => o.uid === cr.metadata.uid)) {
+    const message = `Order ${cr.metadata.namespace}/${name} belonged to another CertificateRequest; ordering anew`;
     await ctx.delete(Order.kind, order, { preconditions: { uid: order.metadata.uid } });
-    ctx.recorder.normal(cr, 'OrderReplaced', `Order ${cr.metadata.namespace}/${name} belonged to another CertificateRequest; ordering anew`);
-    return { pending: `Order ${cr.metadata.namespace}/${name} belonged to another CertificateRequest; ordering anew`, requeueAfter: 1_000 };
+    ctx.recorder.normal(cr, 'OrderReplaced', message);
+    return { pending: message, requeueAfter: 1_000 };
   }
   if (!order) {
     await ctx.create(Order.kind, {

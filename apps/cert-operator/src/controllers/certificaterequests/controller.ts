@@ -1,4 +1,4 @@
-import { controllerFor, rfc3339, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { controllerFor, parseDuration, rfc3339, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import { Order } from '../../api/acme/v1/order.js';
 import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
@@ -7,7 +7,6 @@ import type { CertOperatorConfig } from '../../config.js';
 import { loadCAKeyPair } from '../../issuers/ca-keypair.js';
 import { issuerIndexKey, issuerReady, resolveIssuer, type ResolvedIssuer } from '../../issuers/resolve.js';
 import { parseCSR, type ParsedCSR } from '../../pki/csr.js';
-import { parseDuration } from '../../pki/duration.js';
 import { parsePrivateKey, publicKeyDer } from '../../pki/keys.js';
 import { caSign, selfSign, type Issued } from '../../pki/sign.js';
 import { effectiveUsages } from '../../pki/usages.js';

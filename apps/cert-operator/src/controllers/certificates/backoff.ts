@@ -3,7 +3,7 @@ import type { CertificateObject } from '../../api/v1/certificate.js';
 import { A } from '../../api/v1/shared.js';
 import { issuanceBackoffMs } from '../../pki/renewal.js';
 import { keepsReady } from './policies.js';
-import type { SecretState } from './secret-state.js';
+import { isOverwritten, type SecretState } from './secret-state.js';
 import { conditionOf, notReady, writeStatus } from './status.js';
 
 /** Nodes' timers and humans both prefer rechecks at least daily. */
@@ -43,8 +43,7 @@ async function secretWriters(c: CertificateObject, ctx: ReconcileContext): Promi
  * happens again right after that re-issuance, it is a fight with another writer: back off.
  */
 export async function contention(c: CertificateObject, state: SecretState, why: Why, ctx: ReconcileContext, now: Date): Promise<Result | undefined> {
-  const overwritten = !!state.secret && !!state.problem && ['InvalidKeyPair', 'InvalidCertificate', 'MissingData'].includes(state.problem.reason);
-  if (!overwritten || !c.status?.revision) return undefined;
+  if (!isOverwritten(state) || !c.status?.revision) return undefined;
   const marked = conditionOf(c.status.conditions, 'SecretOverwritten');
   const ready = conditionOf(c.status.conditions, 'Ready');
   const reissuedSinceMark = marked && ready?.status === 'True' && Date.parse(ready.lastTransitionTime) >= Date.parse(marked.lastTransitionTime);

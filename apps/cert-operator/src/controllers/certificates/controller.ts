@@ -16,7 +16,7 @@ import { nextPrivateKey } from './next-key.js';
 import { issuanceReason, keepsReady } from './policies.js';
 import { createRequest, currentRequest, requestsOf, requestStillWanted } from './requests.js';
 import { desiredSecret } from './secret.js';
-import { readSecretState, type SecretState } from './secret-state.js';
+import { isOverwritten, readSecretState, type SecretState } from './secret-state.js';
 import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
 import { validateCertificate } from './validate.js';
 
@@ -104,7 +104,7 @@ export function certificateController(cfg: CertOperatorConfig) {
       if (next.temporary) s.nextPrivateKeySecretName = next.secretName;
       if (!keepsReady(why.reason) && !inProgress) set({ type: 'Ready', status: 'False', reason: why.reason, message: why.message });
       if (state.problem) set({ type: 'Ready', status: 'False', reason: state.problem.reason, message: state.problem.message });
-      if (!inProgress && ['InvalidKeyPair', 'InvalidCertificate', 'MissingData'].includes(why.reason) && c.status?.revision) {
+      if (!inProgress && isOverwritten(state) && c.status?.revision) {
         unset('SecretOverwritten');
         set({ type: 'SecretOverwritten', status: 'True', reason: 'DataOverwritten', message: `the Secret's data was overwritten (${why.message})` });
       }

@@ -2,7 +2,7 @@ import { Secret, controllerReference, type ReconcileContext } from '@opkit/runti
 import type { KeyObject } from 'node:crypto';
 import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
 import { L } from '../../api/v1/shared.js';
-import { describeKey, encodePrivateKey, generatePrivateKey, keyMatchesSpec, keySpecOf, parsePrivateKey } from '../../pki/keys.js';
+import { describeKey, encodePrivateKey, generatePrivateKey, keyLabel, keyMatchesSpec, keySpecOf, parsePrivateKey } from '../../pki/keys.js';
 import { LABELLED, secretData } from '../../secrets/secret-reader.js';
 import type { SecretState } from './secret-state.js';
 
@@ -34,10 +34,9 @@ export async function nextPrivateKey(c: CertificateObject, current: SecretState,
   const spec = keySpecOf(c.spec.privateKey);
   if (c.spec.privateKey?.rotationPolicy === 'Never' && current.key) {
     if (keyMatchesSpec(current.key, spec)) return { key: current.key, secretName: c.spec.secretName, temporary: false };
-    const have = describeKey(current.key);
     return {
       refused:
-        `the private key in Secret "${c.spec.secretName}" is ${have.algorithm}${have.size ? ` ${have.size}` : ''}, the spec asks for ${spec.algorithm}${spec.size ? ` ${spec.size}` : ''}, ` +
+        `the private key in Secret "${c.spec.secretName}" is ${keyLabel(describeKey(current.key))}, the spec asks for ${keyLabel(spec)}, ` +
         `and rotationPolicy is Never, so no new key is made: set spec.privateKey.rotationPolicy to Always, or delete the Secret's key`,
     };
   }

@@ -1,9 +1,9 @@
 import { DEFAULT_DURATION, type CertificateObject, type CertificateSpecType } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { CERT_MANAGER_GROUP, GROUP, isOurGroup, type KeyUsage } from '../../api/v1/shared.js';
-import type { ParsedCSR, SubjectFields } from '../../pki/csr.js';
+import { SUBJECT_ATTRIBUTES, subjectValues, type ParsedCSR } from '../../pki/csr.js';
 import { normalizeIP } from '../../pki/ip.js';
-import { describeKey, keySpecOf, publicKeyDer } from '../../pki/keys.js';
+import { describeKey, keyLabel, keySpecOf, publicKeyDer } from '../../pki/keys.js';
 import { renewalTime } from '../../pki/renewal.js';
 import { effectiveUsages } from '../../pki/usages.js';
 import type { SecretState } from './secret-state.js';
@@ -43,8 +43,11 @@ export interface Policy {
 /** A trigger that leaves the current certificate usable: Ready stays True while it is replaced. */
 export const keepsReady = (reason: string) => reason === 'Renewing' || reason === 'ManuallyTriggered';
 
-const sorted = (v: readonly string[] = []) => [...v].sort();
-const sameSet = (a: readonly string[] = [], b: readonly string[] = []) => a.length === b.length && sorted(a).every((x, i) => x === sorted(b)[i]);
+function sameSet(a: readonly string[] = [], b: readonly string[] = []): boolean {
+  if (a.length !== b.length) return false;
+  const sb = [...b].sort();
+  return [...a].sort().every((x, i) => x === sb[i]);
+}
 const lower = (v: readonly string[] = []) => v.map((x) => x.toLowerCase());
 const ips = (v: readonly string[] = []) => v.map(normalizeIP);
 
@@ -57,8 +60,6 @@ export function secretAnnotation(st: SecretState, name: string): string | undefi
   return a[`${GROUP}/${name}`] ?? a[`${CERT_MANAGER_GROUP}/${name}`];
 }
 
-const SUBJECT_FIELDS: (keyof Omit<SubjectFields, 'serialNumber'>)[] = ['organizations', 'countries', 'organizationalUnits', 'localities', 'provinces', 'streetAddresses', 'postalCodes'];
-
 /** The spec fields a request does not match (empty: it asks for exactly what the spec says). */
 export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequestObject, csr: ParsedCSR): string[] {
   const out: string[] = [];
@@ -67,8 +68,7 @@ export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequ
   if (!sameSet(ips(spec.ipAddresses), ips(csr.ipAddresses))) out.push('spec.ipAddresses');
   if (!sameSet(spec.uris, csr.uris)) out.push('spec.uris');
   if (!sameSet(spec.emailAddresses, csr.emailAddresses)) out.push('spec.emailAddresses');
-  for (const f of SUBJECT_FIELDS) if (!sameSet(spec.subject?.[f], csr.subjectFields[f])) out.push(`spec.subject.${f}`);
-  if ((spec.subject?.serialNumber || undefined) !== csr.subjectFields.serialNumber) out.push('spec.subject.serialNumber');
+  for (const [f] of SUBJECT_ATTRIBUTES) if (!sameSet(subjectValues(spec.subject, f), subjectValues(csr.subjectFields, f))) out.push(`spec.subject.${f}`);
   if (!!spec.isCA !== !!cr.spec.isCA) out.push('spec.isCA');
   // The request holds the effective usages (defaults filled in, cert sign added for a CA).
   if (!sameSet(effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA), cr.spec.usages ?? effectiveUsages(undefined, cr.spec.isCA))) out.push('spec.usages');
@@ -99,8 +99,6 @@ function certificateMismatches(spec: CertificateSpecType, st: SecretState): stri
   return out;
 }
 
-const describe = (k: { algorithm: string; size: number }) => `${k.algorithm}${k.size ? ` ${k.size}` : ''}`;
-
 /** cert-manager's trigger chain, in its order. */
 export const TRIGGER_POLICIES: readonly Policy[] = [
   { name: 'SecretProblem', check: ({ secret }) => secret.problem && { reason: secret.problem.reason as TriggerReason, message: secret.problem.message } },
@@ -128,7 +126,7 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
       const want = keySpecOf(c.spec.privateKey);
       const have = describeKey(secret.key!);
       if (have.algorithm === want.algorithm && have.size === want.size) return undefined;
-      return { reason: 'PrivateKeyChanged', message: `Issuing certificate as the private key is ${describe(have)}, not ${describe(want)}` };
+      return { reason: 'PrivateKeyChanged', message: `Issuing certificate as the private key is ${keyLabel(have)}, not ${keyLabel(want)}` };
     },
   },
   {

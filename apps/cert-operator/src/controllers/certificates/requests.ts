@@ -6,8 +6,7 @@ import { createCSR, parseCSR, type ParsedCSR } from '../../pki/csr.js';
 import { publicKeyDer } from '../../pki/keys.js';
 import { effectiveUsages } from '../../pki/usages.js';
 import { b64, unb64 } from '../certificaterequests/controller.js';
-import type { NextKey } from './next-key.js';
-import { nextKeySecrets } from './next-key.js';
+import { nextKeySecrets, type NextKey } from './next-key.js';
 import { requestMismatches } from './policies.js';
 import { conditionOf } from './status.js';
 

@@ -35,3 +35,6 @@ export function readSecretState(secret: SecretObject | undefined): SecretState {
   if (!certificateMatchesKey(certPem, st.key)) return { ...st, problem: { reason: 'InvalidKeyPair', message: 'Issuing certificate as Secret contains a private key that does not match the certificate' } };
   return st;
 }
+
+/** The Secret exists but its data is not a usable pair: someone else wrote it (or broke it). */
+export const isOverwritten = (st: SecretState): boolean => !!st.secret && !!st.problem && ['InvalidKeyPair', 'InvalidCertificate', 'MissingData'].includes(st.problem.reason);

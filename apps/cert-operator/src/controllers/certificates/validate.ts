@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import { DEFAULT_DURATION } from '../../api/v1/certificate.js';
-import { parseDuration } from '../../pki/duration.js';
+import { parseDuration } from '@opkit/runtime';
 import { keySpecOf, keySpecProblem } from '../../pki/keys.js';
 
 const HOUR = 3_600_000;

@@ -1,3 +1,7 @@
+/**
+ * Go durations (`2160h`, `1h30m`, `500ms`), as Kubernetes APIs and kubebuilder flags write them:
+ * the one parser for CRD fields (cert-manager's `duration`) and duration flags alike.
+ */
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** A Go duration string (`2160h`, `1h30m`, `90s`) in milliseconds, as metav1.Duration parses it. */
