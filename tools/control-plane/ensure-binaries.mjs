@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds the control-plane toolset (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-// kubectl, kwok, helm, pebble) from Go modules into a versioned cache directory, once.
+// kubectl, kwok, helm, helm-docs, pebble) from Go modules into a versioned cache directory, once.
 //
 // Why build from source: no container registry or release download is reachable where opkit is
 // developed, but the Go module proxy is. Each tool lives in its own wrapper module under ./go/ so
@@ -71,6 +71,8 @@ const tools = [
         ...['pkg/chartutil', 'pkg/lint/rules'].flatMap((p) => [`-X helm.sh/helm/v3/${p}.k8sVersionMajor=${maj}`, `-X helm.sh/helm/v3/${p}.k8sVersionMinor=${min}`])];
     })(),
   },
+  // The chart READMEs are generated from values.yaml comments (nx run <app>:chart-docs).
+  { name: 'helm-docs', version: versions.helmDocs, binaries: [['helm-docs', 'github.com/norwoodj/helm-docs/cmd/helm-docs']], ldflags: [`-X main.version=${versions.helmDocs.replace(/^v/, '')}`] },
   {
     name: 'pebble', version: versions.pebble,
     binaries: [['pebble', 'github.com/letsencrypt/pebble/v2/cmd/pebble'], ['pebble-challtestsrv', 'github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv']],
@@ -81,7 +83,7 @@ const tools = [
 const log = (msg) => { if (!quiet) process.stdout.write(`${msg}\n`); };
 const fail = (msg) => { process.stderr.write(`\nensure-binaries: ${msg}\n`); process.exit(1); };
 const elapsed = (t0) => { const s = Math.round((Date.now() - t0) / 1000); return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`; };
-const ALT = 'or set KUBEBUILDER_ASSETS to a directory that already holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, helm, pebble and pebble-challtestsrv';
+const ALT = 'or set KUBEBUILDER_ASSETS to a directory that already holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, helm, helm-docs, pebble and pebble-challtestsrv';
 
 const args = process.argv.slice(2);
 const quiet = args.includes('--quiet');

@@ -61,6 +61,8 @@ export { toStructural, type JSONSchemaProps } from './crd/structural-schema.js';
 export { Quantity, ResourceRequirements, Conditions } from './crd/schemas.js';
 export { renderCrdTemplate, renderCrdYaml } from './crd/render.js';
 export { generatedFilesCommand, syncGeneratedFiles } from './crd/generated-files.js';
+export { mergeValuesSchema, renderValuesSchema, renderValuesYaml } from './crd/chart-values.js';
+export { undescribedFields } from './crd/descriptions.js';
 
 // RBAC
 export { rule, mergeRules, renderRulesTemplate, type PolicyRule, type Verb } from './rbac/rules.js';

@@ -1,5 +1,4 @@
-import { startControlPlane, verifyOperatorChart, type ControlPlane } from '@opkit/testing';
-import { spawnSync } from 'node:child_process';
+import { helmTemplateUmbrella, kubectlApply, startControlPlane, verifyOperatorChart, type ControlPlane } from '@opkit/testing';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RBAC } from '../manifests/generate.js';
@@ -14,20 +13,65 @@ describe('charts/cert-operator', () => {
   afterAll(() => plane?.stop());
 
   it('lints, renders and is accepted by the API server; RBAC is exactly what the controllers declare', async () => {
-    const rendered = await verifyOperatorChart(plane, { chartDir: join(repo, 'charts/cert-operator'), rules: RBAC, image: 'opkit/cert-operator:0.1.0', leaseName: 'cert-operator-leader' });
+    const rendered = await verifyOperatorChart(plane, {
+      chartDir: join(repo, 'charts/cert-operator'),
+      rules: RBAC,
+      image: 'opkit/cert-operator:0.1.0',
+      leaseName: 'cert-operator-leader',
+      everything: { metrics: { prometheusRule: { enabled: true, force: true, labels: { release: 'prometheus' }, expiresWithin: '30d' } }, acme: { solver: { image: { digest: `sha256:${'f'.repeat(64)}` } } } },
+    });
     const [dep] = rendered.defaults.filter((o) => o.kind === 'Deployment') as any[];
     expect(dep.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['--cluster-resource-namespace=opkit-system', '--acme-http01-solver-image=opkit/acme-solver:0.1.0']));
     expect(rendered.defaults.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name).sort()).toEqual(
       expect.arrayContaining(['certificaterequests.cert.opkit.dev', 'certificates.cert.opkit.dev', 'clusterissuers.cert.opkit.dev', 'issuers.cert.opkit.dev']),
     );
+    // Every toggle on: the solver image pulled by digest from the global registry, and alerts on
+    // the certificate metrics (cert-manager's names) that group by the Certificate.
+    const [depAll] = rendered.everything.filter((o) => o.kind === 'Deployment') as any[];
+    expect(depAll.spec.template.spec.containers[0].args).toContain(`--acme-http01-solver-image=registry.example.com/opkit/acme-solver@sha256:${'f'.repeat(64)}`);
+    const [rule] = rendered.everything.filter((o) => o.kind === 'PrometheusRule') as any[];
+    const alerts = Object.fromEntries(rule.spec.groups[0].rules.map((r: { alert: string }) => [r.alert, r]));
+    expect(Object.keys(alerts)).toEqual(['CertificateExpiresSoon', 'CertificateNotReady']);
+    expect(alerts.CertificateExpiresSoon.expr).toContain('certmanager_certificate_expiration_timestamp_seconds > 0');
+    expect(alerts.CertificateExpiresSoon.expr).toContain(`< ${30 * 86400}`);
+    expect(alerts.CertificateNotReady).toMatchObject({ for: '10m', expr: expect.stringContaining('certmanager_certificate_ready_status{condition!="True"} == 1') });
+    expect(rule.metadata.labels.release).toBe('prometheus');
+    expect(rendered.defaults.filter((o) => o.kind === 'PrometheusRule')).toEqual([]);
     // Watching only team namespaces, the operator still reads ClusterIssuers' Secrets in its own.
     const own = rendered.namespaced.filter((o) => o.kind === 'Role' && o.metadata.name.endsWith('-cluster-resources')) as any[];
     expect(own.map((r) => [r.metadata.namespace, r.rules])).toEqual([['opkit-system', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }]]]);
   });
 
-  it('has its shared parts in step with charts/_common', () => {
-    const r = spawnSync(process.execPath, [join(repo, 'tools/charts/sync-common.mjs'), '--check', 'cert-operator'], { encoding: 'utf8' });
-    expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
+  it('renders with the memcached chart in one parent chart, with cert-manager-style global values, each chart keeping its own names and labels', async () => {
+    const objects = await helmTemplateUmbrella([join(repo, 'charts/memcached-operator'), join(repo, 'charts/cert-operator')], {
+      // What a parent that also carries cert-manager passes down: its global keys are accepted and left alone.
+      global: { imagePullSecrets: [{ name: 'regcred' }], commonLabels: { 'example.com/team': 'platform' }, priorityClassName: 'system-cluster-critical', rbac: { create: true, aggregateClusterRoles: true }, podSecurityPolicy: { enabled: false }, logLevel: 2, leaderElection: { namespace: 'kube-system' }, revisionHistoryLimit: 2 },
+      'memcached-operator': { replicaCount: 2 },
+      'cert-operator': { logLevel: 'debug' },
+    });
+    const byChart = (name: string) => objects.filter((o) => o.metadata.labels?.['app.kubernetes.io/name'] === name);
+    const memcached = byChart('memcached-operator');
+    const cert = byChart('cert-operator');
+    expect(memcached.length + cert.length).toBe(objects.length);
+    // The cert chart's helpers never rename or relabel the memcached chart's objects.
+    for (const [chart, objs] of [['memcached-operator', memcached], ['cert-operator', cert]] as const) {
+      expect(objs.length).toBeGreaterThan(5);
+      for (const o of objs) {
+        expect(o.metadata.labels?.['helm.sh/chart'], `${o.kind} ${o.metadata.name}`).toBe(`${chart}-0.1.0`);
+        expect(o.metadata.labels?.['example.com/team'], `${o.kind} ${o.metadata.name}`).toBe('platform');
+      }
+      const [dep] = objs.filter((o) => o.kind === 'Deployment') as any[];
+      expect(dep.metadata.name).toBe(`platform-${chart}`);
+      expect(dep.spec.template.spec.containers[0].image).toBe(`opkit/${chart}:0.1.0`);
+      expect(dep.spec.template.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+    }
+    expect((memcached.find((o) => o.kind === 'Deployment') as any).spec.replicas).toBe(2);
+    expect(memcached.filter((o) => o.kind === 'PodDisruptionBudget')).toHaveLength(1);
+    expect((cert.find((o) => o.kind === 'Deployment') as any).spec.template.spec.containers[0].args).toContain('--log-level=debug');
+    // The API server takes it all (CRDs applied, the rest dry-run).
+    await plane.kubectl(['create', 'namespace', 'platform']);
+    const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
+    await kubectlApply(plane.kubeconfigPath, crds.map((o) => JSON.stringify(o)).join('\n---\n'));
+    await kubectlApply(plane.kubeconfigPath, objects.filter((o) => o.kind !== 'CustomResourceDefinition' && o.kind !== 'Pod').map((o) => JSON.stringify(o)).join('\n---\n'), { dryRun: 'server' });
   });
 });

@@ -1,6 +1,6 @@
 // The chart files derived from code: the CRDs (from the TypeBox schemas) and the RBAC rules (from
 // the rules declared next to the controllers).
-import { mergeRules, renderCrdTemplate, renderRulesTemplate, type CustomResource } from '@opkit/runtime';
+import { mergeRules, renderCrdTemplate, renderRulesTemplate, renderValuesSchema, renderValuesYaml, type CustomResource } from '@opkit/runtime';
 import { join } from 'node:path';
 import { Challenge } from '../api/acme/v1/challenge.js';
 import { Order } from '../api/acme/v1/order.js';
@@ -16,9 +16,13 @@ export const RBAC = mergeRules(certificatesRbac, acmeRbac);
 
 export function generatedFiles(repoRoot: string): Record<string, string> {
   const chart = join(repoRoot, 'charts', CHART);
-  const files: Record<string, string> = { [join(chart, 'templates/_rules.tpl')]: renderRulesTemplate(CHART, RBAC, GENERATOR) };
+  const files: Record<string, string> = {
+    [join(chart, 'templates/_rules.tpl')]: renderRulesTemplate(CHART, RBAC, GENERATOR),
+    [join(chart, 'values.schema.json')]: renderValuesSchema(chart, join(repoRoot, 'charts/opkit-lib')),
+    [join(chart, 'values.yaml')]: renderValuesYaml(chart, join(repoRoot, 'charts/opkit-lib'), GENERATOR),
+  };
   for (const cr of CUSTOM_RESOURCES) {
-    files[join(chart, `templates/crds/${cr.definition.group}_${cr.definition.plural}.yaml`)] = renderCrdTemplate(cr, { labelsTemplate: 'opkit.labels', generator: GENERATOR });
+    files[join(chart, `templates/crds/${cr.definition.group}_${cr.definition.plural}.yaml`)] = renderCrdTemplate(cr, { labelsTemplate: 'opkit-lib.v1.labels', annotationsTemplate: 'opkit-lib.v1.annotations', generator: GENERATOR });
   }
   return files;
 }

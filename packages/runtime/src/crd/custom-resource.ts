@@ -62,8 +62,9 @@ export function defineCustomResource<Spec extends TObject, Status extends TObjec
       apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
       kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
       metadata: { type: 'object' },
-      spec: toStructural(def.spec),
-      ...(def.status ? { status: toStructural(def.status) } : {}),
+      // kubectl explain shows these; a schema that says nothing gets the conventional sentence.
+      spec: { description: `The desired state of the ${def.kind}.`, ...toStructural(def.spec) },
+      ...(def.status ? { status: { description: `The observed state of the ${def.kind}, written by its controller.`, ...toStructural(def.status) } } : {}),
     },
     ...(def.specRequired === false ? {} : { required: ['spec'] }),
     ...(def.validations?.length ? { 'x-kubernetes-validations': def.validations } : {}),

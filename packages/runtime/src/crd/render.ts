@@ -5,7 +5,15 @@ import type { CustomResource } from './custom-resource.js';
  * The CRD as a Helm template: installed when `crds.enabled`, kept on uninstall when `crds.keep`
  * (deleting a CRD deletes every custom resource of it).
  */
-export function renderCrdTemplate(cr: CustomResource<any, any>, opts: { labelsTemplate: string; generator: string }): string {
+export function renderCrdTemplate(
+  cr: CustomResource<any, any>,
+  opts: {
+    labelsTemplate: string;
+    /** A template called with (dict "ctx" . "extra" <annotations>) that renders the annotations block (a chart's common annotations). */
+    annotationsTemplate?: string;
+    generator: string;
+  },
+): string {
   const { metadata, ...rest } = cr.crd as { metadata: { name: string } } & Record<string, unknown>;
   const { apiVersion, kind, spec } = rest as { apiVersion: string; kind: string; spec: unknown };
   return [
@@ -17,10 +25,9 @@ export function renderCrdTemplate(cr: CustomResource<any, any>, opts: { labelsTe
     `  name: ${metadata.name}`,
     `  labels:`,
     `    {{- include "${opts.labelsTemplate}" . | nindent 4 }}`,
-    `  {{- if .Values.crds.keep }}`,
-    `  annotations:`,
-    `    helm.sh/resource-policy: keep`,
-    `  {{- end }}`,
+    ...(opts.annotationsTemplate
+      ? [`  {{- include "${opts.annotationsTemplate}" (dict "ctx" . "extra" (ternary (dict "helm.sh/resource-policy" "keep") (dict) .Values.crds.keep)) | nindent 2 }}`]
+      : [`  {{- if .Values.crds.keep }}`, `  annotations:`, `    helm.sh/resource-policy: keep`, `  {{- end }}`]),
     stringify({ spec }, { lineWidth: 0 }).trimEnd(),
     `{{- end }}`,
     '',

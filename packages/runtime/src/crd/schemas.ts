@@ -11,8 +11,8 @@ export const Quantity = Type.Unsafe<string | number>({
 /** corev1.ResourceRequirements (limits and requests). */
 export const ResourceRequirements = Type.Object(
   {
-    limits: Type.Optional(Type.Record(Type.String(), Quantity)),
-    requests: Type.Optional(Type.Record(Type.String(), Quantity)),
+    limits: Type.Optional(Type.Record(Type.String(), Quantity, { description: 'The most of each resource (cpu, memory) a container may use; over the memory limit it is killed.' })),
+    requests: Type.Optional(Type.Record(Type.String(), Quantity, { description: 'The resources (cpu, memory) a container is scheduled with and guaranteed.' })),
   },
   { description: 'CPU and memory requests and limits of the pods.' },
 );
@@ -20,12 +20,12 @@ export const ResourceRequirements = Type.Object(
 /** metav1.Condition list, keyed by type. */
 export const Conditions = Type.Array(
   Type.Object({
-    type: Type.String({ maxLength: 316 }),
+    type: Type.String({ maxLength: 316, description: 'The aspect of the object this condition is about, in CamelCase (e.g. Ready).' }),
     status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
-    reason: Type.String({ maxLength: 1024 }),
-    message: Type.String({ maxLength: 32768 }),
-    lastTransitionTime: Type.String({ format: 'date-time' }),
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+    reason: Type.String({ maxLength: 1024, description: 'Why the condition last changed, as a CamelCase word programs can match on.' }),
+    message: Type.String({ maxLength: 32768, description: 'Why the condition last changed, for humans.' }),
+    lastTransitionTime: Type.String({ format: 'date-time', description: 'When the status last changed (not when the condition was last written).' }),
+    observedGeneration: Type.Optional(Type.Integer({ minimum: 0, description: 'The metadata.generation the condition was computed from; older than the object\'s means it is out of date.' })),
   }),
-  { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
+  { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], description: 'The latest observations of the object\'s state, one per type.' },
 );

@@ -43,6 +43,7 @@ describe('the built toolset', () => {
     ['etcd', ['--version'], `etcd Version: ${versions.etcd.slice(1)}`],
     ['kwok', ['--version'], versions.kwok],
     ['helm', ['version', '--short'], versions.helm],
+    ['helm-docs', ['--version'], versions.helmDocs.slice(1)],
     ['pebble', ['-version'], versions.pebble],
   ] as const)('%s reports its pinned version', (bin, args, expected) => {
     const r = spawnSync(findBinary(bin), [...args], { encoding: 'utf8' });
@@ -56,6 +57,7 @@ describe('the built toolset', () => {
     expect(gomod('etcd')).toContain(`go.etcd.io/etcd/server/v3 ${versions.etcd}`);
     expect(gomod('kwok')).toContain(`sigs.k8s.io/kwok ${versions.kwok}`);
     expect(gomod('helm')).toContain(`helm.sh/helm/v3 ${versions.helm}`);
+    expect(gomod('helm-docs')).toContain(`github.com/norwoodj/helm-docs ${versions.helmDocs}`);
     expect(gomod('pebble')).toContain(`github.com/letsencrypt/pebble/v2 ${versions.pebble}`);
   });
 });

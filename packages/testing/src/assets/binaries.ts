@@ -15,6 +15,7 @@ export type BinaryName =
   | 'kubectl'
   | 'kwok'
   | 'helm'
+  | 'helm-docs'
   | 'pebble'
   | 'pebble-challtestsrv'
   // The kind group (ensure-binaries --group kind).

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { vendorChartDependencies } from '../helm/vendor.js';
 import { waitFor } from '../wait.js';
 import type { E2ECluster, E2EMode, Workload } from './cluster.js';
 import { kindUnavailable, startKindCluster } from './kind-cluster.js';
@@ -53,6 +54,7 @@ export interface Release {
 /** `helm upgrade --install` with these values, then waits for the operator to serve /readyz. */
 export async function helmInstall(cluster: E2ECluster, r: Release, values: Record<string, unknown> = {}): Promise<void> {
   if (!r.app.chart) throw new Error(`${r.app.app} has no chart`);
+  await vendorChartDependencies(r.app.chart);
   const dir = mkdtempSync(join(tmpdir(), 'opkit-values-'));
   try {
     const file = join(dir, 'values.yaml');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { findBinary } from '../assets/binaries.js';
 import { run, type RunResult } from '../run.js';
+import { vendorChartDependencies } from './vendor.js';
 
 export interface ChartOptions {
   release?: string;
@@ -38,12 +39,14 @@ async function withValues<T>(values: Record<string, unknown> | undefined, fn: (a
 }
 
 /** `helm lint --strict`; rejects with helm's findings. */
-export function helmLint(chartDir: string, opts: ChartOptions = {}): Promise<RunResult> {
+export async function helmLint(chartDir: string, opts: ChartOptions = {}): Promise<RunResult> {
+  await vendorChartDependencies(chartDir);
   return withValues(opts.values, (args, env) => run(findBinary('helm'), ['lint', '--strict', chartDir, ...args], { env }));
 }
 
 /** `helm template`: the manifests a release would apply. */
 export async function helmTemplate(chartDir: string, opts: ChartOptions = {}): Promise<string> {
+  await vendorChartDependencies(chartDir);
   return withValues(opts.values, async (args, env) => {
     const r = await run(
       findBinary('helm'),
@@ -55,7 +58,8 @@ export async function helmTemplate(chartDir: string, opts: ChartOptions = {}): P
 }
 
 /** `helm install|upgrade --install` against a kubeconfig. */
-export function helmUpgradeInstall(kubeconfig: string, chartDir: string, opts: ChartOptions & { wait?: boolean; createNamespace?: boolean; timeout?: string } = {}): Promise<RunResult> {
+export async function helmUpgradeInstall(kubeconfig: string, chartDir: string, opts: ChartOptions & { wait?: boolean; createNamespace?: boolean; timeout?: string } = {}): Promise<RunResult> {
+  await vendorChartDependencies(chartDir);
   return withValues(opts.values, (args, env) =>
     run(
       findBinary('helm'),

@@ -1,6 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ControlPlane } from '../control-plane/control-plane.js';
-import { helmTemplate } from './chart.js';
+import { helmTemplate, kubectlApply } from './chart.js';
+import { syncChartReadme } from './chart-docs.js';
+import { explainUndescribed } from './explain.js';
+import { prometheusOperatorCrds } from './monitoring-crds.js';
 import { verifyChart, type RenderedObject } from './verify-chart.js';
 
 export interface OperatorChartExpectations {
@@ -12,7 +15,39 @@ export interface OperatorChartExpectations {
   leaseName: string;
   /** Extra values variants to render and dry-run apply. */
   variants?: Record<string, Record<string, unknown>>;
+  /** The chart's own toggles, added to the "everything" variant (every toggle on). */
+  everything?: Record<string, unknown>;
 }
+
+const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
+
+/** Every toggle the shared chart parts have, on; with cert-manager-style globals. */
+export const EVERYTHING_ON = {
+  global: { imageRegistry: 'registry.example.com', imagePullSecrets: [{ name: 'global-pull' }], commonLabels: { 'example.com/team': 'platform' }, leaderElection: { namespace: 'kube-system' }, logLevel: 2 },
+  image: { digest: DIGEST },
+  imagePullSecrets: [{ name: 'pull' }],
+  commonLabels: { 'example.com/owner': 'platform' },
+  commonAnnotations: { 'example.com/note': 'every toggle on' },
+  replicaCount: 2,
+  strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+  podDisruptionBudget: { enabled: true, minAvailable: 1 },
+  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/instance': '{{ .Release.Name }}' } } }],
+  networkPolicy: { enabled: true, metricsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+  metrics: { serviceMonitor: { enabled: true, force: true, labels: { release: 'prometheus' } } },
+  probes: { liveness: { periodSeconds: 30 }, readiness: { periodSeconds: 5 } },
+  logTimeEncoding: 'iso8601',
+  logLevelEncoding: 'string',
+  tests: { enabled: true },
+};
+
+const merge = (a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> => {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const base = out[k];
+    out[k] = base && typeof base === 'object' && !Array.isArray(base) && v && typeof v === 'object' && !Array.isArray(v) ? merge(base as Record<string, unknown>, v as Record<string, unknown>) : v;
+  }
+  return out;
+};
 
 const fail = (msg: string, detail?: unknown): never => {
   throw new Error(detail === undefined ? msg : `${msg}\n${JSON.stringify(detail, null, 2)}`);
@@ -26,6 +61,8 @@ const fail = (msg: string, detail?: unknown): never => {
  */
 export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartExpectations): Promise<Record<string, RenderedObject[]>> {
   const ns = 'opkit-system';
+  // The ServiceMonitor and PrometheusRule are dry-run too: the server learns their kinds first.
+  await kubectlApply(plane.kubeconfigPath, (await prometheusOperatorCrds()).join('\n---\n'));
   const rendered = await verifyChart(
     plane,
     x.chartDir,
@@ -33,6 +70,7 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
       defaults: {},
       namespaced: { watchNamespaces: ['team-a', 'team-b'], replicaCount: 2 },
       minimal: { crds: { enabled: false }, metrics: { enabled: false }, leaderElection: { enabled: false }, serviceAccount: { create: false, name: 'existing' } },
+      everything: merge(EVERYTHING_ON, x.everything ?? {}),
       ...x.variants,
     },
     ns,
@@ -75,6 +113,45 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
 
   for (const crd of find('defaults', 'CustomResourceDefinition')) if (crd.metadata.annotations?.['helm.sh/resource-policy'] !== 'keep') fail(`CRD ${crd.metadata.name} must be kept on uninstall`);
   for (const kind of ['CustomResourceDefinition', 'Service', 'ServiceAccount']) if (find('minimal', kind).length) fail(`the minimal variant must not render a ${kind}`);
+
+  // Defaults: one replica, so no PDB (it would block every drain); no NetworkPolicy; the helm test.
+  for (const kind of ['PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule']) if (find('defaults', kind).length) fail(`the defaults must not render a ${kind}`);
+  const [testPod] = find('defaults', 'Pod');
+  if (testPod?.metadata.annotations?.['helm.sh/hook'] !== 'test') fail('the defaults must render the helm test Pod', testPod?.metadata);
+
+  // Every toggle on.
+  const all = rendered.everything;
+  const [depAll] = find('everything', 'Deployment');
+  const podAll = depAll.spec.template.spec;
+  const imageAll = `registry.example.com/${x.image.split(':')[0]}@${DIGEST}`;
+  if (podAll.containers[0].image !== imageAll) fail(`with a digest and global.imageRegistry the image should be ${imageAll}`, podAll.containers[0].image);
+  if (podAll.imagePullSecrets?.map((p: { name: string }) => p.name).join() !== 'pull,global-pull') fail('imagePullSecrets and global.imagePullSecrets must both be used', podAll.imagePullSecrets);
+  for (const o of all) {
+    const where = `${o.kind} ${o.metadata.name}`;
+    if (o.metadata.labels?.['example.com/owner'] !== 'platform' || o.metadata.labels?.['example.com/team'] !== 'platform') fail(`${where}: commonLabels and global.commonLabels on every object`, o.metadata.labels);
+    if (o.metadata.annotations?.['example.com/note'] !== 'every toggle on') fail(`${where}: commonAnnotations on every object`, o.metadata.annotations);
+  }
+  const expectKind = (kind: string) => find('everything', kind)[0] ?? fail(`every toggle on must render a ${kind}`);
+  const pdb = expectKind('PodDisruptionBudget');
+  if (pdb.spec.minAvailable !== 1 || pdb.spec.selector.matchLabels['app.kubernetes.io/instance'] !== 'opkit') fail('the PDB must select the operator pods', pdb.spec);
+  const np = expectKind('NetworkPolicy');
+  if (!isDeepStrictEqual(np.spec.policyTypes, ['Ingress', 'Egress'])) fail('the NetworkPolicy must govern ingress and egress', np.spec);
+  if (!np.spec.egress.some((r: { ports?: { port: number }[] }) => r.ports?.some((p) => p.port === 53))) fail('the NetworkPolicy must allow DNS', np.spec.egress);
+  if (!np.spec.egress.some((r: { ports?: { port: number }[] }) => r.ports?.some((p) => p.port === 6443))) fail('the NetworkPolicy must allow the API server', np.spec.egress);
+  expectKind('ServiceMonitor');
+  if (podAll.topologySpreadConstraints?.[0]?.labelSelector?.matchLabels?.['app.kubernetes.io/instance'] !== 'opkit') fail('topologySpreadConstraints are templated (tpl)', podAll.topologySpreadConstraints);
+  if (depAll.spec.strategy?.rollingUpdate?.maxUnavailable !== 0) fail('the strategy must be the one given', depAll.spec.strategy);
+  const argsAll: string[] = podAll.containers[0].args;
+  for (const a of ['--log-time-encoding=iso8601', '--log-level-encoding=string']) if (!argsAll.includes(a)) fail(`missing ${a}`, argsAll);
+  if (podAll.containers[0].livenessProbe.periodSeconds !== 30 || podAll.containers[0].readinessProbe.periodSeconds !== 5) fail('probe settings come from values', podAll.containers[0]);
+
+  const chart = x.chartDir.split('/').pop();
+  if (!(await syncChartReadme(x.chartDir, 'check'))) fail(`charts/${chart}/README.md is stale: run \`npx nx run @opkit/${chart}:chart-docs\``);
+
+  // kubectl explain, asked of the API server that now serves the CRDs: every field described.
+  const undescribed: string[] = [];
+  for (const crd of find('defaults', 'CustomResourceDefinition')) undescribed.push(...(await explainUndescribed(plane, crd)).map((f) => `${crd.metadata.name} ${f}`));
+  if (undescribed.length) fail('kubectl explain shows <no description> for', undescribed);
 
   for (const [values, expected] of [
     [{ replicaCont: 2 }, /additional properties 'replicaCont' not allowed/],

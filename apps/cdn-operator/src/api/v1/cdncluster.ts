@@ -19,8 +19,8 @@ export const CdnClusterSpec = Type.Object(
     // Absent, null and [] all mean "no sources" (the original Go operator crashed on null).
     sources: Type.Optional(Type.Array(Source, { maxItems: 32, nullable: true, description: 'Clusters this one sends requests to.' })),
     origin: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/\\S*)?$', maxLength: 2048, description: 'Upstream URL for a cache with no default source. A host name is resolved per request through the cluster DNS (use a fully qualified name, e.g. origin.media.svc.cluster.local): the cache starts and serves its other routes while it does not resolve, and follows its address when it changes.' })),
-    replicas: Type.Integer({ minimum: 0, maximum: 1000, default: 1 }),
-    image: Type.String({ minLength: 1, default: DEFAULT_IMAGE }),
+    replicas: Type.Integer({ minimum: 0, maximum: 1000, default: 1, description: 'Number of nginx pods.' }),
+    image: Type.String({ minLength: 1, default: DEFAULT_IMAGE, description: `The nginx image (default ${DEFAULT_IMAGE}).` }),
     resources: Type.Optional(ResourceRequirements),
   },
   {
@@ -38,20 +38,21 @@ export const CdnClusterSpec = Type.Object(
 );
 
 export const CdnClusterStatus = Type.Object({
-  state: Type.Optional(Type.Union(['WaitingSource', 'Deploying', 'Running', 'Degraded', 'Error'].map((s) => Type.Literal(s)))),
-  message: Type.Optional(Type.String()),
-  observedGeneration: Type.Optional(Type.Integer()),
-  readyReplicas: Type.Optional(Type.Integer()),
+  state: Type.Optional(Type.Union(['WaitingSource', 'Deploying', 'Running', 'Degraded', 'Error'].map((s) => Type.Literal(s)), { description: 'WaitingSource (a source does not exist yet), Deploying, Running, Degraded (running, but a source was lost or a change could not be applied) or Error.' })),
+  message: Type.Optional(Type.String({ description: 'Why the cluster is in its state, for humans.' })),
+  observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this status was computed from.' })),
+  readyReplicas: Type.Optional(Type.Integer({ description: 'nginx pods ready to serve.' })),
   configHash: Type.Optional(Type.String({ description: 'Hash of the nginx configuration the pods run.' })),
   sourceNames: Type.Optional(Type.String({ description: 'The sources, comma-separated, or "origin" (for the Sources column: kubectl prints only the first element of a list).' })),
   upstreams: Type.Optional(
     Type.Array(
       Type.Object({
         name: Type.String({ description: 'Source cluster, or "origin".' }),
-        pathCondition: Type.Optional(Type.String()),
+        pathCondition: Type.Optional(Type.String({ description: 'The path expression routed to it; absent for the default route.' })),
         address: Type.Optional(Type.String({ description: 'Where requests go (ClusterIP:port or origin URL).' })),
-        ready: Type.Boolean(),
+        ready: Type.Boolean({ description: 'Whether the upstream has ready pods (or is the origin).' }),
       }),
+      { description: 'Where the rendered nginx configuration sends requests, one entry per route.' },
     ),
   ),
   conditions: Type.Optional(Conditions),

@@ -1,100 +1,150 @@
 import { Type } from '@sinclair/typebox';
 
 /** Opaque Kubernetes structures passed through as given (affinity, tolerations, security contexts). */
-const Preserved = Type.Unsafe<Record<string, unknown>>({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
-const StringMap = Type.Record(Type.String(), Type.String());
-const SecretKeySelector = Type.Object({ name: Type.String({ minLength: 1 }), key: Type.Optional(Type.String()) });
+const Preserved = (description: string) => Type.Unsafe<Record<string, unknown>>({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, description });
+const StringMap = (description: string) => Type.Record(Type.String(), Type.String(), { description });
+const SecretKeySelector = (description: string, key: string) =>
+  Type.Object(
+    {
+      name: Type.String({ minLength: 1, description: 'Name of the Secret (for a ClusterIssuer: in the cluster resource namespace).' }),
+      key: Type.Optional(Type.String({ description: key })),
+    },
+    { description },
+  );
 
-const ObjectMetaTemplate = Type.Object({ labels: Type.Optional(StringMap), annotations: Type.Optional(StringMap) });
+const ObjectMetaTemplate = (what: string) =>
+  Type.Object(
+    {
+      labels: Type.Optional(StringMap(`Labels added to the ${what}.`)),
+      annotations: Type.Optional(StringMap(`Annotations added to the ${what}.`)),
+    },
+    { description: `Labels and annotations for the ${what}.` },
+  );
 
 /** What cert-manager lets users set on HTTP-01 solver pods; merged into the hardened defaults. */
-export const PodTemplate = Type.Object({
-  metadata: Type.Optional(ObjectMetaTemplate),
-  spec: Type.Optional(
-    Type.Object({
-      nodeSelector: Type.Optional(StringMap),
-      affinity: Type.Optional(Preserved),
-      tolerations: Type.Optional(Type.Array(Preserved)),
-      priorityClassName: Type.Optional(Type.String()),
-      serviceAccountName: Type.Optional(Type.String()),
-      imagePullSecrets: Type.Optional(Type.Array(Type.Object({ name: Type.String() }))),
-      securityContext: Type.Optional(Preserved),
-      resources: Type.Optional(Preserved),
-    }),
-  ),
-});
+export const PodTemplate = Type.Object(
+  {
+    metadata: Type.Optional(ObjectMetaTemplate('solver pod')),
+    spec: Type.Optional(
+      Type.Object(
+        {
+          nodeSelector: Type.Optional(StringMap('Node labels the solver pod must be scheduled on.')),
+          affinity: Type.Optional(Preserved("The solver pod's scheduling constraints (a core/v1 Affinity).")),
+          tolerations: Type.Optional(Type.Array(Preserved('A core/v1 Toleration.'), { description: 'Taints the solver pod tolerates.' })),
+          priorityClassName: Type.Optional(Type.String({ description: "The solver pod's PriorityClass." })),
+          serviceAccountName: Type.Optional(Type.String({ description: 'The ServiceAccount the solver pod runs as (its token is never mounted).' })),
+          imagePullSecrets: Type.Optional(
+            Type.Array(Type.Object({ name: Type.String({ description: 'Name of a Secret of type kubernetes.io/dockerconfigjson.' }) }), { description: "Secrets for pulling the solver image from a private registry." }),
+          ),
+          securityContext: Type.Optional(Preserved("The solver pod's security context (a core/v1 PodSecurityContext), merged over the hardened default.")),
+          resources: Type.Optional(Preserved("The solver container's requests and limits (core/v1 ResourceRequirements); default 10m/64Mi requests, 100m/64Mi limits.")),
+        },
+        { description: 'Fields of the solver pod spec that may be set; the rest stays hardened (non-root, read-only root filesystem, no capabilities, no token).' },
+      ),
+    ),
+  },
+  { description: 'Overrides for the solver pods, as cert-manager allows.' },
+);
 
-const ServiceType = Type.Union([Type.Literal('NodePort'), Type.Literal('ClusterIP')]);
+const ServiceType = Type.Union([Type.Literal('NodePort'), Type.Literal('ClusterIP')], { description: 'Type of the Service in front of the solver pod: NodePort (the default, as cert-manager) or ClusterIP.' });
 
 export const HTTP01Ingress = Type.Object(
   {
-    ingressClassName: Type.Optional(Type.String()),
+    ingressClassName: Type.Optional(Type.String({ description: 'The IngressClass of the solver Ingress (spec.ingressClassName).' })),
     class: Type.Optional(Type.String({ description: 'Sets the kubernetes.io/ingress.class annotation (legacy).' })),
     name: Type.Optional(Type.String({ description: 'Edit this existing Ingress in place instead of creating one.' })),
     serviceType: Type.Optional(ServiceType),
     podTemplate: Type.Optional(PodTemplate),
-    ingressTemplate: Type.Optional(Type.Object({ metadata: Type.Optional(ObjectMetaTemplate) })),
+    ingressTemplate: Type.Optional(Type.Object({ metadata: Type.Optional(ObjectMetaTemplate('solver Ingress')) }, { description: 'Overrides for the solver Ingress.' })),
   },
-  { 'x-kubernetes-validations': [{ rule: '[has(self.ingressClassName), has(self.class), has(self.name)].filter(x, x).size() <= 1', message: 'set at most one of ingressClassName, class and name' }] },
+  {
+    description: 'Solve HTTP-01 through an Ingress per challenge.',
+    'x-kubernetes-validations': [{ rule: '[has(self.ingressClassName), has(self.class), has(self.name)].filter(x, x).size() <= 1', message: 'set at most one of ingressClassName, class and name' }],
+  },
 );
 
-export const HTTP01GatewayHTTPRoute = Type.Object({
-  serviceType: Type.Optional(ServiceType),
-  labels: Type.Optional(StringMap),
-  parentRefs: Type.Optional(
-    Type.Array(
-      Type.Object({
-        name: Type.String(),
-        namespace: Type.Optional(Type.String()),
-        kind: Type.Optional(Type.String()),
-        group: Type.Optional(Type.String()),
-        sectionName: Type.Optional(Type.String()),
-        port: Type.Optional(Type.Integer()),
-      }),
+export const HTTP01GatewayHTTPRoute = Type.Object(
+  {
+    serviceType: Type.Optional(ServiceType),
+    labels: Type.Optional(StringMap('Labels added to the solver HTTPRoute.')),
+    parentRefs: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ description: 'Name of the parent (a Gateway).' }),
+            namespace: Type.Optional(Type.String({ description: "The parent's namespace; the challenge's by default." })),
+            kind: Type.Optional(Type.String({ description: 'Kind of the parent (default Gateway).' })),
+            group: Type.Optional(Type.String({ description: 'API group of the parent (default gateway.networking.k8s.io).' })),
+            sectionName: Type.Optional(Type.String({ description: 'A listener of the Gateway, by name.' })),
+            port: Type.Optional(Type.Integer({ description: 'A listener of the Gateway, by port.' })),
+          },
+          { description: 'A Gateway (or listener) the HTTPRoute attaches to.' },
+        ),
+        { description: 'The Gateways the solver HTTPRoute attaches to.' },
+      ),
     ),
-  ),
-  podTemplate: Type.Optional(PodTemplate),
-});
+    podTemplate: Type.Optional(PodTemplate),
+  },
+  { description: 'Solve HTTP-01 through a Gateway API HTTPRoute per challenge.' },
+);
 
-export const Solver = Type.Object({
-  selector: Type.Optional(
-    Type.Object({
-      matchLabels: Type.Optional(StringMap),
-      dnsNames: Type.Optional(Type.Array(Type.String())),
-      dnsZones: Type.Optional(Type.Array(Type.String())),
-    }),
-  ),
-  http01: Type.Optional(
-    Type.Object(
-      { ingress: Type.Optional(HTTP01Ingress), gatewayHTTPRoute: Type.Optional(HTTP01GatewayHTTPRoute) },
-      { 'x-kubernetes-validations': [{ rule: '[has(self.ingress), has(self.gatewayHTTPRoute)].filter(x, x).size() == 1', message: 'set exactly one of ingress and gatewayHTTPRoute' }] },
+export const Solver = Type.Object(
+  {
+    selector: Type.Optional(
+      Type.Object(
+        {
+          matchLabels: Type.Optional(StringMap("Labels the Certificate must carry.")),
+          dnsNames: Type.Optional(Type.Array(Type.String(), { description: 'Names this solver is used for (an exact match beats a zone).' })),
+          dnsZones: Type.Optional(Type.Array(Type.String(), { description: 'Zones this solver is used for: the name or any name under it; the longest match wins.' })),
+        },
+        { description: 'Which names this solver is for; empty means every name. The most specific selector wins, as in cert-manager.' },
+      ),
     ),
-  ),
-});
+    http01: Type.Optional(
+      Type.Object(
+        { ingress: Type.Optional(HTTP01Ingress), gatewayHTTPRoute: Type.Optional(HTTP01GatewayHTTPRoute) },
+        {
+          description: 'Answer HTTP-01 challenges from a solver pod reached through an Ingress or an HTTPRoute.',
+          'x-kubernetes-validations': [{ rule: '[has(self.ingress), has(self.gatewayHTTPRoute)].filter(x, x).size() == 1', message: 'set exactly one of ingress and gatewayHTTPRoute' }],
+        },
+      ),
+    ),
+  },
+  { description: 'How challenges for some names are solved.' },
+);
 
 export const ACMEIssuer = Type.Object(
   {
     server: Type.String({ pattern: '^https?://', description: 'The ACME directory URL.' }),
-    email: Type.Optional(Type.String()),
-    privateKeySecretRef: SecretKeySelector,
-    skipTLSVerify: Type.Optional(Type.Boolean()),
+    email: Type.Optional(Type.String({ description: 'Contact address registered with the account (expiry notices).' })),
+    privateKeySecretRef: SecretKeySelector('The Secret holding the ACME account key; generated when missing (unless disableAccountKeyGeneration).', 'Key in the Secret (default tls.key).'),
+    skipTLSVerify: Type.Optional(Type.Boolean({ description: "Do not verify the ACME server's certificate (tests only)." })),
     caBundle: Type.Optional(Type.String({ description: 'Base64 PEM bundle to trust for the ACME server.' })),
-    disableAccountKeyGeneration: Type.Optional(Type.Boolean()),
+    disableAccountKeyGeneration: Type.Optional(Type.Boolean({ description: 'Never generate the account key: wait for the Secret to be provided.' })),
     externalAccountBinding: Type.Optional(
-      Type.Object({
-        keyID: Type.String({ minLength: 1 }),
-        keySecretRef: SecretKeySelector,
-        keyAlgorithm: Type.Optional(Type.Union([Type.Literal('HS256'), Type.Literal('HS384'), Type.Literal('HS512')])),
-      }),
+      Type.Object(
+        {
+          keyID: Type.String({ minLength: 1, description: 'The key identifier the CA gave.' }),
+          keySecretRef: SecretKeySelector('The Secret holding the base64url HMAC key the CA gave.', 'Key in the Secret.'),
+          keyAlgorithm: Type.Optional(Type.Union([Type.Literal('HS256'), Type.Literal('HS384'), Type.Literal('HS512')], { description: 'Deprecated (as in cert-manager): the MAC algorithm is HS256.' })),
+        },
+        { description: 'Bind the ACME account to an account at the CA (RFC 8555 §7.3.4; ZeroSSL, Google and others require it).' },
+      ),
     ),
-    preferredChain: Type.Optional(Type.String({ maxLength: 64 })),
-    solvers: Type.Optional(Type.Array(Solver, { maxItems: 16 })),
+    preferredChain: Type.Optional(Type.String({ maxLength: 64, description: "Pick the alternate chain whose top certificate has this issuer Common Name; the CA's default chain otherwise." })),
+    solvers: Type.Optional(Type.Array(Solver, { maxItems: 16, description: 'How challenges are solved; the most specific solver for a name is used.' })),
   },
-  { 'x-kubernetes-validations': [{ rule: '!(has(self.skipTLSVerify) && self.skipTLSVerify && has(self.caBundle))', message: 'skipTLSVerify and caBundle are mutually exclusive' }] },
+  {
+    description: 'Issue from an ACME server (Let\'s Encrypt, ZeroSSL, Pebble…), proving control of names with challenges.',
+    'x-kubernetes-validations': [{ rule: '!(has(self.skipTLSVerify) && self.skipTLSVerify && has(self.caBundle))', message: 'skipTLSVerify and caBundle are mutually exclusive' }],
+  },
 );
 
-export const ACMEIssuerStatus = Type.Object({
-  uri: Type.Optional(Type.String({ description: 'The registered account URL.' })),
-  lastRegisteredEmail: Type.Optional(Type.String()),
-  lastPrivateKeyHash: Type.Optional(Type.String()),
-});
+export const ACMEIssuerStatus = Type.Object(
+  {
+    uri: Type.Optional(Type.String({ description: 'The registered account URL.' })),
+    lastRegisteredEmail: Type.Optional(Type.String({ description: 'The email the account was registered (or last updated) with.' })),
+    lastPrivateKeyHash: Type.Optional(Type.String({ description: 'Hash of the account key the account was registered with; a changed key registers again.' })),
+  },
+  { description: 'The ACME account.' },
+);

@@ -4,43 +4,56 @@ import { Duration, GROUP, IssuerRef, Usages } from './shared.js';
 
 export const DEFAULT_DURATION = '2160h'; // 90 days, as cert-manager
 
-const StringList = Type.Array(Type.String());
+const StringList = (description: string) => Type.Array(Type.String(), { description });
+const SubjectField = (what: string) => Type.Optional(StringList(`${what} of the subject.`));
 
 export const CertificateSpec = Type.Object(
   {
     secretName: Type.String({ minLength: 1, maxLength: 253, description: 'The Secret (kubernetes.io/tls) the certificate and key are written to.' }),
-    secretTemplate: Type.Optional(Type.Object({ annotations: Type.Optional(Type.Record(Type.String(), Type.String())), labels: Type.Optional(Type.Record(Type.String(), Type.String())) })),
-    commonName: Type.Optional(Type.String({ maxLength: 64 })),
-    dnsNames: Type.Optional(StringList),
-    ipAddresses: Type.Optional(StringList),
-    uris: Type.Optional(StringList),
-    emailAddresses: Type.Optional(StringList),
+    secretTemplate: Type.Optional(
+      Type.Object(
+        {
+          annotations: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Annotations copied onto the Secret.' })),
+          labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Labels copied onto the Secret.' })),
+        },
+        { description: 'Labels and annotations the Secret carries (kept in step; others on the Secret are left alone).' },
+      ),
+    ),
+    commonName: Type.Optional(Type.String({ maxLength: 64, description: 'The subject Common Name. Deprecated by the CA/Browser Forum for TLS: prefer dnsNames (ACME issuers require it to be one of them).' })),
+    dnsNames: Type.Optional(StringList('DNS Subject Alternative Names.')),
+    ipAddresses: Type.Optional(StringList('IP address Subject Alternative Names (IPv4 or IPv6, any notation).')),
+    uris: Type.Optional(StringList('URI Subject Alternative Names (e.g. SPIFFE IDs).')),
+    emailAddresses: Type.Optional(StringList('Email Subject Alternative Names.')),
     subject: Type.Optional(
-      Type.Object({
-        organizations: Type.Optional(StringList),
-        countries: Type.Optional(StringList),
-        organizationalUnits: Type.Optional(StringList),
-        localities: Type.Optional(StringList),
-        provinces: Type.Optional(StringList),
-        streetAddresses: Type.Optional(StringList),
-        postalCodes: Type.Optional(StringList),
-        serialNumber: Type.Optional(Type.String()),
-      }),
+      Type.Object(
+        {
+          organizations: SubjectField('Organizations (O)'),
+          countries: SubjectField('Countries (C)'),
+          organizationalUnits: SubjectField('Organizational units (OU)'),
+          localities: SubjectField('Localities (L)'),
+          provinces: SubjectField('Provinces or states (ST)'),
+          streetAddresses: SubjectField('Street addresses'),
+          postalCodes: SubjectField('Postal codes'),
+          serialNumber: Type.Optional(Type.String({ description: 'The subject serialNumber attribute (not the certificate serial number).' })),
+        },
+        { description: 'Subject fields besides the Common Name; a change re-issues the certificate.' },
+      ),
     ),
     duration: Type.Optional(Duration({ default: DEFAULT_DURATION, description: 'Requested lifetime (default 2160h = 90 days). The issuer may not honour it.' })),
     renewBefore: Type.Optional(Duration({ description: 'Renew this long before expiry (default: a third of the issued lifetime).' })),
     renewBeforePercentage: Type.Optional(Type.Integer({ minimum: 1, maximum: 99, description: 'Renew when this share of the issued lifetime remains.' })),
     issuerRef: IssuerRef,
-    isCA: Type.Optional(Type.Boolean()),
+    isCA: Type.Optional(Type.Boolean({ description: 'Issue a CA certificate (basicConstraints CA:TRUE; cert sign is added to the usages).' })),
     usages: Type.Optional(Usages),
     privateKey: Type.Optional(
       Type.Object({
-        algorithm: Type.Optional(Type.Union([Type.Literal('RSA'), Type.Literal('ECDSA'), Type.Literal('Ed25519')])),
-        size: Type.Optional(Type.Integer()),
-        encoding: Type.Optional(Type.Union([Type.Literal('PKCS1'), Type.Literal('PKCS8')])),
-        rotationPolicy: Type.Optional(Type.Union([Type.Literal('Always'), Type.Literal('Never')])),
+        algorithm: Type.Optional(Type.Union([Type.Literal('RSA'), Type.Literal('ECDSA'), Type.Literal('Ed25519')], { description: 'RSA (default), ECDSA or Ed25519.' })),
+        size: Type.Optional(Type.Integer({ description: 'RSA: bits, 2048 (default) to 8192. ECDSA: the curve, 256 (default), 384 or 521. Ignored for Ed25519.' })),
+        encoding: Type.Optional(Type.Union([Type.Literal('PKCS1'), Type.Literal('PKCS8')], { description: 'PEM encoding of tls.key: PKCS1 (default; SEC 1 for ECDSA) or PKCS8.' })),
+        rotationPolicy: Type.Optional(Type.Union([Type.Literal('Always'), Type.Literal('Never')], { description: 'Always (default): a new key for every issuance. Never: keep the key in the Secret while it still fits the spec.' })),
       },
       {
+        description: 'The private key.',
         // As cert-manager's webhook: refused when applied, not found out by the operator later.
         'x-kubernetes-validations': [
           { rule: "!has(self.size) || (has(self.algorithm) && self.algorithm != 'RSA') || (self.size >= 2048 && self.size <= 8192)", message: 'RSA key size must be from 2048 to 8192' },
@@ -60,13 +73,13 @@ export const CertificateSpec = Type.Object(
 
 export const CertificateStatus = Type.Object({
   conditions: Type.Optional(Conditions),
-  notBefore: Type.Optional(Type.String({ format: 'date-time' })),
-  notAfter: Type.Optional(Type.String({ format: 'date-time' })),
-  renewalTime: Type.Optional(Type.String({ format: 'date-time' })),
-  revision: Type.Optional(Type.Integer({ minimum: 1 })),
-  nextPrivateKeySecretName: Type.Optional(Type.String()),
-  lastFailureTime: Type.Optional(Type.String({ format: 'date-time' })),
-  failedIssuanceAttempts: Type.Optional(Type.Integer({ minimum: 0 })),
+  notBefore: Type.Optional(Type.String({ format: 'date-time', description: 'Start of the issued certificate\'s validity.' })),
+  notAfter: Type.Optional(Type.String({ format: 'date-time', description: 'End of the issued certificate\'s validity.' })),
+  renewalTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the certificate will be renewed.' })),
+  revision: Type.Optional(Type.Integer({ minimum: 1, description: 'How many times a certificate has been issued for this Certificate; CertificateRequests are numbered by it.' })),
+  nextPrivateKeySecretName: Type.Optional(Type.String({ description: 'The Secret holding the private key of the issuance under way (kept across retries).' })),
+  lastFailureTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the last issuance failed; the next attempt waits 1 h, doubling per failure, at most 32 h.' })),
+  failedIssuanceAttempts: Type.Optional(Type.Integer({ minimum: 0, description: 'Consecutive failed issuances.' })),
 });
 
 export const Certificate = defineCustomResource({

@@ -6,21 +6,21 @@ export const CertificateRequestSpec = Type.Object(
   {
     request: Type.String({ minLength: 1, description: 'The PEM CSR, base64-encoded (as cert-manager).' }),
     issuerRef: IssuerRef,
-    duration: Type.Optional(Duration()),
-    isCA: Type.Optional(Type.Boolean()),
+    duration: Type.Optional(Duration({ description: 'Requested lifetime of the certificate; the issuer may not honour it.' })),
+    isCA: Type.Optional(Type.Boolean({ description: 'Request a CA certificate (basicConstraints CA:TRUE).' })),
     usages: Type.Optional(Usages),
-    username: Type.Optional(Type.String()),
-    uid: Type.Optional(Type.String()),
-    groups: Type.Optional(Type.Array(Type.String())),
+    username: Type.Optional(Type.String({ description: 'The user that created the request (informational: not yet set by an admission webhook).' })),
+    uid: Type.Optional(Type.String({ description: 'The uid of that user (informational, as username).' })),
+    groups: Type.Optional(Type.Array(Type.String(), { description: 'The groups of that user (informational, as username).' })),
   },
-  { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable: create a new CertificateRequest instead' }] },
+  { description: 'What is asked of the issuer; immutable once created.', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable: create a new CertificateRequest instead' }] },
 );
 
 export const CertificateRequestStatus = Type.Object({
   conditions: Type.Optional(Conditions),
   certificate: Type.Optional(Type.String({ description: 'The issued PEM chain, base64-encoded.' })),
   ca: Type.Optional(Type.String({ description: 'The PEM CA, base64-encoded, when the issuer knows it.' })),
-  failureTime: Type.Optional(Type.String({ format: 'date-time' })),
+  failureTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the request failed for good; it is not retried.' })),
 });
 
 export const CertificateRequest = defineCustomResource({

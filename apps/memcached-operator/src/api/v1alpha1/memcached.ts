@@ -17,11 +17,11 @@ export const MemcachedSpec = Type.Object({
 
 export const MemcachedStatus = Type.Object({
   nodes: Type.Optional(Type.Array(Type.String(), { description: 'Names of the memcached pods.' })),
-  replicas: Type.Optional(Type.Integer()),
-  readyReplicas: Type.Optional(Type.Integer()),
+  replicas: Type.Optional(Type.Integer({ description: 'Pods the Deployment has (for the scale subresource).' })),
+  readyReplicas: Type.Optional(Type.Integer({ description: 'Pods that are ready to serve.' })),
   selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource).' })),
-  phase: Type.Optional(Type.Union([Type.Literal('Pending'), Type.Literal('Progressing'), Type.Literal('Available'), Type.Literal('Degraded'), Type.Literal('Deleting')])),
-  observedGeneration: Type.Optional(Type.Integer()),
+  phase: Type.Optional(Type.Union([Type.Literal('Pending'), Type.Literal('Progressing'), Type.Literal('Available'), Type.Literal('Degraded'), Type.Literal('Deleting')], { description: 'Pending, Progressing (a rollout or scaling is under way), Available, Degraded (see the conditions for why) or Deleting.' })),
+  observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this status was computed from.' })),
   conditions: Type.Optional(Conditions),
 });
 

@@ -8,7 +8,7 @@ export type OrderState = (typeof ORDER_STATES)[number];
 /** States an Order (or Challenge) never leaves. */
 export const FAILED_STATES = ['invalid', 'expired', 'errored'];
 
-const State = Type.Union(ORDER_STATES.map((s) => Type.Literal(s)));
+const State = (description: string) => Type.Union(ORDER_STATES.map((s) => Type.Literal(s)), { description });
 
 export const Order = defineCustomResource({
   group: ACME_GROUP,
@@ -22,31 +22,47 @@ export const Order = defineCustomResource({
     {
       request: Type.String({ description: 'The PEM CSR, base64-encoded.' }),
       issuerRef: IssuerRef,
-      commonName: Type.Optional(Type.String()),
-      dnsNames: Type.Optional(Type.Array(Type.String())),
-      ipAddresses: Type.Optional(Type.Array(Type.String())),
-      duration: Type.Optional(Duration()),
+      commonName: Type.Optional(Type.String({ description: 'The Common Name of the CSR (it must also be one of the identifiers).' })),
+      dnsNames: Type.Optional(Type.Array(Type.String(), { description: 'The DNS identifiers to authorize.' })),
+      ipAddresses: Type.Optional(Type.Array(Type.String(), { description: 'The IP identifiers to authorize (RFC 8738).' })),
+      duration: Type.Optional(Duration({ description: 'Requested lifetime, sent as the order\'s notAfter where the CA supports it.' })),
     },
-    { 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable' }] },
+    { description: 'The order, from its CertificateRequest; immutable.', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable' }] },
   ),
   status: Type.Object({
-    url: Type.Optional(Type.String()),
-    finalizeURL: Type.Optional(Type.String()),
+    url: Type.Optional(Type.String({ description: 'The order URL at the ACME server.' })),
+    finalizeURL: Type.Optional(Type.String({ description: 'Where the CSR is sent once every authorization is valid.' })),
     authorizations: Type.Optional(
       Type.Array(
-        Type.Object({
-          url: Type.String(),
-          identifier: Type.Optional(Type.String()),
-          wildcard: Type.Optional(Type.Boolean()),
-          initialState: Type.Optional(State),
-          challenges: Type.Optional(Type.Array(Type.Object({ url: Type.String(), token: Type.Optional(Type.String()), type: Type.String() }))),
-        }),
+        Type.Object(
+          {
+            url: Type.String({ description: 'The authorization URL at the ACME server.' }),
+            identifier: Type.Optional(Type.String({ description: 'The name (or IP address) being authorized.' })),
+            wildcard: Type.Optional(Type.Boolean({ description: 'Whether it is for *.identifier.' })),
+            initialState: Type.Optional(State('Its state when the order was created (valid: authorized before, no challenge needed).')),
+            challenges: Type.Optional(
+              Type.Array(
+                Type.Object(
+                  {
+                    url: Type.String({ description: 'The challenge URL.' }),
+                    token: Type.Optional(Type.String({ description: 'The challenge token.' })),
+                    type: Type.String({ description: 'The challenge type (http-01, dns-01, tls-alpn-01).' }),
+                  },
+                  { description: 'One way the CA offers to prove control.' },
+                ),
+                { description: 'The challenges the CA offered.' },
+              ),
+            ),
+          },
+          { description: 'One identifier to prove control of.' },
+        ),
+        { description: "The order's authorizations, one per identifier." },
       ),
     ),
     certificate: Type.Optional(Type.String({ description: 'The PEM chain, base64-encoded.' })),
-    state: Type.Optional(State),
-    reason: Type.Optional(Type.String()),
-    failureTime: Type.Optional(Type.String({ format: 'date-time' })),
+    state: Type.Optional(State('The order\'s state at the ACME server (RFC 8555 §7.1.6), or errored when it failed here.')),
+    reason: Type.Optional(Type.String({ description: 'Why the order is in its state, for humans.' })),
+    failureTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the order failed for good.' })),
     ...RetryStatus,
   }),
   printerColumns: [
