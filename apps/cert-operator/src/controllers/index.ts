@@ -3,6 +3,8 @@ import { AcmeAccounts } from '../acme/accounts.js';
 import { acmeClientMetrics } from '../acme/metrics.js';
 import type { CertOperatorConfig } from '../config.js';
 import { LABELLED } from '../secrets/secret-reader.js';
+import { registerCertificateMetrics } from '../metrics/certificates.js';
+import { Certificate } from '../api/v1/certificate.js';
 import { challengeController } from './acme/challenges.js';
 import { acmeReadiness } from './acme/issuer-readiness.js';
 import { orderController } from './acme/orders.js';
@@ -21,6 +23,9 @@ export function addCertificateControllers(manager: Manager, cfg: CertOperatorCon
   const accounts = cfg.acme ? new AcmeAccounts(acmeClientMetrics(manager.metrics.registry)) : undefined;
   for (const c of issuerControllers(cfg, accounts && acmeReadiness(accounts))) manager.add(c);
   manager.add(certificateController(cfg));
+  // Read from the Certificate informer the controller above already runs: no extra watch.
+  const certificates = manager.cache.informer(Certificate.kind);
+  registerCertificateMetrics(manager.metrics.registry, () => certificates.list());
   manager.add(certificateRequestController(cfg, accounts ? { acme: acmeSigner } : {}));
   if (accounts) {
     manager.add(orderController(cfg, accounts));

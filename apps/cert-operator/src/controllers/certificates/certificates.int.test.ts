@@ -1,5 +1,5 @@
 import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
-import { testManager } from '@opkit/runtime/testing';
+import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +102,29 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(cols.stdout).toMatch(/^web\s+True\s+web\s+ca\s+Certificate is up to date and has not expired/);
     const crs = (await admin.list(CertificateRequest.kind, { namespace })).items.filter((r) => r.metadata.annotations?.[A.certificateName] === 'web');
     expect(crs.map((r) => r.status?.conditions?.map((x) => `${x.type}=${x.status}`).sort().join(','))).toEqual(['Approved=True,Ready=True']);
+  });
+
+  it("shows each Certificate on /metrics under cert-manager's names: expiry, renewal time, Ready status", async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'watched', { dnsNames: ['watched.example.com'] });
+    await cert(namespace, 'unissued', { dnsNames: ['unissued.example.com'], issuerRef: { name: 'missing', kind: 'ClusterIssuer' } });
+    const c = await waitReady(namespace, 'watched');
+    const leaf = new X509Certificate(pem(await secret(namespace, 'watched'), 'tls.crt'));
+    const labels = { name: 'watched', namespace, issuer_name: 'ca', issuer_kind: 'Issuer', issuer_group: 'cert.opkit.dev' };
+    const metrics = await waitFor('the unissued Certificate reported not Ready', async () => {
+      const body = (await scrape(manager, '/metrics')).body;
+      return metricValue(body, 'certmanager_certificate_ready_status', { name: 'unissued', namespace, condition: 'False' }) === 1 && body;
+    });
+    expect(metricValue(metrics, 'certmanager_certificate_expiration_timestamp_seconds', labels)).toBe(Date.parse(leaf.validTo) / 1000);
+    expect(metricValue(metrics, 'certmanager_certificate_not_after_timestamp_seconds', labels)).toBe(Date.parse(leaf.validTo) / 1000);
+    expect(metricValue(metrics, 'certmanager_certificate_not_before_timestamp_seconds', labels)).toBe(Date.parse(leaf.validFrom) / 1000);
+    expect(metricValue(metrics, 'certmanager_certificate_renewal_timestamp_seconds', labels)).toBe(Date.parse(c.status!.renewalTime!) / 1000);
+    expect(['True', 'False', 'Unknown'].map((condition) => metricValue(metrics, 'certmanager_certificate_ready_status', { ...labels, condition }))).toEqual([1, 0, 0]);
+    const unissued = { name: 'unissued', namespace, issuer_name: 'missing', issuer_kind: 'ClusterIssuer' };
+    expect(metricValue(metrics, 'certmanager_certificate_expiration_timestamp_seconds', unissued)).toBe(0);
+    await admin.delete(Certificate.kind, { namespace, name: 'unissued' });
+    await waitFor('the deleted Certificate gone from /metrics', async () => !(await scrape(manager, '/metrics')).body.includes('name="unissued"'));
   });
 
   it('renews at the renewal time with a new key (rotationPolicy Always), or the same key (Never)', async () => {
