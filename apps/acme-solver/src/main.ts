@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createSolverApp } from './server.js';
+import { createSolverServer } from './server.js';
 
 const USAGE = 'usage: acme-solver --listen-port=8089 --domain=<name> --token=<token> --key=<key authorization>';
 
@@ -23,10 +23,9 @@ function main() {
     console.error(`acme-solver: --domain, --token and --key are required\n${USAGE}`);
     process.exit(2);
   }
-  const server = createSolverApp({ domain: values.domain, token: values.token, key: values.key }).listen(port, () => {
+  const server = createSolverServer({ domain: values.domain, token: values.token, key: values.key }).listen(port, () => {
     console.log(JSON.stringify({ level: 'info', msg: 'serving the HTTP-01 challenge', domain: values.domain, port }));
   });
-  server.headersTimeout = 32_000;
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => server.close(() => process.exit(0)));
 }
 
