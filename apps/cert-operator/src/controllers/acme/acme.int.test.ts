@@ -3,7 +3,7 @@ import {
 } from '@opkit/runtime';
 import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
 import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp, type ControlPlane, type IngressStandIn, type Pebble } from '@opkit/testing';
-import { createPrivateKey, randomBytes, X509Certificate } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import { Certificate } from '../../api/v1/certificate.js';
 import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { Issuer } from '../../api/v1/issuer.js';
 import { defaultConfig } from '../../config.js';
+import { createCSR } from '../../pki/csr.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { addCertificateControllers } from '../index.js';
 
@@ -379,6 +380,83 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     console.log(`realistic Pebble: issued in ${Date.now() - started} ms`);
     await verifyChain(await admin.get(Secret, { namespace, name: 'real' }), realistic, names);
   });
+
+  it('a request made again under the same name and CSR gets an Order of its own, not the old request\'s failed one', async () => {
+    const namespace = await ns();
+    // Solver Ingresses no ingress controller serves: the order stays pending while this runs.
+    await issuer(namespace, 'slow', pebble, { ingress: { ingressClassName: 'unserved' } });
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    const request = Buffer.from(await createCSR({ secretName: 'x', issuerRef: { name: 'slow' }, dnsNames: ['again.example.test'] }, key)).toString('base64');
+    const cr = { apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'again', namespace }, spec: { request, issuerRef: { name: 'slow' } } };
+    await apply(cr);
+    const first = await waitFor('the first request\'s Order', async () => (await admin.list(Order.kind, { namespace })).items[0], { timeoutMs: 30_000 });
+    // The request is deleted and its Order orphaned, step by step as `kubectl delete --cascade=orphan`
+    // has the garbage collector do it (the request held by a finalizer while its Order loses the
+    // owner reference, then released). By hand, because the collector orphans only kinds it has
+    // discovered, which a new CRD's may not be yet. Then the Order fails.
+    const hold = (op: 'add' | 'remove') => plane.kubectl(['patch', 'certificaterequest', 'again', '-n', namespace, '--type=json', '-p', JSON.stringify(op === 'add' ? [{ op, path: '/metadata/finalizers', value: ['test.opkit.dev/hold'] }] : [{ op, path: '/metadata/finalizers' }])]);
+    await hold('add');
+    await plane.kubectl(['delete', 'certificaterequest', 'again', '-n', namespace, '--wait=false']);
+    await plane.kubectl(['patch', 'order', first.metadata.name!, '-n', namespace, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/metadata/ownerReferences' }])]);
+    await hold('remove');
+    await waitFor('the old request gone', async () => (await admin.list(CertificateRequest.kind, { namespace })).items.length === 0);
+    await plane.kubectl(['patch', 'order', first.metadata.name!, '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { state: 'errored', reason: 'the old request\'s order failed' } })]);
+
+    await apply(cr);
+    const again = await admin.get(CertificateRequest.kind, { namespace, name: 'again' });
+    const replaced = await waitFor('an Order owned by the new request', async () => {
+      const [o] = (await admin.list(Order.kind, { namespace })).items;
+      return o?.metadata.ownerReferences?.[0]?.uid === again.metadata.uid && o;
+    }, { timeoutMs: 30_000 });
+    expect(replaced.metadata.name).toBe(first.metadata.name);
+    expect(replaced.status?.state ?? 'pending').toBe('pending');
+    const now = await admin.get(CertificateRequest.kind, { namespace, name: 'again' });
+    expect(cond(now, 'Ready')).toMatchObject({ status: 'False', reason: 'Pending' });
+    const events = (await admin.list(CoreEvent, { namespace, fieldSelector: 'involvedObject.kind=CertificateRequest,reason=OrderReplaced' })).items;
+    expect(events.map((e) => e.message)).toEqual([`Order ${namespace}/${first.metadata.name} belonged to another CertificateRequest; ordering anew`]);
+  });
+
+  it('an order the CA no longer knows (404) is ordered again after a growing backoff, and the certificate is issued', async () => {
+    const namespace = await ns();
+    await issuer(namespace, 'le', pebble);
+    await cert(namespace, 'lost', 'le', ['lost.example.test']);
+    const orders = async () => (await admin.list(Order.kind, { namespace })).items;
+    /** The CA forgets the order: its URLs now name an order Pebble does not have, every authorization already won. */
+    const forget = async () => {
+      const o = await waitFor('an order at the CA', async () => {
+        const [x] = await orders();
+        return x?.status?.url ? x : undefined;
+      }, { timeoutMs: 120_000, intervalMs: 100 });
+      const gone = (u: string) => `${u}0000`;
+      const authorizations = o.status!.authorizations!.map((a) => ({ ...a, initialState: 'valid' }));
+      await plane.kubectl(['patch', 'order', o.metadata.name!, '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { url: gone(o.status!.url!), finalizeURL: gone(o.status!.finalizeURL!), authorizations } })]);
+      return o.metadata.name!;
+    };
+    const failure = (attempts: number) => waitFor(`failed attempt ${attempts} recorded`, async () => {
+      const [x] = await orders();
+      return x?.status?.failedAttempts === attempts && !x.status.url && x;
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const retryIn = (o: { status?: { reason?: string; lastFailureTime?: string } }) => {
+      const at = /retrying at (\S+)$/.exec(o.status?.reason ?? '')?.[1];
+      // lastFailureTime is RFC 3339 to the second; the retry time to the millisecond.
+      return Math.floor((Date.parse(at!) - Date.parse(o.status!.lastFailureTime!)) / 1000);
+    };
+
+    await forget();
+    const once = await failure(1);
+    expect(once.status?.reason).toMatch(/^the ACME server lost the order \(.*\); ordering again; retrying at /);
+    expect(retryIn(once)).toBe(30);
+    // Ordered again only once the backoff has passed; lost again: the next wait is twice as long.
+    await forget();
+    const twice = await failure(2);
+    expect(Date.parse(twice.status!.lastFailureTime!) - Date.parse(once.status!.lastFailureTime!)).toBeGreaterThanOrEqual(29_000);
+    expect(retryIn(twice)).toBe(60);
+    const c = await waitReady(namespace, 'lost', 120_000);
+    expect(c.status?.revision).toBe(1);
+    const [done] = await orders();
+    expect(done.status).toMatchObject({ state: 'valid' });
+    expect(done.status?.failedAttempts).toBeUndefined();
+  }, 180_000);
 
   it('an unreachable ACME server is asked at most 3 times in 3 minutes, also across an operator restart; the reason is on the Issuer', async () => {
     // A server that takes each connection and drops it: every attempt is counted here.

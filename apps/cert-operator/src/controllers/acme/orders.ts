@@ -24,9 +24,13 @@ const solving = (o: OrderObject) => `solving the HTTP-01 challenges for ${[...(o
  * waited out and shown; an order the CA forgot (it restarted) is started over.
  */
 export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
-  /** Any write but a failure's clears the failure record: the server answered, or was not needed. */
+  /**
+   * The failure record (failedAttempts, lastFailureTime) is kept until the order is complete: a CA
+   * that answers the new order and then loses it again (a restarting CA) waits twice as long each
+   * time, instead of the count starting over with every order it accepts.
+   */
   async function write(o: OrderObject, ctx: ReconcileContext, patch: Partial<OrderStatus>) {
-    await ctx.updateStatus(Order.kind, o, { ...o.status, ...RETRY_CLEARED, ...patch });
+    await ctx.updateStatus(Order.kind, o, { ...o.status, ...patch });
   }
   const challengesOf = async (o: OrderObject, ctx: ReconcileContext) =>
     (await ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace })).filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
@@ -63,7 +67,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
       const complete = async (order: acme.Order): Promise<Result> => {
         const chain = await session.call((c) => c.getCertificate(order, issuer.spec.acme?.preferredChain));
         ctx.recorder.normal(o, 'Complete', 'Order completed successfully');
-        await write(o, ctx, { state: 'valid', reason: '', certificate: Buffer.from(chain).toString('base64') });
+        await write(o, ctx, { ...RETRY_CLEARED, state: 'valid', reason: '', certificate: Buffer.from(chain).toString('base64') });
         return deleteChallenges(o, ctx);
       };
       if (!o.status?.url) {

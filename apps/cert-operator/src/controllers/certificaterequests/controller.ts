@@ -61,7 +61,9 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
 
   async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const cr = await ctx.cache.get(CertificateRequest.kind, req);
-    if (!cr) return;
+    // A request being deleted is signed no further: its Orders are being orphaned or collected, and
+    // acting on them now would take an orphaned Order for another request's.
+    if (!cr || cr.metadata.deletionTimestamp) return;
     const ready = cond(cr, 'Ready');
     if (ready?.status === 'True' || (ready?.status === 'False' && (ready.reason === 'Failed' || ready.reason === 'Denied'))) return; // one-shot: done
 

@@ -1,5 +1,5 @@
 import { rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
-import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
+import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { certificateMatchesKey, inspectCertificate } from '../../pki/inspect.js';
@@ -49,7 +49,7 @@ export async function completeIssuance(c: CertificateObject, cr: CertificateRequ
   const info = inspectCertificate(chainPem);
   const renewAt = renewalTime(info.notBefore, info.notAfter, c.spec);
   ctx.recorder.normal(c, 'Issued', `The certificate has been successfully issued (revision ${revision}, valid until ${info.notAfter.toISOString()})`);
-  await writeStatus(c, ctx, (s, set, unset) => {
+  const issued = await writeStatus(c, ctx, (s, set, unset) => {
     s.revision = revision;
     s.notBefore = rfc3339(info.notBefore);
     s.notAfter = rfc3339(info.notAfter);
@@ -60,6 +60,8 @@ export async function completeIssuance(c: CertificateObject, cr: CertificateRequ
     set(READY);
     unset('Issuing');
   });
-  await prune((await ctx.cache.get(Certificate.kind, { namespace: c.metadata.namespace, name: c.metadata.name })) ?? c, ctx);
+  // Pruned against the revision just written, in this reconcile: the cache has not seen it yet,
+  // and a prune left to the next reconcile lands whenever the queue reaches this key.
+  await prune(issued, ctx);
   return { requeueAfter: untilRenewal(renewAt, ctx.clock.now()) };
 }

@@ -3,6 +3,7 @@ import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Certificate } from '../../api/v1/certificate.js';
+import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { Issuer } from '../../api/v1/issuer.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
@@ -63,7 +64,13 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
     const final = await revisions();
     // Nobody got ahead: the first issued were not renewed a fourth time while the last caught up.
     expect([...final.values()].filter((v) => v !== PERIODS + 1)).toEqual([]);
-    // A quiet while, before any fifth issuance is due: not one write.
+    // An issuance ends in the reconcile that records it: the replaced request is deleted right
+    // after the status write, not whenever the queue next reaches the key (CI once saw 20 such
+    // deletes late, under load). Two seconds' grace for the last write in flight, then a quiet
+    // while, before any fifth issuance is due: not one write.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const requests = (await admin.list(CertificateRequest.kind, { namespace: NS })).items.map((r) => r.metadata.name ?? '').filter((n) => n.startsWith('c'));
+    expect(requests.filter((n) => !n.endsWith(`-${PERIODS + 1}`))).toEqual([]);
     const quietFrom = new Date();
     await new Promise((r) => setTimeout(r, 15_000));
     const until = new Date();
@@ -81,7 +88,9 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
         unnamed.push(`${w.verb} ${w.objectRef?.resource}${w.objectRef?.name ? `/${w.objectRef.name}` : ''}`);
         continue;
       }
-      const k = `${w.verb} ${w.objectRef?.resource}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`;
+      // A refused write (a 409 conflict on a stale read) is counted apart: it changed nothing.
+      const code = w.responseStatus?.code ?? 0;
+      const k = `${w.verb} ${w.objectRef?.resource}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}${code >= 300 ? ` → ${code}` : ''}`;
       const m = per.get(name) ?? new Map<string, number>();
       m.set(k, (m.get(k) ?? 0) + 1);
       per.set(name, m);
@@ -89,6 +98,11 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
     const total = new Map<string, number>();
     for (const m of per.values()) for (const [k, v] of m) total.set(k, (total.get(k) ?? 0) + v);
     console.log(`${writes.length} writes for ${COUNT} certificates × ${PERIODS + 1} issuances:`, Object.fromEntries([...total].map(([k, v]) => [k, v / COUNT])));
+    const worst = [...per].sort((a, b) => (b[1].get('update certificates/status') ?? 0) - (a[1].get('update certificates/status') ?? 0))[0];
+    console.log(`most Certificate status writes: ${worst[0]}`, Object.fromEntries(worst[1]));
+    // Conflicts happen (the cache lags the writes under this load) but stay rare.
+    const refused = [...total].filter(([k]) => k.includes(' → ')).reduce((n, [, v]) => n + v, 0);
+    expect(refused).toBeLessThanOrEqual(COUNT * 0.05);
     expect(per.size).toBe(COUNT);
     const issuances = PERIODS + 1;
     // One new key per issuance, and nothing else without a certificate's name on it.
@@ -103,7 +117,7 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
       expect(m.get('update certificates/status') ?? 0, name).toBeLessThanOrEqual(3 * issuances);
       expect(m.get('update certificaterequests/status') ?? 0, name).toBeLessThanOrEqual(2 * issuances);
       const known = ['create certificaterequests', 'patch secrets', 'update certificates/status', 'update certificaterequests/status', 'delete certificaterequests', 'delete secrets'];
-      expect([...m.keys()].filter((k) => !known.includes(k)), name).toEqual([]);
+      expect([...m.keys()].filter((k) => !known.includes(k.replace(/ → 409$/, ''))), name).toEqual([]);
     }
   }, 30 * 60_000);
 });

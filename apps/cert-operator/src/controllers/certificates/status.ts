@@ -8,8 +8,11 @@ export type StatusEdit = (s: CertificateStatus, set: (x: Cond) => void, unset: (
 
 export const conditionOf = (list: readonly { type: string }[] | undefined, type: string) => list?.find((c) => c.type === type) as Condition | undefined;
 
-/** Writes the status `edit` makes of the current one (the runtime skips the write if nothing changed). */
-export async function writeStatus(c: CertificateObject, ctx: ReconcileContext, ...edits: StatusEdit[]): Promise<void> {
+/**
+ * Writes the status `edit` makes of the current one (the runtime skips the write if nothing
+ * changed) and returns the Certificate as written: the cache sees the write only later.
+ */
+export async function writeStatus(c: CertificateObject, ctx: ReconcileContext, ...edits: StatusEdit[]): Promise<CertificateObject> {
   const status: CertificateStatus = structuredClone(c.status ?? {});
   let conditions = (status.conditions as Condition[] | undefined) ?? [];
   const set = (x: Cond): void => {
@@ -21,7 +24,7 @@ export async function writeStatus(c: CertificateObject, ctx: ReconcileContext, .
   for (const edit of edits) edit(status, set, unset);
   status.conditions = conditions;
   if (!status.conditions.length) delete status.conditions;
-  await ctx.updateStatus(Certificate.kind, c, status);
+  return (await ctx.updateStatus(Certificate.kind, c, status)).obj;
 }
 
 /** Records a Ready=False verdict, with a Warning event when it is news. */
