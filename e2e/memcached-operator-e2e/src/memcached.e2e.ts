@@ -28,6 +28,14 @@ for ip in $(getent ahostsv4 $host | awk '{print $1}' | sort -u); do
 done
 `;
 
+const isJsonObject = (line: string) => {
+  try {
+    return typeof JSON.parse(line) === 'object';
+  } catch {
+    return false;
+  }
+};
+
 interface Memcached {
   spec: { size: number };
   status?: { phase?: string; readyReplicas?: number; nodes?: string[] };
@@ -107,6 +115,17 @@ for (const mode of e2eModes()) {
       await kubectl('delete', 'memcached/live', '-n', NS, '--wait=true', '--timeout=60s');
     });
 
+    it("prints JSON lines only: the operator as `logger`, a reconcile's object as `namespace` and `name`, once each", async () => {
+      const lines = await cluster.operatorOutput(r.namespace, r.release);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.filter((l) => !isJsonObject(l))).toEqual([]);
+      const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(parsed.every((l) => l.logger === 'memcached-operator' && typeof l.level === 'number' && typeof l.time === 'number')).toBe(true);
+      const reconciles = lines.filter((l) => l.includes('"controller":"memcached"') && l.includes('"name":"memcached-sample"'));
+      expect(reconciles.length).toBeGreaterThan(0);
+      for (const l of reconciles) expect(l.match(/"name":/g)).toHaveLength(1);
+    });
+
     it('a restarted operator does not redo finished work', async () => {
       await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample() });
       await waitPhase('memcached-sample', 'Available', 3);
@@ -119,11 +138,16 @@ for (const mode of e2eModes()) {
     });
 
     it('helm upgrade with changed values rolls the operator, which keeps working', async () => {
-      await helmInstall(cluster, r, { logLevel: 'debug', resources: { requests: { cpu: '20m', memory: '100Mi' }, limits: { memory: '300Mi' } } });
+      await helmInstall(cluster, r, { logLevel: 'debug', logLevelEncoding: 'string', logTimeEncoding: 'iso8601', resources: { requests: { cpu: '20m', memory: '100Mi' }, limits: { memory: '300Mi' } } });
       const [pod] = await operatorPods(cluster, r);
       expect(pod.args).toContain('--log-level=debug');
       await kubectl('scale', 'memcached/memcached-sample', '-n', NS, '--replicas=2');
       await waitPhase('memcached-sample', 'Available', 2);
+      // The conventional form, asked for in values: level names and ISO 8601 times.
+      const lines = (await cluster.operatorOutput(r.namespace, r.release)).map((l) => JSON.parse(l) as { level: unknown; time: unknown });
+      expect(new Set(lines.map((l) => typeof l.level))).toEqual(new Set(['string']));
+      expect(lines.some((l) => l.level === 'debug')).toBe(true);
+      expect(lines.filter((l) => typeof l.time !== 'string' || new Date(l.time).toISOString() !== l.time)).toEqual([]);
     });
 
     it('helm uninstall, after the Memcacheds are deleted, leaves nothing the operator made; the CRD is kept', async () => {

@@ -9,7 +9,7 @@ import { operatorUsage, parseOperatorFlags } from './run-operator.js';
 describe('flags', () => {
   it('has controller-runtime defaults', () => {
     expect(parseFlags(MANAGER_FLAGS, []).values).toEqual({
-      metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, leaderElectionId: undefined, kubeconfig: undefined, logLevel: 'info', logFormat: 'json',
+      metricsBindAddress: ':8080', healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, leaderElectionId: undefined, kubeconfig: undefined, logLevel: 'info', logFormat: 'json', logTimeEncoding: 'epoch', logLevelEncoding: 'number',
     });
   });
 

@@ -132,6 +132,8 @@ export const MANAGER_FLAGS = {
   kubeconfig: flag.optionalString({ metavar: '<path>', help: 'kubeconfig to use', defaultText: 'KUBECONFIG, in-cluster, ~/.kube/config' }),
   logLevel: flag.oneOf(['trace', 'debug', 'info', 'warn', 'error'] as const, { default: 'info', help: 'log level' }),
   logFormat: flag.oneOf(['json', 'pretty'] as const, { default: 'json', help: 'json lines or human-readable' }),
+  logTimeEncoding: flag.oneOf(['epoch', 'iso8601'] as const, { default: 'epoch', help: "json lines' time: epoch milliseconds (pino's) or ISO 8601" }),
+  logLevelEncoding: flag.oneOf(['number', 'string'] as const, { default: 'number', help: "json lines' level: pino's number or its name" }),
 } satisfies FlagDefinitions;
 
 export type ManagerFlags = FlagValues<typeof MANAGER_FLAGS>;

@@ -144,7 +144,7 @@ export class Manager {
 
   /** A manager configured from the standard flags (MANAGER_FLAGS) and the environment. */
   static fromParsedFlags(name: string, flags: ManagerFlags, overrides: Partial<ManagerOptions> = {}): Manager {
-    const logger = overrides.logger ?? createLogger({ name, level: flags.logLevel, format: flags.logFormat });
+    const logger = overrides.logger ?? createLogger({ name, level: flags.logLevel, format: flags.logFormat, timeEncoding: flags.logTimeEncoding, levelEncoding: flags.logLevelEncoding });
     const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(flags.kubeconfig);
     return new Manager({
       name,

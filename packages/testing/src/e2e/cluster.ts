@@ -24,6 +24,8 @@ export interface E2ECluster {
   waitOperatorReady(namespace: string, release: string, timeoutMs?: number): Promise<void>;
   /** The release's operator logs (the last lines), for failure messages. */
   operatorLogs(namespace: string, release: string): Promise<string>;
+  /** Every line the release's running (not terminating) operator pods printed (stdout and stderr), unprefixed, as a log shipper reads them. */
+  operatorOutput(namespace: string, release: string): Promise<string[]>;
   stop(): Promise<void>;
 }
 

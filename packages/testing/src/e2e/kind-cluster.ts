@@ -113,6 +113,14 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
     async operatorLogs(namespace, release) {
       return (await kubectl(['logs', '-n', namespace, '-l', instance(release), '--tail=40', '--prefix', '--all-containers'], { check: false })).stdout;
     },
+    async operatorOutput(namespace, release) {
+      const pods = JSON.parse((await kubectl(['get', 'pods', '-n', namespace, '-l', instance(release), '-o', 'json'])).stdout) as { items: { metadata: { name: string; deletionTimestamp?: string } }[] };
+      const lines: string[] = [];
+      for (const p of pods.items.filter((x) => !x.metadata.deletionTimestamp)) {
+        lines.push(...(await kubectl(['logs', '-n', namespace, p.metadata.name, '--all-containers'])).stdout.split('\n').filter(Boolean));
+      }
+      return lines;
+    },
     async stop() {
       if (created && process.env.OPKIT_KIND_KEEP !== '1') {
         say(`deleting kind cluster ${name} (OPKIT_KIND_KEEP=1 keeps it)`);

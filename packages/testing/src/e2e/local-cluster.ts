@@ -75,6 +75,11 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       });
     },
     operatorLogs,
+    async operatorOutput(namespace, release) {
+      const pods = (await core.listNamespacedPod({ namespace, labelSelector: instance(release) })).items;
+      // The runner's own `--- starting/exited` markers are the kubelet's part, not the container's output.
+      return pods.filter((p) => !p.metadata?.deletionTimestamp).flatMap((p) => runner.logs(namespace, p.metadata!.name!, Infinity).split('\n').filter((l) => l && !l.startsWith('--- ')));
+    },
     async stop() {
       await runner.stop();
       await plane.stop();
