@@ -71,25 +71,27 @@ export function subjectFieldsOf(name: x509.Name): SubjectFields {
   return out;
 }
 
-export function sanExtension(id: Pick<Identity, 'dnsNames' | 'ipAddresses' | 'uris' | 'emailAddresses'>): x509.Extension[] {
+/** The subjectAltName extension; critical when the subject is empty, as RFC 5280 §4.2.1.6 requires. */
+export function sanExtension(id: Pick<Identity, 'dnsNames' | 'ipAddresses' | 'uris' | 'emailAddresses'>, subject: x509.Name): x509.Extension[] {
   const names = [
     ...id.dnsNames.map((value) => ({ type: 'dns' as const, value })),
     ...id.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
     ...id.uris.map((value) => ({ type: 'url' as const, value })),
     ...id.emailAddresses.map((value) => ({ type: 'email' as const, value })),
   ];
-  return names.length ? [new x509.SubjectAlternativeNameExtension(names)] : [];
+  return names.length ? [new x509.SubjectAlternativeNameExtension(names, subject.toJSON().length === 0)] : [];
 }
 
 /** A PKCS#10 request for the Certificate's identity and usages, signed by the key. */
 export async function createCSR(spec: CertificateSpecType, key: KeyObject): Promise<string> {
   const usages = effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA);
+  const name = subjectName(spec);
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: subjectName(spec),
+    name,
     keys: await toCryptoKeys(key),
     signingAlgorithm: signingAlgorithm(key),
     extensions: [
-      ...sanExtension({ dnsNames: spec.dnsNames ?? [], ipAddresses: spec.ipAddresses ?? [], uris: spec.uris ?? [], emailAddresses: spec.emailAddresses ?? [] }),
+      ...sanExtension({ dnsNames: spec.dnsNames ?? [], ipAddresses: spec.ipAddresses ?? [], uris: spec.uris ?? [], emailAddresses: spec.emailAddresses ?? [] }, name),
       ...usageExtensions(usages),
       ...(spec.isCA ? [new x509.BasicConstraintsExtension(true, undefined, true)] : []),
     ],

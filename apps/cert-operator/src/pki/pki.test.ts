@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { x509 } from './crypto-provider.js';
 import { describe, expect, it } from 'vitest';
 import type { CertificateSpecType } from '../api/v1/certificate.js';
 import { createCSR, parseCSR } from './csr.js';
@@ -50,6 +51,18 @@ describe('CSRs and signing', () => {
     expect(info).toMatchObject({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.1.2.3'], isCA: false });
     expect(info.notAfter.getTime() - info.notBefore.getTime()).toBe(HOUR);
     expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
+  });
+
+  it('marks the SANs critical when the subject is empty, as RFC 5280 requires (Java refuses such a certificate otherwise)', async () => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+    const critical = (pem: string, kind: 'csr' | 'cert') =>
+      (kind === 'csr' ? new x509.Pkcs10CertificateRequest(pem) : new x509.X509Certificate(pem)).getExtension('2.5.29.17')?.critical;
+    for (const [s, want] of [[spec({ dnsNames: ['only.example.com'] }), true], [spec({ dnsNames: ['named.example.com'], commonName: 'named.example.com' }), false], [spec({ dnsNames: ['org.example.com'], subject: { organizations: ['opkit'] } }), false]] as const) {
+      const csrPem = await createCSR(s, key);
+      expect(critical(csrPem, 'csr')).toBe(want);
+      const issued = await selfSign({ csr: await parseCSR(csrPem), durationMs: HOUR, isCA: false, usages: ['digital signature'] }, key);
+      expect(critical(issued.certificate, 'cert')).toBe(want);
+    }
   });
 
   it('never issues past its CA\'s expiry', async () => {

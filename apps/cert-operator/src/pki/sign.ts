@@ -36,7 +36,7 @@ function extensions(t: SigningTemplate, authority?: x509.X509Certificate) {
   return Promise.all([
     new x509.BasicConstraintsExtension(t.isCA, undefined, true),
     ...usageExtensions(t.usages),
-    ...sanExtension(t.csr),
+    ...sanExtension(t.csr, t.csr.subject),
     x509.SubjectKeyIdentifierExtension.create(t.csr.csr.publicKey),
     ...(authority ? [x509.AuthorityKeyIdentifierExtension.create(authority)] : []),
     ...(t.crlDistributionPoints?.length ? [new x509.CRLDistributionPointsExtension(t.crlDistributionPoints)] : []),
