@@ -21,7 +21,7 @@ export const ResourceRequirements = Type.Object(
 export const Conditions = Type.Array(
   Type.Object({
     type: Type.String({ maxLength: 316, description: 'The aspect of the object this condition is about, in CamelCase (e.g. Ready).' }),
-    status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
+    status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')], { description: 'True, False or Unknown.' }),
     reason: Type.String({ maxLength: 1024, description: 'Why the condition last changed, as a CamelCase word programs can match on.' }),
     message: Type.String({ maxLength: 32768, description: 'Why the condition last changed, for humans.' }),
     lastTransitionTime: Type.String({ format: 'date-time', description: 'When the status last changed (not when the condition was last written).' }),
