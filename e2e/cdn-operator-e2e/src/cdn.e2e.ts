@@ -1,5 +1,5 @@
 import {
-  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
+  e2eModes, helmInstall, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
   type E2ECluster, type Release,
 } from '@opkit/testing';
 import { readFileSync } from 'node:fs';
@@ -99,6 +99,10 @@ for (const mode of e2eModes()) {
       await kubectl('create', 'namespace', NS);
     });
     afterAll(() => cluster?.stop());
+
+    it.runIf(mode.name === 'kind')('helm test: the chart\'s test Pod reads the operator\'s metrics through its Service', async () => {
+      expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+cdn-cdn-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
+    });
 
     it('the three sample clusters applied in the wrong order all end Running, the balancer routing to both caches', async () => {
       await apply(NS, sample('balancer'));

@@ -1,5 +1,5 @@
 import {
-  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster, type Release,
+  e2eModes, helmInstall, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster, type Release,
 } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -79,8 +79,25 @@ for (const mode of e2eModes()) {
           ],
         }),
       });
+      // In real containers, the solver pods run under their memory limit: none restarts or is OOM-killed.
+      const solverTrouble = new Set<string>();
+      let watching = mode.name === 'kind';
+      const watchSolvers = (async () => {
+        while (watching) {
+          const pods = JSON.parse((await kubectl('get', 'pods', '-n', NS, '-l', 'acme.cert.opkit.dev/http01-solver=true', '-o', 'json')).stdout) as { items: { metadata: { name: string }; status?: { containerStatuses?: { restartCount: number; state?: { terminated?: { reason?: string } }; lastState?: { terminated?: { reason?: string } } }[] } }[] };
+          for (const p of pods.items) {
+            for (const c of p.status?.containerStatuses ?? []) {
+              const reason = c.lastState?.terminated?.reason ?? c.state?.terminated?.reason;
+              if (c.restartCount > 0 || reason === 'OOMKilled') solverTrouble.add(`${p.metadata.name}: ${c.restartCount} restarts, ${reason ?? 'running'}`);
+            }
+          }
+          await new Promise((res) => setTimeout(res, 1_000));
+        }
+      })();
       await waitReady('issuer/acme', 60_000);
-      await waitReady('certificate/shop', 180_000);
+      await waitReady('certificate/shop', 180_000).finally(() => (watching = false));
+      await watchSolvers;
+      expect([...solverTrouble]).toEqual([]);
       const [leaf, ...rest] = chainOf(pem(await get('secret/shop-tls'), 'tls.crt'));
       const chain = [leaf, ...rest, new X509Certificate(await acme.root())];
       for (let i = 0; i < chain.length - 1; i++) expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
@@ -92,6 +109,11 @@ for (const mode of e2eModes()) {
         const left = await kubectl('get', 'challenges,pods,services,ingresses', '-n', NS, '-o', 'name');
         return left.stdout.trim() === '';
       }, { timeoutMs: 60_000 });
+    });
+
+    it.runIf(mode.name === 'kind')("helm test: the chart's test Pod reads the operator's metrics through its Service, cert-manager's certificate metrics among them", async () => {
+      // The test Pod fails unless /metrics carries certmanager_certificate_{expiration_timestamp_seconds,ready_status,renewal_timestamp_seconds}.
+      expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+cert-cert-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
     });
 
     it('a restarted operator does not redo finished work', async () => {

@@ -1,5 +1,5 @@
 import {
-  e2eModes, helmInstall, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
+  e2eModes, helmInstall, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
   type E2ECluster, type Release,
 } from '@opkit/testing';
 import { readFileSync } from 'node:fs';
@@ -74,6 +74,10 @@ for (const mode of e2eModes()) {
       // It acts as the chart's ServiceAccount, so the chart's RBAC is all it has.
       const who = operatorIdentities(cluster, 'memcached-operator');
       if (who) expect(who).toEqual(['system:serviceaccount:memcached-system:memcached-memcached-operator']);
+    });
+
+    it.runIf(mode.name === 'kind')('helm test: the chart\'s test Pod reads the operator\'s metrics through its Service', async () => {
+      expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+memcached-memcached-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
     });
 
     it('runs the sample: 3 pods, Available; scales to 1; deleting it removes what it made', async () => {

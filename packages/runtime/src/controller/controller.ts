@@ -281,6 +281,7 @@ export class Controller {
     const end = metrics.reconcileTime.startTimer(labels);
     let result: 'success' | 'error' | 'requeue' | 'requeue_after' = 'success';
     const writes: RecordedWrite[] = [];
+    const started = performance.now();
     try {
       const res = await this.invoke(term, req, log, reconcileId, writes);
       if (res && res.requeueAfter && res.requeueAfter > 0) {
@@ -318,6 +319,8 @@ export class Controller {
     } finally {
       // Whatever the outcome, what was written must be read back before the key runs again.
       this.holdForCache(term, key, writes);
+      // One line per reconcile at debug level (--log-level=debug): what ran, how it ended, what it wrote.
+      log.debug({ result, writes: writes.length, durationMs: Math.round(performance.now() - started) }, 'reconciled');
       end();
       metrics.activeWorkers.dec(labels);
       metrics.reconcileTotal.inc({ ...labels, result });

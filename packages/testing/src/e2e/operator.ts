@@ -66,6 +66,16 @@ export async function helmInstall(cluster: E2ECluster, r: Release, values: Recor
   await cluster.waitOperatorReady(r.namespace, r.release);
 }
 
+/**
+ * `helm test`: the chart's test Pod runs in the cluster and asks the operator's metrics Service for
+ * its metrics; helm fails unless the Pod succeeds (it is deleted then, with its log). Kind mode
+ * only: the local mode runs no Services. Returns helm's report.
+ */
+export async function helmTest(cluster: E2ECluster, r: Release): Promise<string> {
+  const res = await cluster.helm(['test', r.release, '--namespace', r.namespace, '--timeout', '120s']);
+  return res.stdout;
+}
+
 /** The uids of the release's current operator pods. */
 export async function operatorPods(cluster: E2ECluster, r: Release): Promise<{ name: string; uid: string; args: string[] }[]> {
   const out = await cluster.kubectl(['get', 'pods', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'json']);
