@@ -7,6 +7,53 @@ export const DEFAULT_DURATION = '2160h'; // 90 days, as cert-manager
 const StringList = (description: string) => Type.Array(Type.String(), { description });
 const SubjectField = (what: string) => Type.Optional(StringList(`${what} of the subject.`));
 
+const PasswordSource = {
+  passwordSecretRef: Type.Optional(
+    Type.Object(
+      {
+        name: Type.String({ minLength: 1, description: 'Name of a Secret in the Certificate\'s namespace.' }),
+        key: Type.String({ minLength: 1, description: 'Key in the Secret holding the password.' }),
+      },
+      { description: 'The Secret key holding the keystore password.' },
+    ),
+  ),
+  password: Type.Optional(Type.String({ minLength: 1, description: 'The keystore password, literally (visible to anyone who can read the Certificate: prefer passwordSecretRef).' })),
+};
+const passwordRules = [
+  { rule: '!self.create || has(self.passwordSecretRef) != has(self.password)', message: 'set exactly one of passwordSecretRef and password' },
+];
+
+/** cert-manager's keystores: files for Java and Windows applications, written into the Secret beside tls.crt. */
+export const Keystores = Type.Object(
+  {
+    jks: Type.Optional(
+      Type.Object(
+        {
+          create: Type.Boolean({ description: 'Write keystore.jks (the key and chain) and, when the CA is known, truststore.jks (the CA).' }),
+          ...PasswordSource,
+          alias: Type.Optional(Type.String({ minLength: 1, description: 'Alias of the key entry (default "certificate").' })),
+        },
+        { description: 'Java KeyStore files.', 'x-kubernetes-validations': passwordRules },
+      ),
+    ),
+    pkcs12: Type.Optional(
+      Type.Object(
+        {
+          create: Type.Boolean({ description: 'Write keystore.p12 (the key and chain) and, when the CA is known, truststore.p12 (the CA).' }),
+          ...PasswordSource,
+          profile: Type.Optional(
+            Type.Union([Type.Literal('LegacyRC2'), Type.Literal('LegacyDES'), Type.Literal('Modern2023')], {
+              description: 'The algorithms: LegacyDES (default here: 3DES, SHA-1 MAC; every reader opens it) or Modern2023 (AES-256, PBKDF2, SHA-256 MAC). LegacyRC2 (cert-manager\'s default) is not supported: OpenSSL 3 refuses RC2 without its legacy provider.',
+            }),
+          ),
+        },
+        { description: 'PKCS#12 files.', 'x-kubernetes-validations': passwordRules },
+      ),
+    ),
+  },
+  { description: 'Keystores written into the Secret; rewritten with each issuance.' },
+);
+
 export const CertificateSpec = Type.Object(
   {
     secretName: Type.String({ minLength: 1, maxLength: 253, description: 'The Secret (kubernetes.io/tls) the certificate and key are written to.' }),
@@ -62,6 +109,16 @@ export const CertificateSpec = Type.Object(
       }),
     ),
     revisionHistoryLimit: Type.Optional(Type.Integer({ minimum: 1, description: 'CertificateRequests kept per Certificate (default 1).' })),
+    keystores: Type.Optional(Keystores),
+    additionalOutputFormats: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { type: Type.Union([Type.Literal('DER'), Type.Literal('CombinedPEM')], { description: 'DER: key.der, the private key in binary DER. CombinedPEM: tls-combined.pem, the private key then the certificate chain.' }) },
+          { description: 'One more format of the key and certificate in the Secret.' },
+        ),
+        { maxItems: 2, description: 'More formats written into the Secret, besides tls.crt, tls.key and ca.crt.' },
+      ),
+    ),
   },
   {
     'x-kubernetes-validations': [

@@ -1,7 +1,11 @@
 import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
 import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { execFileSync } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
 import { CertificateRequest } from '../../api/v1/certificaterequest.js';
@@ -324,6 +328,62 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await new Promise((r) => setTimeout(r, 3_000));
     expect(pem(await secret(namespace, 'ported-tls'), 'tls.crt')).toBe(pem(issued, 'tls.crt'));
     expect(await requestNames(namespace, 'ported')).toEqual([]);
+  });
+
+  it('writes keystores (JKS, PKCS#12) and the extra formats into the Secret, opened by keytool and openssl; a missing password is said on the Certificate; nothing is rewritten while nothing changes', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'java', {
+      dnsNames: ['java.example.com'], privateKey: { algorithm: 'RSA' },
+      keystores: { jks: { create: true, passwordSecretRef: { name: 'store-pass', key: 'password' }, alias: 'app' }, pkcs12: { create: true, passwordSecretRef: { name: 'store-pass', key: 'password' }, profile: 'Modern2023' } },
+      additionalOutputFormats: [{ type: 'DER' }, { type: 'CombinedPEM' }],
+    });
+    // No password yet: the Certificate says what is missing, and nothing is written.
+    const waiting = await waitFor('the missing password reported', async () => {
+      const c = await getCert(namespace, 'java');
+      return ready(c)?.reason === 'KeystorePasswordNotFound' && c;
+    }, { timeoutMs: 30_000 });
+    expect(ready(waiting)?.message).toBe('Secret "store-pass" with the JKS keystore password does not exist');
+    await admin.create(Secret, { metadata: { name: 'store-pass', namespace }, stringData: { password: 'changeit-42' } });
+    // The password Secret is not watched: the retry (30 s) finds it.
+    await waitFor('Ready with its keystores', async () => ready(await getCert(namespace, 'java'))?.status === 'True', { timeoutMs: 60_000 });
+    const s = await secret(namespace, 'java');
+    expect(Object.keys(s.data ?? {}).sort()).toEqual(['ca.crt', 'key.der', 'keystore.jks', 'keystore.p12', 'tls-combined.pem', 'tls.crt', 'tls.key', 'truststore.jks', 'truststore.p12']);
+    const dir = mkdtempSync(join(tmpdir(), 'opkit-ks-'));
+    try {
+      const file = (k: string) => {
+        writeFileSync(join(dir, k), Buffer.from(s.data![k], 'base64'));
+        return join(dir, k);
+      };
+      const jks = execFileSync('keytool', ['-list', '-keystore', file('keystore.jks'), '-storetype', 'JKS', '-storepass', 'changeit-42'], { encoding: 'utf8' });
+      expect(jks).toMatch(/^app, .*PrivateKeyEntry/m);
+      expect(jks).toMatch(/^ca, .*trustedCertEntry/m);
+      const p12 = execFileSync('openssl', ['pkcs12', '-in', file('keystore.p12'), '-nodes', '-passin', 'pass:changeit-42'], { encoding: 'utf8' });
+      expect(p12).toContain(createPrivateKey(pem(s, 'tls.key')).export({ type: 'pkcs8', format: 'pem' }).toString().trim());
+      expect(execFileSync('openssl', ['rsa', '-inform', 'DER', '-in', file('key.der'), '-noout', '-check'], { encoding: 'utf8' })).toMatch(/RSA key ok/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(pem(s, 'tls-combined.pem')).toBe(`${pem(s, 'tls.key').trimEnd()}\n${pem(s, 'tls.crt').trimEnd()}\n`);
+    // Salted files, yet a reconcile that changes nothing rewrites nothing.
+    const rv = s.metadata.resourceVersion;
+    await plane.kubectl(['annotate', 'certificate', 'java', '-n', namespace, 'touch=1']);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await secret(namespace, 'java')).metadata.resourceVersion).toBe(rv);
+    // Asked for no keystores any more: they leave the Secret; the certificate is not re-issued.
+    await plane.kubectl(['patch', 'certificate', 'java', '-n', namespace, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/keystores' }, { op: 'remove', path: '/spec/additionalOutputFormats' }])]);
+    await waitFor('the keystores removed', async () => Object.keys((await secret(namespace, 'java')).data ?? {}).sort().join() === 'ca.crt,tls.crt,tls.key');
+    expect((await getCert(namespace, 'java')).status?.revision).toBe(1);
+  });
+
+  it('refuses the LegacyRC2 PKCS#12 profile with a reason', async () => {
+    const namespace = await ns();
+    await cert(namespace, 'rc2', { dnsNames: ['rc2.example.com'], keystores: { pkcs12: { create: true, password: 'x', profile: 'LegacyRC2' } } });
+    const c = await waitFor('InvalidSpec', async () => {
+      const x = await getCert(namespace, 'rc2');
+      return ready(x)?.reason === 'InvalidSpec' && x;
+    });
+    expect(ready(c)?.message).toMatch(/LegacyRC2 is not supported .* use LegacyDES/);
   });
 
   it('as cert-manager: any RSA size from 2048 to 8192, a common name outside the SANs (not ACME), CRL/OCSP/CA-issuer URLs in the leaf', async () => {

@@ -15,7 +15,7 @@ import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey } from './next-key.js';
 import { issuanceReason, keepsReady } from './policies.js';
 import { createRequest, currentRequest, requestsOf, requestStillWanted } from './requests.js';
-import { desiredSecret } from './secret.js';
+import { applySecret } from './secret.js';
 import { isOverwritten, readSecretState, type SecretState } from './secret-state.js';
 import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
 import { validateCertificate } from './validate.js';
@@ -70,7 +70,8 @@ export function certificateController(cfg: CertOperatorConfig) {
     const issuedChain = current?.cr.status?.certificate ? unb64(current.cr.status.certificate) : undefined;
     if (state.problem && state.key && issuedChain && certificateMatchesKey(issuedChain, state.key)) {
       const caPem = current!.cr.status?.ca ? unb64(current!.cr.status.ca) : undefined;
-      await ctx.apply(Secret, desiredSecret(c, { chainPem: issuedChain, keyPem: state.keyPem!, caPem }, cfg, state.secret?.type), state.secret);
+      const repaired = await applySecret(c, { chainPem: issuedChain, keyPem: state.keyPem!, caPem }, state, ctx, cfg, reader);
+      if (repaired.problem) return notReady(c, ctx, repaired.problem.reason, repaired.problem.message);
       recorder.normal(c, 'SecretRepaired', `Restored the certificate in Secret "${c.spec.secretName}" from CertificateRequest "${current!.cr.metadata.name}"`);
       state = await read();
     }
@@ -86,7 +87,7 @@ export function certificateController(cfg: CertOperatorConfig) {
       : forced
         ? { reason: MANUAL, message: `Certificate re-issuance manually triggered (${A.renew})` }
         : issuanceReason({ certificate: c, secret: state, request: current, now });
-    if (!why) return upToDate(c, state, ctx, cfg, now);
+    if (!why) return upToDate(c, state, ctx, cfg, reader, now);
 
     // 6. Failed before: wait out the backoff; someone else keeps writing the Secret: do not fight.
     if (!inProgress && !forced) {
@@ -147,7 +148,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     }
 
     // 9. Issuing: the certificate into the Secret, the revision recorded, the renewal scheduled.
-    return completeIssuance(c, cr, next, revision, state, ctx, cfg);
+    return completeIssuance(c, cr, next, revision, state, ctx, cfg, reader);
   }
 
   const byIssuer = (kind: 'Issuer' | 'ClusterIssuer') => async (issuer: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>

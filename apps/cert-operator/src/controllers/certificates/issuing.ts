@@ -1,4 +1,4 @@
-import { rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
+import { rfc3339, type ReconcileContext, type Result } from '@opkit/runtime';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import type { CertOperatorConfig } from '../../config.js';
@@ -9,9 +9,10 @@ import { unb64 } from '../certificaterequests/controller.js';
 import { CONTENTION_WINDOW_MS, MAX_REQUEUE_MS } from './backoff.js';
 import type { NextKey } from './next-key.js';
 import { prune } from './requests.js';
-import { desiredSecret } from './secret.js';
+import type { SecretReader } from '../../secrets/secret-reader.js';
+import { applySecret } from './secret.js';
 import type { SecretState } from './secret-state.js';
-import { conditionOf, writeStatus } from './status.js';
+import { conditionOf, notReady, writeStatus } from './status.js';
 
 const READY = { type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' } as const;
 
@@ -22,8 +23,9 @@ const untilRenewal = (renewAt: Date, now: number) => Math.min(MAX_REQUEUE_MS, re
  * Readiness, when nothing is to be issued: the Secret's metadata kept ours (cert-manager's
  * annotations and other tools' labels stay), Ready reported, the renewal scheduled.
  */
-export async function upToDate(c: CertificateObject, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig, now: Date): Promise<Result> {
-  await ctx.apply(Secret, desiredSecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, cfg, state.secret?.type), state.secret);
+export async function upToDate(c: CertificateObject, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig, reader: SecretReader, now: Date): Promise<Result> {
+  const wrote = await applySecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, state, ctx, cfg, reader);
+  if (wrote.problem) return outputProblem(c, ctx, wrote.problem);
   const cert = state.cert!;
   const renewAt = renewalTime(cert.notBefore, cert.notAfter, c.spec);
   await writeStatus(c, ctx, (s, set, unset) => {
@@ -41,11 +43,20 @@ export async function upToDate(c: CertificateObject, state: SecretState, ctx: Re
 }
 
 /** Issuing: the signed certificate and its key into the Secret, the revision recorded. */
-export async function completeIssuance(c: CertificateObject, cr: CertificateRequestObject, next: NextKey, revision: number, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig): Promise<Result> {
+/** The Secret's outputs cannot be written (a keystore password is missing): said on the Certificate, retried. */
+async function outputProblem(c: CertificateObject, ctx: ReconcileContext, problem: { reason: string; message: string }): Promise<Result> {
+  await notReady(c, ctx, problem.reason, problem.message);
+  // The password Secret is not watched: look again in a while.
+  return { requeueAfter: 30_000 };
+}
+
+export async function completeIssuance(c: CertificateObject, cr: CertificateRequestObject, next: NextKey, revision: number, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig, reader: SecretReader): Promise<Result> {
   const chainPem = unb64(cr.status!.certificate!);
   if (!certificateMatchesKey(chainPem, next.key)) throw new Error(`CertificateRequest "${cr.metadata.name}" returned a certificate for another key`);
   const keyPem = encodePrivateKey(next.key, keySpecOf(c.spec.privateKey).encoding);
-  await ctx.apply(Secret, desiredSecret(c, { chainPem, keyPem, caPem: cr.status?.ca ? unb64(cr.status.ca) : undefined }, cfg, state.secret?.type), state.secret);
+  const wrote = await applySecret(c, { chainPem, keyPem, caPem: cr.status?.ca ? unb64(cr.status.ca) : undefined }, state, ctx, cfg, reader);
+  // The issued certificate stays in its CertificateRequest until the Secret can be written.
+  if (wrote.problem) return outputProblem(c, ctx, wrote.problem);
   const info = inspectCertificate(chainPem);
   const renewAt = renewalTime(info.notBefore, info.notAfter, c.spec);
   ctx.recorder.normal(c, 'Issued', `The certificate has been successfully issued (revision ${revision}, valid until ${info.notAfter.toISOString()})`);

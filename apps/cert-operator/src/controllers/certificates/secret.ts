@@ -1,8 +1,11 @@
-import { controllerReference, Secret, type ObjectOf } from '@opkit/runtime';
+import { controllerReference, Secret, type ObjectOf, type ReconcileContext } from '@opkit/runtime';
 import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
 import { A, GROUP, L } from '../../api/v1/shared.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { inspectCertificate } from '../../pki/inspect.js';
+import type { SecretReader } from '../../secrets/secret-reader.js';
+import { secretOutputs, type Pems } from './outputs.js';
+import type { SecretState } from './secret-state.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -16,6 +19,7 @@ export function desiredSecret(
   data: { chainPem: string; keyPem: string; caPem?: string },
   cfg: CertOperatorConfig,
   existingType?: string,
+  outputs: { data: Record<string, string>; annotations: Record<string, string> } = { data: {}, annotations: {} },
 ): ObjectOf<typeof Secret> {
   const info = inspectCertificate(data.chainPem);
   const csv = (v: string[]) => v.join(',');
@@ -31,6 +35,7 @@ export function desiredSecret(
     [A.uriSans]: csv(info.uris),
     ...(info.emailAddresses.length ? { [A.emailSans]: csv(info.emailAddresses) } : {}),
     ...(info.organizations.length ? { [A.subjectOrganizations]: csv(info.organizations) } : {}),
+    ...outputs.annotations,
   };
   return {
     apiVersion: 'v1',
@@ -44,6 +49,18 @@ export function desiredSecret(
     },
     // The type of an existing Secret is immutable; a new one is kubernetes.io/tls.
     type: existingType ?? 'kubernetes.io/tls',
-    data: { 'tls.crt': b64(data.chainPem), 'tls.key': b64(data.keyPem), ...(data.caPem ? { 'ca.crt': b64(data.caPem) } : {}) },
+    data: { 'tls.crt': b64(data.chainPem), 'tls.key': b64(data.keyPem), ...(data.caPem ? { 'ca.crt': b64(data.caPem) } : {}), ...outputs.data },
   };
+}
+
+/**
+ * Writes the Secret: the pair, the CA, and the additional formats and keystores the spec asks for
+ * (server-side apply: keys the spec no longer asks for go). A keystore password that cannot be
+ * read is returned as the problem, and nothing is written.
+ */
+export async function applySecret(c: CertificateObject, pems: Pems, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig, reader: SecretReader): Promise<{ problem?: { reason: string; message: string } }> {
+  const outputs = await secretOutputs(c, pems, state.secret, reader, new Date(ctx.clock.now()));
+  if ('problem' in outputs) return { problem: outputs.problem };
+  await ctx.apply(Secret, desiredSecret(c, pems, cfg, state.secret?.type, outputs), state.secret);
+  return {};
 }

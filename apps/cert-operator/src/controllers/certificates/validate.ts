@@ -43,6 +43,9 @@ export function validateCertificate(c: CertificateObject): string[] {
       problems.push(`spec.uris: "${u}" is not a URI`);
     }
   }
+  if (s.keystores?.pkcs12?.create && s.keystores.pkcs12.profile === 'LegacyRC2') {
+    problems.push('spec.keystores.pkcs12.profile LegacyRC2 is not supported (OpenSSL 3 refuses RC2 without its legacy provider): use LegacyDES, which the same Java and Windows versions read, or Modern2023');
+  }
   const kind = s.issuerRef.kind;
   if (kind && kind !== 'Issuer' && kind !== 'ClusterIssuer') problems.push(`spec.issuerRef.kind must be Issuer or ClusterIssuer, not "${kind}"`);
   return problems;

@@ -106,7 +106,7 @@ describe('keystores, opened by the tools that read them', () => {
     expect(list).toMatch(/Alias name: ca[\s\S]*Entry type: trustedCertEntry/);
     // keytool must decrypt the key to convert it: the key protector and the key are right.
     const out = join(dir, 'converted.p12');
-    tool('keytool', ['-importkeystore', '-srckeystore', ks, '-srcstoretype', 'JKS', '-srcstorepass', PASSWORD, '-destkeystore', out, '-deststoretype', 'PKCS12', '-deststorepass', PASSWORD, '-srcalias', 'certificate', '-noprompt'], { stdio: 'ignore' });
+    tool('keytool', ['-importkeystore', '-srckeystore', ks, '-srcstoretype', 'JKS', '-srcstorepass', PASSWORD, '-destkeystore', out, '-deststoretype', 'PKCS12', '-deststorepass', PASSWORD, '-srcalias', 'certificate', '-noprompt']);
     const key = execFileSync('openssl', ['pkcs12', '-in', out, '-nocerts', '-nodes', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' });
     expect(key).toContain(c.key.export({ type: 'pkcs8', format: 'pem' }).toString().trim());
     // A wrong store password fails the integrity check.

@@ -1,0 +1,101 @@
+import { createHash, X509Certificate } from 'node:crypto';
+import type { CertificateObject } from '../../api/v1/certificate.js';
+import { GROUP } from '../../api/v1/shared.js';
+import { splitPem } from '../../pki/inspect.js';
+import { keySpecOf, parsePrivateKey } from '../../pki/keys.js';
+import { encodeJksKeystore, encodeJksTruststore } from '../../pki/keystores/jks.js';
+import { encodePkcs12Keystore, encodePkcs12Truststore, type Pkcs12Profile } from '../../pki/keystores/pkcs12.js';
+import { secretData, type SecretObject, type SecretReader } from '../../secrets/secret-reader.js';
+
+/** Records which keystore settings the Secret's keystores were written with. */
+export const KEYSTORE_SPEC_ANNOTATION = `${GROUP}/keystore-spec`;
+
+export const OUTPUT_KEYS = ['key.der', 'tls-combined.pem', 'keystore.jks', 'truststore.jks', 'keystore.p12', 'truststore.p12'] as const;
+
+export interface Pems {
+  chainPem: string;
+  keyPem: string;
+  caPem?: string;
+}
+
+export type Outputs = { data: Record<string, string>; annotations: Record<string, string> } | { problem: { reason: string; message: string } };
+
+const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64');
+
+/** The keystore settings that shape the files (passwords by reference: a literal is hashed, never stored). */
+function keystoreSpecDigest(c: CertificateObject): string | undefined {
+  const k = c.spec.keystores;
+  if (!k?.jks?.create && !k?.pkcs12?.create) return undefined;
+  const ref = (x: { passwordSecretRef?: { name: string; key: string }; password?: string }) => x.passwordSecretRef ?? { literal: createHash('sha256').update(x.password ?? '').digest('hex') };
+  const shape = {
+    jks: k.jks?.create ? { alias: k.jks.alias ?? 'certificate', password: ref(k.jks) } : undefined,
+    pkcs12: k.pkcs12?.create ? { profile: k.pkcs12.profile ?? 'LegacyDES', password: ref(k.pkcs12) } : undefined,
+  };
+  return createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 16);
+}
+
+async function password(c: CertificateObject, which: 'jks' | 'pkcs12', reader: SecretReader): Promise<string | { reason: string; message: string }> {
+  const k = c.spec.keystores![which]!;
+  if (k.password) return k.password;
+  const ref = k.passwordSecretRef!;
+  const secret = await reader.read({ namespace: c.metadata.namespace, name: ref.name });
+  const value = secret && secretData(secret, ref.key);
+  if (value === undefined) {
+    return {
+      reason: 'KeystorePasswordNotFound',
+      message: secret ? `Secret "${ref.name}" has no key "${ref.key}" for the ${which.toUpperCase()} keystore password` : `Secret "${ref.name}" with the ${which.toUpperCase()} keystore password does not exist`,
+    };
+  }
+  return value;
+}
+
+/**
+ * What the Secret carries besides tls.crt, tls.key and ca.crt: cert-manager's additional output
+ * formats and keystores. Keystores are salted, so they are re-encoded only when the certificate,
+ * the key or their settings changed; otherwise the Secret's own bytes are kept, and a reconcile
+ * that changes nothing writes nothing.
+ */
+export async function secretOutputs(c: CertificateObject, pems: Pems, existing: SecretObject | undefined, reader: SecretReader, now: Date): Promise<Outputs> {
+  const data: Record<string, string> = {};
+  const annotations: Record<string, string> = {};
+  const formats = new Set((c.spec.additionalOutputFormats ?? []).map((f) => f.type));
+  const key = parsePrivateKey(pems.keyPem);
+  if (formats.has('DER')) {
+    const encoding = keySpecOf(c.spec.privateKey).encoding;
+    const der = encoding === 'PKCS8' || key.asymmetricKeyType === 'ed25519' ? key.export({ type: 'pkcs8', format: 'der' }) : key.export({ type: key.asymmetricKeyType === 'ec' ? 'sec1' : 'pkcs1', format: 'der' });
+    data['key.der'] = b64(der);
+  }
+  if (formats.has('CombinedPEM')) data['tls-combined.pem'] = b64(`${pems.keyPem.trimEnd()}\n${pems.chainPem.trimEnd()}\n`);
+
+  const digest = keystoreSpecDigest(c);
+  if (!digest) return { data, annotations };
+  annotations[KEYSTORE_SPEC_ANNOTATION] = digest;
+  const k = c.spec.keystores!;
+  const wanted = [...(k.jks?.create ? ['keystore.jks', ...(pems.caPem ? ['truststore.jks'] : [])] : []), ...(k.pkcs12?.create ? ['keystore.p12', ...(pems.caPem ? ['truststore.p12'] : [])] : [])];
+  const same =
+    existing?.metadata.annotations?.[KEYSTORE_SPEC_ANNOTATION] === digest &&
+    secretData(existing, 'tls.crt') === pems.chainPem &&
+    secretData(existing, 'tls.key') === pems.keyPem &&
+    (secretData(existing, 'ca.crt') ?? '') === (pems.caPem ?? '') &&
+    wanted.every((w) => existing.data?.[w]);
+  if (same) {
+    for (const w of wanted) data[w] = existing!.data![w];
+    return { data, annotations };
+  }
+  const chain = splitPem(pems.chainPem).map((p) => new X509Certificate(p));
+  const ca = pems.caPem ? splitPem(pems.caPem).map((p) => new X509Certificate(p)) : [];
+  if (k.jks?.create) {
+    const pw = await password(c, 'jks', reader);
+    if (typeof pw !== 'string') return { problem: pw };
+    data['keystore.jks'] = b64(encodeJksKeystore({ key, chain, ca: ca[0], password: pw, alias: k.jks.alias, created: now }));
+    if (ca.length) data['truststore.jks'] = b64(encodeJksTruststore({ ca: ca[0], password: pw, created: now }));
+  }
+  if (k.pkcs12?.create) {
+    const pw = await password(c, 'pkcs12', reader);
+    if (typeof pw !== 'string') return { problem: pw };
+    const profile = (k.pkcs12.profile ?? 'LegacyDES') as Pkcs12Profile;
+    data['keystore.p12'] = b64(encodePkcs12Keystore({ key, chain, ca, password: pw, profile }));
+    if (ca.length) data['truststore.p12'] = b64(encodePkcs12Truststore({ ca, password: pw, profile }));
+  }
+  return { data, annotations };
+}
