@@ -20,6 +20,10 @@ export interface CertOperatorConfig {
   enableGatewayAPI: boolean;
   /** Run the ACME Order and Challenge controllers (needs their CRDs). */
   acme: boolean;
+  /** ingress-shim: Certificates for annotated Ingresses. */
+  ingressShim: boolean;
+  /** The issuer for Ingresses annotated only kubernetes.io/tls-acme: "true" (cert-manager's --default-issuer-*). */
+  defaultIssuer?: { name: string; kind: string; group?: string };
 }
 
 /** The defaults; `clusterResourceNamespace` is the operator's own namespace when it runs in a pod. */
@@ -34,5 +38,6 @@ export const defaultConfig = ({ clusterResourceNamespace, ...overrides }: Partia
   selfCheckPort: 80,
   enableGatewayAPI: false,
   acme: true,
+  ingressShim: true,
   ...overrides,
 });

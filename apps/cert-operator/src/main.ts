@@ -14,7 +14,11 @@ void runOperator({
     acmeHttp01SolverNameservers: flag.list({ metavar: '<host:port,...>', help: 'DNS servers for the HTTP-01 self-check', defaultText: 'the system resolver' }),
     acmeHttp01SelfCheckPort: flag.int({ metavar: '<port>', min: 1, max: 65_535, default: defaultConfig().selfCheckPort, help: 'port of the HTTP-01 self-check (test CAs may differ)' }),
     acmeHttp01SelfCheckTimeout: flag.duration({ default: defaultConfig().selfCheck.timeoutMs, defaultText: '10m', help: 'give up on a self-check after this long' }),
-    enableGatewayApi: flag.boolean({ help: 'allow gatewayHTTPRoute solvers (needs the Gateway API CRDs)' }),
+    enableGatewayApi: flag.boolean({ help: 'allow gatewayHTTPRoute solvers and run gateway-shim (needs the Gateway API CRDs)' }),
+    disableIngressShim: flag.boolean({ help: 'do not make Certificates for annotated Ingresses' }),
+    defaultIssuerName: flag.optionalString({ metavar: '<name>', help: 'issuer for Ingresses annotated kubernetes.io/tls-acme: "true"', defaultText: 'none' }),
+    defaultIssuerKind: flag.oneOf(['Issuer', 'ClusterIssuer'] as const, { default: 'Issuer', help: 'kind of the default issuer' }),
+    defaultIssuerGroup: flag.optionalString({ metavar: '<group>', help: 'API group of the default issuer', defaultText: 'cert.opkit.dev' }),
   },
   setup(manager, v) {
     const defaults = defaultConfig({ clusterResourceNamespace: manager.environment.podNamespace });
@@ -29,6 +33,8 @@ void runOperator({
       selfCheckPort: v.acmeHttp01SelfCheckPort,
       selfCheck: { ...defaults.selfCheck, timeoutMs: v.acmeHttp01SelfCheckTimeout },
       enableGatewayAPI: v.enableGatewayApi,
+      ingressShim: !v.disableIngressShim,
+      defaultIssuer: v.defaultIssuerName ? { name: v.defaultIssuerName, kind: v.defaultIssuerKind, ...(v.defaultIssuerGroup ? { group: v.defaultIssuerGroup } : {}) } : undefined,
     });
   },
 });

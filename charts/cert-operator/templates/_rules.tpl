@@ -123,8 +123,10 @@
     - get
     - list
     - watch
+    - create
     - update
     - patch
+    - delete
 - apiGroups:
     - cert.opkit.dev
   resources:
@@ -193,6 +195,12 @@
     - update
     - patch
     - delete
+- apiGroups:
+    - networking.k8s.io
+  resources:
+    - ingresses/finalizers
+  verbs:
+    - update
 {{- end }}
 {{- define "cert-operator.namespacedRules" -}}
 - apiGroups:
@@ -318,8 +326,10 @@
     - get
     - list
     - watch
+    - create
     - update
     - patch
+    - delete
 - apiGroups:
     - cert.opkit.dev
   resources:
@@ -372,6 +382,12 @@
     - update
     - patch
     - delete
+- apiGroups:
+    - networking.k8s.io
+  resources:
+    - ingresses/finalizers
+  verbs:
+    - update
 {{- end }}
 {{- define "cert-operator.clusterRules" -}}
 - apiGroups:

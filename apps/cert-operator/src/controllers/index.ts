@@ -12,6 +12,7 @@ import { acmeSigner } from './acme/signer.js';
 import { certificateRequestController } from './certificaterequests/controller.js';
 import { certificateController } from './certificates/controller.js';
 import { issuerControllers } from './issuers/controller.js';
+import { ingressShimController } from './shims/ingress-shim.js';
 
 /** Everything the cert operator runs, on one manager. */
 export function addCertificateControllers(manager: Manager, cfg: CertOperatorConfig) {
@@ -27,6 +28,7 @@ export function addCertificateControllers(manager: Manager, cfg: CertOperatorCon
   const certificates = manager.cache.informer(Certificate.kind);
   registerCertificateMetrics(manager.metrics.registry, () => certificates.list());
   manager.add(certificateRequestController(cfg, accounts ? { acme: acmeSigner } : {}));
+  if (cfg.ingressShim) manager.add(ingressShimController(cfg));
   if (accounts) {
     manager.add(orderController(cfg, accounts));
     manager.add(challengeController(cfg, accounts));

@@ -1,4 +1,4 @@
-import { CoreEvent, Ingress, Pod, rule, Secret, Service, type PolicyRule } from '@opkit/runtime';
+import { CoreEvent, Ingress, Pod, rule, Secret, Service, type Kind, type PolicyRule } from '@opkit/runtime';
 import { HTTPRoute } from '../acme/solver-resources.js';
 import { Challenge } from '../api/acme/v1/challenge.js';
 import { Order } from '../api/acme/v1/order.js';
@@ -38,4 +38,16 @@ export const acmeRbac: PolicyRule[] = [
   rule(Service, ['get', 'list', 'watch', 'create', 'delete']),
   rule(Ingress, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
   rule(HTTPRoute, ['get', 'list', 'watch', 'create', 'delete']),
+];
+
+/**
+ * What a certificate shim does: read the Ingresses (or Gateways) it serves, and create, update and
+ * delete the Certificates it derives from them. The Certificates' owner references block their
+ * owner's deletion, which needs update on the owner's finalizers where that admission check runs.
+ */
+export const shimRbac = (owner: Kind): PolicyRule[] => [
+  rule(owner, ['get', 'list', 'watch']),
+  rule(owner, ['update'], 'finalizers'),
+  rule(Certificate.kind, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+  rule(CoreEvent, ['create', 'patch']),
 ];

@@ -7,12 +7,13 @@ import { Order } from '../api/acme/v1/order.js';
 import { Certificate } from '../api/v1/certificate.js';
 import { CertificateRequest } from '../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
-import { acmeRbac, certificatesRbac } from '../controllers/rbac.js';
+import { Ingress } from '@opkit/runtime';
+import { acmeRbac, certificatesRbac, shimRbac } from '../controllers/rbac.js';
 
 export const CHART = 'cert-operator';
 export const GENERATOR = 'nx run @opkit/cert-operator:generate';
 export const CUSTOM_RESOURCES: CustomResource<any, any>[] = [Issuer, ClusterIssuer, Certificate, CertificateRequest, Order, Challenge];
-export const RBAC = mergeRules(certificatesRbac, acmeRbac);
+export const RBAC = mergeRules(certificatesRbac, acmeRbac, shimRbac(Ingress));
 
 export function generatedFiles(repoRoot: string): Record<string, string> {
   const chart = join(repoRoot, 'charts', CHART);
