@@ -20,14 +20,7 @@ export function shimAnnotation(annotations: Record<string, string> | undefined, 
 export const TRIGGERS = ['issuer', 'cluster-issuer'];
 export const TLS_ACME = 'kubernetes.io/tls-acme';
 
-/** Annotations this operator writes on a Certificate to steer its ACME HTTP-01 solver (read back by the Order). */
-export const SOLVER_OVERRIDES = {
-  ingressName: `${ACME_OURS}/http01-override-ingress-name`,
-  ingressClass: `${ACME_OURS}/http01-override-ingress-class`,
-  ingressClassName: `${ACME_OURS}/http01-override-ingress-ingressclassname`,
-  parentRefKind: `${ACME_OURS}/http01-override-parentref-kind`,
-  parentRefName: `${ACME_OURS}/http01-override-parentref-name`,
-} as const;
+export { SOLVER_OVERRIDES } from '../acme/solver-overrides.js';
 
 export interface IssuerChoice {
   name: string;

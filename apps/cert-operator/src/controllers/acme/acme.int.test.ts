@@ -354,6 +354,24 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     await chs.stop();
   });
 
+  it("ingress-shim with cert-manager's edit-in-place: the annotated Ingress gets its Certificate, solved through itself, and is left as it was", async () => {
+    const namespace = await ns();
+    // The issuer's solver would make Ingresses of its own class; the Ingress asks to be edited instead.
+    await issuer(namespace, 'le', pebble, { ingress: { ingressClassName: 'unserved' } });
+    const spec = { ingressClassName: 'nginx', tls: [{ hosts: ['inplace.example.test'], secretName: 'inplace-tls' }], rules: [{ host: 'inplace.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'shop', port: { number: 80 } } } }] } }] };
+    await apply({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'storefront', namespace, annotations: { 'cert-manager.io/issuer': 'le', 'acme.cert-manager.io/http01-edit-in-place': 'true' } }, spec });
+    const chs = await record(Challenge.kind, namespace);
+    const c = await waitReady(namespace, 'inplace-tls');
+    expect(c.metadata.annotations).toMatchObject({ 'acme.cert.opkit.dev/http01-override-ingress-name': 'storefront' });
+    await verifyChain(await admin.get(Secret, { namespace, name: 'inplace-tls' }), pebble, ['inplace.example.test']);
+    // The challenge was solved through the annotated Ingress, not through an Ingress of the issuer's class.
+    expect(chs.versions.map((x) => x.spec.solver.http01?.ingress)).toContainEqual({ name: 'storefront' });
+    await waitFor('the challenge gone', async () => !(await challenges(namespace)).length, { timeoutMs: 30_000 });
+    expect((await admin.get(Ingress, { namespace, name: 'storefront' })).spec?.rules).toEqual(spec.rules);
+    expect((await admin.list(Ingress, { namespace })).items.map((i) => i.metadata.name)).toEqual(['storefront']);
+    await chs.stop();
+  });
+
   it('registers with an external account binding when the CA requires one, and says so when it is missing', async () => {
     const hmac = randomBytes(32).toString('base64url');
     const eab = await startPebble({ httpPort, externalAccountBindings: { 'kid-1': hmac } });

@@ -2,6 +2,7 @@ import { controllerFor, controllerReference, rfc3339, type ReconcileContext, typ
 import type { AcmeAccounts } from '../../acme/accounts.js';
 import { AcmeProblemError, type acme } from '../../acme/client.js';
 import { pickSolver } from '../../acme/solver-picker.js';
+import { applySolverOverrides } from '../../acme/solver-overrides.js';
 import { adler32 } from '../../acme/solver-resources.js';
 import { Challenge, type ChallengeObject } from '../../api/acme/v1/challenge.js';
 import { FAILED_STATES, Order, type OrderObject, type OrderState } from '../../api/acme/v1/order.js';
@@ -105,7 +106,8 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           const http = a.challenges?.find((c) => c.type === 'http-01' && c.token);
           const dnsName = a.identifier ?? '';
           if (!http) return fail(o, ctx, 'errored', `the ACME server offers no HTTP-01 challenge for ${dnsName} (only HTTP-01 is supported)`);
-          const solver = pickSolver(issuer.spec.acme?.solvers ?? [], dnsName, o.metadata.labels as Record<string, string> | undefined);
+          const picked = pickSolver(issuer.spec.acme?.solvers ?? [], dnsName, o.metadata.labels as Record<string, string> | undefined);
+          const solver = picked && applySolverOverrides(picked, o.metadata.annotations);
           if (!solver) return fail(o, ctx, 'errored', `no configured HTTP-01 solver matches ${dnsName}: check the issuer's solvers[].selector`);
           const name = `${req.name}-${adler32(a.url)}`;
           const ch = existing.find((c) => c.metadata.name === name);

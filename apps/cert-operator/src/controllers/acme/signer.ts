@@ -2,6 +2,7 @@ import { controllerReference } from '@opkit/runtime';
 import { Order } from '../../api/acme/v1/order.js';
 import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { adler32 } from '../../acme/solver-resources.js';
+import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { FAILED_STATES } from '../../api/acme/v1/order.js';
 import { inspectCertificate } from '../../pki/inspect.js';
 import { publicKeyDer } from '../../pki/keys.js';
@@ -29,7 +30,7 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
   }
   if (!order) {
     await ctx.create(Order.kind, {
-      metadata: { name, namespace: cr.metadata.namespace, labels: cr.metadata.labels, ownerReferences: [controllerReference(CertificateRequest.kind, cr)] },
+      metadata: { name, namespace: cr.metadata.namespace, labels: cr.metadata.labels, annotations: overrideAnnotationsOf(cr.metadata.annotations), ownerReferences: [controllerReference(CertificateRequest.kind, cr)] },
       spec: { request: cr.spec.request, issuerRef: cr.spec.issuerRef, commonName: csr.commonName, dnsNames: csr.dnsNames, ipAddresses: csr.ipAddresses, duration: cr.spec.duration },
     });
     ctx.recorder.normal(cr, 'OrderCreated', `Created Order resource ${cr.metadata.namespace}/${name}`);

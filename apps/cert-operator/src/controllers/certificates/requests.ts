@@ -1,4 +1,5 @@
 import { controllerReference, Secret, type ReconcileContext } from '@opkit/runtime';
+import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { Certificate, DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
 import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { A, L, type KeyUsage } from '../../api/v1/shared.js';
@@ -50,7 +51,8 @@ export async function createRequest(c: CertificateObject, ctx: ReconcileContext,
       namespace: c.metadata.namespace,
       // The Certificate's labels travel on (as cert-manager), so ACME solver matchLabels can select on them.
       labels: { ...c.metadata.labels, [L.certificateName]: c.metadata.name },
-      annotations: { [A.revision]: String(revision), [A.privateKeySecretName]: key.secretName, [A.certificateName]: c.metadata.name },
+      // Solver overrides (set by the shims or by hand) travel on to the Order.
+      annotations: { ...overrideAnnotationsOf(c.metadata.annotations), [A.revision]: String(revision), [A.privateKeySecretName]: key.secretName, [A.certificateName]: c.metadata.name },
       ownerReferences: [controllerReference(Certificate.kind, c)],
     },
     spec: {

@@ -91,7 +91,7 @@ describe('ingress-shim against a real API server', () => {
     const namespace = await ns();
     await caIssuer(namespace);
     await ingress(namespace, { 'cert-manager.io/issuer': 'ca', 'cert-manager.io/usages': 'server auth,teleport' }, [{ hosts: ['bad.example.com'], secretName: 'bad-tls' }]);
-    await waitFor('a BadConfig event', async () => (await events(namespace, 'BadConfig')).some((m) => m.includes('unknown usage "teleport"')));
+    await waitFor('a BadConfig event', async () => (await events(namespace, 'BadConfig')).some((m) => m?.includes('unknown usage "teleport"')));
     expect(await admin.find(Certificate.kind, { namespace, name: 'bad-tls' })).toBeUndefined();
 
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'mine-tls', namespace }, spec: { secretName: 'mine-tls', dnsNames: ['mine.example.com'], issuerRef: { name: 'ca' } } });
