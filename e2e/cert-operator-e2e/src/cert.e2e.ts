@@ -111,6 +111,33 @@ for (const mode of e2eModes()) {
       }, { timeoutMs: 60_000 });
     });
 
+    it('ingress-shim: an Ingress annotated cert-manager.io/issuer, served by the ingress controller, ends with a valid certificate from the ACME server', async () => {
+      const t0 = Date.now();
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+          metadata: { name: 'storefront', annotations: { 'cert-manager.io/issuer': 'acme', 'cert-manager.io/private-key-algorithm': 'ECDSA' } },
+          spec: {
+            ingressClassName: acme.ingressClass,
+            tls: [{ hosts: ['store.example.test'], secretName: 'store-tls' }],
+            rules: [{ host: 'store.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'storefront', port: { number: 80 } } } }] } }],
+          },
+        }),
+      });
+      await waitReady('certificate/store-tls', 180_000);
+      console.log(`ingress-shim (${mode.name}): Ingress created → Certificate Ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      const owner = (await get('certificate/store-tls')).metadata.ownerReferences?.[0];
+      expect(owner).toMatchObject({ kind: 'Ingress', name: 'storefront' });
+      const [leaf, ...rest] = chainOf(pem(await get('secret/store-tls'), 'tls.crt'));
+      const chain = [leaf, ...rest, new X509Certificate(await acme.root())];
+      for (let i = 0; i < chain.length - 1; i++) expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
+      expect(leaf.subjectAltName).toBe('DNS:store.example.test');
+      // The Ingress deleted: its Certificate goes with it (owner reference), the Secret stays.
+      await kubectl('delete', 'ingress/storefront', '-n', NS, '--wait=true');
+      await waitFor('the Certificate collected with its Ingress', async () => !(await kubectl('get', 'certificates', '-n', NS, '-o', 'name')).stdout.includes('store-tls'), { timeoutMs: 120_000 });
+      await kubectl('delete', 'secret/store-tls', '-n', NS);
+    });
+
     it.runIf(mode.name === 'kind')("helm test: the chart's test Pod reads the operator's metrics through its Service, cert-manager's certificate metrics among them", async () => {
       // The test Pod fails unless /metrics carries certmanager_certificate_{expiration_timestamp_seconds,ready_status,renewal_timestamp_seconds}.
       expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+cert-cert-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
