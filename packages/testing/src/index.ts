@@ -18,6 +18,7 @@ export { explainUndescribed } from './helm/explain.js';
 export { prometheusOperatorCrds } from './helm/monitoring-crds.js';
 export { verifyOperatorChart, type OperatorChartExpectations } from './helm/operator-chart.js';
 export { startPebble, type Pebble, type PebbleOptions } from './acme/pebble.js';
+export { startBind, bindUnavailable, type Bind, type BindOptions } from './dns/bind.js';
 export { startIngressStandIn, type IngressStandIn, type IngressStandInOptions, type RoutedRequest } from './acme/ingress-stand-in.js';
 export type { E2ECluster, E2EMode, E2EModeName, Workload } from './e2e/cluster.js';
 export { startPodRunner, type PodRunner, type PodRunnerOptions, type RunningPod } from './e2e/pod-runner.js';

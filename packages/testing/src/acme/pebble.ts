@@ -26,6 +26,11 @@ export interface PebbleOptions {
   promoteCommonName?: boolean;
   /** Extra PEBBLE_* environment. */
   env?: Record<string, string>;
+  /**
+   * The DNS server Pebble resolves through (its validations: A records for HTTP-01, TXT records for
+   * DNS-01), e.g. a BIND started by startBind. Default: pebble-challtestsrv, every name 127.0.0.1.
+   */
+  resolver?: string;
 }
 
 export interface Pebble {
@@ -94,7 +99,7 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
   let acme: ManagedProcess | undefined;
   const directoryUrl = `https://127.0.0.1:${acmePort}/dir`;
   const startAcme = async () => {
-    acme = new ManagedProcess({ name: 'pebble', command: findBinary('pebble'), args: ['-config', join(dir, 'pebble.json'), '-dnsserver', `127.0.0.1:${dnsPort}`], logFile: join(dir, 'pebble.log'), env, cwd: dir });
+    acme = new ManagedProcess({ name: 'pebble', command: findBinary('pebble'), args: ['-config', join(dir, 'pebble.json'), '-dnsserver', options.resolver ?? `127.0.0.1:${dnsPort}`], logFile: join(dir, 'pebble.log'), env, cwd: dir });
     acme.start();
     await waitFor(
       'Pebble to serve its directory',

@@ -1,0 +1,75 @@
+import { getServers } from 'node:dns';
+import { query } from './client.js';
+import { canonical, TYPE } from './message.js';
+
+/** Recursive nameservers: the given ones, else the system's (/etc/resolv.conf). */
+export const recursiveServers = (given: string[]) => (given.length ? given : getServers().map((s) => (s.includes(':') && !s.startsWith('[') ? `[${s}]:53` : s)));
+
+const ask = async <T>(servers: string[], fn: (server: string) => Promise<T>): Promise<T> => {
+  let last: unknown;
+  for (const s of servers) {
+    try {
+      return await fn(s);
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw last instanceof Error ? last : new Error(`no DNS server answered: ${servers.join(', ')}`);
+};
+
+/**
+ * The zone a name lives in: the owner of the SOA record that answers for it (in the answer, or in
+ * the authority section of a negative answer), as cert-manager's FindZoneByFqdn.
+ */
+export async function findZone(fqdn: string, servers: string[]): Promise<string> {
+  const labels = canonical(fqdn).split('.');
+  for (let i = 0; i < labels.length; i++) {
+    const name = labels.slice(i).join('.');
+    const res = await ask(servers, (s) => query(s, name, TYPE.SOA));
+    const soa = [...res.answers, ...res.authorities].find((r) => r.type === TYPE.SOA);
+    if (soa) return canonical(soa.name);
+  }
+  throw new Error(`no zone found for ${fqdn}: no SOA record answers for it or any parent (asked ${servers.join(', ')})`);
+}
+
+/** Where the TXT record goes: _acme-challenge.<name>, or with cnameStrategy Follow, the end of its CNAME chain. */
+export async function challengeRecordName(dnsName: string, follow: boolean, servers: string[]): Promise<string> {
+  let name = `_acme-challenge.${canonical(dnsName)}`;
+  if (!follow) return name;
+  for (let hops = 0; hops < 10; hops++) {
+    const res = await ask(servers, (s) => query(s, name, TYPE.CNAME));
+    const cname = res.answers.find((r) => r.type === TYPE.CNAME && canonical(r.name) === name);
+    if (!cname) return name;
+    name = canonical(cname.value as string);
+  }
+  throw new Error(`CNAME chain from _acme-challenge.${dnsName} is longer than 10`);
+}
+
+/** The addresses (host:53) of a zone's authoritative servers, resolved through the recursive ones. */
+export async function authoritativeServers(zone: string, servers: string[]): Promise<string[]> {
+  const ns = (await ask(servers, (s) => query(s, zone, TYPE.NS))).answers.filter((r) => r.type === TYPE.NS).map((r) => r.value as string);
+  const out: string[] = [];
+  for (const host of ns) {
+    const a = (await ask(servers, (s) => query(s, host, TYPE.A))).answers.filter((r) => r.type === TYPE.A).map((r) => `${r.value}:53`);
+    out.push(...a);
+  }
+  if (!out.length) throw new Error(`zone ${zone} has no authoritative servers with an address`);
+  return out;
+}
+
+/**
+ * The DNS-01 self-check: every server asked must answer the TXT record with the value. Returns
+ * what is missing, or nothing once it has propagated.
+ */
+export async function txtPropagated(name: string, value: string, servers: string[]): Promise<string | undefined> {
+  for (const s of servers) {
+    let values: string[];
+    try {
+      values = (await query(s, name, TYPE.TXT)).answers.filter((r) => r.type === TYPE.TXT && canonical(r.name) === canonical(name)).map((r) => (r.value as string[]).join(''));
+    } catch (err) {
+      return `${s} did not answer for ${name} TXT: ${(err as Error).message}`;
+    }
+    if (!values.includes(value)) return `${s} does not have the TXT record ${name} "${value}" yet${values.length ? ` (it has ${values.length} other${values.length > 1 ? 's' : ''})` : ''}`;
+  }
+  return undefined;
+}
