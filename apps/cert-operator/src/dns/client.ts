@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
-import { CLASS, decodeMessage, encodeMessage, encodeRecord, isTruncated, OPCODE, rcodeOf, RCODE_NAMES, TYPE, type Message, type ResourceRecord } from './message.js';
+import { CLASS, decodeMessage, encodeMessage, isTruncated, OPCODE, rcodeOf, RCODE_NAMES, TYPE, type Message, type ResourceRecord } from './message.js';
 import { signRequest, verifyResponse, type TsigKey } from './tsig.js';
 
 /** host:port (port 53 when left out; IPv6 in brackets). */
