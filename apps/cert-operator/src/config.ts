@@ -20,6 +20,8 @@ export interface CertOperatorConfig {
   enableGatewayAPI: boolean;
   /** Run the ACME Order and Challenge controllers (needs their CRDs). */
   acme: boolean;
+  /** DNS-01: the resolvers for zone lookups and the self-check, and how often the self-check runs. */
+  dns01: { recursiveNameservers: string[]; recursiveOnly: boolean; checkIntervalMs: number };
   /** ingress-shim: Certificates for annotated Ingresses. */
   ingressShim: boolean;
   /** The issuer for Ingresses annotated only kubernetes.io/tls-acme: "true" (cert-manager's --default-issuer-*). */
@@ -39,5 +41,6 @@ export const defaultConfig = ({ clusterResourceNamespace, ...overrides }: Partia
   enableGatewayAPI: false,
   acme: true,
   ingressShim: true,
+  dns01: { recursiveNameservers: [], recursiveOnly: false, checkIntervalMs: 10_000 },
   ...overrides,
 });

@@ -15,6 +15,9 @@ void runOperator({
     acmeHttp01SelfCheckPort: flag.int({ metavar: '<port>', min: 1, max: 65_535, default: defaultConfig().selfCheckPort, help: 'port of the HTTP-01 self-check (test CAs may differ)' }),
     acmeHttp01SelfCheckTimeout: flag.duration({ default: defaultConfig().selfCheck.timeoutMs, defaultText: '10m', help: 'give up on a self-check after this long' }),
     enableGatewayApi: flag.boolean({ help: 'allow gatewayHTTPRoute solvers and run gateway-shim (needs the Gateway API CRDs)' }),
+    dns01RecursiveNameservers: flag.list({ metavar: '<host:port,...>', help: 'resolvers for DNS-01 zone lookups and self-checks', defaultText: 'the system resolver' }),
+    dns01RecursiveNameserversOnly: flag.boolean({ help: "check DNS-01 propagation with those resolvers only, not the zone's authoritative servers" }),
+    dns01CheckRetryPeriod: flag.duration({ default: defaultConfig().dns01.checkIntervalMs, defaultText: '10s', help: 'pause between DNS-01 self-checks' }),
     disableIngressShim: flag.boolean({ help: 'do not make Certificates for annotated Ingresses' }),
     defaultIssuerName: flag.optionalString({ metavar: '<name>', help: 'issuer for Ingresses annotated kubernetes.io/tls-acme: "true"', defaultText: 'none' }),
     defaultIssuerKind: flag.oneOf(['Issuer', 'ClusterIssuer'] as const, { default: 'Issuer', help: 'kind of the default issuer' }),
@@ -34,6 +37,7 @@ void runOperator({
       selfCheck: { ...defaults.selfCheck, timeoutMs: v.acmeHttp01SelfCheckTimeout },
       enableGatewayAPI: v.enableGatewayApi,
       ingressShim: !v.disableIngressShim,
+      dns01: { recursiveNameservers: v.dns01RecursiveNameservers, recursiveOnly: v.dns01RecursiveNameserversOnly, checkIntervalMs: v.dns01CheckRetryPeriod },
       defaultIssuer: v.defaultIssuerName ? { name: v.defaultIssuerName, kind: v.defaultIssuerKind, ...(v.defaultIssuerGroup ? { group: v.defaultIssuerGroup } : {}) } : undefined,
     });
   },

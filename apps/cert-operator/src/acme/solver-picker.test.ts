@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pickSolver, type SolverSpec } from './solver-picker.js';
+import { pickSolver, solverProblems, type SolverSpec } from './solver-picker.js';
 
 const solver = (name: string, selector?: SolverSpec['selector']): SolverSpec => ({ selector, http01: { ingress: { ingressClassName: name } } });
 const picked = (solvers: SolverSpec[], dnsName: string, labels?: Record<string, string>) => pickSolver(solvers, dnsName, labels)?.http01?.ingress?.ingressClassName;
@@ -26,8 +26,24 @@ describe('pickSolver (cert-manager precedence)', () => {
     expect(picked(all, 'other.org')).toBe('default');
   });
 
-  it('matches a wildcard by its base name', () => {
-    expect(picked(all, '*.shop.example.com')).toBe('subzone');
+  it('proves a wildcard only with DNS-01, matching its zone by the base name and dnsNames as written', () => {
+    // The CA authorizes *.shop.example.com as shop.example.com, wildcard.
+    expect(pickSolver(all, 'shop.example.com', {}, true)).toBeUndefined();
+    const dns = (zone: string, selector?: SolverSpec['selector']): SolverSpec => ({ selector, dns01: { rfc2136: { nameserver: zone } } });
+    const mixed = [...all, dns('zone-dns', { dnsZones: ['example.com'] }), dns('exact-wildcard', { dnsNames: ['*.shop.example.com'] })];
+    expect(pickSolver(mixed, 'shop.example.com', {}, true)?.dns01?.rfc2136?.nameserver).toBe('exact-wildcard');
+    expect(pickSolver(mixed, 'api.example.com', {}, true)?.dns01?.rfc2136?.nameserver).toBe('zone-dns');
+    // Not a wildcard: HTTP-01 and DNS-01 solvers compete on specificity alike.
+    expect(picked(mixed, 'www.example.com')).toBe('exact');
+  });
+
+  it.each([
+    ['rfc2136 is supported', [{ dns01: { rfc2136: { nameserver: 'ns:53' } } }], []],
+    ['another provider is named, not ignored', [{ http01: { ingress: {} } }, { dns01: { cloudflare: { apiTokenSecretRef: { name: 'cf' } } } as never }], ['solvers[1].dns01: the cloudflare DNS-01 provider is not supported by this operator (only rfc2136)']],
+    ['a key name without its secret', [{ dns01: { rfc2136: { nameserver: 'ns', tsigKeyName: 'k' } } }], ['solvers[0].dns01.rfc2136: tsigKeyName and tsigSecretSecretRef go together']],
+    ['no provider at all', [{ dns01: { cnameStrategy: 'Follow' } }], ['solvers[0].dns01: no provider set (rfc2136)']],
+  ] as [string, SolverSpec[], string[]][])('solverProblems: %s', (_, solvers, want) => {
+    expect(solverProblems(solvers)).toEqual(want);
   });
 
   it('rules out solvers whose labels do not match, and prefers more matching labels in a tier', () => {

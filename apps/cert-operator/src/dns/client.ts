@@ -32,7 +32,7 @@ function udp(server: { host: string; port: number }, wire: Buffer, timeoutMs: nu
     sock.on('error', (err) => {
       clearTimeout(timer);
       sock.close();
-      reject(err);
+      reject(new DnsError(`${server.host}:${server.port}: ${err.message}`));
     });
     sock.send(wire, server.port, server.host);
   });
@@ -55,7 +55,7 @@ function tcp(server: { host: string; port: number }, wire: Buffer, timeoutMs: nu
         resolve(got.subarray(2, 2 + got.readUInt16BE(0)));
       }
     });
-    sock.on('error', reject);
+    sock.on('error', (err) => reject(new DnsError(`${server.host}:${server.port}: ${err.message}`)));
     sock.on('close', () => reject(new DnsError(`${server.host}:${server.port} closed the connection without an answer`)));
   });
 }

@@ -1,5 +1,5 @@
 import { getServers } from 'node:dns';
-import { query } from './client.js';
+import { DnsError, query } from './client.js';
 import { canonical, TYPE } from './message.js';
 
 /** Recursive nameservers: the given ones, else the system's (/etc/resolv.conf). */
@@ -14,7 +14,7 @@ const ask = async <T>(servers: string[], fn: (server: string) => Promise<T>): Pr
       last = err;
     }
   }
-  throw last instanceof Error ? last : new Error(`no DNS server answered: ${servers.join(', ')}`);
+  throw last instanceof DnsError ? last : new DnsError(last instanceof Error ? last.message : `no DNS server answered: ${servers.join(', ')}`);
 };
 
 /**
@@ -29,7 +29,7 @@ export async function findZone(fqdn: string, servers: string[]): Promise<string>
     const soa = [...res.answers, ...res.authorities].find((r) => r.type === TYPE.SOA);
     if (soa) return canonical(soa.name);
   }
-  throw new Error(`no zone found for ${fqdn}: no SOA record answers for it or any parent (asked ${servers.join(', ')})`);
+  throw new DnsError(`no zone found for ${fqdn}: no SOA record answers for it or any parent (asked ${servers.join(', ')})`);
 }
 
 /** Where the TXT record goes: _acme-challenge.<name>, or with cnameStrategy Follow, the end of its CNAME chain. */
@@ -42,7 +42,7 @@ export async function challengeRecordName(dnsName: string, follow: boolean, serv
     if (!cname) return name;
     name = canonical(cname.value as string);
   }
-  throw new Error(`CNAME chain from _acme-challenge.${dnsName} is longer than 10`);
+  throw new DnsError(`CNAME chain from _acme-challenge.${dnsName} is longer than 10`);
 }
 
 /** The addresses (host:53) of a zone's authoritative servers, resolved through the recursive ones. */
@@ -53,7 +53,7 @@ export async function authoritativeServers(zone: string, servers: string[]): Pro
     const a = (await ask(servers, (s) => query(s, host, TYPE.A))).answers.filter((r) => r.type === TYPE.A).map((r) => `${r.value}:53`);
     out.push(...a);
   }
-  if (!out.length) throw new Error(`zone ${zone} has no authoritative servers with an address`);
+  if (!out.length) throw new DnsError(`zone ${zone} has no authoritative servers with an address`);
   return out;
 }
 

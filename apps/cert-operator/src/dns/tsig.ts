@@ -31,10 +31,10 @@ const time48 = (seconds: number) => {
 };
 
 /** The TSIG variables the MAC covers (RFC 8945 §4.3.3). */
-const variables = (key: TsigKey, signed: number, error = 0, other = Buffer.alloc(0)) =>
+const variables = (key: TsigKey, signed: number, error = 0, other: Uint8Array = Buffer.alloc(0)) =>
   Buffer.concat([encodeName(key.name), u16(CLASS.ANY), Buffer.alloc(4), encodeName(TSIG_ALGORITHMS[key.algorithm].name), time48(signed), u16(FUDGE), u16(error), u16(other.length), other]);
 
-const hmac = (key: TsigKey, ...parts: Buffer[]) => {
+const hmac = (key: TsigKey, ...parts: Uint8Array[]) => {
   const h = createHmac(TSIG_ALGORITHMS[key.algorithm].hash, Buffer.from(key.secret, 'base64'));
   for (const p of parts) h.update(p);
   return h.digest();

@@ -88,6 +88,32 @@ export const HTTP01GatewayHTTPRoute = Type.Object(
   { description: 'Solve HTTP-01 through a Gateway API HTTPRoute per challenge.' },
 );
 
+export const DNS01 = Type.Object(
+  {
+    cnameStrategy: Type.Optional(
+      Type.Union([Type.Literal('None'), Type.Literal('Follow')], { description: 'Follow: when _acme-challenge.<name> is a CNAME, write the TXT record at the end of its chain (delegating challenges to another zone). None (default): write it at _acme-challenge.<name>.' }),
+    ),
+    rfc2136: Type.Optional(
+      Type.Object(
+        {
+          nameserver: Type.String({ minLength: 1, description: 'The primary server of the zone that takes the updates: host or host:port (port 53 by default).' }),
+          tsigKeyName: Type.Optional(Type.String({ description: 'Name of the TSIG key the server accepts updates with.' })),
+          tsigAlgorithm: Type.Optional(
+            Type.Union([Type.Literal('HMACMD5'), Type.Literal('HMACSHA1'), Type.Literal('HMACSHA256'), Type.Literal('HMACSHA512')], { description: "The TSIG key's algorithm (HMACMD5 by default, as cert-manager)." }),
+          ),
+          tsigSecretSecretRef: Type.Optional(SecretKeySelector("The Secret holding the TSIG key's secret (base64, as BIND prints it).", 'Key in the Secret.')),
+        },
+        { description: 'Update the zone with DNS UPDATE (RFC 2136), signed with TSIG: BIND, Knot, PowerDNS and others.' },
+      ),
+    ),
+  },
+  {
+    description: "Answer DNS-01 challenges with a TXT record in the name's zone; the only way to prove control of a wildcard name. Providers other than rfc2136 are not supported and are reported on the issuer.",
+    // Kept so a cert-manager issuer naming another provider is reported, not silently pruned.
+    'x-kubernetes-preserve-unknown-fields': true,
+  },
+);
+
 export const Solver = Type.Object(
   {
     selector: Type.Optional(
@@ -109,8 +135,12 @@ export const Solver = Type.Object(
         },
       ),
     ),
+    dns01: Type.Optional(DNS01),
   },
-  { description: 'How challenges for some names are solved.' },
+  {
+    description: 'How challenges for some names are solved.',
+    'x-kubernetes-validations': [{ rule: 'has(self.http01) != has(self.dns01)', message: 'set exactly one of http01 and dns01' }],
+  },
 );
 
 export const ACMEIssuer = Type.Object(

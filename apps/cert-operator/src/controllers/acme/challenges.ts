@@ -5,6 +5,8 @@ import { CHALLENGE_PATH, challengeRule, HTTPRoute, identityLabels, solverHTTPRou
 import { Challenge, CHALLENGE_FINALIZER, type ChallengeObject } from '../../api/acme/v1/challenge.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
+import { SecretReader } from '../../secrets/secret-reader.js';
+import { checkDns01, cleanupDns01, presentDns01 } from './dns01.js';
 import { classify } from './errors.js';
 import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
 import { ChallengeScheduler, isFinalChallenge } from './scheduler.js';
@@ -17,10 +19,10 @@ export const isProgress = (reason: string | undefined) => !reason || Object.valu
 const DOMAIN_INDEX = 'spec.dnsName';
 
 /**
- * One HTTP-01 challenge: admitted by the scheduler; its solver pod, Service and Ingress (or
- * HTTPRoute) presented and recreated if deleted; the self-check through the real route, repeated
- * and bounded by a timeout with a readable reason; accepted; the authorization polled until the
- * CA decides; the solver resources removed when it ends.
+ * One challenge: admitted by the scheduler; presented (HTTP-01: its solver pod, Service and Ingress
+ * or HTTPRoute, recreated if deleted; DNS-01: a TXT record added by RFC 2136); the self-check
+ * (through the real route, or against the zone's servers), repeated and bounded by a timeout with
+ * a readable reason; accepted; the authorization polled until the CA decides; cleaned up when it ends.
  */
 export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
   const scheduler = new ChallengeScheduler(cfg.maxConcurrentChallenges);
@@ -92,6 +94,12 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   }
 
   async function cleanup(ch: ChallengeObject, ctx: ReconcileContext) {
+    if (ch.spec.solver.dns01) {
+      const lookup = await resolveIssuer(ctx.cache, ch.spec.issuerRef, ch.metadata.namespace, cfg);
+      const resourceNamespace = lookup.ok ? lookup.resolved.resourceNamespace : ch.metadata.namespace;
+      await cleanupDns01(ch, new SecretReader(ctx.cache, ctx.client), resourceNamespace, cfg.dns01);
+      return;
+    }
     for (const kind of [Pod, Service, Ingress, ...(cfg.enableGatewayAPI ? [HTTPRoute] : [])] as const) {
       for (const o of await owned(kind as typeof Pod, ch, ctx)) await ctx.delete(kind as typeof Pod, o as ObjectOf<typeof Pod>);
     }
@@ -119,7 +127,8 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     const ending = !!cached.metadata.deletionTimestamp || isFinalChallenge(cached);
     const fin = await ctx.finalize(Challenge.kind, cached, {
       finalizer: CHALLENGE_FINALIZER,
-      needed: !!cached.spec.solver.http01?.ingress?.name,
+      // An edited Ingress and a DNS record live outside what owner references clean up.
+      needed: !!cached.spec.solver.http01?.ingress?.name || !!cached.spec.solver.dns01,
       done: ending,
       cleanup: () => cleanup(cached, ctx),
     });
@@ -153,16 +162,27 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         const { authz, challenge } = await authorization();
         return write(ch, ctx, { state: authz.status === 'valid' ? 'valid' : ((challenge?.status ?? 'pending') as Status['state']) });
       }
-      // Present on every pass: a deleted or dead solver is recreated while the challenge is pending.
-      const recreated = await present(ch, ctx);
-      if (!ch.status.presented) {
-        ctx.recorder.normal(ch, 'Presented', `Presented challenge using HTTP-01 challenge mechanism`);
-        return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
+      const dns = !!ch.spec.solver.dns01;
+      const mechanism = dns ? 'DNS-01' : 'HTTP-01';
+      if (dns) {
+        // A DNS record is added once (adding it again would change nothing).
+        if (!ch.status.presented) {
+          const where = await presentDns01(ch, new SecretReader(ctx.cache, ctx.client), lookup.resolved.resourceNamespace, cfg.dns01);
+          ctx.recorder.normal(ch, 'Presented', `Presented challenge using DNS-01 challenge mechanism: TXT record ${where}`);
+          return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
+        }
+      } else {
+        // Present on every pass: a deleted or dead solver is recreated while the challenge is pending.
+        const recreated = await present(ch, ctx);
+        if (!ch.status.presented) {
+          ctx.recorder.normal(ch, 'Presented', `Presented challenge using HTTP-01 challenge mechanism`);
+          return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
+        }
+        if (recreated) ctx.recorder.normal(ch, 'Presented', 'Recreated solver resources that had disappeared');
       }
-      if (recreated) ctx.recorder.normal(ch, 'Presented', 'Recreated solver resources that had disappeared');
 
       if (ch.status.state === 'pending') {
-        const problem = await selfCheck(ch.spec.dnsName, ch.spec.token, ch.spec.key, { nameservers: cfg.selfCheckNameservers, port: cfg.selfCheckPort });
+        const problem = dns ? await checkDns01(ch, cfg.dns01) : await selfCheck(ch.spec.dnsName, ch.spec.token, ch.spec.key, { nameservers: cfg.selfCheckNameservers, port: cfg.selfCheckPort });
         const uid = ch.metadata.uid!;
         if (problem) {
           passes.set(uid, 0);
@@ -172,12 +192,14 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
             ctx.recorder.warning(ch, 'Failed', reason);
             return write(ch, ctx, { state: 'errored', reason });
           }
-          await write(ch, ctx, { reason: `Waiting for HTTP-01 challenge propagation: ${problem}` });
-          return { requeueAfter: sc.intervalMs };
+          await write(ch, ctx, { reason: `Waiting for ${mechanism} challenge propagation: ${problem}` });
+          return { requeueAfter: dns ? cfg.dns01.checkIntervalMs : sc.intervalMs };
         }
+        // HTTP-01 passes several times in a row (a load balancer may still route some requests
+        // elsewhere); every authoritative server answering is DNS-01's whole check.
         const n = (passes.get(uid) ?? 0) + 1;
         passes.set(uid, n);
-        if (n < sc.requiredPasses) return { requeueAfter: sc.intervalMs };
+        if (!dns && n < sc.requiredPasses) return { requeueAfter: sc.intervalMs };
         await session.call((c) => c.completeChallenge({ url: ch.spec.url } as never));
         return (await write(ch, ctx, { state: 'processing', reason: PROGRESS.accepted }), { requeueAfter: 1_000 });
       }
@@ -185,7 +207,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       // Accepted: wait for the CA's verdict.
       const { authz, challenge } = await authorization();
       if (authz.status === 'valid' || challenge?.status === 'valid') {
-        ctx.recorder.normal(ch, 'DomainVerified', 'Domain verified with HTTP-01');
+        ctx.recorder.normal(ch, 'DomainVerified', `Domain verified with ${mechanism}`);
         return write(ch, ctx, { state: 'valid', reason: PROGRESS.valid });
       }
       if (authz.status === 'invalid' || challenge?.status === 'invalid') {

@@ -1,5 +1,6 @@
 import { AccountNotReadyError } from '../../acme/accounts.js';
 import { AcmeProblemError, AcmeRateLimitError, AcmeUnavailableError } from '../../acme/client.js';
+import { DnsError } from '../../dns/client.js';
 
 export type AcmeFailure =
   /** Try again after the recorded backoff (at least `atLeastMs`, a server's Retry-After). */
@@ -22,6 +23,9 @@ export function classify(err: unknown): AcmeFailure {
   if (err instanceof AcmeRateLimitError) return { kind: 'retry', message: err.message, atLeastMs: err.retryAfterMs };
   if (err instanceof AcmeUnavailableError) return { kind: 'retry', message: err.message };
   if (err instanceof AccountNotReadyError) return { kind: 'wait', message: err.message, requeueAfter: 5_000 };
+  // The DNS server refused or did not answer (a wrong TSIG key, a server down): said, and retried
+  // after the backoff, since fixing the key or the server needs no change to the Challenge.
+  if (err instanceof DnsError) return { kind: 'retry', message: `DNS-01: ${err.message}` };
   if (err instanceof AcmeProblemError) {
     if (err.accountGone) return { kind: 'account-lost', message: `the ACME server does not know the account: ${err.message}` };
     if (err.notFound) return { kind: 'not-found', message: err.message };

@@ -1,4 +1,5 @@
 import type { AcmeAccounts } from '../../acme/accounts.js';
+import { solverProblems } from '../../acme/solver-picker.js';
 import type { ReadinessCheck } from '../issuers/controller.js';
 import { classify } from './errors.js';
 import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
@@ -13,6 +14,9 @@ const REGISTERED = { status: 'True', reason: 'ACMEAccountRegistered', message: '
 export function acmeReadiness(accounts: AcmeAccounts): ReadinessCheck {
   return async (issuer, resourceNamespace, ctx) => {
     const spec = issuer.spec.acme!;
+    // A solver that cannot be used (a DNS-01 provider not implemented here) is said, not skipped.
+    const problems = solverProblems(spec.solvers ?? []);
+    if (problems.length) return { status: 'False', reason: 'InvalidSolver', message: problems.join('; ') };
     const now = ctx.clock.now();
     const ready = issuer.status?.conditions?.find((c) => c.type === 'Ready');
     // Waiting out the backoff: the verdict stays what it is (so nothing is written), until then.

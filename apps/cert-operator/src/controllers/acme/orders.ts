@@ -103,20 +103,22 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
         const heldUp: string[] = [];
         for (const a of o.status.authorizations ?? []) {
           if (a.initialState === 'valid') continue; // reused authorization: nothing to solve
-          const http = a.challenges?.find((c) => c.type === 'http-01' && c.token);
           const dnsName = a.identifier ?? '';
-          if (!http) return fail(o, ctx, 'errored', `the ACME server offers no HTTP-01 challenge for ${dnsName} (only HTTP-01 is supported)`);
-          const picked = pickSolver(issuer.spec.acme?.solvers ?? [], dnsName, o.metadata.labels as Record<string, string> | undefined);
+          const shown = a.wildcard ? `*.${dnsName}` : dnsName;
+          const picked = pickSolver(issuer.spec.acme?.solvers ?? [], dnsName, o.metadata.labels as Record<string, string> | undefined, !!a.wildcard);
           const solver = picked && applySolverOverrides(picked, o.metadata.annotations);
-          if (!solver) return fail(o, ctx, 'errored', `no configured HTTP-01 solver matches ${dnsName}: check the issuer's solvers[].selector`);
+          if (!solver) return fail(o, ctx, 'errored', a.wildcard ? `no configured DNS-01 solver matches ${shown} (a wildcard name can only be proven with DNS-01): check the issuer's solvers` : `no configured solver matches ${shown}: check the issuer's solvers[].selector`);
+          const type = solver.dns01 ? 'dns-01' : 'http-01';
+          const http = a.challenges?.find((c) => c.type === type && c.token);
+          if (!http) return fail(o, ctx, 'errored', `the ACME server offers no ${type.toUpperCase()} challenge for ${shown}`);
           const name = `${req.name}-${adler32(a.url)}`;
           const ch = existing.find((c) => c.metadata.name === name);
           if (!ch) {
             open++;
-            const key = await session.call(async (c) => c.getChallengeKeyAuthorization({ type: 'http-01', token: http.token!, url: http.url, status: 'pending' } as never));
+            const key = await session.call(async (c) => c.getChallengeKeyAuthorization({ type, token: http.token!, url: http.url, status: 'pending' } as never));
             await ctx.create(Challenge.kind, {
               metadata: { name, namespace: req.namespace, labels: o.metadata.labels, ownerReferences: [controllerReference(Order.kind, o)] },
-              spec: { url: http.url, authorizationURL: a.url, dnsName, wildcard: !!a.wildcard, type: 'HTTP-01', token: http.token!, key, solver, issuerRef: o.spec.issuerRef },
+              spec: { url: http.url, authorizationURL: a.url, dnsName, wildcard: !!a.wildcard, type: solver.dns01 ? 'DNS-01' : 'HTTP-01', token: http.token!, key, solver, issuerRef: o.spec.issuerRef },
             } as ChallengeObject);
             ctx.recorder.normal(o, 'Created', `Created Challenge resource "${name}" for domain "${dnsName}"`);
             continue;

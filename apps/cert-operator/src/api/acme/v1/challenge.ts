@@ -22,7 +22,7 @@ export const Challenge = defineCustomResource({
       wildcard: Type.Optional(Type.Boolean({ description: 'Whether the authorization is for *.dnsName.' })),
       type: Type.Union([Type.Literal('HTTP-01'), Type.Literal('DNS-01')], { description: 'The challenge type; this operator solves HTTP-01.' }),
       token: Type.String({ description: 'The challenge token (the last path segment the CA requests).' }),
-      key: Type.String({ description: 'The key authorization (token.thumbprint) the solver serves.' }),
+      key: Type.String({ description: 'HTTP-01: the key authorization (token.thumbprint) the solver serves. DNS-01: the TXT record value, base64url(SHA-256(key authorization)).' }),
       solver: Solver,
       issuerRef: IssuerRef,
     },

@@ -1,0 +1,108 @@
+import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
+import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
+import { bindUnavailable, startBind, startControlPlane, startPebble, waitFor, type Bind, type ControlPlane, type Pebble } from '@opkit/testing';
+import { X509Certificate } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Challenge } from '../../api/acme/v1/challenge.js';
+import { Certificate } from '../../api/v1/certificate.js';
+import { Issuer } from '../../api/v1/issuer.js';
+import { defaultConfig } from '../../config.js';
+import { query } from '../../dns/client.js';
+import { TYPE } from '../../dns/message.js';
+import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
+import { splitPem } from '../../pki/inspect.js';
+import { addCertificateControllers } from '../index.js';
+
+const SYSTEM = 'opkit-system';
+const skip = bindUnavailable();
+const cond = (o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } }, type: string) => o.status?.conditions?.find((c) => c.type === type);
+
+describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS server (BIND 9)${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let manager: Manager;
+  let bind: Bind;
+  let pebble: Pebble;
+  let n = 0;
+  const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+  const ns = async () => {
+    const name = `dns${++n}`;
+    await plane.kubectl(['create', 'namespace', name]);
+    return name;
+  };
+  const issuer = async (namespace: string, name: string, dns01: object, ready = 'True') => {
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name, namespace },
+      spec: { acme: { server: pebble.directoryUrl, caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'), privateKeySecretRef: { name: `${name}-account` }, solvers: [{ dns01 }] } },
+    });
+    return waitFor(`Issuer ${name} Ready=${ready}`, async () => {
+      const i = await admin.get(Issuer.kind, { namespace, name });
+      return cond(i, 'Ready')?.status === ready && i;
+    }, { timeoutMs: 30_000 });
+  };
+  const rfc2136 = (secretName = 'tsig') => ({ rfc2136: { nameserver: bind.server, tsigKeyName: bind.tsig.name, tsigAlgorithm: 'HMACSHA256', tsigSecretSecretRef: { name: secretName, key: 'secret' } } });
+  const txt = async (name: string) => (await query(bind.server, name, TYPE.TXT)).answers.filter((r) => r.type === TYPE.TXT).map((r) => (r.value as string[]).join(''));
+
+  beforeAll(async () => {
+    bind = await startBind({ zone: 'example.test' });
+    pebble = await startPebble({ resolver: bind.server });
+    plane = await startControlPlane();
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+    await waitFor('CRDs served', () => admin.list(Challenge.kind).then(() => true));
+    await plane.kubectl(['create', 'namespace', SYSTEM]);
+    manager = testManager(plane.kubeConfig, { name: 'cert-operator' }).manager;
+    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM, dns01: { recursiveNameservers: [bind.server], recursiveOnly: true, checkIntervalMs: 1_000 } }));
+    await manager.start();
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await pebble?.stop();
+    await plane?.stop();
+    await bind?.stop();
+  });
+
+  it('issues *.example.test and example.test over DNS-01 with RFC 2136 updates; Pebble validates against BIND; the TXT records are removed afterwards', async () => {
+    const namespace = await ns();
+    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tsig', namespace }, stringData: { secret: bind.tsig.secret } });
+    await issuer(namespace, 'le', rfc2136());
+    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
+    const t0 = Date.now();
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'wild', namespace }, spec: { secretName: 'wild-tls', issuerRef: { name: 'le' }, dnsNames: ['*.example.test', 'example.test'], privateKey: { algorithm: 'ECDSA' } } });
+    const ready = await waitFor('the wildcard Certificate Ready', async () => {
+      const c = await admin.get(Certificate.kind, { namespace, name: 'wild' });
+      return cond(c, 'Ready')?.status === 'True' && c;
+    }, { timeoutMs: 120_000, intervalMs: 250 });
+    const seconds = (Date.now() - t0) / 1000;
+    const requests = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total') - requestsBefore;
+    console.log(`DNS-01, *.example.test + example.test: Ready in ${seconds.toFixed(1)} s, ${requests} ACME requests`);
+    expect(ready.status?.revision).toBe(1);
+    const secret = await admin.get(Secret, { namespace, name: 'wild-tls' });
+    const [leaf, ...rest] = splitPem(Buffer.from(secret.data!['tls.crt'], 'base64').toString()).map((p) => new X509Certificate(p));
+    expect(leaf.subjectAltName?.split(', ').sort()).toEqual(['DNS:*.example.test', 'DNS:example.test']);
+    const chain = [leaf, ...rest, new X509Certificate(await pebble.root())];
+    for (let i = 0; i < chain.length - 1; i++) expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
+    const events = (await admin.list(CoreEvent, { namespace, fieldSelector: 'involvedObject.kind=Challenge,reason=Presented' })).items.map((e) => e.message);
+    expect(events).toContain('Presented challenge using DNS-01 challenge mechanism: TXT record _acme-challenge.example.test in zone example.test');
+    await waitFor('the challenges gone, their TXT records removed', async () => !(await admin.list(Challenge.kind, { namespace })).items.length && !(await txt('_acme-challenge.example.test')).length, { timeoutMs: 30_000 });
+  }, 180_000);
+
+  it("names what cannot work: a DNS-01 provider this operator lacks (on the Issuer), a TSIG key the server refuses (on the Challenge and the Certificate)", async () => {
+    const namespace = await ns();
+    const cf = await issuer(namespace, 'cloudflare', { cloudflare: { apiTokenSecretRef: { name: 'cf', key: 'token' } } }, 'False');
+    expect(cond(cf, 'Ready')).toMatchObject({ reason: 'InvalidSolver', message: 'solvers[0].dns01: the cloudflare DNS-01 provider is not supported by this operator (only rfc2136)' });
+
+    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong', namespace }, stringData: { secret: Buffer.alloc(32, 9).toString('base64') } });
+    await issuer(namespace, 'badkey', rfc2136('wrong'));
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'refused', namespace }, spec: { secretName: 'refused-tls', issuerRef: { name: 'badkey' }, dnsNames: ['refused.example.test'] } });
+    const ch = await waitFor('the refusal on the Challenge', async () => {
+      const [c] = (await admin.list(Challenge.kind, { namespace })).items;
+      return c?.status?.reason?.includes('NOTAUTH') && c;
+    }, { timeoutMs: 60_000 });
+    expect(ch.status?.reason).toMatch(/refused the update of zone example.test: NOTAUTH \(the TSIG key is not accepted for this zone\)/);
+    await waitFor('the refusal on the Certificate', async () => {
+      const c = await admin.get(Certificate.kind, { namespace, name: 'refused' });
+      return /NOTAUTH/.test(cond(c, 'Issuing')?.message ?? '') && c;
+    }, { timeoutMs: 60_000 });
+  });
+});
