@@ -18,7 +18,11 @@ describe('charts/cert-operator', () => {
       rules: RBAC,
       image: 'opkit/cert-operator:0.1.0',
       leaseName: 'cert-operator-leader',
-      everything: { metrics: { prometheusRule: { enabled: true, force: true, labels: { release: 'prometheus' }, expiresWithin: '30d' } }, acme: { solver: { image: { digest: `sha256:${'f'.repeat(64)}` } } } },
+      everything: {
+        metrics: { prometheusRule: { enabled: true, force: true, labels: { release: 'prometheus' }, expiresWithin: '30d' } },
+        acme: { solver: { image: { digest: `sha256:${'f'.repeat(64)}` } }, dns01: { recursiveNameservers: ['10.96.0.10:53', '8.8.8.8:53'], recursiveNameserversOnly: true } },
+        ingressShim: { defaultIssuerName: 'letsencrypt', defaultIssuerKind: 'ClusterIssuer' },
+      },
     });
     const [dep] = rendered.defaults.filter((o) => o.kind === 'Deployment') as any[];
     expect(dep.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['--cluster-resource-namespace=opkit-system', '--acme-http01-solver-image=opkit/acme-solver:0.1.0']));
@@ -28,7 +32,10 @@ describe('charts/cert-operator', () => {
     // Every toggle on: the solver image pulled by digest from the global registry, and alerts on
     // the certificate metrics (cert-manager's names) that group by the Certificate.
     const [depAll] = rendered.everything.filter((o) => o.kind === 'Deployment') as any[];
-    expect(depAll.spec.template.spec.containers[0].args).toContain(`--acme-http01-solver-image=registry.example.com/opkit/acme-solver@sha256:${'f'.repeat(64)}`);
+    expect(depAll.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining([
+      `--acme-http01-solver-image=registry.example.com/opkit/acme-solver@sha256:${'f'.repeat(64)}`,
+      '--dns01-recursive-nameservers=10.96.0.10:53,8.8.8.8:53', '--dns01-recursive-nameservers-only', '--default-issuer-name=letsencrypt', '--default-issuer-kind=ClusterIssuer',
+    ]));
     const [rule] = rendered.everything.filter((o) => o.kind === 'PrometheusRule') as any[];
     const alerts = Object.fromEntries(rule.spec.groups[0].rules.map((r: { alert: string }) => [r.alert, r]));
     expect(Object.keys(alerts)).toEqual(['CertificateExpiresSoon', 'CertificateNotReady']);
