@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { operatorEnvironment } from './environment.js';
 import { parseDuration } from '../helpers/duration.js';
-import { flag, flagHelp, MANAGER_FLAGS, parseFlags } from './flags.js';
+import { flag, FlagError, flagHelp, MANAGER_FLAGS, parseFlags } from './flags.js';
 import { parseBindAddress } from './http-server.js';
 import { microTime } from './leader-election.js';
 import { operatorUsage, parseOperatorFlags } from './run-operator.js';
@@ -62,5 +62,12 @@ describe('flags', () => {
 
   it('formats Lease MicroTime with six fractional digits', () => {
     expect(microTime(new Date('2026-11-21T05:14:42.123Z'))).toBe('2026-11-21T05:14:42.123000Z');
+  });
+
+  it('takes short aliases and, for command-line tools, positional arguments', () => {
+    const defs = { namespace: flag.optionalString({ short: 'n', help: 'namespace' }), allNamespaces: flag.boolean({ short: 'A', help: 'all namespaces' }) };
+    expect(parseFlags(defs, ['status', '-n', 'shop', 'web', '-A'], { positionals: true })).toEqual({ values: { namespace: 'shop', allNamespaces: true }, help: false, positionals: ['status', 'web'] });
+    expect(() => parseFlags(defs, ['status'])).toThrow(FlagError);
+    expect(flagHelp(defs)).toMatch(/-n, --namespace <value> +namespace/);
   });
 });

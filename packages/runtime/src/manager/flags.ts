@@ -18,9 +18,11 @@ export interface Flag<T> {
   parse(raw: string | boolean): T;
   /** How the default is shown in help (if it is not just the value). */
   readonly defaultText?: string;
+  /** A one-letter alias (`-n` for `--namespace`), as command-line tools have. */
+  readonly short?: string;
 }
 
-type Common<T> = { help: string; default?: T; defaultText?: string; metavar?: string };
+type Common<T> = { help: string; default?: T; defaultText?: string; metavar?: string; short?: string };
 
 export const flag = {
   string: (o: Common<string>): Flag<string> => ({ type: 'string', metavar: o.metavar ?? '<value>', ...o, parse: (raw) => String(raw) }),
@@ -84,7 +86,7 @@ export const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-
 /** Help lines for a set of definitions: name and metavar, help text, default. */
 export function flagHelp(defs: FlagDefinitions): string {
   const rows = Object.entries(defs).map(([key, f]) => {
-    const left = `--${flagName(key)}${f.type === 'boolean' ? '' : ` ${f.metavar}`}`;
+    const left = `${f.short ? `-${f.short}, ` : ''}--${flagName(key)}${f.type === 'boolean' ? '' : ` ${f.metavar}`}`;
     const shown = f.defaultText ?? (f.type === 'boolean' || f.default === undefined || (Array.isArray(f.default) && !f.default.length) ? undefined : String(f.default));
     return [left, `${f.help}${shown ? ` (default ${shown})` : ''}`] as const;
   });
@@ -94,14 +96,15 @@ export function flagHelp(defs: FlagDefinitions): string {
 
 /**
  * Parses argv against the definitions. Unknown flags, missing values and invalid values are a
- * FlagError naming the flag. `--help` is reported, not handled.
+ * FlagError naming the flag. `--help` is reported, not handled. Arguments that are not flags are
+ * an error, unless `positionals` allows them (a command-line tool's subcommands and names).
  */
-export function parseFlags<D extends FlagDefinitions>(defs: D, argv: string[]): { values: FlagValues<D>; help: boolean } {
+export function parseFlags<D extends FlagDefinitions>(defs: D, argv: string[], opts: { positionals?: boolean } = {}): { values: FlagValues<D>; help: boolean; positionals: string[] } {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
-  for (const [key, f] of Object.entries(defs)) options[flagName(key)] = { type: f.type };
+  for (const [key, f] of Object.entries(defs)) options[flagName(key)] = { type: f.type, ...(f.short ? { short: f.short } : {}) };
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: false, strict: true });
+    parsed = parseArgs({ args: argv, options, allowPositionals: !!opts.positionals, strict: true });
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
@@ -119,7 +122,7 @@ export function parseFlags<D extends FlagDefinitions>(defs: D, argv: string[]): 
       throw new FlagError(`--${flagName(key)}: expected ${(err as Error).message}`);
     }
   }
-  return { values: values as FlagValues<D>, help: raw.help === true };
+  return { values: values as FlagValues<D>, help: raw.help === true, positionals: parsed.positionals };
 }
 
 /** The flags every kubebuilder/controller-runtime operator accepts, with the same names. */

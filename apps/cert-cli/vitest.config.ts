@@ -1,0 +1,3 @@
+import { projectConfig } from '../../tools/vitest/config.js';
+
+export default projectConfig(import.meta.dirname, { testTimeout: 180_000 });
