@@ -176,6 +176,20 @@
 - apiGroups:
     - gateway.networking.k8s.io
   resources:
+    - gateways
+  verbs:
+    - get
+    - list
+    - watch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - gateways/finalizers
+  verbs:
+    - update
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
     - httproutes
   verbs:
     - get
@@ -360,6 +374,20 @@
     - get
     - update
     - patch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - gateways
+  verbs:
+    - get
+    - list
+    - watch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - gateways/finalizers
+  verbs:
+    - update
 - apiGroups:
     - gateway.networking.k8s.io
   resources:

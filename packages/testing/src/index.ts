@@ -15,7 +15,7 @@ export { vendorChartDependencies } from './helm/vendor.js';
 export { helmTemplateUmbrella } from './helm/umbrella.js';
 export { renderChartReadme, syncChartReadme } from './helm/chart-docs.js';
 export { explainUndescribed } from './helm/explain.js';
-export { prometheusOperatorCrds } from './helm/monitoring-crds.js';
+export { gatewayApiCrds, prometheusOperatorCrds } from './helm/published-crds.js';
 export { verifyOperatorChart, type OperatorChartExpectations } from './helm/operator-chart.js';
 export { startPebble, type Pebble, type PebbleOptions } from './acme/pebble.js';
 export { startBind, bindUnavailable, type Bind, type BindOptions } from './dns/bind.js';

@@ -1,4 +1,5 @@
 import { helmTemplateUmbrella, kubectlApply, startControlPlane, verifyOperatorChart, type ControlPlane } from '@opkit/testing';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RBAC } from '../manifests/generate.js';
@@ -80,5 +81,17 @@ describe('charts/cert-operator', () => {
     const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
     await kubectlApply(plane.kubeconfigPath, crds.map((o) => JSON.stringify(o)).join('\n---\n'));
     await kubectlApply(plane.kubeconfigPath, objects.filter((o) => o.kind !== 'CustomResourceDefinition' && o.kind !== 'Pod').map((o) => JSON.stringify(o)).join('\n---\n'), { dryRun: 'server' });
+  });
+
+  it('accepts every example in apps/cert-operator/examples (server-side dry run against the chart\'s CRDs)', async () => {
+    const dir = join(repo, 'apps/cert-operator/examples');
+    await plane.kubectl(['create', 'namespace', 'examples']).catch(() => undefined);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+    expect(files.sort()).toEqual(['acme-issuer.yaml', 'ca-issuer.yaml', 'dns01-rfc2136.yaml', 'ingress-shim.yaml', 'keystores.yaml']);
+    for (const f of files) {
+      const r = await plane.kubectl(['apply', '--dry-run=server', '-n', 'examples', '-f', join(dir, f)], { check: false });
+      expect(r.stderr, f).toBe('');
+      expect(r.code, f).toBe(0);
+    }
   });
 });

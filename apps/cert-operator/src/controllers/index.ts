@@ -12,6 +12,7 @@ import { acmeSigner } from './acme/signer.js';
 import { certificateRequestController } from './certificaterequests/controller.js';
 import { certificateController } from './certificates/controller.js';
 import { issuerControllers } from './issuers/controller.js';
+import { gatewayShimController } from './shims/gateway-shim.js';
 import { ingressShimController } from './shims/ingress-shim.js';
 
 /** Everything the cert operator runs, on one manager. */
@@ -29,6 +30,7 @@ export function addCertificateControllers(manager: Manager, cfg: CertOperatorCon
   registerCertificateMetrics(manager.metrics.registry, () => certificates.list());
   manager.add(certificateRequestController(cfg, accounts ? { acme: acmeSigner } : {}));
   if (cfg.ingressShim) manager.add(ingressShimController(cfg));
+  if (cfg.enableGatewayAPI) manager.add(gatewayShimController(cfg));
   if (accounts) {
     manager.add(orderController(cfg, accounts));
     manager.add(challengeController(cfg, accounts));

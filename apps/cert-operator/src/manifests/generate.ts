@@ -9,11 +9,12 @@ import { CertificateRequest } from '../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
 import { Ingress } from '@opkit/runtime';
 import { acmeRbac, certificatesRbac, shimRbac } from '../controllers/rbac.js';
+import { Gateway } from '../shim/gateway.js';
 
 export const CHART = 'cert-operator';
 export const GENERATOR = 'nx run @opkit/cert-operator:generate';
 export const CUSTOM_RESOURCES: CustomResource<any, any>[] = [Issuer, ClusterIssuer, Certificate, CertificateRequest, Order, Challenge];
-export const RBAC = mergeRules(certificatesRbac, acmeRbac, shimRbac(Ingress));
+export const RBAC = mergeRules(certificatesRbac, acmeRbac, shimRbac(Ingress), shimRbac(Gateway));
 
 export function generatedFiles(repoRoot: string): Record<string, string> {
   const chart = join(repoRoot, 'charts', CHART);

@@ -3,7 +3,7 @@ import type { ControlPlane } from '../control-plane/control-plane.js';
 import { helmTemplate, kubectlApply } from './chart.js';
 import { syncChartReadme } from './chart-docs.js';
 import { explainUndescribed } from './explain.js';
-import { prometheusOperatorCrds } from './monitoring-crds.js';
+import { prometheusOperatorCrds } from './published-crds.js';
 import { verifyChart, type RenderedObject } from './verify-chart.js';
 
 export interface OperatorChartExpectations {

@@ -61,22 +61,28 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
       await waitFor(`every certificate at revision ${r}`, async () => [...(await revisions()).values()].every((v) => v >= r), { timeoutMs: 6 * 60_000, intervalMs: 2_000 });
       console.log(`revision ${r} everywhere after ${Math.round((Date.now() - started) / 1000)} s`);
     }
-    const final = await revisions();
-    // Nobody got ahead: the first issued were not renewed a fourth time while the last caught up.
-    expect([...final.values()].filter((v) => v !== PERIODS + 1)).toEqual([]);
+    // Under load the first issuance of a thousand takes longer than a period, so the first issued
+    // fall due again before the last are done: the certificates are not in step, and each is judged
+    // by its own issuances (below), not by a count taken at one moment.
     // An issuance ends in the reconcile that records it: the replaced request is deleted right
     // after the status write, not whenever the queue next reaches the key (CI once saw 20 such
-    // deletes late, under load). Two seconds' grace for the last write in flight, then a quiet
-    // while, before any fifth issuance is due: not one write.
+    // deletes late, under load). Two seconds' grace for the last write in flight.
     await new Promise((r) => setTimeout(r, 2_000));
+    const current = await revisions();
     const requests = (await admin.list(CertificateRequest.kind, { namespace: NS })).items.map((r) => r.metadata.name ?? '').filter((n) => n.startsWith('c'));
-    expect(requests.filter((n) => !n.endsWith(`-${PERIODS + 1}`))).toEqual([]);
+    // Only the current revision's request is kept (revisionHistoryLimit 1), and the next one's while it is issued.
+    expect(requests.filter((n) => { const [name, rev] = n.split('-'); const r = Number(rev); return r !== current.get(name) && r !== (current.get(name) ?? 0) + 1; })).toEqual([]);
+    // A quiet while: no write at all for a certificate whose renewal is not due in it.
     const quietFrom = new Date();
     await new Promise((r) => setTimeout(r, 15_000));
     const until = new Date();
+    const notDue = new Set((await admin.list(Certificate.kind, { namespace: NS })).items.filter((c) => c.metadata.name !== 'root' && Date.parse(c.status?.renewalTime ?? '') > until.getTime() + 1_000).map((c) => c.metadata.name));
+    expect(notDue.size).toBeGreaterThan(COUNT / 2);
+    const finalRevisions = await revisions();
 
-    const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === NS && e.objectRef?.resource !== 'events');
-    expect(writes.filter((w) => Date.parse(w.requestReceivedTimestamp) >= quietFrom.getTime() && Date.parse(w.requestReceivedTimestamp) <= until.getTime()).map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`)).toEqual([]);
+    const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === NS && e.objectRef?.resource !== 'events' && Date.parse(e.requestReceivedTimestamp) <= until.getTime());
+    const quiet = writes.filter((w) => Date.parse(w.requestReceivedTimestamp) >= quietFrom.getTime() && Date.parse(w.requestReceivedTimestamp) <= until.getTime());
+    expect(quiet.filter((w) => notDue.has(/^(c\d{4})/.exec(w.objectRef?.name ?? '')?.[1] ?? '')).map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`)).toEqual([]);
     // Per certificate: what its issuances wrote, by kind of write.
     const owner = (w: (typeof writes)[number]) => /^(c\d{4})(-|$)/.exec(w.objectRef?.name ?? '')?.[1];
     const per = new Map<string, Map<string, number>>();
@@ -104,14 +110,31 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
     const refused = [...total].filter(([k]) => k.includes(' → ')).reduce((n, [, v]) => n + v, 0);
     expect(refused).toBeLessThanOrEqual(COUNT * 0.05);
     expect(per.size).toBe(COUNT);
-    const issuances = PERIODS + 1;
+    // Exactly one issuance per period: each certificate's requests are a renewal period apart (never
+    // sooner), their number is its revision, and each wrote the Secret once.
+    const PERIOD_MS = (60 - 58) * 60_000;
+    const created = new Map<string, number[]>();
+    for (const w of writes.filter((x) => x.verb === 'create' && x.objectRef?.resource === 'certificaterequests' && (x.responseStatus?.code ?? 0) < 300)) {
+      const name = owner(w)!;
+      created.set(name, [...(created.get(name) ?? []), Date.parse(w.requestReceivedTimestamp)]);
+    }
+    const early: string[] = [];
+    for (const [name, times] of created) {
+      times.sort((x, y) => x - y);
+      for (let i = 1; i < times.length; i++) if (times[i] - times[i - 1] < PERIOD_MS - 5_000) early.push(`${name}: issuance ${i + 1} came ${((times[i] - times[i - 1]) / 1000).toFixed(1)} s after the one before`);
+    }
+    expect(early).toEqual([]);
     // One new key per issuance, and nothing else without a certificate's name on it.
     expect(unnamed.filter((u) => u !== 'create secrets')).toEqual([]);
-    expect(unnamed.length).toBe(COUNT * issuances);
+    expect(unnamed.length).toBe([...created.values()].reduce((n, t) => n + t.length, 0));
     for (const [name, m] of per) {
-      // Exactly one issuance per period: one request and one write of the Secret each.
+      const issuances = created.get(name)?.length ?? 0;
+      // Issued as many times as its revision says: one more only when an issuance was under way at the end.
+      const done = finalRevisions.get(name)!;
+      expect(done, name).toBeGreaterThanOrEqual(PERIODS + 1);
+      expect([done, done + 1], name).toContain(issuances);
       expect(m.get('create certificaterequests'), name).toBe(issuances);
-      expect(m.get('patch secrets'), name).toBe(issuances);
+      expect([done, issuances], name).toContain(m.get('patch secrets'));
       // The request's own progress (approved, signed) and the Certificate's (issuing, issued): a
       // bounded number per issuance, never a loop.
       expect(m.get('update certificates/status') ?? 0, name).toBeLessThanOrEqual(3 * issuances);

@@ -1,0 +1,62 @@
+import { defineKind, type KubeObject } from '@opkit/runtime';
+import { SOLVER_OVERRIDES } from '../acme/solver-overrides.js';
+import { hasShimTrigger, issuerFromAnnotations, specFromAnnotations, type IssuerChoice } from './annotations.js';
+import { shimCertificate, type DesiredCertificate, type ShimPlan } from './ingress.js';
+
+interface Listener {
+  name: string;
+  hostname?: string;
+  port?: number;
+  protocol: string;
+  tls?: { mode?: string; certificateRefs?: { name: string; namespace?: string; kind?: string; group?: string }[] };
+}
+
+export type GatewayObject = KubeObject & { metadata: { name: string; namespace: string }; spec: { gatewayClassName?: string; listeners?: Listener[] } };
+
+export const Gateway = defineKind<GatewayObject>({ group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway', plural: 'gateways', namespaced: true });
+
+/** Listeners that terminate TLS: HTTPS and TLS, in Terminate mode (Passthrough carries no certificate). */
+const terminatesTls = (l: Listener) => (l.protocol === 'HTTPS' || l.protocol === 'TLS') && l.tls?.mode !== 'Passthrough';
+
+/** What is wrong with a TLS listener, as cert-manager's gateway-shim says it (the listener is skipped). */
+function listenerProblems(l: Listener, i: number, namespace: string): string[] {
+  const at = `spec.listeners[${i}]`;
+  const problems: string[] = [];
+  if (!l.hostname) problems.push(`${at}.hostname: Required value: the hostname cannot be empty`);
+  if (!l.tls) return [...problems, `${at}.tls: Required value: the TLS block cannot be empty`];
+  if (!l.tls.certificateRefs?.length) problems.push(`${at}.tls.certificateRef: Required value: listener has no certificateRefs`);
+  for (const [j, r] of (l.tls.certificateRefs ?? []).entries()) {
+    if (r.group && r.group !== 'core') problems.push(`${at}.tls.certificateRef[${j}].group: Unsupported value: "${r.group}": supported values: "core", ""`);
+    if (r.kind && r.kind !== 'Secret') problems.push(`${at}.tls.certificateRef[${j}].kind: Unsupported value: "${r.kind}": supported values: "Secret", ""`);
+    if (r.namespace && r.namespace !== namespace) problems.push(`${at}.tls.certificateRef[${j}].namespace: Invalid value: "${r.namespace}": cross-namespace secret references are not allowed in listeners`);
+  }
+  return problems;
+}
+
+/**
+ * gateway-shim: what an annotated Gateway asks for. One Certificate per Secret its TLS listeners
+ * reference, with the hostnames of every listener that uses it; a listener that cannot be served
+ * is skipped with a reason. The ACME solver is pointed at this Gateway (its HTTPRoute's parent).
+ */
+export function planForGateway(gw: GatewayObject, defaults?: IssuerChoice): ShimPlan {
+  const a = gw.metadata.annotations;
+  if (!hasShimTrigger(a)) return { skip: true };
+  const issuer = issuerFromAnnotations(a, defaults);
+  if ('problem' in issuer) return { blocked: `Could not determine the issuer: ${issuer.problem}` };
+  const { spec, problems } = specFromAnnotations(a);
+  if (problems.length) return { blocked: problems.join('; ') };
+  const skipped: string[] = [];
+  const hosts = new Map<string, string[]>();
+  for (const [i, l] of (gw.spec.listeners ?? []).entries()) {
+    if (!terminatesTls(l)) continue;
+    const wrong = listenerProblems(l, i, gw.metadata.namespace);
+    if (wrong.length) {
+      skipped.push(`Skipped a listener block: ${wrong.join(', ')}`);
+      continue;
+    }
+    for (const ref of l.tls!.certificateRefs!) hosts.set(ref.name, [...(hosts.get(ref.name) ?? []), l.hostname!]);
+  }
+  const overrides = { [SOLVER_OVERRIDES.parentRefKind]: 'Gateway', [SOLVER_OVERRIDES.parentRefName]: gw.metadata.name };
+  const certificates: DesiredCertificate[] = [...hosts].map(([secretName, names]) => shimCertificate(Gateway, gw, secretName, names, issuer, spec, overrides));
+  return { certificates, secretNames: [...hosts.keys()], skipped };
+}
