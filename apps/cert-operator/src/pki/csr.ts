@@ -4,6 +4,7 @@ import type { KeyUsage } from '../api/v1/shared.js';
 import { x509 } from './crypto-provider.js';
 import { publicKeyDer, signingAlgorithm, toCryptoKeys } from './keys.js';
 import { effectiveUsages, usageExtensions } from './usages.js';
+import { nameConstraintsExtension, OID_NAME_CONSTRAINTS, OID_SAN, sanNames, sanWithOtherNames, type OtherName } from './general-names.js';
 
 /** The subject's fields as a Certificate's spec.subject names them. */
 export interface SubjectFields {
@@ -24,6 +25,7 @@ export interface Identity {
   ipAddresses: string[];
   uris: string[];
   emailAddresses: string[];
+  otherNames: OtherName[];
   organizations: string[];
 }
 
@@ -49,7 +51,14 @@ export function subjectValues(subject: Partial<SubjectFields> | undefined, field
   return v === undefined ? [] : typeof v === 'string' ? [v] : v;
 }
 
+/**
+ * An RFC 4514 string as a subject: the string names the most specific attribute first, the
+ * encoded name the least specific (`CN=app,O=Example,C=DE` is C, then O, then CN).
+ */
+export const literalName = (literal: string): x509.Name => new x509.Name(new x509.Name(literal).toJSON().reverse());
+
 function subjectName(spec: CertificateSpecType): x509.Name {
+  if (spec.literalSubject) return literalName(spec.literalSubject);
   const rdns: Record<string, string[]>[] = [];
   for (const [field, oid] of SUBJECT_ATTRIBUTES) {
     const values = subjectValues(spec.subject, field);
@@ -72,14 +81,16 @@ export function subjectFieldsOf(name: x509.Name): SubjectFields {
 }
 
 /** The subjectAltName extension; critical when the subject is empty, as RFC 5280 §4.2.1.6 requires. */
-export function sanExtension(id: Pick<Identity, 'dnsNames' | 'ipAddresses' | 'uris' | 'emailAddresses'>, subject: x509.Name): x509.Extension[] {
+export function sanExtension(id: Pick<Identity, 'dnsNames' | 'ipAddresses' | 'uris' | 'emailAddresses'> & { otherNames?: OtherName[] }, subject: x509.Name): x509.Extension[] {
+  const critical = subject.toJSON().length === 0;
+  if (id.otherNames?.length) return [sanWithOtherNames({ ...id, otherNames: id.otherNames }, critical)];
   const names = [
     ...id.dnsNames.map((value) => ({ type: 'dns' as const, value })),
     ...id.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
     ...id.uris.map((value) => ({ type: 'url' as const, value })),
     ...id.emailAddresses.map((value) => ({ type: 'email' as const, value })),
   ];
-  return names.length ? [new x509.SubjectAlternativeNameExtension(names, subject.toJSON().length === 0)] : [];
+  return names.length ? [new x509.SubjectAlternativeNameExtension(names, critical)] : [];
 }
 
 /** A PKCS#10 request for the Certificate's identity and usages, signed by the key. */
@@ -91,9 +102,11 @@ export async function createCSR(spec: CertificateSpecType, key: KeyObject): Prom
     keys: await toCryptoKeys(key),
     signingAlgorithm: signingAlgorithm(key),
     extensions: [
-      ...sanExtension({ dnsNames: spec.dnsNames ?? [], ipAddresses: spec.ipAddresses ?? [], uris: spec.uris ?? [], emailAddresses: spec.emailAddresses ?? [] }, name),
-      ...usageExtensions(usages),
+      ...sanExtension({ dnsNames: spec.dnsNames ?? [], ipAddresses: spec.ipAddresses ?? [], uris: spec.uris ?? [], emailAddresses: spec.emailAddresses ?? [], otherNames: spec.otherNames ?? [] }, name),
+      // Some CAs refuse CSRs that carry usages: then they travel in the CertificateRequest only.
+      ...(spec.encodeUsagesInRequest === false ? [] : usageExtensions(usages)),
       ...(spec.isCA ? [new x509.BasicConstraintsExtension(true, undefined, true)] : []),
+      ...(spec.isCA && spec.nameConstraints ? [nameConstraintsExtension(spec.nameConstraints)] : []),
     ],
   });
   return csr.toString('pem');
@@ -108,18 +121,14 @@ export interface ParsedCSR extends Identity {
 }
 
 function identityOf(subject: x509.Name, extensions: readonly x509.Extension[]): Identity {
-  const san = extensions.find((e): e is x509.SubjectAlternativeNameExtension => e instanceof x509.SubjectAlternativeNameExtension);
-  const items = san?.names.items ?? [];
-  const of = (t: string) => items.filter((n) => n.type === t).map((n) => n.value);
-  return {
-    commonName: subject.getField(CN)[0],
-    dnsNames: of('dns'),
-    ipAddresses: of('ip'),
-    uris: of('url'),
-    emailAddresses: of('email'),
-    organizations: subject.getField('2.5.4.10'),
-  };
+  const san = extensions.find((e) => e.type === OID_SAN);
+  const names = san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] };
+  return { commonName: subject.getField(CN)[0], ...names, organizations: subject.getField('2.5.4.10') };
 }
+
+/** The CSR's own encoding of an extension, to be carried into the certificate as asked (name constraints, SANs with otherNames). */
+export const csrExtension = (csr: ParsedCSR, oid: string) => csr.extensions.find((e) => e.type === oid);
+export { OID_NAME_CONSTRAINTS, OID_SAN };
 
 /** Parses and verifies a PEM CSR: its self-signature must hold. */
 export async function parseCSR(pem: string): Promise<ParsedCSR> {

@@ -1,6 +1,8 @@
 import { X509Certificate, type KeyObject } from 'node:crypto';
 import type { Identity } from './csr.js';
 import { publicKeyDer } from './keys.js';
+import { x509 } from './crypto-provider.js';
+import { OID_SAN, sanNames } from './general-names.js';
 
 /** PEM blocks of a chain, leaf first. */
 export const splitPem = (pem: string): string[] => pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
@@ -13,19 +15,10 @@ export interface CertificateInfo extends Identity {
   publicKeyDer: Buffer;
 }
 
-function parseSubjectAltName(s: string | undefined): Omit<Identity, 'commonName' | 'organizations'> {
-  const out = { dnsNames: [] as string[], ipAddresses: [] as string[], uris: [] as string[], emailAddresses: [] as string[] };
-  for (const part of (s ?? '').split(/, (?=[A-Za-z ]+:)/)) {
-    const i = part.indexOf(':');
-    if (i < 0) continue;
-    const type = part.slice(0, i);
-    const value = part.slice(i + 1).replace(/^"|"$/g, '');
-    if (type === 'DNS') out.dnsNames.push(value);
-    else if (type === 'IP Address') out.ipAddresses.push(value);
-    else if (type === 'URI') out.uris.push(value);
-    else if (type === 'email') out.emailAddresses.push(value);
-  }
-  return out;
+/** The certificate's Subject Alternative Names, read from the extension itself (otherNames included). */
+function subjectAltNames(c: X509Certificate): Omit<Identity, 'commonName' | 'organizations'> {
+  const san = new x509.X509Certificate(c.raw).getExtension(OID_SAN);
+  return san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] };
 }
 
 const subjectField = (subject: string | undefined, field: string) =>
@@ -47,7 +40,7 @@ export function inspectCertificate(pem: string): CertificateInfo {
     publicKeyDer: publicKeyDer(c.publicKey),
     commonName: subjectField(c.subject, 'CN')[0],
     organizations: subjectField(c.subject, 'O'),
-    ...parseSubjectAltName(c.subjectAltName),
+    ...subjectAltNames(c),
   };
 }
 

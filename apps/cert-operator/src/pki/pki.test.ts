@@ -1,4 +1,8 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { x509 } from './crypto-provider.js';
 import { describe, expect, it } from 'vitest';
 import type { CertificateSpecType } from '../api/v1/certificate.js';
@@ -62,6 +66,41 @@ describe('CSRs and signing', () => {
       expect(critical(csrPem, 'csr')).toBe(want);
       const issued = await selfSign({ csr: await parseCSR(csrPem), durationMs: HOUR, isCA: false, usages: ['digital signature'] }, key);
       expect(critical(issued.certificate, 'cert')).toBe(want);
+    }
+  });
+
+  it("writes literalSubject, otherNames and a CA's nameConstraints as OpenSSL reads them, and leaves usages out of the CSR when asked", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opkit-pki-'));
+    const file = (name: string, pem: string) => (writeFileSync(join(dir, name), pem), join(dir, name));
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8' });
+    try {
+      const caKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+      const caSpec = spec({ commonName: 'constrained CA', isCA: true, nameConstraints: { critical: true, permitted: { dnsDomains: ['example.com'], ipRanges: ['10.0.0.0/8'] }, excluded: { dnsDomains: ['secret.example.com'] } } });
+      const ca = await selfSign({ csr: await parseCSR(await createCSR(caSpec, caKey)), durationMs: 24 * HOUR, isCA: true, usages: ['cert sign'] }, caKey);
+      const caText = openssl('x509', '-in', file('ca.pem', ca.certificate), '-noout', '-text');
+      expect(caText).toMatch(/X509v3 Name Constraints: critical\s+Permitted:\s+DNS:example.com\s+IP:10.0.0.0\/255.0.0.0\s+Excluded:\s+DNS:secret.example.com/);
+
+      const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+      const leafSpec = spec({ literalSubject: 'CN=app.example.com,OU=web,O=Example\\, Inc.,C=DE', dnsNames: ['app.example.com'], otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'app@example.com' }], encodeUsagesInRequest: false, usages: ['server auth', 'digital signature'] });
+      const csrPem = await createCSR(leafSpec, key);
+      const csr = await parseCSR(csrPem);
+      expect(csr.otherNames).toEqual([{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'app@example.com' }]);
+      const csrText = openssl('req', '-in', file('leaf.csr', csrPem), '-noout', '-text', '-nameopt', 'RFC2253');
+      expect(csrText).toContain('Subject: CN=app.example.com,OU=web,O=Example\\, Inc.,C=DE');
+      expect(csrText).not.toMatch(/Key Usage/);
+      const leaf = await caSign({ csr, durationMs: HOUR, isCA: false, usages: ['server auth', 'digital signature'] }, { chainPem: ca.certificate, key: caKey });
+      const leafText = openssl('x509', '-in', file('leaf.pem', leaf.certificate), '-noout', '-text', '-nameopt', 'RFC2253');
+      expect(leafText).toContain('Subject: CN=app.example.com,OU=web,O=Example\\, Inc.,C=DE');
+      expect(leafText).toMatch(/X509v3 Subject Alternative Name:\s+DNS:app.example.com, othername: UPN::app@example.com/);
+      expect(leafText).toMatch(/TLS Web Server Authentication/);
+      // The constraints hold: a name inside them verifies, one outside does not.
+      expect(openssl('verify', '-CAfile', join(dir, 'ca.pem'), join(dir, 'leaf.pem'))).toMatch(/OK/);
+      const outside = await caSign({ csr: await parseCSR(await createCSR(spec({ dnsNames: ['secret.example.com'] }), key)), durationMs: HOUR, isCA: false, usages: ['server auth'] }, { chainPem: ca.certificate, key: caKey });
+      const r = spawnSync('openssl', ['verify', '-CAfile', join(dir, 'ca.pem'), file('outside.pem', outside.certificate)], { encoding: 'utf8' });
+      expect(r.status).not.toBe(0);
+      expect(r.stdout + r.stderr).toMatch(/excluded subtree violation/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

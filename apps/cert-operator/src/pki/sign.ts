@@ -1,7 +1,7 @@
 import { randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
 import type { KeyUsage } from '../api/v1/shared.js';
 import { x509 } from './crypto-provider.js';
-import { sanExtension, type ParsedCSR } from './csr.js';
+import { csrExtension, OID_NAME_CONSTRAINTS, sanExtension, type ParsedCSR } from './csr.js';
 import { signingAlgorithm, toCryptoKeys } from './keys.js';
 import { splitPem } from './inspect.js';
 import { usageExtensions } from './usages.js';
@@ -36,7 +36,10 @@ function extensions(t: SigningTemplate, authority?: x509.X509Certificate) {
   return Promise.all([
     new x509.BasicConstraintsExtension(t.isCA, undefined, true),
     ...usageExtensions(t.usages),
+    // The SANs as parsed (otherNames included), critical when the subject is empty.
     ...sanExtension(t.csr, t.csr.subject),
+    // A CA's name constraints, as its CSR asks for them.
+    ...(t.isCA ? [csrExtension(t.csr, OID_NAME_CONSTRAINTS)].filter((e): e is x509.Extension => !!e) : []),
     x509.SubjectKeyIdentifierExtension.create(t.csr.csr.publicKey),
     ...(authority ? [x509.AuthorityKeyIdentifierExtension.create(authority)] : []),
     ...(t.crlDistributionPoints?.length ? [new x509.CRLDistributionPointsExtension(t.crlDistributionPoints)] : []),

@@ -54,6 +54,17 @@ export const Keystores = Type.Object(
   { description: 'Keystores written into the Secret; rewritten with each issuance.' },
 );
 
+const NameSubtrees = (description: string) =>
+  Type.Object(
+    {
+      dnsDomains: Type.Optional(Type.Array(Type.String(), { description: 'DNS domains (a domain covers its subdomains).' })),
+      ipRanges: Type.Optional(Type.Array(Type.String(), { description: 'IP ranges in CIDR notation (10.0.0.0/8, 2001:db8::/32).' })),
+      emailAddresses: Type.Optional(Type.Array(Type.String(), { description: 'Email addresses or domains.' })),
+      uriDomains: Type.Optional(Type.Array(Type.String(), { description: 'URI domains.' })),
+    },
+    { description },
+  );
+
 export const CertificateSpec = Type.Object(
   {
     secretName: Type.String({ minLength: 1, maxLength: 253, description: 'The Secret (kubernetes.io/tls) the certificate and key are written to.' }),
@@ -110,6 +121,32 @@ export const CertificateSpec = Type.Object(
     ),
     revisionHistoryLimit: Type.Optional(Type.Integer({ minimum: 1, description: 'CertificateRequests kept per Certificate (default 1).' })),
     keystores: Type.Optional(Keystores),
+    literalSubject: Type.Optional(
+      Type.String({ minLength: 1, description: 'The whole subject as an RFC 4514 string ("CN=app,OU=web,O=Example,C=DE"), for applications that need a subject exactly so; replaces commonName and subject.' }),
+    ),
+    otherNames: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            oid: Type.String({ pattern: '^[0-2](\\.[0-9]+)+$', description: 'The otherName type, an OID (e.g. 1.3.6.1.4.1.311.20.2.3, the Microsoft UPN).' }),
+            utf8Value: Type.String({ minLength: 1, description: 'Its value, written as a UTF8String.' }),
+          },
+          { description: 'One otherName Subject Alternative Name.' },
+        ),
+        { maxItems: 16, description: 'otherName Subject Alternative Names with UTF8String values.' },
+      ),
+    ),
+    nameConstraints: Type.Optional(
+      Type.Object(
+        {
+          critical: Type.Optional(Type.Boolean({ description: 'Mark the extension critical (verifiers that do not understand it then reject the CA).' })),
+          permitted: Type.Optional(NameSubtrees('Names the CA may sign for; anything else is refused by verifiers.')),
+          excluded: Type.Optional(NameSubtrees('Names the CA may not sign for.')),
+        },
+        { description: 'Name constraints for a CA certificate (isCA): which names the certificates it signs may carry.' },
+      ),
+    ),
+    encodeUsagesInRequest: Type.Optional(Type.Boolean({ description: 'Write the key usages into the CSR (default true). Some CAs refuse CSRs that carry them: set false and the usages go in the CertificateRequest only.' })),
     additionalOutputFormats: Type.Optional(
       Type.Array(
         Type.Object(
@@ -123,7 +160,9 @@ export const CertificateSpec = Type.Object(
   {
     'x-kubernetes-validations': [
       { rule: '!(has(self.renewBefore) && has(self.renewBeforePercentage))', message: 'renewBefore and renewBeforePercentage are mutually exclusive' },
-      { rule: 'has(self.commonName) || has(self.dnsNames) || has(self.uris) || has(self.ipAddresses) || has(self.emailAddresses)', message: 'at least one of commonName, dnsNames, uris, ipAddresses or emailAddresses is required' },
+      { rule: 'has(self.commonName) || has(self.literalSubject) || has(self.dnsNames) || has(self.uris) || has(self.ipAddresses) || has(self.emailAddresses) || has(self.otherNames)', message: 'at least one of commonName, literalSubject, dnsNames, uris, ipAddresses, emailAddresses or otherNames is required' },
+      { rule: '!has(self.literalSubject) || (!has(self.commonName) && !has(self.subject))', message: 'literalSubject replaces commonName and subject: set one or the other' },
+      { rule: '!has(self.nameConstraints) || (has(self.isCA) && self.isCA)', message: 'nameConstraints are for CA certificates (isCA: true)' },
     ],
   },
 );

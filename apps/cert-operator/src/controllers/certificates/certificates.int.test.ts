@@ -376,6 +376,29 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect((await getCert(namespace, 'java')).status?.revision).toBe(1);
   });
 
+  it('issues with literalSubject, otherNames, a CA with nameConstraints and usages kept out of the CSR, and settles (no re-issue)', async () => {
+    const namespace = await ns();
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
+    await cert(namespace, 'constrained', { isCA: true, commonName: 'constrained CA', secretName: 'constrained', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' }, nameConstraints: { permitted: { dnsDomains: ['example.com'] } } });
+    await waitReady(namespace, 'constrained');
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace }, spec: { ca: { secretName: 'constrained' } } });
+    await waitFor('the CA issuer Ready', async () => (await admin.get(Issuer.kind, { namespace, name: 'ca' })).status?.conditions?.[0]?.status === 'True');
+    await cert(namespace, 'literal', { literalSubject: 'CN=app.example.com,O=Example,C=DE', dnsNames: ['app.example.com'], otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'app@example.com' }], encodeUsagesInRequest: false, usages: ['server auth', 'digital signature'] });
+    await waitReady(namespace, 'literal');
+    const leaf = new X509Certificate(pem(await secret(namespace, 'literal'), 'tls.crt'));
+    expect(leaf.subject.split('\n')).toEqual(['C=DE', 'O=Example', 'CN=app.example.com']);
+    expect(leaf.subjectAltName).toBe('DNS:app.example.com, othername:UPN:app@example.com');
+    expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
+    // Nothing about the request differs from the spec: no second issuance.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await getCert(namespace, 'literal')).status?.revision).toBe(1);
+    expect((await getCert(namespace, 'constrained')).status?.revision).toBe(1);
+    // Refused at the door: constraints on a certificate that is not a CA, and literalSubject with commonName.
+    const refused = await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'bad', namespace }, spec: { secretName: 'bad', commonName: 'x', literalSubject: 'CN=x', nameConstraints: { permitted: { dnsDomains: ['x'] } }, issuerRef: { name: 'ca' } } }), check: false });
+    expect(refused.stderr).toMatch(/literalSubject replaces commonName and subject/);
+    expect(refused.stderr).toMatch(/nameConstraints are for CA certificates/);
+  });
+
   it('refuses the LegacyRC2 PKCS#12 profile with a reason', async () => {
     const namespace = await ns();
     await cert(namespace, 'rc2', { dnsNames: ['rc2.example.com'], keystores: { pkcs12: { create: true, password: 'x', profile: 'LegacyRC2' } } });

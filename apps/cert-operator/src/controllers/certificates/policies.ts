@@ -1,7 +1,9 @@
 import { DEFAULT_DURATION, type CertificateObject, type CertificateSpecType } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { CERT_MANAGER_GROUP, GROUP, isOurGroup, type KeyUsage } from '../../api/v1/shared.js';
-import { SUBJECT_ATTRIBUTES, subjectValues, type ParsedCSR } from '../../pki/csr.js';
+import { csrExtension, literalName, OID_NAME_CONSTRAINTS, SUBJECT_ATTRIBUTES, subjectValues, type ParsedCSR } from '../../pki/csr.js';
+import { nameConstraintsExtension } from '../../pki/general-names.js';
+import { x509 } from '../../pki/crypto-provider.js';
 import { normalizeIP } from '../../pki/ip.js';
 import { describeKey, keyLabel, keySpecOf, publicKeyDer } from '../../pki/keys.js';
 import { renewalTime } from '../../pki/renewal.js';
@@ -63,12 +65,23 @@ export function secretAnnotation(st: SecretState, name: string): string | undefi
 /** The spec fields a request does not match (empty: it asks for exactly what the spec says). */
 export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequestObject, csr: ParsedCSR): string[] {
   const out: string[] = [];
-  if ((spec.commonName || undefined) !== (csr.commonName || undefined)) out.push('spec.commonName');
+  // literalSubject replaces commonName and subject: the whole name is compared instead.
+  const literal = spec.literalSubject;
+  if (literal && literalName(literal).toString() !== csr.subject.toString()) out.push('spec.literalSubject');
+  if (!literal && (spec.commonName || undefined) !== (csr.commonName || undefined)) out.push('spec.commonName');
   if (!sameSet(spec.dnsNames, csr.dnsNames)) out.push('spec.dnsNames');
   if (!sameSet(ips(spec.ipAddresses), ips(csr.ipAddresses))) out.push('spec.ipAddresses');
   if (!sameSet(spec.uris, csr.uris)) out.push('spec.uris');
   if (!sameSet(spec.emailAddresses, csr.emailAddresses)) out.push('spec.emailAddresses');
-  for (const [f] of SUBJECT_ATTRIBUTES) if (!sameSet(subjectValues(spec.subject, f), subjectValues(csr.subjectFields, f))) out.push(`spec.subject.${f}`);
+  const other = (list: { oid: string; utf8Value: string }[] | undefined) => (list ?? []).map((o) => `${o.oid}=${o.utf8Value}`);
+  if (!sameSet(other(spec.otherNames), other(csr.otherNames))) out.push('spec.otherNames');
+  if (!literal) for (const [f] of SUBJECT_ATTRIBUTES) if (!sameSet(subjectValues(spec.subject, f), subjectValues(csr.subjectFields, f))) out.push(`spec.subject.${f}`);
+  const wantNc = spec.isCA && spec.nameConstraints ? Buffer.from(nameConstraintsExtension(spec.nameConstraints).rawData).toString('hex') : undefined;
+  const haveNc = csrExtension(csr, OID_NAME_CONSTRAINTS);
+  if (wantNc !== (haveNc ? Buffer.from(haveNc.rawData).toString('hex') : undefined)) out.push('spec.nameConstraints');
+  // Usages are compared on the request (below); whether the CSR carries them is a choice of its own.
+  const encoded = csr.extensions.some((e) => e.type === '2.5.29.15' || e.type === '2.5.29.37');
+  if ((spec.encodeUsagesInRequest ?? true) !== encoded) out.push('spec.encodeUsagesInRequest');
   if (!!spec.isCA !== !!cr.spec.isCA) out.push('spec.isCA');
   // The request holds the effective usages (defaults filled in, cert sign added for a CA).
   if (!sameSet(effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA), cr.spec.usages ?? effectiveUsages(undefined, cr.spec.isCA))) out.push('spec.usages');
@@ -90,7 +103,9 @@ function certificateMismatches(spec: CertificateSpecType, st: SecretState): stri
   const cert = st.cert!;
   const out: string[] = [];
   const sans = [...(cert.dnsNames ?? []), ...(cert.ipAddresses ?? []), ...(cert.uris ?? []), ...(cert.emailAddresses ?? [])];
-  if (spec.commonName ? cert.commonName !== spec.commonName : !!cert.commonName && !sans.includes(cert.commonName)) out.push('spec.commonName');
+  if (spec.literalSubject) {
+    if (literalName(spec.literalSubject).toString() !== new x509.X509Certificate(cert.x509.raw).subjectName.toString()) out.push('spec.literalSubject');
+  } else if (spec.commonName ? cert.commonName !== spec.commonName : !!cert.commonName && !sans.includes(cert.commonName)) out.push('spec.commonName');
   if (!sameSet(lower(spec.dnsNames), lower(cert.dnsNames))) out.push('spec.dnsNames');
   if (!sameSet(ips(spec.ipAddresses), ips(cert.ipAddresses))) out.push('spec.ipAddresses');
   if (!sameSet(spec.uris, cert.uris)) out.push('spec.uris');

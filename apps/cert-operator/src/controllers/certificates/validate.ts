@@ -3,6 +3,8 @@ import type { CertificateObject } from '../../api/v1/certificate.js';
 import { DEFAULT_DURATION } from '../../api/v1/certificate.js';
 import { parseDuration } from '@opkit/runtime';
 import { keySpecOf, keySpecProblem } from '../../pki/keys.js';
+import { literalName } from '../../pki/csr.js';
+import { nameConstraintsProblems } from '../../pki/general-names.js';
 
 const HOUR = 3_600_000;
 
@@ -46,6 +48,14 @@ export function validateCertificate(c: CertificateObject): string[] {
   if (s.keystores?.pkcs12?.create && s.keystores.pkcs12.profile === 'LegacyRC2') {
     problems.push('spec.keystores.pkcs12.profile LegacyRC2 is not supported (OpenSSL 3 refuses RC2 without its legacy provider): use LegacyDES, which the same Java and Windows versions read, or Modern2023');
   }
+  if (s.literalSubject) {
+    try {
+      if (!literalName(s.literalSubject).toJSON().length) problems.push('spec.literalSubject: empty');
+    } catch (err) {
+      problems.push(`spec.literalSubject: not an RFC 4514 name (${(err as Error).message})`);
+    }
+  }
+  if (s.nameConstraints) problems.push(...nameConstraintsProblems(s.nameConstraints));
   const kind = s.issuerRef.kind;
   if (kind && kind !== 'Issuer' && kind !== 'ClusterIssuer') problems.push(`spec.issuerRef.kind must be Issuer or ClusterIssuer, not "${kind}"`);
   return problems;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, type KeyObject, type X509Certificate } from 'node:crypto';
-import { octets, oid, sequence, nul, utf16be } from './der.js';
+import { octets, oid, sequence, nul, utf16be } from '../der.js';
 
 /**
  * Java KeyStore (JKS) files, as cert-manager writes them: a private-key entry (alias "certificate"

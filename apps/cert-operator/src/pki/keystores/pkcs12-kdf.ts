@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { utf16be } from './der.js';
+import { utf16be } from '../der.js';
 
 /** The password as PKCS#12 key derivation takes it: a BMPString with its two-byte terminator. */
 export const bmpPassword = (password: string) => Buffer.concat([utf16be(password), Buffer.alloc(2)]);

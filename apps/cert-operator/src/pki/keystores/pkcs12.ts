@@ -1,5 +1,5 @@
 import { createCipheriv, createHash, createHmac, pbkdf2Sync, randomBytes, type KeyObject, X509Certificate } from 'node:crypto';
-import { bmpString, explicit, implicitPrimitive, integer, nul, octets, oid, sequence, set } from './der.js';
+import { bmpString, explicit, implicitPrimitive, integer, nul, octets, oid, sequence, set } from '../der.js';
 import { bmpPassword, pkcs12Kdf } from './pkcs12-kdf.js';
 
 /**

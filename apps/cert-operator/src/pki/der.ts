@@ -56,3 +56,50 @@ export function utf16be(s: string): Buffer {
   }
   return be;
 }
+
+/** One TLV read from DER: its tag, its content, and where the next one starts. */
+export interface Tlv {
+  tag: number;
+  content: Buffer;
+  next: number;
+}
+
+export function readTlv(buf: Buffer, offset = 0): Tlv {
+  const tag = buf[offset];
+  let len = buf[offset + 1];
+  let start = offset + 2;
+  if (len & 0x80) {
+    const n = len & 0x7f;
+    len = 0;
+    for (let i = 0; i < n; i++) len = len * 256 + buf[start + i];
+    start += n;
+  }
+  return { tag, content: buf.subarray(start, start + len), next: start + len };
+}
+
+/** The TLVs inside a constructed value (a SEQUENCE's items). */
+export function children(content: Buffer): Tlv[] {
+  const out: Tlv[] = [];
+  for (let p = 0; p < content.length; ) {
+    const t = readTlv(content, p);
+    out.push(t);
+    p = t.next;
+  }
+  return out;
+}
+
+export function decodeOid(content: Buffer): string {
+  const parts = [Math.floor(content[0] / 40), content[0] % 40];
+  let v = 0;
+  for (const b of content.subarray(1)) {
+    v = v * 128 + (b & 0x7f);
+    if (!(b & 0x80)) {
+      parts.push(v);
+      v = 0;
+    }
+  }
+  return parts.join('.');
+}
+
+export const utf8String = (s: string) => tlv(0x0c, Buffer.from(s, 'utf8'));
+export const ia5 = (tag: number, s: string) => tlv(tag, Buffer.from(s, 'ascii'));
