@@ -2,7 +2,7 @@ import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureLogger } from '../testing/log-capture.js';
 import { Client } from '../client/client.js';
-import { ConfigMap, Namespace, Secret } from '../client/kind.js';
+import { ConfigMap, defineKind, Namespace, Secret } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
 import { Cache } from './cache.js';
 
@@ -46,6 +46,23 @@ describe('the shared cache', () => {
       await expect(own.get(Secret, { namespace: 'b', name: 'owned' })).rejects.toThrow(/namespace "b" is not watched/);
     } finally {
       await own.stop();
+    }
+  });
+
+  it('says at once which kind the API server does not serve (a CRD not installed), instead of waiting out the sync timeout', async () => {
+    const Widget = defineKind({ group: 'widgets.example.test', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true });
+    const c = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, { namespaces: ['a'] });
+    c.informer(ConfigMap);
+    c.informer(Widget);
+    c.start();
+    try {
+      const t0 = Date.now();
+      const err = await c.waitForSync(120_000, 1_000).then(() => undefined, (e: Error) => e);
+      expect(err?.message).toMatch(/does not serve[\s\S]*widgets\.widgets\.example\.test.*is its CustomResourceDefinition installed/);
+      expect(err?.message).not.toContain('configmaps');
+      expect(Date.now() - t0).toBeLessThan(30_000);
+    } finally {
+      await c.stop();
     }
   });
 

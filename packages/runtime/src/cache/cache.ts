@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ApiError, isForbidden, isUnauthorized } from '../client/errors.js';
+import { ApiError, isForbidden, isNotFound, isUnauthorized } from '../client/errors.js';
 import { kindKey, resourceName, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import { keyOf, type Cached, type KubeObject, type ObjectKey } from '../client/types.js';
@@ -271,28 +271,36 @@ export class Cache {
 
   /**
    * Resolves when every informer has listed once. Rejects after `timeoutMs`, or sooner when the
-   * API server keeps refusing access (RBAC) for `forbiddenGraceMs`: an operator without the rights
-   * it needs should say so, not hang.
+   * API server keeps refusing a list for `refusedGraceMs`: access denied (RBAC), or a kind it does
+   * not serve (a CRD not installed, a feature flag on without its API). An operator that cannot
+   * work should say why at once, not hang for minutes. The grace covers a CRD created a moment ago
+   * and not yet established.
    */
-  waitForSync(timeoutMs = 120_000, forbiddenGraceMs = 10_000): Promise<void> {
-    return this.waitFor([...this.informers.values()], timeoutMs, forbiddenGraceMs);
+  waitForSync(timeoutMs = 120_000, refusedGraceMs = 10_000): Promise<void> {
+    return this.waitFor([...this.informers.values()], timeoutMs, refusedGraceMs);
   }
 
-  private async waitFor(kis: KindInformer<KubeObject>[], timeoutMs: number, forbiddenGraceMs = 10_000): Promise<void> {
+  private async waitFor(kis: KindInformer<KubeObject>[], timeoutMs: number, refusedGraceMs = 10_000): Promise<void> {
     const started = Date.now();
-    let forbiddenSince: number | undefined;
+    let deniedSince: number | undefined;
+    let unservedSince: number | undefined;
+    const unsynced = () => kis.flatMap((k) => [...k.parts.values()]).filter((p) => !p.synced);
+    const describe = (parts: ReturnType<typeof unsynced>) =>
+      parts.map((p) => `${resourceName(p.kind)}${p.options.namespace ? ` in ${p.options.namespace}` : ''}${p.health.lastError ? `: ${p.health.lastError.message}` : ''}`).join('\n  ');
     while (!kis.every((k) => k.synced)) {
-      const denied = kis.flatMap((k) => [...k.parts.values()]).filter((p) => !p.synced && (isForbidden(p.health.lastError) || isUnauthorized(p.health.lastError)));
-      forbiddenSince = denied.length ? (forbiddenSince ?? Date.now()) : undefined;
-      const pending = () =>
-        kis
-          .flatMap((k) => [...k.parts.values()])
-          .filter((p) => !p.synced)
-          .map((p) => `${resourceName(p.kind)}${p.options.namespace ? ` in ${p.options.namespace}` : ''}${p.health.lastError ? `: ${p.health.lastError.message}` : ''}`);
-      if (forbiddenSince !== undefined && Date.now() - forbiddenSince >= forbiddenGraceMs) {
-        throw new CacheSyncError(`the API server denies access needed to fill the cache (check the operator's RBAC):\n  ${pending().join('\n  ')}`);
+      const pending = unsynced();
+      const denied = pending.filter((p) => isForbidden(p.health.lastError) || isUnauthorized(p.health.lastError));
+      const unserved = pending.filter((p) => isNotFound(p.health.lastError));
+      deniedSince = denied.length ? (deniedSince ?? Date.now()) : undefined;
+      unservedSince = unserved.length ? (unservedSince ?? Date.now()) : undefined;
+      if (deniedSince !== undefined && Date.now() - deniedSince >= refusedGraceMs) {
+        throw new CacheSyncError(`the API server denies access needed to fill the cache (check the operator's RBAC):\n  ${describe(pending)}`);
       }
-      if (Date.now() - started >= timeoutMs) throw new CacheSyncError(`timed out after ${timeoutMs / 1000}s waiting for caches to sync:\n  ${pending().join('\n  ')}`);
+      if (unservedSince !== undefined && Date.now() - unservedSince >= refusedGraceMs) {
+        const names = [...new Set(unserved.map((p) => resourceName(p.kind)))];
+        throw new CacheSyncError(`the API server does not serve ${names.join(', ')}: is its CustomResourceDefinition installed? (or turn off the option that needs it)\n  ${describe(unserved)}`);
+      }
+      if (Date.now() - started >= timeoutMs) throw new CacheSyncError(`timed out after ${timeoutMs / 1000}s waiting for caches to sync:\n  ${describe(pending)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

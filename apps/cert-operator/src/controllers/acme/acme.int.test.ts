@@ -2,7 +2,7 @@ import {
   Client, CoreEvent, CustomResourceDefinition, Informer, Ingress, Pod, Secret, Service, silentLogger, Transport, type Kind, type KubeObject, type Manager, type ObjectOf,
 } from '@opkit/runtime';
 import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
-import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp, type ControlPlane, type IngressStandIn, type Pebble } from '@opkit/testing';
+import { freePort, gatewayApiCrds, kubectlApply, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp, type ControlPlane, type IngressStandIn, type Pebble } from '@opkit/testing';
 import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -26,19 +26,6 @@ const SELF_CHECK_TIMEOUT_S = 20;
 
 const pem = (s: { data?: Record<string, string> }, k: string) => Buffer.from(s.data?.[k] ?? '', 'base64').toString();
 const splitPem = (chain: string) => chain.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!.map((p) => new X509Certificate(p));
-/** Just enough of Gateway API's HTTPRoute CRD to store routes (the real one is large). */
-const HTTPROUTE_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  // *.k8s.io groups need this annotation; the Gateway API project's own CRDs carry its PR link.
-  metadata: { name: 'httproutes.gateway.networking.k8s.io', annotations: { 'api-approved.kubernetes.io': 'https://github.com/kubernetes-sigs/gateway-api/pull/2466' } },
-  spec: {
-    group: 'gateway.networking.k8s.io',
-    scope: 'Namespaced',
-    names: { kind: 'HTTPRoute', plural: 'httproutes', singular: 'httproute', listKind: 'HTTPRouteList' },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-  },
-};
 const cond = (c: { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }, type: string) => c.status?.conditions?.find((x) => x.type === type);
 
 /**
@@ -124,7 +111,9 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     plane = await startControlPlane({ nodes: 1 });
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
     for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
-    await admin.create(CustomResourceDefinition, HTTPROUTE_CRD as never);
+    // The Gateway API's published CRDs: HTTPRoute solvers need them, and --enable-gateway-api also
+    // runs gateway-shim, which watches Gateways.
+    await kubectlApply(plane.kubeconfigPath, (await gatewayApiCrds()).join('\n---\n'));
     await waitFor('CRDs served', () => Promise.all([admin.list(Challenge.kind), admin.list(HTTPRoute)]).then(() => true));
     await plane.kubectl(['create', 'namespace', SYSTEM]);
     // One ingress for every Pebble here: they all validate on the same port.
