@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../net/ports.js';
@@ -22,6 +22,12 @@ export interface BindOptions {
   address?: string;
   /** TSIG algorithm for dynamic updates (BIND's names: hmac-md5, hmac-sha1, hmac-sha256, hmac-sha512). */
   tsigAlgorithm?: 'hmac-md5' | 'hmac-sha1' | 'hmac-sha256' | 'hmac-sha512';
+  /**
+   * Also serve on port 53 of a loopback address of its own, named by the zone's NS record, as an
+   * authoritative server is found in production (NS, then A, then port 53). Needs root; where the
+   * port cannot be had, `authoritative` is undefined.
+   */
+  onPort53?: boolean;
 }
 
 export interface Bind {
@@ -29,6 +35,12 @@ export interface Bind {
   server: string;
   zone: string;
   tsig: { name: string; algorithm: string; secret: string };
+  /** host:53 of the zone's NS record, when started with `onPort53` and that was possible. */
+  authoritative?: string;
+  /** DNS UPDATE messages the server applied so far (from its log). */
+  updates(): number;
+  /** Queries of `type` for `name` that reached it at `server` (an address of `server` or `authoritative`), from its query log. */
+  queries(name: string, type: string, server: string): number;
   stop(): Promise<void>;
 }
 
@@ -47,6 +59,10 @@ export async function startBind(options: BindOptions): Promise<Bind> {
   const algorithm = options.tsigAlgorithm ?? 'hmac-sha256';
   const tsig = { name: 'opkit-acme', algorithm, secret: randomBytes(32).toString('base64') };
   const address = options.address ?? '127.0.0.1';
+  // A loopback address of its own, so parallel servers do not compete for port 53. Any 127/8
+  // address is local on Linux, but BIND listens only on addresses an interface carries: it is
+  // added to lo (and removed at stop).
+  const nsAddress = options.onPort53 ? addLoopbackAddress() : undefined;
   writeFileSync(
     join(dir, 'named.conf'),
     `key "${tsig.name}" { algorithm ${algorithm}; secret "${tsig.secret}"; };
@@ -54,6 +70,7 @@ options {
   directory "${dir}";
   pid-file "${dir}/named.pid";
   listen-on port ${port} { 127.0.0.1; };
+${nsAddress ? `  listen-on port 53 { ${nsAddress}; };\n` : ''}  querylog yes;
   listen-on-v6 { none; };
   recursion no;
   dnssec-validation no;
@@ -74,7 +91,7 @@ zone "${zone}" {
     `$TTL 60
 @ IN SOA ns1.${zone}. hostmaster.${zone}. ( 1 60 60 3600 60 )
 @ IN NS ns1.${zone}.
-ns1 IN A 127.0.0.1
+ns1 IN A ${nsAddress ?? '127.0.0.1'}
 @ IN A ${address}
 * IN A ${address}
 `,
@@ -91,10 +108,30 @@ ns1 IN A 127.0.0.1
     server: `127.0.0.1:${port}`,
     zone,
     tsig,
+    authoritative: nsAddress && `${nsAddress}:53`,
+    updates: () => readFileSync(join(dir, 'named.log'), 'utf8').split('\n').filter((l) => /: updating zone '/.test(l)).length,
+    // e.g. "query: _acme-challenge.example.test IN TXT -E(0)K (127.53.7.9)": the last field is the address asked.
+    queries: (name, type, server) => {
+      const host = server.replace(/:\d+$/, '');
+      const want = ` query: ${name.replace(/\.$/, '')} IN ${type} `;
+      return readFileSync(join(dir, 'named.log'), 'utf8').split('\n').filter((l) => l.toLowerCase().includes(want.toLowerCase()) && l.trimEnd().endsWith(`(${host})`)).length;
+    },
     async stop() {
       await proc.stop(5_000);
+      if (nsAddress) spawnSync('ip', ['addr', 'del', `${nsAddress}/32`, 'dev', 'lo'], { stdio: 'ignore' });
       releaseDir(dir);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A fresh 127.53.x.y on lo, or undefined where that is not allowed (not root, no iproute2). */
+function addLoopbackAddress(): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (let i = 0; i < 5; i++) {
+    const [a, b] = randomBytes(2);
+    const address = `127.53.${a}.${1 + (b % 254)}`;
+    if (spawnSync('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo'], { stdio: 'ignore' }).status === 0) return address;
+  }
+  return undefined;
 }

@@ -38,3 +38,20 @@ describe('localProcess', () => {
     expect(() => localProcess(['/bin/sh', '-c', 'x'], image)).toThrow(/cannot run \/bin\/sh locally/);
   });
 });
+
+describe('apps/Dockerfile', () => {
+  // The deps stage copies each workspace's package.json before `npm ci`; one missing there is a
+  // workspace npm cannot link, and a lockfile the image does not install as written.
+  it('copies the package.json of every npm workspace, and nothing else', async () => {
+    const { readFileSync, readdirSync, existsSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const root = join(import.meta.dirname, '../../../..');
+    const patterns = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces;
+    const workspaces = patterns.flatMap((p) => {
+      const dir = p.replace(/\/\*$/, '');
+      return readdirSync(join(root, dir)).map((d) => `${dir}/${d}`).filter((w) => existsSync(join(root, w, 'package.json')));
+    });
+    const copied = [...readFileSync(join(root, 'apps/Dockerfile'), 'utf8').matchAll(/^COPY (\S+)\/package\.json \1\/$/gm)].map((m) => m[1]);
+    expect(copied.sort()).toEqual(workspaces.sort());
+  });
+});

@@ -44,7 +44,7 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
   const txt = async (name: string) => (await query(bind.server, name, TYPE.TXT)).answers.filter((r) => r.type === TYPE.TXT).map((r) => (r.value as string[]).join(''));
 
   beforeAll(async () => {
-    bind = await startBind({ zone: 'example.test' });
+    bind = await startBind({ zone: 'example.test', onPort53: true });
     pebble = await startPebble({ resolver: bind.server });
     plane = await startControlPlane();
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
@@ -52,7 +52,11 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     await waitFor('CRDs served', () => admin.list(Challenge.kind).then(() => true));
     await plane.kubectl(['create', 'namespace', SYSTEM]);
     manager = testManager(plane.kubeConfig, { name: 'cert-operator' }).manager;
-    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM, dns01: { recursiveNameservers: [bind.server], recursiveOnly: true, checkIntervalMs: 1_000 } }));
+    // The production self-check where BIND can answer on port 53 (root): the zone's NS record
+    // found through the "recursive" server, then the TXT record asked of that authoritative
+    // server on port 53. Elsewhere, the recursive server alone (--dns01-recursive-nameservers-only).
+    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM, dns01: { recursiveNameservers: [bind.server], recursiveOnly: !bind.authoritative, checkIntervalMs: 1_000 } }));
+    if (!bind.authoritative) console.log('BIND cannot serve on port 53 here (not root): the self-check asks the recursive server only');
     await manager.start();
   });
   afterAll(async () => {
@@ -84,6 +88,8 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     for (let i = 0; i < chain.length - 1; i++) expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
     const events = (await admin.list(CoreEvent, { namespace, fieldSelector: 'involvedObject.kind=Challenge,reason=Presented' })).items.map((e) => e.message);
     expect(events).toContain('Presented challenge using DNS-01 challenge mechanism: TXT record _acme-challenge.example.test in zone example.test');
+    // The self-check asked the zone's authoritative server (port 53, found by its NS record).
+    if (bind.authoritative) expect(bind.queries('_acme-challenge.example.test', 'TXT', bind.authoritative)).toBeGreaterThan(0);
     await waitFor('the challenges gone, their TXT records removed', async () => !(await admin.list(Challenge.kind, { namespace })).items.length && !(await txt('_acme-challenge.example.test')).length, { timeoutMs: 30_000 });
   }, 180_000);
 
