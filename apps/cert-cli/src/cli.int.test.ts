@@ -101,6 +101,45 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
     expect((await cli('renew', '-n', 'shop')).code).toBe(2);
   });
 
+  it('renew --all: every Certificate in the namespace; with -A, in the cluster', async () => {
+    const revision = async (namespace: string, name: string) => (await admin.get(Certificate, { namespace, name })).status?.revision ?? 0;
+    const before = { root: await revision('shop', 'root'), web: await revision('shop', 'web'), api: await revision('shop', 'api') };
+    const shop = (await admin.list(Certificate, { namespace: 'shop' })).items.map((c) => c.metadata.name).sort();
+    expect(shop).toEqual(expect.arrayContaining(['api', 'root', 'web']));
+    const inShop = await cli('renew', '--all', '-n', 'shop');
+    expect(inShop.out.sort()).toEqual(shop.map((n) => `Manually triggered issuance of Certificate shop/${n}`));
+    for (const [name, rev] of Object.entries(before)) await ready('shop', name, rev + 1);
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace: 'manual' }, spec: { selfSigned: {} } });
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'other', namespace: 'manual' }, spec: { secretName: 'other-tls', dnsNames: ['other.example.com'], issuerRef: { name: 'selfsigned' } } });
+    await ready('manual', 'other');
+    const everywhere = await cli('renew', '--all', '-A');
+    expect(everywhere.out.sort()).toEqual(['manual/other', ...shop.map((n) => `shop/${n}`)].map((n) => `Manually triggered issuance of Certificate ${n}`));
+    await ready('manual', 'other', 2);
+  });
+
+  it('--context picks the kubeconfig context, as kubectl', async () => {
+    // A kubeconfig whose current context points nowhere; the named one is the cluster's.
+    const { readFileSync, writeFileSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { parse, stringify } = await import('yaml');
+    const kc = parse(readFileSync(plane.kubeconfigPath, 'utf8')) as { clusters: { name: string; cluster: { server: string } }[]; contexts: { name: string; context: { cluster: string; user: string } }[]; 'current-context': string };
+    const good = kc.contexts.find((c) => c.name === kc['current-context'])!;
+    kc.clusters.push({ name: 'nowhere', cluster: { server: `https://127.0.0.1:${await freePort()}` } });
+    kc.contexts.push({ name: 'nowhere', context: { cluster: 'nowhere', user: good.context.user } });
+    kc['current-context'] = 'nowhere';
+    const path = join(mkdtempSync(join(tmpdir(), 'opkit-cli-')), 'kubeconfig');
+    writeFileSync(path, stringify(kc));
+    const run = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(['--kubeconfig', path, ...argv], { out: (l) => out.push(l), err: (l) => err.push(l), now: Date.now, width: 120 });
+      return { code, out, err };
+    };
+    expect((await run('check', 'api')).code).toBe(1);
+    expect(await run('check', 'api', '--context', good.name)).toMatchObject({ code: 0, out: ['The cert operator API is ready'] });
+  });
+
   it('inspect secret: the chain decoded, the key checked, the chain verified against ca.crt', async () => {
     const r = await cli('inspect', 'secret', 'api-tls', '-n', 'shop');
     expect(r.err).toEqual([]);
@@ -122,6 +161,12 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
     expect(cr.status?.conditions?.find((c) => c.type === 'Approved')).toMatchObject({ status: 'True', reason: 'OpkitCert', message: 'manually approved by opkit-cert' });
     const again = await cli('deny', 'external', '-n', 'manual');
     expect(again).toMatchObject({ code: 1, err: ['opkit-cert: CertificateRequest manual/external is already approved'] });
+    // Denied, with the reason given: the request is final, and says why.
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'unwanted', namespace: 'manual' }, spec: { request: 'LS0tLQ==', issuerRef: { name: 'x', kind: 'VaultIssuer', group: 'example.com' } } });
+    expect((await cli('deny', 'unwanted', '-n', 'manual', '--reason', 'NotOurs', '--message', 'this team does not issue for example.com')).out).toEqual(['Denied CertificateRequest manual/unwanted']);
+    const denied = await admin.get(CertificateRequest, { namespace: 'manual', name: 'unwanted' });
+    expect(denied.status?.conditions?.find((c) => c.type === 'Denied')).toMatchObject({ status: 'True', reason: 'NotOurs', message: 'this team does not issue for example.com' });
+    expect((await cli('approve', 'unwanted', '-n', 'manual')).code).toBe(1);
   });
 
   it('check api: ready here, and says what is missing on a cluster without the CRDs', async () => {

@@ -1,4 +1,4 @@
-import { helmTemplateUmbrella, kubectlApply, startControlPlane, verifyOperatorChart, type ControlPlane } from '@opkit/testing';
+import { gatewayApiCrds, helmTemplateUmbrella, kubectlApply, startControlPlane, verifyOperatorChart, type ControlPlane } from '@opkit/testing';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,9 +19,11 @@ describe('charts/cert-operator', () => {
       rules: RBAC,
       image: 'opkit/cert-operator:0.1.0',
       leaseName: 'cert-operator-leader',
+      egressPorts: [443, 80],
       everything: {
         metrics: { prometheusRule: { enabled: true, force: true, labels: { release: 'prometheus' }, expiresWithin: '30d' } },
-        acme: { solver: { image: { digest: `sha256:${'f'.repeat(64)}` } }, dns01: { recursiveNameservers: ['10.96.0.10:53', '8.8.8.8:53'], recursiveNameserversOnly: true } },
+        certificateOwnerRef: true,
+        acme: { gatewayAPI: true, solver: { image: { digest: `sha256:${'f'.repeat(64)}` } }, dns01: { recursiveNameservers: ['10.96.0.10:53', '8.8.8.8:53'], recursiveNameserversOnly: true } },
         ingressShim: { defaultIssuerName: 'letsencrypt', defaultIssuerKind: 'ClusterIssuer' },
       },
     });
@@ -87,7 +89,10 @@ describe('charts/cert-operator', () => {
     const dir = join(repo, 'apps/cert-operator/examples');
     await plane.kubectl(['create', 'namespace', 'examples']).catch(() => undefined);
     const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
-    expect(files.sort()).toEqual(['acme-issuer.yaml', 'ca-issuer.yaml', 'dns01-rfc2136.yaml', 'ingress-shim.yaml', 'keystores.yaml']);
+    expect(files.sort()).toEqual(['acme-issuer.yaml', 'ca-issuer.yaml', 'constrained-ca.yaml', 'dns01-rfc2136.yaml', 'gateway-shim.yaml', 'ingress-shim.yaml', 'keystores.yaml']);
+    // The gateway-shim example is a Gateway: the Gateway API's published CRDs, as its users have.
+    await kubectlApply(plane.kubeconfigPath, (await gatewayApiCrds()).join('\n---\n'));
+    await plane.kubectl(['wait', '--for=condition=Established', 'crd/gateways.gateway.networking.k8s.io']);
     for (const f of files) {
       const r = await plane.kubectl(['apply', '--dry-run=server', '-n', 'examples', '-f', join(dir, f)], { check: false });
       expect(r.stderr, f).toBe('');

@@ -17,6 +17,8 @@ export interface OperatorChartExpectations {
   variants?: Record<string, Record<string, unknown>>;
   /** The chart's own toggles, added to the "everything" variant (every toggle on). */
   everything?: Record<string, unknown>;
+  /** TCP ports the operator reaches beyond DNS and the API server (the cert operator: ACME over 443, the HTTP-01 self-check over 80). */
+  egressPorts?: number[];
 }
 
 const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
@@ -138,6 +140,15 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
   if (!isDeepStrictEqual(np.spec.policyTypes, ['Ingress', 'Egress'])) fail('the NetworkPolicy must govern ingress and egress', np.spec);
   if (!np.spec.egress.some((r: { ports?: { port: number }[] }) => r.ports?.some((p) => p.port === 53))) fail('the NetworkPolicy must allow DNS', np.spec.egress);
   if (!np.spec.egress.some((r: { ports?: { port: number }[] }) => r.ports?.some((p) => p.port === 6443))) fail('the NetworkPolicy must allow the API server', np.spec.egress);
+  for (const port of x.egressPorts ?? []) {
+    if (!np.spec.egress.some((r: { ports?: { port: number; protocol: string }[] }) => r.ports?.some((p) => p.port === port && p.protocol === 'TCP'))) fail(`the NetworkPolicy must allow the operator's egress to TCP ${port}`, np.spec.egress);
+  }
+  // Ingress by the container's named ports: Prometheus to the metrics port, the kubelet to the probes.
+  const named = new Map<string, number>(podAll.containers[0].ports.map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]));
+  for (const port of ['metrics', 'probes']) {
+    if (!named.has(port)) fail(`the container must name its ${port} port (the NetworkPolicy admits it by name)`, podAll.containers[0].ports);
+    if (!np.spec.ingress.some((r: { ports?: { port: string | number }[] }) => r.ports?.some((p) => p.port === port || p.port === named.get(port)))) fail(`the NetworkPolicy must admit the ${port} port`, np.spec.ingress);
+  }
   expectKind('ServiceMonitor');
   if (podAll.topologySpreadConstraints?.[0]?.labelSelector?.matchLabels?.['app.kubernetes.io/instance'] !== 'opkit') fail('topologySpreadConstraints are templated (tpl)', podAll.topologySpreadConstraints);
   if (depAll.spec.strategy?.rollingUpdate?.maxUnavailable !== 0) fail('the strategy must be the one given', depAll.spec.strategy);
