@@ -258,6 +258,19 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect((await admin.list(CertificateRequest.kind, { namespace })).items).toHaveLength(1);
   });
 
+  it('refuses a common name outside the DNS names, as cert-manager: the request fails with the reason, and no Order reaches the CA', async () => {
+    const namespace = await ns();
+    await issuer(namespace, 'le', pebble);
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'cn', namespace }, spec: { secretName: 'cn', issuerRef: { name: 'le' }, commonName: 'Internal Service', dnsNames: ['cn.example.test'], privateKey: { algorithm: 'ECDSA' } } });
+    const c = await waitFor('the failure recorded on the Certificate', async () => {
+      const x = await getCert(namespace, 'cn');
+      return x.status?.failedIssuanceAttempts === 1 && x;
+    }, { timeoutMs: 30_000 });
+    expect(cond(c, 'Ready')?.status).toBe('False');
+    expect(cond(c, 'Issuing')?.message).toMatch(/the common name "Internal Service" must be one of the DNS names/);
+    expect((await admin.list(Order.kind, { namespace })).items).toEqual([]);
+  });
+
   it('a self-check that cannot pass: the reason shown while waiting, a deleted solver pod recreated, then a bounded failure', async () => {
     const namespace = await ns();
     // Solver Ingresses of a class no ingress controller serves: the route never reaches the solver.

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
 import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { Issuer } from '../../api/v1/issuer.js';
-import { A } from '../../api/v1/shared.js';
+import { A, L } from '../../api/v1/shared.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { LABELLED, METADATA } from '../../secrets/secret-reader.js';
@@ -263,6 +263,8 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await cert(namespace, 'no-usages', { dnsNames: ['n.example.com'], usages: [], privateKey: { algorithm: 'ECDSA' } });
     const names = ['v6', 'sub-ca', 'no-usages'];
     for (const name of names) await waitReady(namespace, name);
+    // The issuance's last write (its spare key Secret deleted) may trail Ready under load.
+    await waitFor('the spare keys deleted', async () => !(await admin.list(Secret, { namespace, labelSelector: `${L.nextPrivateKey}=true` })).items.length);
     const since = new Date();
     await new Promise((r) => setTimeout(r, 8_000));
     for (const name of names) {
@@ -409,7 +411,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(ready(c)?.message).toMatch(/LegacyRC2 is not supported .* use LegacyDES/);
   });
 
-  it('as cert-manager: any RSA size from 2048 to 8192, a common name outside the SANs (not ACME), CRL/OCSP/CA-issuer URLs in the leaf', async () => {
+  it('as cert-manager: any RSA size from 2048 to 8192, a common name outside the SANs (not ACME), CRL/OCSP/CA-issuer URLs in the leaf, a SelfSigned CRL URL', async () => {
     const namespace = await ns();
     await caChain(namespace);
     await apply({
@@ -426,6 +428,13 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(leaf.infoAccess?.split('\n')).toEqual(expect.arrayContaining(['OCSP - URI:http://ocsp.example.com', 'CA Issuers - URI:http://pki.example.com/ca.crt']));
     const text = (await import('node:child_process')).execFileSync('openssl', ['x509', '-noout', '-ext', 'crlDistributionPoints'], { input: pem(s, 'tls.crt') }).toString();
     expect(text).toContain('URI:http://crl.example.com/ca.crl');
+    // A SelfSigned issuer's crlDistributionPoints, in the certificate it signs.
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'self-crl', namespace }, spec: { selfSigned: { crlDistributionPoints: ['http://crl.example.com/self.crl'] } } });
+    await waitFor('self-crl Ready', async () => (await admin.get(Issuer.kind, { namespace, name: 'self-crl' })).status?.conditions?.[0]?.status === 'True');
+    await cert(namespace, 'self', { dnsNames: ['self.example.com'], issuerRef: { name: 'self-crl' } });
+    await waitReady(namespace, 'self');
+    const self = (await import('node:child_process')).execFileSync('openssl', ['x509', '-noout', '-ext', 'crlDistributionPoints'], { input: pem(await secret(namespace, 'self'), 'tls.crt') }).toString();
+    expect(self).toContain('URI:http://crl.example.com/self.crl');
     // Out of range: the API server says so at apply time.
     await expect(cert(namespace, 'tiny', { dnsNames: ['t.example.com'], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'RSA', size: 1000 } })).rejects.toThrow(/2048/);
   });

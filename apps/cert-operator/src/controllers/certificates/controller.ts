@@ -1,4 +1,4 @@
-import { controllerFor, rfc3339, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { controllerFor, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
 import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
@@ -6,7 +6,6 @@ import { A } from '../../api/v1/shared.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { issuerIndexKey, issuerReady, resolveIssuer } from '../../issuers/resolve.js';
 import { certificateMatchesKey } from '../../pki/inspect.js';
-import { issuanceBackoffMs } from '../../pki/renewal.js';
 import { METADATA, LABELLED, SecretReader } from '../../secrets/secret-reader.js';
 import { unb64 } from '../certificaterequests/controller.js';
 import { certificatesRbac } from '../rbac.js';
@@ -14,10 +13,10 @@ import { contention, failureBackoff } from './backoff.js';
 import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey } from './next-key.js';
 import { issuanceReason, keepsReady } from './policies.js';
-import { createRequest, currentRequest, requestsOf, requestStillWanted } from './requests.js';
+import { currentRequest, manageRequest, requestsOf } from './requests.js';
 import { applySecret } from './secret.js';
 import { isOverwritten, readSecretState, type SecretState } from './secret-state.js';
-import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
+import { conditionOf, notReady, type StatusEdit } from './status.js';
 import { validateCertificate } from './validate.js';
 
 export const SECRET_NAME_INDEX = 'spec.secretName';
@@ -112,40 +111,9 @@ export function certificateController(cfg: CertOperatorConfig) {
     };
 
     // 8. The request manager: one CertificateRequest per revision, for this key and this spec.
-    const crName = `${c.metadata.name}-${revision}`;
-    const cr = requests.find((r) => r.metadata.name === crName);
-    if (!cr) {
-      if (!inProgress) recorder.normal(c, 'Issuing', why.message);
-      await createRequest(c, ctx, crName, revision, next);
-      await writeStatus(c, ctx, starting, (_s, set) => set({ type: 'Issuing', status: 'True', reason: why.reason, message: why.message }));
-      if (forced) await ctx.patch(Certificate.kind, req, [{ op: 'remove', path: `/metadata/annotations/${A.renew.replace('/', '~1')}` }], 'json').catch(() => undefined);
-      return;
-    }
-    const crReady = conditionOf(cr.status?.conditions, 'Ready');
-    const crFailed = crReady?.status === 'False' && (crReady.reason === 'Failed' || crReady.reason === 'Denied');
-    // A failure already counted, or a request for an outdated spec or key: replace it.
-    const counted = crFailed && c.status?.lastFailureTime && cr.status?.failureTime && c.status.lastFailureTime >= cr.status.failureTime;
-    if (counted || !(await requestStillWanted(cr, c, next))) {
-      await ctx.delete(CertificateRequest.kind, { namespace: req.namespace, name: crName }, { preconditions: { uid: cr.metadata.uid } });
-      return { requeue: true };
-    }
-    if (crFailed) {
-      const failures = (c.status?.failedIssuanceAttempts ?? 0) + 1;
-      const message = `The certificate request has failed to complete and will be retried: ${crReady!.message}`;
-      recorder.warning(c, 'Failed', message);
-      await writeStatus(c, ctx, starting, (s, set) => {
-        s.failedIssuanceAttempts = failures;
-        s.lastFailureTime = rfc3339(now);
-        set({ type: 'Issuing', status: 'False', reason: 'Failed', message });
-      });
-      return { requeueAfter: issuanceBackoffMs(failures) };
-    }
-    if (crReady?.status !== 'True' || !cr.status?.certificate) {
-      await writeStatus(c, ctx, starting, (_s, set) =>
-        set({ type: 'Issuing', status: 'True', reason: why.reason, message: `Waiting for CertificateRequest "${crName}" to complete: ${crReady?.message ?? 'not processed yet'}` }),
-      );
-      return;
-    }
+    const step = await manageRequest(c, ctx, { requests, revision, next, why, inProgress, forced, starting, now });
+    if (!('signed' in step)) return step.wait;
+    const cr = step.signed;
 
     // 9. Issuing: the certificate into the Secret, the revision recorded, the renewal scheduled.
     return completeIssuance(c, cr, next, revision, state, ctx, cfg, reader);

@@ -1,15 +1,16 @@
-import { controllerReference, Secret, type ReconcileContext } from '@opkit/runtime';
+import { controllerReference, rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { Certificate, DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
 import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { A, L, type KeyUsage } from '../../api/v1/shared.js';
 import { createCSR, parseCSR, type ParsedCSR } from '../../pki/csr.js';
 import { publicKeyDer } from '../../pki/keys.js';
+import { issuanceBackoffMs } from '../../pki/renewal.js';
 import { effectiveUsages } from '../../pki/usages.js';
 import { b64, unb64 } from '../certificaterequests/controller.js';
 import { nextKeySecrets, type NextKey } from './next-key.js';
 import { requestMismatches } from './policies.js';
-import { conditionOf } from './status.js';
+import { conditionOf, writeStatus, type StatusEdit } from './status.js';
 
 /**
  * The request manager: the CertificateRequests of a Certificate, one per revision
@@ -72,4 +73,58 @@ export async function prune(c: CertificateObject, ctx: ReconcileContext): Promis
   const done = (await requestsOf(c, ctx)).filter((cr) => revisionOf(cr) <= (c.status?.revision ?? 0)).sort((a, b) => revisionOf(b) - revisionOf(a));
   for (const cr of done.slice(limit)) await ctx.delete(CertificateRequest.kind, cr);
   for (const s of await nextKeySecrets(c, ctx)) await ctx.delete(Secret, s);
+}
+
+/** Where the request manager leaves an issuance: waiting (with the reconcile's result), or signed. */
+export type RequestStep = { wait: Result } | { signed: CertificateRequestObject };
+
+/**
+ * The request manager's step: the revision's request created (for the next key and this spec),
+ * replaced when it asks for something else or its failure was counted, its failure counted once
+ * (backoff in status), or waited for. Only a signed request goes on to issuing.
+ */
+export async function manageRequest(
+  c: CertificateObject,
+  ctx: ReconcileContext,
+  at: { requests: CertificateRequestObject[]; revision: number; next: NextKey; why: { reason: string; message: string }; inProgress: boolean; forced: boolean; starting: StatusEdit; now: Date },
+): Promise<RequestStep> {
+  const { revision, next, why, inProgress, forced, starting } = at;
+  const ref = { namespace: c.metadata.namespace, name: c.metadata.name };
+  const crName = `${c.metadata.name}-${revision}`;
+  const cr = at.requests.find((r) => r.metadata.name === crName);
+  if (!cr) {
+    if (!inProgress) ctx.recorder.normal(c, 'Issuing', why.message);
+    await createRequest(c, ctx, crName, revision, next);
+    await writeStatus(c, ctx, starting, (_s, set) => set({ type: 'Issuing', status: 'True', reason: why.reason, message: why.message }));
+    // Removed only once the issuance is recorded as under way (Issuing=True), so its end is still
+    // known for what it is.
+    if (forced) await ctx.patch(Certificate.kind, ref, [{ op: 'remove', path: `/metadata/annotations/${A.renew.replace('/', '~1')}` }], 'json').catch(() => undefined);
+    return { wait: undefined };
+  }
+  const crReady = conditionOf(cr.status?.conditions, 'Ready');
+  const crFailed = crReady?.status === 'False' && (crReady.reason === 'Failed' || crReady.reason === 'Denied');
+  // A failure already counted, or a request for an outdated spec or key: replace it.
+  const counted = crFailed && c.status?.lastFailureTime && cr.status?.failureTime && c.status.lastFailureTime >= cr.status.failureTime;
+  if (counted || !(await requestStillWanted(cr, c, next))) {
+    await ctx.delete(CertificateRequest.kind, { namespace: c.metadata.namespace, name: crName }, { preconditions: { uid: cr.metadata.uid } });
+    return { wait: { requeue: true } };
+  }
+  if (crFailed) {
+    const failures = (c.status?.failedIssuanceAttempts ?? 0) + 1;
+    const message = `The certificate request has failed to complete and will be retried: ${crReady!.message}`;
+    ctx.recorder.warning(c, 'Failed', message);
+    await writeStatus(c, ctx, starting, (s, set) => {
+      s.failedIssuanceAttempts = failures;
+      s.lastFailureTime = rfc3339(at.now);
+      set({ type: 'Issuing', status: 'False', reason: 'Failed', message });
+    });
+    return { wait: { requeueAfter: issuanceBackoffMs(failures) } };
+  }
+  if (crReady?.status !== 'True' || !cr.status?.certificate) {
+    await writeStatus(c, ctx, starting, (_s, set) =>
+      set({ type: 'Issuing', status: 'True', reason: why.reason, message: `Waiting for CertificateRequest "${crName}" to complete: ${crReady?.message ?? 'not processed yet'}` }),
+    );
+    return { wait: undefined };
+  }
+  return { signed: cr };
 }
