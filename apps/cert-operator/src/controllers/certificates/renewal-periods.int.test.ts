@@ -72,17 +72,10 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
     const requests = (await admin.list(CertificateRequest.kind, { namespace: NS })).items.map((r) => r.metadata.name ?? '').filter((n) => n.startsWith('c'));
     // Only the current revision's request is kept (revisionHistoryLimit 1), and the next one's while it is issued.
     expect(requests.filter((n) => { const [name, rev] = n.split('-'); const r = Number(rev); return r !== current.get(name) && r !== (current.get(name) ?? 0) + 1; })).toEqual([]);
-    // A quiet while: no write at all for a certificate whose renewal is not due in it.
-    const quietFrom = new Date();
-    await new Promise((r) => setTimeout(r, 15_000));
-    const until = new Date();
-    const notDue = new Set((await admin.list(Certificate.kind, { namespace: NS })).items.filter((c) => c.metadata.name !== 'root' && Date.parse(c.status?.renewalTime ?? '') > until.getTime() + 1_000).map((c) => c.metadata.name));
-    expect(notDue.size).toBeGreaterThan(COUNT / 2);
     const finalRevisions = await revisions();
+    const until = new Date();
 
     const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === NS && e.objectRef?.resource !== 'events' && Date.parse(e.requestReceivedTimestamp) <= until.getTime());
-    const quiet = writes.filter((w) => Date.parse(w.requestReceivedTimestamp) >= quietFrom.getTime() && Date.parse(w.requestReceivedTimestamp) <= until.getTime());
-    expect(quiet.filter((w) => notDue.has(/^(c\d{4})/.exec(w.objectRef?.name ?? '')?.[1] ?? '')).map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`)).toEqual([]);
     // Per certificate: what its issuances wrote, by kind of write.
     const owner = (w: (typeof writes)[number]) => /^(c\d{4})(-|$)/.exec(w.objectRef?.name ?? '')?.[1];
     const per = new Map<string, Map<string, number>>();
@@ -124,6 +117,38 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
       for (let i = 1; i < times.length; i++) if (times[i] - times[i - 1] < PERIOD_MS - 5_000) early.push(`${name}: issuance ${i + 1} came ${((times[i] - times[i - 1]) / 1000).toFixed(1)} s after the one before`);
     }
     expect(early).toEqual([]);
+    // Between issuances, nothing at all: after a certificate's Secret is written, no write names it
+    // until its next renewal is due. Judged per certificate from its own writes, so it holds
+    // however far behind the operator runs under load (the issuances of a thousand then overlap a
+    // period, and no moment is quiet for all of them). The window opens when the issuance's last
+    // writes (status, the replaced request and key deleted) are done, which may trail its Secret
+    // write under load; it closes a period after the request was signed (the certificate's
+    // notBefore, which under load precedes the Secret write by up to half a minute).
+    const TRAIL_MS = 15_000;
+    const LEAD_MS = 5_000;
+    const timesOf = (pred: (w: (typeof writes)[number]) => boolean) => {
+      const m = new Map<string, number[]>();
+      for (const w of writes.filter((x) => pred(x) && (x.responseStatus?.code ?? 0) < 300)) m.set(owner(w)!, [...(m.get(owner(w)!) ?? []), Date.parse(w.requestReceivedTimestamp)]);
+      return m;
+    };
+    const secretWrites = timesOf((w) => w.verb === 'patch' && w.objectRef?.resource === 'secrets');
+    const signed = timesOf((w) => w.objectRef?.resource === 'certificaterequests' && w.objectRef.subresource === 'status');
+    const windows = new Map<string, [number, number][]>();
+    for (const [name, patches] of secretWrites) {
+      windows.set(name, patches.map((p) => {
+        const s = Math.max(...(signed.get(name) ?? []).filter((t) => t <= p));
+        return [p + TRAIL_MS, s + PERIOD_MS - LEAD_MS] as [number, number];
+      }));
+    }
+    const between: string[] = [];
+    for (const w of writes) {
+      const t = Date.parse(w.requestReceivedTimestamp);
+      const inside = (windows.get(owner(w) ?? '') ?? []).find(([from, to]) => t > from && t < to);
+      if (inside) between.push(`${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name} ${((t - inside[0] + TRAIL_MS) / 1000).toFixed(1)} s after its Secret was written`);
+    }
+    const quietMs = [...windows.values()].flat().reduce((n, [from, to]) => n + Math.max(0, Math.min(to, until.getTime()) - from), 0);
+    console.log(`${(quietMs / 3_600_000).toFixed(1)} certificate-hours between issuances checked for writes`);
+    expect(between).toEqual([]);
     // One new key per issuance, and nothing else without a certificate's name on it.
     expect(unnamed.filter((u) => u !== 'create secrets')).toEqual([]);
     expect(unnamed.length).toBe([...created.values()].reduce((n, t) => n + t.length, 0));
