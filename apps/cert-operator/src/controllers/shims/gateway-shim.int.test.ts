@@ -55,7 +55,7 @@ describe("gateway-shim against a real API server, with the Gateway API's publish
     // A listener that cannot be served (its Secret in another namespace): a BadConfig
     // Warning on the Gateway, naming the field, and no Certificate for it.
     await gw([...listeners.slice(0, 1), { name: 'other', hostname: 'other.example.com', port: 8443, protocol: 'HTTPS', tls: { mode: 'Terminate', certificateRefs: [{ name: 'other-tls', namespace: 'elsewhere' }] } }]);
-    const bad = await waitFor('a BadConfig Warning', async () => (await events('BadConfig')).find((m) => m.includes('cross-namespace')), { timeoutMs: 30_000 });
+    const bad = await waitFor('a BadConfig Warning', async () => (await events('BadConfig')).find((m) => m?.includes('cross-namespace')), { timeoutMs: 30_000 });
     expect(bad).toMatch(/spec\.listeners\[1\]\.tls\.certificateRef\[0\]\.namespace: Invalid value: "elsewhere": cross-namespace secret references are not allowed in listeners/);
     await waitFor('the good listener still served', async () => !!(await admin.find(Certificate.kind, { namespace: NS, name: 'shop-tls' })), { timeoutMs: 30_000 });
     expect(await admin.find(Certificate.kind, { namespace: NS, name: 'other-tls' })).toBeUndefined();
