@@ -43,6 +43,7 @@ export { parseDuration, formatDuration } from './helpers/duration.js';
 export { flag, parseFlags, flagHelp, flagName, MANAGER_FLAGS, FlagError, type Flag, type FlagDefinitions, type FlagValues, type ManagerFlags } from './manager/flags.js';
 export { operatorEnvironment, instanceName, ENVIRONMENT_HELP, type OperatorEnvironment } from './manager/environment.js';
 export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';
+export { KubeConfig, type ClusterAccess } from './client/kubeconfig.js';
 export { RbacError, missingPermissions, permissionsFor, describePermission, type Permission } from './manager/rbac-check.js';
 
 // Helpers

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineCustomResource } from '../crd/custom-resource.js';
 import { Client } from './client.js';
 import { ApiError, isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound } from './errors.js';
-import { ConfigMap, CustomResourceDefinition, Namespace } from './kind.js';
+import { ConfigMap, CustomResourceDefinition, Namespace, ServiceAccount } from './kind.js';
 import { Transport } from './transport.js';
 
 const Gadget = defineCustomResource({
@@ -125,5 +125,44 @@ describe('Client against a real API server', () => {
     for (let i = 0; i < 7; i++) await limited.get(Namespace, { name: 'work' });
     // 2 from the burst, then 5 more at 5/s: about a second.
     expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+  });
+});
+
+describe("opkit's own kubeconfig reading, against a real API server", () => {
+  let plane: ControlPlane;
+  beforeAll(async () => {
+    plane = await startControlPlane();
+  });
+  afterAll(() => plane?.stop());
+
+  it('authenticates with the client certificate of a kubeconfig file, and with an exec plugin\'s token (rotated after a 401)', async () => {
+    const { chmodSync, mkdtempSync, readFileSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { parse, stringify } = await import('yaml');
+    const { KubeConfig } = await import('./kubeconfig.js');
+    const whoami = async (kc: InstanceType<typeof KubeConfig>) =>
+      (await new Transport(kc).request<{ status: { userInfo: { username: string } } }>({ method: 'POST', path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } })).status.userInfo.username;
+
+    const alice = await plane.userCredentials('alice');
+    expect(await whoami(KubeConfig.fromFiles([alice.kubeconfigPath]))).toBe('alice');
+
+    // An exec plugin handing out a ServiceAccount token; the first token it gives is already revoked
+    // (its ServiceAccount deleted), so the API server answers 401 and the plugin is asked again.
+    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test' });
+    for (const name of ['gone', 'robot']) await admin.create(ServiceAccount, { metadata: { name, namespace: 'default' } });
+    const gone = parse(readFileSync((await plane.serviceAccountCredentials('default', 'gone')).kubeconfigPath, 'utf8')).users[0].user.token as string;
+    const robot = parse(readFileSync((await plane.serviceAccountCredentials('default', 'robot')).kubeconfigPath, 'utf8')).users[0].user.token as string;
+    await admin.delete(ServiceAccount, { namespace: 'default', name: 'gone' });
+    const d = mkdtempSync(join(tmpdir(), 'opkit-exec-'));
+    writeFileSync(join(d, 'tokens'), `${gone}\n${robot}\n`);
+    writeFileSync(join(d, 'plugin'), `#!/bin/sh\nn=$(cat ${d}/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${d}/n\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$(sed -n "\${n}p" ${d}/tokens)"\n`);
+    chmodSync(join(d, 'plugin'), 0o755);
+    const cfg = parse(readFileSync(plane.kubeconfigPath, 'utf8'));
+    cfg.users = [{ name: 'exec', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: join(d, 'plugin') } } }];
+    cfg.contexts[0].context.user = 'exec';
+    writeFileSync(join(d, 'config'), stringify(cfg));
+    expect(await whoami(KubeConfig.fromFiles([join(d, 'config')]))).toBe('system:serviceaccount:default:robot');
+    expect(readFileSync(join(d, 'n'), 'utf8').trim()).toBe('2');
   });
 });

@@ -1,8 +1,8 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { sleep } from '../clock/clock.js';
 import { ApiError, ConnectionError, type Status } from './errors.js';
+import type { ClusterAccess } from './kubeconfig.js';
 import { TokenBucket } from './rate-limiter.js';
 
 export interface TransportOptions {
@@ -53,12 +53,12 @@ interface AuthSnapshot {
 const TCP_KEEPALIVE_IDLE_MS = 15_000;
 
 // Tokens from files (in-cluster, bound ServiceAccount tokens) and exec plugins rotate; re-ask
-// client-node for credentials this often instead of on every request (it reads files each time).
+// the kubeconfig for credentials this often instead of on every request (it reads files each time).
 const AUTH_REFRESH_MS = 30_000;
 
 /**
- * HTTP to the API server over client-node's authentication (kubeconfig, in-cluster, exec and
- * auth-provider plugins), with one keep-alive agent, TCP keepalive on every socket, 429 handling and
+ * HTTP to the API server with a kubeconfig's credentials (files, in-cluster, exec plugins),
+ * with one keep-alive agent, TCP keepalive on every socket, 429 handling and
  * an optional token bucket.
  */
 export class Transport {
@@ -68,7 +68,7 @@ export class Transport {
   private readonly bucket: TokenBucket;
   private readonly isHttps: boolean;
 
-  constructor(readonly kubeConfig: KubeConfig, private readonly options: TransportOptions = {}) {
+  constructor(readonly kubeConfig: ClusterAccess, private readonly options: TransportOptions = {}) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster: set a current-context or pass --kubeconfig');
     this.server = cluster.server.replace(/\/+$/, '');
@@ -79,6 +79,7 @@ export class Transport {
   private async authSnapshot(force = false): Promise<AuthSnapshot> {
     if (!force && this.auth && Date.now() - this.auth.at < AUTH_REFRESH_MS) return this.auth;
     this.authPending ??= (async () => {
+      if (force) this.kubeConfig.refreshCredentials?.();
       const opts: RequestOptions = {};
       await this.kubeConfig.applyToHTTPSOptions(opts);
       const headers: Record<string, string> = {};

@@ -1,5 +1,5 @@
 import { operatorEnvironment, type OperatorEnvironment } from './environment.js';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type ClusterAccess } from '../client/kubeconfig.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -9,32 +9,24 @@ import { join } from 'node:path';
  * environment variable, the in-cluster ServiceAccount, then ~/.kube/config.
  */
 export function loadKubeConfig(path?: string, env: NodeJS.ProcessEnv = process.env): KubeConfig {
-  const kc = new KubeConfig();
   if (path) {
     if (!existsSync(path)) throw new Error(`--kubeconfig ${path}: no such file`);
-    kc.loadFromFile(path);
-    return kc;
+    return KubeConfig.fromFiles([path]);
   }
   if (env.KUBECONFIG) {
-    const missing = env.KUBECONFIG.split(':').filter((p) => p && !existsSync(p));
+    const paths = env.KUBECONFIG.split(':').filter(Boolean);
+    const missing = paths.filter((p) => !existsSync(p));
     if (missing.length) throw new Error(`KUBECONFIG names ${missing.join(', ')}, which does not exist`);
-    kc.loadFromDefault();
-    return kc;
+    return KubeConfig.fromFiles(paths);
   }
-  if (env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
-    kc.loadFromCluster();
-    return kc;
-  }
+  if (env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) return KubeConfig.inCluster(env);
   const home = join(homedir(), '.kube', 'config');
-  if (existsSync(home)) {
-    kc.loadFromFile(home);
-    return kc;
-  }
+  if (existsSync(home)) return KubeConfig.fromFiles([home]);
   throw new Error('no Kubernetes credentials: pass --kubeconfig, set KUBECONFIG, run in a cluster, or create ~/.kube/config');
 }
 
 /** The namespace this process runs in: POD_NAMESPACE, the in-cluster file, or the kubeconfig context's. */
-export function currentNamespace(kc: KubeConfig, env: OperatorEnvironment = operatorEnvironment()): string {
+export function currentNamespace(kc: ClusterAccess, env: OperatorEnvironment = operatorEnvironment()): string {
   if (env.podNamespace) return env.podNamespace;
   const file = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
   if (existsSync(file)) {

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from '../client/kubeconfig.js';
 import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import { Cache } from '../cache/cache.js';
@@ -44,7 +44,7 @@ export type HealthCheck = () => true | string | Promise<true | string>;
 export interface ManagerOptions {
   /** The operator's name: field manager for writes, event source, default lease name. */
   name: string;
-  kubeConfig?: KubeConfig;
+  kubeConfig?: ClusterAccess;
   /** Namespaces to watch (default: WATCH_NAMESPACE; empty = all). */
   namespaces?: string[];
   /** Lease-based leader election; `true` uses the defaults (15 s / 10 s / 2 s). */
@@ -80,7 +80,7 @@ type State = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
  */
 export class Manager {
   readonly log: Logger;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: ClusterAccess;
   readonly transport: Transport;
   readonly client: Client;
   readonly cache: Cache;
