@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Bundles an operator (or any Node entry point) into one CommonJS file, as the images ship it.
 //   node tools/build/bundle.mjs <entry.ts> <outfile.js> [--no-shims]
-// CommonJS because client-node's dynamic requires break in an ESM bundle; workspace packages are
-// read from source through the `@opkit/source` export condition.
+// CommonJS: dependencies written for require() (acme-client, axios, pino) bundle as they are;
+// workspace packages are read from source through the `@opkit/source` export condition.
 import { build } from 'esbuild';
 import { writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -12,9 +12,8 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 
 /** Build-time replacements for code opkit never calls (see each shim for why). */
 export const shims = {
-  'node-fetch': resolve(here, 'shims/node-fetch.cjs'),
-  'body-parser': resolve(here, 'shims/unused-express-middleware.cjs'),
-  'serve-static': resolve(here, 'shims/unused-express-middleware.cjs'),
+  'node-forge': resolve(here, 'shims/node-forge.cjs'),
+  'mime-db': resolve(here, 'shims/mime-db.cjs'),
 };
 
 export async function bundle(entry, outfile, { useShims = true, minify = true } = {}) {

@@ -17,7 +17,7 @@ const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const outDir = join(root, 'dist/run-ts');
 mkdirSync(outDir, { recursive: true });
 const out = join(outDir, `${basename(file, '.ts')}.cjs`);
-// No shims: tools (the demo, generators) may use client-node's REST layer, which the shims drop.
+// No shims: tools (the demo, generators) may use what the operator images leave out.
 await bundle(resolve(file), out, { minify: false, useShims: false });
 const child = spawn(process.execPath, ['--enable-source-maps', out, ...args], { stdio: 'inherit' });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));

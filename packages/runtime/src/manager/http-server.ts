@@ -1,5 +1,4 @@
-import express, { type Express } from 'express';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** `:8080`, `0.0.0.0:8080`, `127.0.0.1:0` (any free port); `0` or empty disables the server. */
@@ -19,17 +18,41 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export function newApp(): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  return app;
+/** What a route answers. */
+export interface Reply {
+  status: number;
+  contentType: string;
+  body: string;
 }
+/** A GET route: the request's URL (with its query) in, the reply out. */
+export type Route = (url: URL) => Promise<Reply> | Reply;
 
-export async function listen(app: Express, addr: { host: string; port: number }): Promise<RunningServer> {
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(addr.port, addr.host, (err?: Error) => (err ? reject(err) : resolve(s)));
-    s.on('error', reject);
+/**
+ * A small HTTP server for the manager's read-only endpoints (/metrics, /healthz, /readyz): GET and
+ * HEAD on exact paths, 404 elsewhere, 405 for other methods. node:http rather than a framework:
+ * three GET routes do not need one, and express cost every operator 12 MiB of idle memory
+ * (measured on Node 24: 76.9 -> 64.9 MiB RSS; bundle 1.22 -> 0.45 MB).
+ */
+export async function listen(routes: Record<string, Route>, addr: { host: string; port: number }): Promise<RunningServer> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const route = routes[url.pathname];
+    const reply = (r: Reply) => {
+      res.writeHead(r.status, { 'content-type': r.contentType, 'content-length': Buffer.byteLength(r.body) });
+      res.end(req.method === 'HEAD' ? undefined : r.body);
+    };
+    if (!route) return reply({ status: 404, contentType: 'text/plain; charset=utf-8', body: `${url.pathname} not found\n` });
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      return reply({ status: 405, contentType: 'text/plain; charset=utf-8', body: `${req.method} not allowed\n` });
+    }
+    Promise.resolve()
+      .then(() => route(url))
+      .then(reply, (err: Error) => reply({ status: 500, contentType: 'text/plain; charset=utf-8', body: `${err.message}\n` }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(addr.port, addr.host, () => (server.off('error', reject), resolve()));
   });
   // Scrapes and probes are short; don't let a slow client hold the process at shutdown.
   server.keepAliveTimeout = 5_000;

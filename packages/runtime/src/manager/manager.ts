@@ -12,7 +12,7 @@ import { createLogger } from '../log/logger.js';
 import { RuntimeMetrics } from '../metrics/metrics.js';
 import { instanceName, operatorEnvironment, type OperatorEnvironment } from './environment.js';
 import type { ManagerFlags } from './flags.js';
-import { listen, newApp, parseBindAddress, type RunningServer } from './http-server.js';
+import { listen, parseBindAddress, type RunningServer } from './http-server.js';
 import { currentNamespace, loadKubeConfig } from './kubeconfig.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
@@ -189,27 +189,20 @@ export class Manager {
   private async startServers() {
     const metricsAddr = parseBindAddress(this.options.metricsBindAddress ?? ':8080');
     if (metricsAddr) {
-      const app = newApp();
-      app.get('/metrics', async (_req, res) => {
-        res.type(this.metrics.registry.contentType).send(await this.metrics.render());
-      });
-      const s = await listen(app, metricsAddr);
+      const s = await listen({ '/metrics': async () => ({ status: 200, contentType: this.metrics.registry.contentType, body: await this.metrics.render() }) }, metricsAddr);
       this.ports.metrics = s.port;
       this.servers.push(s);
     }
     const probeAddr = parseBindAddress(this.options.healthProbeBindAddress ?? ':8081');
     if (probeAddr) {
-      const app = newApp();
-      const serve = (checks: Map<string, HealthCheck>) => async (req: import('express').Request, res: import('express').Response) => {
+      const serve = (checks: Map<string, HealthCheck>) => async (url: URL) => {
         const results = await Promise.all([...checks].map(async ([name, check]) => [name, await Promise.resolve().then(check).catch((e: Error) => e.message)] as const));
         const failed = results.filter(([, r]) => r !== true);
-        const verbose = 'verbose' in req.query || failed.length > 0;
+        const verbose = url.searchParams.has('verbose') || failed.length > 0;
         const body = verbose ? `${results.map(([n, r]) => (r === true ? `[+]${n} ok` : `[-]${n} failed: ${r}`)).join('\n')}\n${failed.length ? 'check failed' : 'ok'}` : 'ok';
-        res.status(failed.length ? 500 : 200).type('text/plain').send(body);
+        return { status: failed.length ? 500 : 200, contentType: 'text/plain; charset=utf-8', body };
       };
-      app.get('/healthz', serve(this.healthChecks));
-      app.get('/readyz', serve(this.readyChecks));
-      const s = await listen(app, probeAddr);
+      const s = await listen({ '/healthz': serve(this.healthChecks), '/readyz': serve(this.readyChecks) }, probeAddr);
       this.ports.probes = s.port;
       this.servers.push(s);
     }
