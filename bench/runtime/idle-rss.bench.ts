@@ -1,68 +1,91 @@
-// Resident memory of an idle manager with one controller: the operator bundled as in its image,
-// started against a real API server, measured after it settles.
-import { Client, Namespace, Transport } from '@opkit/runtime';
-import { startControlPlane, waitFor } from '@opkit/testing';
+// Idle memory of each operator with an empty cache: its bundle (as the image ships it) started
+// against a real API server with its CRDs installed and nothing to do, measured after it settles,
+// on this machine's Node and on the image's Node 24. Next to a bare `node` on each, the floor no
+// operator can go below. RssAnon is the process's own memory; RssFile is mapped code (mostly the
+// node binary), which a container's working set counts too.
+//   OPKIT_BENCH_IDLE_APPS=memcached-operator,cdn-operator,cert-operator (default)
+//   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=1'   node flags for the operator processes (V8 settings to try)
+import { imageNodeBinary } from '@opkit/testing/containers';
+import { helmTemplate, kubectlApply, startControlPlane, waitFor, workspaceApp, workspaceRoot } from '@opkit/testing';
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { table } from '../report.js';
 
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const proc = (pid: number) => {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)![1]) / 1024;
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
+};
+const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const r1 = (x: number) => Math.round(x * 10) / 10;
+const version = (node: string) => new Promise<string>((resolve) => {
+  let out = '';
+  spawn(node, ['--version']).stdout.on('data', (d) => (out += d)).on('end', () => resolve(out.trim()));
+});
+
+/** Samples a process five times, a second apart, after it has settled. */
+async function sample(pid: number) {
+  const xs = [];
+  for (let i = 0; i < 5; i++) {
+    xs.push(proc(pid));
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  return { rss: median(xs.map((x) => x.rss)), anon: median(xs.map((x) => x.anon)), file: median(xs.map((x) => x.file)) };
+}
 
 async function main() {
-  // The same bundler the operator images use (tools/build/bundle.mjs), with and without its shims.
-  const { bundle } = (await import(join(process.cwd(), 'tools/build/bundle.mjs'))) as { bundle: (e: string, o: string, opts?: object) => Promise<unknown> };
-  const entry = join(process.cwd(), 'bench/runtime/fixtures/idle-operator.ts');
-  const plain = join(process.cwd(), 'dist/bench/idle-operator-plain.cjs');
-  const shimmed = join(process.cwd(), 'dist/bench/idle-operator.cjs');
-  await bundle(entry, plain, { useShims: false });
-  await bundle(entry, shimmed);
+  const { bundle } = (await import(join(workspaceRoot(), 'tools/build/bundle.mjs'))) as { bundle: (e: string, o: string) => Promise<unknown> };
+  const apps = (process.env.OPKIT_BENCH_IDLE_APPS ?? 'memcached-operator,cdn-operator,cert-operator').split(',');
+  const nodes: [string, string][] = [];
+  for (const bin of [process.execPath, await imageNodeBinary()]) nodes.push([bin, await version(bin)]);
   const plane = await startControlPlane();
+  const rows: Record<string, string | number>[] = [];
   try {
-    await new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' }).create(Namespace, { metadata: { name: 'idle' } });
-    const rows = [];
-    const configs: [string, string, string[], Record<string, string>][] = [
-      ['plain bundle', plain, [], {}],
-      ['opkit bundle (shims)', shimmed, [], {}],
-      ['opkit bundle (shims)', shimmed, ['--max-semi-space-size=2'], {}],
-      ['opkit bundle (shims)', shimmed, [], { MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' }],
-      ['opkit bundle (shims)', shimmed, [], { MALLOC_TRIM_THRESHOLD_: '0' }],
-    ];
-    for (const [label, out, flags, env] of configs) {
-      const child = spawn(process.execPath, [...flags, out, `--kubeconfig=${plane.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'], {
-        env: { ...process.env, WATCH_NAMESPACE: 'idle', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let log = '';
-      let mem: Record<string, number> = {};
-      child.stdout!.on('data', (d) => (log += d));
-      child.stderr!.on('data', (d: Buffer) => {
-        const m = /MEM (\{.*\})/.exec(d.toString());
-        if (m) mem = JSON.parse(m[1]);
-      });
-      await waitFor('the operator to start', () => log.includes('controller started'), { timeoutMs: 30_000 });
-      await new Promise((r) => setTimeout(r, 10_000));
-      const samples = [];
-      for (let i = 0; i < 5; i++) {
-        samples.push(rssMiB(child.pid!));
-        await new Promise((r) => setTimeout(r, 1_000));
-      }
-      child.kill('SIGTERM');
-      await new Promise((r) => child.on('exit', r));
-      const m = (k: string) => Math.round(((mem[k] ?? 0) / 1048576) * 10) / 10;
-      rows.push({
-        bundle: label,
-        'node flags / env': [...flags, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ') || '(none)',
-        'bundle MiB': Math.round((statSync(out).size / 1048576) * 10) / 10,
-        'idle RSS MiB (median of 5)': Math.round(samples.sort((a, b) => a - b)[2] * 10) / 10,
-        'V8 heap used/total MiB': `${m('heapUsed')} / ${m('heapTotal')}`,
-        'external MiB': m('external'),
-      });
+    for (const [bin, v] of nodes) {
+      const child = spawn(bin, ['-e', 'setInterval(() => {}, 1 << 30)']);
+      await new Promise((r) => setTimeout(r, 3_000));
+      const m = await sample(child.pid!);
+      child.kill();
+      rows.push({ process: 'bare node', node: v, 'bundle MB': '', 'VmRSS MiB': r1(m.rss), 'RssAnon MiB': r1(m.anon), 'RssFile MiB': r1(m.file) });
     }
-    table(rows);
-    console.log('target: idle RSS <= 80 MiB per operator (a bare `node` process is ~40 MiB)');
+    for (const app of apps) {
+      const a = workspaceApp(app);
+      const out = join(workspaceRoot(), `dist/bench/idle-${app}/main.js`);
+      await bundle(join(workspaceRoot(), `apps/${app}/src/main.ts`), out);
+      const crds = parseAllDocuments(await helmTemplate(a.chart!, {})).map((d) => d.toJSON() as { kind?: string }).filter((o) => o?.kind === 'CustomResourceDefinition');
+      await kubectlApply(plane.kubeconfigPath, crds.map((o) => JSON.stringify(o)).join('\n---\n'));
+      await plane.kubectl(['create', 'namespace', `idle-${app}`]);
+      for (const [bin, v] of nodes) {
+        const child = spawn(bin, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), out, `--kubeconfig=${plane.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'], {
+          // As the image sets it (apps/Dockerfile).
+          env: { ...process.env, WATCH_NAMESPACE: `idle-${app}`, POD_NAMESPACE: `idle-${app}`, NODE_ENV: 'production', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let log = '';
+        child.stdout!.on('data', (d) => (log += d));
+        child.stderr!.on('data', (d) => (log += d));
+        await waitFor(`${app} to start`, () => {
+          if (child.exitCode !== null) throw new Error(`${app} exited: ${log.slice(-2000)}`);
+          return log.includes('controller started');
+        }, { timeoutMs: 60_000 });
+        await new Promise((r) => setTimeout(r, 10_000));
+        const m = await sample(child.pid!);
+        child.kill('SIGTERM');
+        await new Promise((r) => child.on('exit', r));
+        rows.push({ process: app, node: v, 'bundle MB': r1(statSync(out).size / 1e6), 'VmRSS MiB': r1(m.rss), 'RssAnon MiB': r1(m.anon), 'RssFile MiB': r1(m.file) });
+      }
+    }
   } finally {
     await plane.stop();
   }
+  table(rows);
+  console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; target: each operator <= 60 MiB VmRSS idle (issue 18)`);
 }
-void main();
+
+void main().then(() => process.exit(0), (e: Error) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -26,7 +26,7 @@ export interface RecordedWrite {
 
 export interface FinalizeOptions {
   finalizer: string;
-  /** Runs once the object is being deleted (or `done`), before the finalizer is removed. Throw to retry later. */
+  /** Runs once the object is being deleted (or `done`), before the finalizer is removed, and not again. Throw to retry later. */
   cleanup(): Promise<void> | void;
   /** Whether the live object needs the finalizer at all (default true); without it nothing is added. */
   needed?: boolean;
@@ -152,8 +152,11 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
         if (ours || opts.needed === false) return { state: 'active', obj };
         return { state: 'active', obj: wrote(kind, await addFinalizer(client, kind, obj, opts.finalizer)) as typeof obj };
       }
-      // Deleting: clean up only while our finalizer still holds the object (once is enough).
-      if (!ours && !opts.done) return { state: 'finalized', obj };
+      // Clean up only while our finalizer still holds the object: once is enough, and cleanup that
+      // reaches outside the cluster (a DNS record, a cloud API) must not be repeated by every later
+      // reconcile of an object whose work is done. Without a finalizer (`needed: false`), a done
+      // object's cleanup runs each time: it is then only idempotent work inside the cluster.
+      if (!ours && (!opts.done || opts.needed !== false)) return { state: 'finalized', obj };
       await opts.cleanup();
       if (!ours) return { state: 'finalized', obj };
       const last = !!obj.metadata.deletionTimestamp && obj.metadata.finalizers!.length === 1;

@@ -37,7 +37,7 @@ export interface Bind {
   tsig: { name: string; algorithm: string; secret: string };
   /** host:53 of the zone's NS record, when started with `onPort53` and that was possible. */
   authoritative?: string;
-  /** DNS UPDATE messages the server applied so far (from its log). */
+  /** Records the server added or removed by DNS UPDATE so far (from its log; one per message as opkit sends them). */
   updates(): number;
   /** Queries of `type` for `name` that reached it at `server` (an address of `server` or `authoritative`), from its query log. */
   queries(name: string, type: string, server: string): number;

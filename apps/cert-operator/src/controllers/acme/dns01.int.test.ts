@@ -71,6 +71,7 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tsig', namespace }, stringData: { secret: bind.tsig.secret } });
     await issuer(namespace, 'le', rfc2136());
     const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
+    const updatesBefore = bind.updates();
     const t0 = Date.now();
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'wild', namespace }, spec: { secretName: 'wild-tls', issuerRef: { name: 'le' }, dnsNames: ['*.example.test', 'example.test'], privateKey: { algorithm: 'ECDSA' } } });
     const ready = await waitFor('the wildcard Certificate Ready', async () => {
@@ -91,6 +92,9 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     // The self-check asked the zone's authoritative server (port 53, found by its NS record).
     if (bind.authoritative) expect(bind.queries('_acme-challenge.example.test', 'TXT', bind.authoritative)).toBeGreaterThan(0);
     await waitFor('the challenges gone, their TXT records removed', async () => !(await admin.list(Challenge.kind, { namespace })).items.length && !(await txt('_acme-challenge.example.test')).length, { timeoutMs: 30_000 });
+    // Each record added once and removed once: a DNS provider's API is called no more than that.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(bind.updates() - updatesBefore).toBe(4);
   }, 180_000);
 
   it("names what cannot work: a DNS-01 provider this operator lacks (on the Issuer), a TSIG key the server refuses (on the Challenge and the Certificate)", async () => {

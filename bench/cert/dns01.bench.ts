@@ -1,0 +1,73 @@
+// ACME DNS-01 with RFC 2136 against Pebble resolving through BIND 9: for wildcard certificates
+// (*.zone and zone, two authorizations), the ACME requests per certificate (the operator's
+// opkit_acme_client_requests_total), the DNS UPDATEs per certificate (BIND's log), and the time to
+// Ready with the production self-check settings: every 10 s, the TXT record asked of the zone's
+// authoritative server found by its NS record, on port 53 (where this runs as root).
+//   OPKIT_BENCH_DNS01_CERTS=1,10 (default)   certificates per run, all created at once
+import { Client, CustomResourceDefinition, Namespace, Transport } from '@opkit/runtime';
+import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
+import { bindUnavailable, startBind, startControlPlane, startPebble, waitFor } from '@opkit/testing';
+import { loadavg } from 'node:os';
+import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
+import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
+import { defaultConfig } from '../../apps/cert-operator/src/config.js';
+import { addCertificateControllers } from '../../apps/cert-operator/src/controllers/index.js';
+import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
+import { table } from '../report.js';
+
+async function run(n: number) {
+  const bind = await startBind({ zone: 'example.test', onPort53: true });
+  const pebble = await startPebble({ resolver: bind.server });
+  const plane = await startControlPlane();
+  try {
+    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+    await waitFor('CRDs', () => admin.list(Certificate.kind).then(() => true));
+    for (const ns of ['opkit-system', 'bench']) await admin.create(Namespace, { metadata: { name: ns } });
+    const { manager } = testManager(plane.kubeConfig, { name: 'cert-operator' });
+    // Production settings; BIND plays the recursive resolver on its test port too.
+    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system', dns01: { recursiveNameservers: [bind.server], recursiveOnly: !bind.authoritative, checkIntervalMs: 10_000 } }));
+    await manager.start();
+    await plane.kubectl(['create', 'secret', 'generic', 'tsig', '-n', 'bench', `--from-literal=secret=${bind.tsig.secret}`]);
+    await admin.create(Issuer.kind, {
+      metadata: { name: 'acme', namespace: 'bench' },
+      spec: { acme: { server: pebble.directoryUrl, caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'), privateKeySecretRef: { name: 'acme-account' }, solvers: [{ dns01: { rfc2136: { nameserver: bind.server, tsigKeyName: bind.tsig.name, tsigAlgorithm: 'HMACSHA256', tsigSecretSecretRef: { name: 'tsig', key: 'secret' } } } }] } },
+    });
+    await waitFor('the ACME issuer', async () => (await admin.get(Issuer.kind, { namespace: 'bench', name: 'acme' })).status?.conditions?.[0]?.status === 'True', { timeoutMs: 30_000 });
+    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
+    const updatesBefore = bind.updates();
+    const t0 = performance.now();
+    const ready = new Map<string, number>();
+    await Promise.all(Array.from({ length: n }, (_, i) => admin.create(Certificate.kind, { metadata: { name: `w${i}`, namespace: 'bench' }, spec: { secretName: `w${i}`, dnsNames: [`*.z${i}.example.test`, `z${i}.example.test`], issuerRef: { name: 'acme' }, privateKey: { algorithm: 'ECDSA' } } })));
+    await waitFor(`${n} Ready`, async () => {
+      for (const c of await admin.listAll(Certificate.kind, { namespace: 'bench' })) {
+        if (!ready.has(c.metadata.name!) && c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')) ready.set(c.metadata.name!, (performance.now() - t0) / 1000);
+      }
+      return ready.size === n;
+    }, { timeoutMs: 900_000, intervalMs: 250 });
+    // Cleanup (the TXT records removed) counts as part of what a certificate costs the DNS server.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const requests = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total') - requestsBefore;
+    const times = [...ready.values()].sort((a, b) => a - b);
+    await manager.stop();
+    return { certificates: n, 'names each': 2, 'ACME requests / cert': (requests / n).toFixed(1), 'DNS UPDATEs / cert': ((bind.updates() - updatesBefore) / n).toFixed(1), 'Ready p50 s': times[Math.floor(n / 2)].toFixed(1), 'all Ready s': times.at(-1)!.toFixed(1) };
+  } finally {
+    await plane.stop();
+    await pebble.stop();
+    await bind.stop();
+  }
+}
+
+async function main() {
+  const why = bindUnavailable();
+  if (why) return console.log(`skipped: ${why}`);
+  const rows = [];
+  for (const n of (process.env.OPKIT_BENCH_DNS01_CERTS ?? '1,10').split(',').map(Number)) rows.push(await run(n));
+  table(rows);
+  console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; the self-check runs every 10 s (cert-manager's default), so a certificate waits up to one period after its record is served`);
+}
+
+void main().then(() => process.exit(0), (e: Error) => {
+  console.error(e);
+  process.exit(1);
+});
