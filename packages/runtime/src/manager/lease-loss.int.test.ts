@@ -137,6 +137,12 @@ describe('losing the leader lease', () => {
     expect(runs.length).toBeGreaterThanOrEqual(2);
     // Each change of writer needs a lease transition: no interleaving of two leaders.
     expect(runs.length - 1).toBeLessThanOrEqual(lease.spec?.leaseTransitions ?? 0);
+    // Stronger, write by write: as the API server saw it, the last lease written before each
+    // ConfigMap write was the writer's own (no write after another replica took the lease).
+    const leaseWrites = suite.plane.audit!.writes({ since, resource: 'leases' }).filter((e) => e.objectRef?.namespace === 'two' && e.objectRef?.name === 'two' && (e.responseStatus?.code ?? 0) < 300);
+    const holderAt = (t: number) => leaseWrites.filter((l) => Date.parse(l.requestReceivedTimestamp) <= t).at(-1)?.user.username;
+    const stale = writes.filter((w) => holderAt(Date.parse(w.requestReceivedTimestamp)) !== w.user.username).map((w) => `${w.user.username} wrote at ${w.requestReceivedTimestamp} while ${holderAt(Date.parse(w.requestReceivedTimestamp))} held the lease`);
+    expect(stale).toEqual([]);
     expect(a.running || b.running).toBe(true);
   });
 });
