@@ -4,7 +4,7 @@ import { kindKey, resourceName, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import { keyOf, type Cached, type KubeObject, type ObjectKey } from '../client/types.js';
 import { Informer, type EventHandler } from './informer.js';
-import { parseLabelSelector } from './label-selector.js';
+import { parseLabelSelector, parseSelector } from './label-selector.js';
 import type { IndexFunc } from './store.js';
 
 /** Per-kind cache settings: what to watch and how much of it to keep. */
@@ -102,12 +102,12 @@ export class KindInformer<T extends KubeObject> {
 
   list(opts: CacheListOptions = {}): Cached<T>[] {
     const parts = opts.namespace && !this.parts.has('') ? [this.parts.get(opts.namespace)].filter((p): p is Informer<T> => !!p) : [...this.parts.values()];
-    let items = parts.flatMap((p) => (opts.index ? p.store.byIndex(opts.index.name, opts.index.value) : p.store.list()));
-    if (opts.namespace) items = items.filter((o) => o.metadata.namespace === opts.namespace);
-    if (opts.labelSelector) {
-      const match = parseLabelSelector(opts.labelSelector);
-      items = items.filter((o) => match(o.metadata.labels as Record<string, string> | undefined));
-    }
+    // From the store's indexes (namespace, the named index, the labels the selector fixes), then
+    // the selector's other terms: the cost follows the matches, not the cache's size.
+    const selector = parseSelector(opts.labelSelector);
+    const query = { namespace: opts.namespace || undefined, index: opts.index, labels: selector.equalities };
+    let items = parts.flatMap((p) => p.store.select(query));
+    if (opts.labelSelector) items = items.filter((o) => selector.matches(o.metadata.labels as Record<string, string> | undefined));
     return items as Cached<T>[];
   }
 

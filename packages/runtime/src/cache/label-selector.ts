@@ -39,10 +39,37 @@ function parseRequirement(term: string): Requirement {
   throw new Error(`invalid label selector term: "${term}"`);
 }
 
-export function parseLabelSelector(selector: string | Record<string, string> | undefined): LabelMatcher {
-  if (!selector) return () => true;
+/** A parsed selector: its matcher, and the `key in (values)` terms an index can answer. */
+export interface ParsedSelector {
+  matches: LabelMatcher;
+  /** The requirements that name the values a label must have (`a=b`, `a in (b,c)`). */
+  equalities: { key: string; values: string[] }[];
+}
+
+// Reconciles list with the same few selectors over and over: parse each once (bounded).
+const parsed = new Map<string, ParsedSelector>();
+const PARSED_MAX = 512;
+
+export function parseSelector(selector: string | Record<string, string> | undefined): ParsedSelector {
+  if (!selector) return { matches: () => true, equalities: [] };
+  const text = typeof selector === 'string' ? selector : undefined;
+  const hit = text !== undefined ? parsed.get(text) : undefined;
+  if (hit) return hit;
   const reqs: Requirement[] =
     typeof selector === 'string' ? splitTopLevel(selector).map(parseRequirement) : Object.entries(selector).map(([key, v]) => ({ key, op: 'in', values: [v] }));
+  const result = { matches: matcherOf(reqs), equalities: reqs.filter((r) => r.op === 'in').map((r) => ({ key: r.key, values: r.values })) };
+  if (text !== undefined) {
+    if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
+    parsed.set(text, result);
+  }
+  return result;
+}
+
+export function parseLabelSelector(selector: string | Record<string, string> | undefined): LabelMatcher {
+  return parseSelector(selector).matches;
+}
+
+function matcherOf(reqs: Requirement[]): LabelMatcher {
   return (labels = {}) =>
     reqs.every((r) => {
       const has = Object.prototype.hasOwnProperty.call(labels, r.key);

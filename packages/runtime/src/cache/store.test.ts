@@ -48,4 +48,32 @@ describe('Store', () => {
     }).toThrow(TypeError);
     expect(s.get('default/a')!.spec.sources).toEqual(['x']);
   });
+
+  it('selects by namespace, index and label values from its indexes, kept up to date as labels and objects change', () => {
+    type Pod = KubeObject & { spec: { sources: string[] } };
+    const pod = (name: string, ns: string, labels: Record<string, string>, rv = '1'): Pod => ({ metadata: { name, namespace: ns, labels, resourceVersion: rv, uid: `uid-${ns}-${name}` }, spec: { sources: [labels.app ?? ''] } });
+    const s = new Store<Pod>();
+    s.addIndex('source', (o) => o.spec.sources);
+    s.upsert(pod('a1', 'a', { app: 'web', tier: 'front' }));
+    s.upsert(pod('a2', 'a', { app: 'db' }));
+    s.upsert(pod('b1', 'b', { app: 'web' }));
+    const names = (q: Parameters<typeof s.select>[0]) => s.select(q).map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    expect(names({})).toEqual(['a/a1', 'a/a2', 'b/b1']);
+    expect(names({ namespace: 'a' })).toEqual(['a/a1', 'a/a2']);
+    expect(names({ labels: [{ key: 'app', values: ['web'] }] })).toEqual(['a/a1', 'b/b1']);
+    expect(names({ namespace: 'a', labels: [{ key: 'app', values: ['web', 'db'] }] })).toEqual(['a/a1', 'a/a2']);
+    expect(names({ namespace: 'b', index: { name: 'source', value: 'web' } })).toEqual(['b/b1']);
+    expect(names({ namespace: 'c' })).toEqual([]);
+    // A label changed, an object moved out of a value, one removed: the indexes follow.
+    s.upsert(pod('a1', 'a', { app: 'db' }, '2'));
+    expect(names({ labels: [{ key: 'app', values: ['web'] }] })).toEqual(['b/b1']);
+    expect(names({ labels: [{ key: 'app', values: ['db'] }] })).toEqual(['a/a1', 'a/a2']);
+    expect(names({ labels: [{ key: 'tier', values: ['front'] }] })).toEqual([]);
+    s.remove(pod('a2', 'a', { app: 'db' }, '3'));
+    expect(names({ namespace: 'a', labels: [{ key: 'app', values: ['db'] }] })).toEqual(['a/a1']);
+    // A relist that drops and adds objects keeps them too.
+    s.replace([pod('b1', 'b', { app: 'web' }), pod('c1', 'c', { app: 'web' })]);
+    expect(names({ labels: [{ key: 'app', values: ['web'] }] })).toEqual(['b/b1', 'c/c1']);
+    expect(names({ namespace: 'a' })).toEqual([]);
+  });
 });

@@ -9,14 +9,26 @@ export type StoreDelta<T> =
   | { type: 'update'; old: T; obj: T }
   | { type: 'delete'; obj: T };
 
+/** What a list asks for: one namespace, an index value, labels with given values. */
+export interface StoreQuery {
+  namespace?: string;
+  index?: { name: string; value: string };
+  /** `key in (values)` terms (`a=b` is one value): each can be answered from a label index. */
+  labels?: { key: string; values: string[] }[];
+}
+
 /**
  * The objects of one informer, frozen, keyed by namespace/name, with secondary indexes kept up to
- * date on every change.
+ * date on every change: the named indexes a controller declares, one by namespace, and one per
+ * label key that a list has selected on (built on first use). A list is answered from the
+ * smallest of the indexes it can use, so its cost follows the matches, not the store's size.
  */
 export class Store<T extends KubeObject> {
   private readonly items = new Map<string, T>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
   private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private readonly byNamespace = new Map<string, Set<string>>();
+  private readonly byLabel = new Map<string, Map<string, Set<string>>>();
 
   get size(): number {
     return this.items.size;
@@ -54,14 +66,71 @@ export class Store<T extends KubeObject> {
     return this.items.get(key);
   }
 
+  /**
+   * The objects that may match `q`: exactly those in its namespace, index value and label values
+   * when it names them, read from the smallest index that applies. Other selector terms (`!=`,
+   * `notin`, existence) are the caller's to apply to what this returns.
+   */
+  select(q: StoreQuery): T[] {
+    const postings: Set<string>[][] = [];
+    if (q.index) postings.push([this.postingOf(q.index.name, q.index.value)]);
+    if (q.namespace !== undefined) postings.push([this.byNamespace.get(q.namespace) ?? EMPTY]);
+    for (const { key, values } of q.labels ?? []) {
+      const index = this.labelIndex(key);
+      postings.push(values.map((v) => index.get(v) ?? EMPTY));
+    }
+    if (!postings.length) return [...this.items.values()];
+    const size = (sets: Set<string>[]) => sets.reduce((n, x) => n + x.size, 0);
+    const smallest = postings.reduce((a, b) => (size(b) < size(a) ? b : a));
+    const rest = postings.filter((p) => p !== smallest);
+    const out: T[] = [];
+    for (const set of smallest) {
+      for (const key of set) {
+        if (rest.every((sets) => sets.some((x) => x.has(key)))) out.push(this.items.get(key)!);
+      }
+    }
+    return out;
+  }
+
+  private postingOf(name: string, value: string): Set<string> {
+    const index = this.indices.get(name);
+    if (!index) throw new Error(`no index named "${name}": register it with indexField() before reading`);
+    return index.get(value) ?? EMPTY;
+  }
+
+  private labelIndex(key: string): Map<string, Set<string>> {
+    let index = this.byLabel.get(key);
+    if (!index) {
+      index = new Map();
+      for (const [k, obj] of this.items) {
+        const v = obj.metadata.labels?.[key];
+        if (v !== undefined) add(index, v, k);
+      }
+      this.byLabel.set(key, index);
+    }
+    return index;
+  }
+
+  private track(key: string, old: T | undefined, obj: T | undefined) {
+    const oldNs = old?.metadata.namespace ?? '';
+    const newNs = obj?.metadata.namespace ?? '';
+    if (old && (!obj || oldNs !== newNs)) drop(this.byNamespace, oldNs, key);
+    if (obj && (!old || oldNs !== newNs)) add(this.byNamespace, newNs, key);
+    for (const [label, index] of this.byLabel) {
+      const before = old?.metadata.labels?.[label];
+      const after = obj?.metadata.labels?.[label];
+      if (before === after) continue;
+      if (before !== undefined) drop(index, before, key);
+      if (after !== undefined) add(index, after, key);
+    }
+  }
+
   list(): T[] {
     return [...this.items.values()];
   }
 
   byIndex(name: string, value: string): T[] {
-    const index = this.indices.get(name);
-    if (!index) throw new Error(`no index named "${name}": register it with indexField() before reading`);
-    return [...(index.get(value) ?? [])].map((k) => this.items.get(k)!).filter(Boolean);
+    return [...this.postingOf(name, value)].map((k) => this.items.get(k)!).filter(Boolean);
   }
 
   /** Inserts or replaces one object; returns the delta (undefined when nothing changed). */
@@ -75,6 +144,7 @@ export class Store<T extends KubeObject> {
       if (old) this.unindexOne(index, fn, key, old);
       this.indexOne(index, fn, key, obj);
     }
+    this.track(key, old, obj);
     this.items.set(key, obj);
     return old ? { type: 'update', old, obj } : { type: 'add', obj };
   }
@@ -84,6 +154,7 @@ export class Store<T extends KubeObject> {
     const old = this.items.get(key);
     if (!old) return undefined;
     for (const [name, fn] of this.indexers) this.unindexOne(this.indices.get(name)!, fn, key, old);
+    this.track(key, old, undefined);
     this.items.delete(key);
     // Report the last state we knew; the delete event's object may be a tombstone-like partial.
     return { type: 'delete', obj: deepFreeze(obj.metadata.resourceVersion ? obj : old) };
@@ -108,4 +179,18 @@ export class Store<T extends KubeObject> {
     }
     return deltas;
   }
+}
+
+const EMPTY: Set<string> = new Set();
+
+function add(index: Map<string, Set<string>>, value: string, key: string) {
+  let keys = index.get(value);
+  if (!keys) index.set(value, (keys = new Set()));
+  keys.add(key);
+}
+
+function drop(index: Map<string, Set<string>>, value: string, key: string) {
+  const keys = index.get(value);
+  keys?.delete(key);
+  if (keys && !keys.size) index.delete(value);
 }
