@@ -43,7 +43,7 @@ const rows = [];
 for (const n of [1_000, 10_000, 50_000]) {
   const store = new Store<KubeObject>();
   store.replace(pods(n));
-  const instances = n / PER_INSTANCE;
+  const instances = Math.floor(n / PER_INSTANCE);
   const selectorOf = (i: number) => `app.kubernetes.io/instance=mc-${i % instances},app.kubernetes.io/managed-by=memcached-operator`;
   const namespaceOf = (i: number) => `ns-${(i % instances) % NAMESPACES}`;
   // As Cache.list: the store's indexes, then the selector's remaining terms.
