@@ -23,6 +23,10 @@ export function controllerManager(workDir: string, kubeconfig: string, files: { 
       // kwok nodes have no kubelet; pods on them should be evicted only if kwok really stops.
       '--node-monitor-grace-period=60s',
       '--concurrent-gc-syncs=10',
+      // Its default 20 requests/s would make the simulated cluster, not the operator under test,
+      // the bottleneck (a thousand Deployments need three thousand writes of its own).
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
     ],
     logFile: join(workDir, 'kube-controller-manager.log'),
   });

@@ -15,6 +15,9 @@ export async function scheduler(workDir: string, kubeconfig: string): Promise<Ma
       '--bind-address=127.0.0.1',
       `--secure-port=${await freePort()}`,
       '--leader-elect=false',
+      // As the controller manager: the simulated cluster should not be what a benchmark measures.
+      '--kube-api-qps=200',
+      '--kube-api-burst=400',
     ],
     logFile: join(workDir, 'kube-scheduler.log'),
   });

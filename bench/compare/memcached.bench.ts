@@ -1,0 +1,141 @@
+// opkit's memcached operator side by side with the same operator on Go's controller-runtime
+// (bench/compare/go-memcached, built here from its Go module), on one API server with simulated
+// nodes: runs interleaved (opkit, Go, opkit, Go…), each in a namespace of its own, each timed from
+// the operator's start: until its own part is done (every Memcached has its Deployment asking for
+// its pods and a status for its generation: the first pass) and until every Memcached is Available
+// with its pods ready (which also waits for the simulated cluster to run the pods). Printed per run
+// and as ratios (opkit / Go; below 1 opkit is faster or smaller), with the load average.
+//   OPKIT_BENCH_COMPARE_N=1000       Memcached objects per run
+//   OPKIT_BENCH_COMPARE_SIZE=2       pods per Memcached (0: the operator's work alone, for 10,000)
+//   OPKIT_BENCH_COMPARE_ROUNDS=2     pairs of runs
+//   OPKIT_BENCH_COMPARE_WORKERS=2    workers in each operator (opkit's memcached controller has 2)
+//   OPKIT_BENCH_COMPARE_NODE=image   the Node running opkit: `image` (the image's Node 24) or `host`
+import { Client, Deployment, Namespace, Transport } from '@opkit/runtime';
+import { imageNodeBinary } from '@opkit/testing/containers';
+import { startControlPlane, waitFor, workspaceRoot, type ControlPlane } from '@opkit/testing';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Memcached } from '../../apps/memcached-operator/src/api/v1alpha1/memcached.js';
+import { table } from '../report.js';
+import { buildGoComparator, cpuSeconds, median, rssMiB } from './go-build.js';
+
+const N = Number(process.env.OPKIT_BENCH_COMPARE_N ?? 1000);
+const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
+const WORKERS = Number(process.env.OPKIT_BENCH_COMPARE_WORKERS ?? 2);
+const SIZE = Number(process.env.OPKIT_BENCH_COMPARE_SIZE ?? 2);
+const root = workspaceRoot();
+
+interface Run {
+  operator: string;
+  firstPass: number;
+  firstPassCpu: number;
+  converge: number;
+  startCpu: number;
+  cpu: number;
+  rss: number;
+  writesPerCr: number;
+  resyncWrites: number;
+}
+
+async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go', cmd: [string, string[]], ns: string): Promise<Run> {
+  await admin.create(Namespace, { metadata: { name: ns } });
+  await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', ns]).then(() => true), { timeoutMs: 30_000 });
+  for (let i = 0; i < N; i += 50) {
+    await Promise.all(Array.from({ length: Math.min(50, N - i) }, (_, j) => admin.create(Memcached.kind, { metadata: { name: `mc-${i + j}`, namespace: ns }, spec: { size: SIZE } } as never)));
+  }
+  const since = new Date();
+  let stderr = '';
+  const start = (): ChildProcess => {
+    const c = spawn(cmd[0], cmd[1], { env: { ...process.env, WATCH_NAMESPACE: ns, POD_NAMESPACE: ns }, stdio: ['ignore', 'ignore', 'pipe'] });
+    c.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+    return c;
+  };
+  const t0 = performance.now();
+  let child = start();
+  // Start-up cost: the CPU the process spent before its first status write.
+  let startCpu = 0;
+  await waitFor('the first status', async () => {
+    if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}): ${stderr}`);
+    const { items } = await admin.list(Memcached.kind, { namespace: ns, limit: 1 } as never);
+    startCpu = cpuSeconds(child.pid!);
+    return !!items[0]?.status;
+  }, { timeoutMs: 120_000, intervalMs: 100 });
+  // The operator's own part: every Memcached has its Deployment asking for its pods, and a status
+  // for its generation. What follows (pods scheduled and running) is the simulated cluster's.
+  await waitFor(`${N} Deployments and statuses (${label})`, async () => {
+    if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}): ${stderr}`);
+    const [mcs, deps] = await Promise.all([admin.listAll(Memcached.kind, { namespace: ns }), admin.listAll(Deployment, { namespace: ns })]);
+    return deps.filter((d) => d.spec?.replicas === SIZE).length === N && mcs.every((m) => m.status?.observedGeneration === m.metadata.generation);
+  }, { timeoutMs: 30 * 60_000, intervalMs: 1_000 });
+  const firstPass = (performance.now() - t0) / 1000;
+  const firstPassCpu = cpuSeconds(child.pid!);
+  await waitFor(`${N} Memcacheds Available (${label})`, async () => {
+    const items = await admin.listAll(Memcached.kind, { namespace: ns });
+    return items.filter((m) => m.status?.phase === 'Available' && m.status.readyReplicas === SIZE).length === N;
+  }, { timeoutMs: 30 * 60_000, intervalMs: 1_000 });
+  const converge = (performance.now() - t0) / 1000;
+  const cpu = cpuSeconds(child.pid!);
+  await new Promise((r) => setTimeout(r, 2_000));
+  const rss = rssMiB(child.pid!);
+  const ours = (e: { userAgent?: string }) => (e.userAgent ?? '').startsWith(label === 'go' ? 'go-memcached-operator' : 'memcached-operator/');
+  const writes = plane.audit!.writes({ since }).filter((e) => ours(e) && e.objectRef?.namespace === ns).length;
+  // A restart over converged objects: a full resync that must write nothing.
+  child.kill('SIGTERM');
+  await new Promise((r) => child.on('exit', r));
+  const resyncFrom = new Date();
+  child = start();
+  await new Promise((r) => setTimeout(r, 20_000));
+  const resyncWrites = plane.audit!.writes({ since: resyncFrom }).filter((e) => ours(e) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events' && e.objectRef?.resource !== 'leases').length;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.on('exit', r));
+  // Clean up for the next run: no operator removes the finalizers now, so the patch does.
+  const left = await admin.listAll(Memcached.kind, { namespace: ns });
+  for (let i = 0; i < left.length; i += 50) {
+    await Promise.all(left.slice(i, i + 50).map((m) => admin.patch(Memcached.kind, { namespace: ns, name: m.metadata.name! }, { metadata: { finalizers: null } })));
+  }
+  await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
+  await waitFor(`namespace ${ns} gone (its pods free the simulated nodes for the next run)`, async () => (await plane.kubectl(['get', 'namespace', ns], { check: false })).code !== 0, { timeoutMs: 900_000, intervalMs: 2_000 });
+  return { operator: label, firstPass, firstPassCpu, converge, startCpu, cpu, rss, writesPerCr: writes / N, resyncWrites };
+}
+
+async function main() {
+  const goBin = buildGoComparator('go-memcached', 'the Go comparator (controller-runtime v0.25.2)');
+  const bundle = join(root, 'dist/bench/compare-memcached/main.js');
+  const { bundle: build } = (await import(join(root, 'tools/build/bundle.mjs'))) as { bundle: (e: string, o: string) => Promise<unknown> };
+  await build(join(root, 'apps/memcached-operator/src/main.ts'), bundle);
+  const node = process.env.OPKIT_BENCH_COMPARE_NODE === 'host' ? process.execPath : await imageNodeBinary();
+  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  // Enough simulated nodes for the pods (110 each), at least 20.
+  const plane = await startControlPlane({ nodes: Math.max(20, Math.ceil((N * SIZE) / 100)), audit: true });
+  const runs: Run[] = [];
+  try {
+    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
+    await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(Memcached.crd) });
+    await waitFor('the CRD', () => admin.list(Memcached.kind).then(() => true));
+    const kc = plane.kubeconfigPath;
+    const opkit: [string, string[]] = [node, [bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', `--max-concurrent-reconciles=${WORKERS}`]];
+    const go: [string, string[]] = [goBin, [`--kubeconfig=${kc}`, `--max-concurrent-reconciles=${WORKERS}`]];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [label, cmd] of [['opkit', opkit], ['go', go]] as const) {
+        const run = await runOnce(plane, admin, label, cmd, `${label}-${r}`);
+        runs.push(run);
+        console.log(`${label} run ${r + 1}: converged in ${run.converge.toFixed(1)} s; load ${loadavg()[0].toFixed(2)}`);
+      }
+    }
+  } finally {
+    await plane.stop();
+  }
+  const fmt = (x: number, d = 1) => x.toFixed(d);
+  table(runs.map((r, i) => ({ run: Math.floor(i / 2) + 1, operator: r.operator, 'first pass s': fmt(r.firstPass), 'CPU s first pass': fmt(r.firstPassCpu, 2), 'converge s': fmt(r.converge), 'CPU s to converge': fmt(r.cpu, 2), 'CPU s to first status': fmt(r.startCpu, 2), 'RSS MiB converged': fmt(r.rss), 'writes / CR': fmt(r.writesPerCr, 2), 'no-op resync writes': r.resyncWrites })));
+  const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));
+  table((['firstPass', 'firstPassCpu', 'converge', 'cpu', 'startCpu', 'rss', 'writesPerCr'] as const).map((k) => ({ measure: k, opkit: fmt(of('opkit', k), 2), go: fmt(of('go', k), 2), 'ratio opkit/go': fmt(of('opkit', k) / of('go', k), 2) })));
+  console.log(`${N} Memcacheds of size ${SIZE}, ${WORKERS} workers each, no client-side rate limit; opkit on Node ${nodeVersion}; ${Math.max(20, Math.ceil((N * SIZE) / 100))} kwok nodes; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  writeFileSync(join(root, 'dist/bench/compare-memcached/last.json'), JSON.stringify(runs, null, 1));
+}
+
+void main().then(() => process.exit(0), (e: Error) => {
+  console.error(e);
+  process.exit(1);
+});
