@@ -10,9 +10,10 @@
 //   OPKIT_BENCH_COMPARE_ROUNDS=2     pairs of runs
 //   OPKIT_BENCH_COMPARE_WORKERS=2    workers in each operator (opkit's memcached controller has 2)
 //   OPKIT_BENCH_COMPARE_NODE=image   the Node running opkit: `image` (the image's Node 24) or `host`
+//   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
 import { Client, Deployment, Namespace, Transport } from '@opkit/runtime';
 import { imageNodeBinary } from '@opkit/testing/containers';
-import { startControlPlane, waitFor, workspaceRoot, type ControlPlane } from '@opkit/testing';
+import { startControlPlane, waitFor, workspaceApp, workspaceRoot, type ControlPlane } from '@opkit/testing';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -48,7 +49,8 @@ async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go'
   const since = new Date();
   let stderr = '';
   const start = (): ChildProcess => {
-    const c = spawn(cmd[0], cmd[1], { env: { ...process.env, WATCH_NAMESPACE: ns, POD_NAMESPACE: ns }, stdio: ['ignore', 'ignore', 'pipe'] });
+    // opkit with the environment its image sets (apps/Dockerfile).
+    const c = spawn(cmd[0], cmd[1], { env: { ...process.env, ...(label === 'opkit' ? workspaceApp('memcached-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns }, stdio: ['ignore', 'ignore', 'pipe'] });
     c.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
     return c;
   };
@@ -115,7 +117,7 @@ async function main() {
     await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(Memcached.crd) });
     await waitFor('the CRD', () => admin.list(Memcached.kind).then(() => true));
     const kc = plane.kubeconfigPath;
-    const opkit: [string, string[]] = [node, [bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', `--max-concurrent-reconciles=${WORKERS}`]];
+    const opkit: [string, string[]] = [node, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', `--max-concurrent-reconciles=${WORKERS}`]];
     const go: [string, string[]] = [goBin, [`--kubeconfig=${kc}`, `--max-concurrent-reconciles=${WORKERS}`]];
     for (let r = 0; r < ROUNDS; r++) {
       for (const [label, cmd] of [['opkit', opkit], ['go', go]] as const) {

@@ -60,8 +60,8 @@ async function main() {
       await plane.kubectl(['create', 'namespace', `idle-${app}`]);
       for (const [bin, v] of nodes) {
         const child = spawn(bin, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), out, `--kubeconfig=${plane.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'], {
-          // As the image sets it (apps/Dockerfile).
-          env: { ...process.env, WATCH_NAMESPACE: `idle-${app}`, POD_NAMESPACE: `idle-${app}`, NODE_ENV: 'production', MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' },
+          // With the environment the image sets (apps/Dockerfile: NODE_OPTIONS, malloc settings).
+          env: { ...process.env, ...a.local.env, WATCH_NAMESPACE: `idle-${app}`, POD_NAMESPACE: `idle-${app}` },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         let log = '';

@@ -1,0 +1,106 @@
+// cert-manager's controller for the CA-issuance comparison with opkit's cert operator, built here
+// from cert-manager's Go module at a pinned version. cert-manager's own command (cmd/controller)
+// is a module of its own that the Go module proxy does not serve, so this main wires the same
+// library the way that command does: a controller context factory, the controllers a CA issuance
+// needs (registered by their packages' init), their informers started, each loop run with
+// cert-manager's default worker count. No webhook, no cainjector, no ACME.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	controllerpkg "github.com/cert-manager/cert-manager/pkg/controller"
+	logf "github.com/cert-manager/cert-manager/pkg/logs"
+
+	// The controllers and issuers a CA (and SelfSigned) issuance uses; each registers itself.
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificaterequests/approver"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificaterequests/ca"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificaterequests/selfsigned"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificates/issuing"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificates/keymanager"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificates/readiness"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificates/requestmanager"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificates/revisionmanager"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificates/trigger"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/clusterissuers"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/issuers"
+	_ "github.com/cert-manager/cert-manager/pkg/issuer/ca"
+	_ "github.com/cert-manager/cert-manager/pkg/issuer/selfsigned"
+)
+
+var enabled = []string{
+	"issuers", "clusterissuers",
+	"certificates-trigger", "certificates-issuing", "certificates-key-manager", "certificates-request-manager", "certificates-readiness", "certificates-revision-manager",
+	"certificaterequests-approver", "certificaterequests-issuer-ca", "certificaterequests-issuer-selfsigned",
+}
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
+	namespace := flag.String("namespace", "", "namespace to watch (empty: all)")
+	clusterResourceNamespace := flag.String("cluster-resource-namespace", "cert-manager", "where ClusterIssuers' Secrets live")
+	workers := flag.Int("concurrent-workers", 5, "workers per controller (cert-manager's default is 5)")
+	flag.Parse()
+
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	ctx = logf.NewContext(ctx, logf.Log)
+
+	factory, err := controllerpkg.NewContextFactory(ctx, controllerpkg.ContextOptions{
+		Kubeconfig: *kubeconfig,
+		Namespace:  *namespace,
+		// As cert-manager's defaults; the API server's priority and fairness (on here) turns the
+		// client-side limit off altogether, as for opkit.
+		KubernetesAPIQPS:   20,
+		KubernetesAPIBurst: 50,
+		IssuerOptions:      controllerpkg.IssuerOptions{ClusterResourceNamespace: *clusterResourceNamespace},
+		CertificateOptions: controllerpkg.CertificateOptions{
+			CertificateRequestMinimumBackoffDuration: time.Hour,
+			CertificateRequestMaximumBackoffDuration: 32 * time.Hour,
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var loops []controllerpkg.Interface
+	for _, name := range enabled {
+		construct, ok := controllerpkg.Known()[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "controller %s is not registered\n", name)
+			os.Exit(1)
+		}
+		loop, err := construct(factory)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "controller %s: %v\n", name, err)
+			os.Exit(1)
+		}
+		loops = append(loops, loop)
+	}
+	// The informers the loops asked for, started once all have registered theirs.
+	shared, err := factory.Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	shared.KubeSharedInformerFactory.Start(ctx.Done())
+	shared.SharedInformerFactory.Start(ctx.Done())
+	fmt.Fprintf(os.Stderr, "{\"msg\":\"starting %d controllers\"}\n", len(loops))
+	done := make(chan struct{}, len(loops))
+	for _, loop := range loops {
+		go func(l controllerpkg.Interface) {
+			if err := l.Run(*workers, ctx); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+			done <- struct{}{}
+		}(loop)
+	}
+	for range loops {
+		<-done
+	}
+}

@@ -1,0 +1,124 @@
+// CA issuance side by side: opkit's cert operator and cert-manager's controller (v1.21.2, built
+// here from its Go module: bench/compare/cert-manager), each as its own process against one API
+// server that serves both API groups (cert-manager's CRDs from its module's deploy/crds). Each run
+// makes, in a namespace of its own, a SelfSigned issuer, a CA Certificate, a CA issuer on it, then
+// N ECDSA P-256 Certificates at once, and times them to Ready. Runs interleave (opkit, cert-manager,
+// …); printed per run and as ratios (opkit / cert-manager), with the load average. Neither client is
+// throttled: the API server's priority and fairness turns cert-manager's client limit off, and
+// opkit has none.
+//   OPKIT_BENCH_COMPARE_CERTS=1000   Certificates per run
+//   OPKIT_BENCH_COMPARE_ROUNDS=2     pairs of runs
+//   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
+import { Client, Namespace, Transport } from '@opkit/runtime';
+import { imageNodeBinary } from '@opkit/testing/containers';
+import { kubectlApply, startControlPlane, waitFor, workspaceApp, workspaceRoot, type ControlPlane } from '@opkit/testing';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
+import { table } from '../report.js';
+import { buildGoComparator, cpuSeconds, median, rssMiB } from './go-build.js';
+
+const N = Number(process.env.OPKIT_BENCH_COMPARE_CERTS ?? 1000);
+const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
+const root = workspaceRoot();
+
+interface Side {
+  label: 'opkit' | 'cert-manager';
+  group: string;
+  userAgent: string;
+  command(ns: string): [string, string[]];
+}
+
+interface Run {
+  operator: string;
+  seconds: number;
+  cpu: number;
+  rss: number;
+  writesPerCert: number;
+}
+
+async function runOnce(plane: ControlPlane, admin: Client, side: Side, ns: string): Promise<Run> {
+  await admin.create(Namespace, { metadata: { name: ns } });
+  const [cmd, args] = side.command(ns);
+  let stderr = '';
+  // opkit with the environment its image sets (apps/Dockerfile).
+  const child: ChildProcess = spawn(cmd, args, { env: { ...process.env, ...(side.label === 'opkit' ? workspaceApp('cert-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns }, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  const v1 = `${side.group}/v1`;
+  const apply = (items: object[]) => plane.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+  const ready = async (resource: string) => {
+    if (child.exitCode !== null) throw new Error(`${side.label} exited (${child.exitCode}): ${stderr}`);
+    const out = await plane.kubectl(['get', `${resource}.${side.group}`, '-n', ns, '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+    return out.stdout.split('\n').filter((l) => l === 'True').length;
+  };
+  await apply([
+    { apiVersion: v1, kind: 'Issuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } },
+    { apiVersion: v1, kind: 'Certificate', metadata: { name: 'root' }, spec: { secretName: 'root', isCA: true, commonName: 'bench root', duration: '8760h', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA', size: 256 } } },
+    { apiVersion: v1, kind: 'Issuer', metadata: { name: 'ca' }, spec: { ca: { secretName: 'root' } } },
+  ]);
+  await waitFor(`${side.label}: the CA issuer Ready`, async () => (await ready('issuers')) === 2, { timeoutMs: 120_000, intervalMs: 250 });
+  const since = new Date();
+  const cpu0 = cpuSeconds(child.pid!);
+  const t0 = performance.now();
+  const certs = Array.from({ length: N }, (_, i) => ({
+    apiVersion: v1, kind: 'Certificate', metadata: { name: `c${i}` },
+    spec: { secretName: `c${i}`, dnsNames: [`c${i}.bench.example.com`], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'ECDSA', size: 256 } },
+  }));
+  for (let i = 0; i < N; i += 250) await apply(certs.slice(i, i + 250));
+  await waitFor(`${side.label}: ${N} Certificates Ready`, async () => (await ready('certificates')) === N + 1, { timeoutMs: 30 * 60_000, intervalMs: 500 });
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuSeconds(child.pid!) - cpu0;
+  const rss = rssMiB(child.pid!);
+  await new Promise((r) => setTimeout(r, 2_000));
+  const writes = plane.audit!.writes({ since }).filter((e) => (e.userAgent ?? '').startsWith(side.userAgent) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events').length;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.on('exit', r));
+  await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
+  return { operator: side.label, seconds, cpu, rss, writesPerCert: writes / N };
+}
+
+async function main() {
+  const cmBin = buildGoComparator('cert-manager', "cert-manager's controller (v1.21.2)");
+  const bundle = join(root, 'dist/bench/compare-cert-operator/main.js');
+  const { bundle: build } = (await import(join(root, 'tools/build/bundle.mjs'))) as { bundle: (e: string, o: string) => Promise<unknown> };
+  await build(join(root, 'apps/cert-operator/src/main.ts'), bundle);
+  const node = await imageNodeBinary();
+  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  // cert-manager's CRDs, as its module ships them.
+  const cmModule = JSON.parse(spawnSync('go', ['mod', 'download', '-json', 'github.com/cert-manager/cert-manager@v1.21.2'], { cwd: tmpdir(), encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' } }).stdout) as { Dir: string };
+  const crdDir = join(cmModule.Dir, 'deploy/crds');
+  const plane = await startControlPlane({ audit: true });
+  const runs: Run[] = [];
+  try {
+    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
+    await kubectlApply(plane.kubeconfigPath, readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).map((f) => readFileSync(join(crdDir, f), 'utf8')).join('\n---\n'));
+    await kubectlApply(plane.kubeconfigPath, CUSTOM_RESOURCES.map((r) => JSON.stringify(r.crd)).join('\n---\n'));
+    await plane.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
+    const kc = plane.kubeconfigPath;
+    const sides: Side[] = [
+      { label: 'opkit', group: 'cert.opkit.dev', userAgent: 'cert-operator/', command: (ns) => [node, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', `--cluster-resource-namespace=${ns}`]] },
+      { label: 'cert-manager', group: 'cert-manager.io', userAgent: 'cert-manager', command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`]] },
+    ];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const side of sides) {
+        const run = await runOnce(plane, admin, side, `${side.label}-${r}`);
+        runs.push(run);
+        console.log(`${side.label} run ${r + 1}: ${N} certificates Ready in ${run.seconds.toFixed(1)} s; load ${loadavg()[0].toFixed(2)}`);
+      }
+    }
+  } finally {
+    await plane.stop();
+  }
+  const fmt = (x: number, d = 1) => x.toFixed(d);
+  table(runs.map((r, i) => ({ run: Math.floor(i / 2) + 1, operator: r.operator, 'all Ready s': fmt(r.seconds), 'certificates/s': fmt(N / r.seconds), 'CPU s': fmt(r.cpu, 2), 'RSS MiB': fmt(r.rss), 'writes / certificate': fmt(r.writesPerCert, 2) })));
+  const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));
+  table((['seconds', 'cpu', 'rss', 'writesPerCert'] as const).map((k) => ({ measure: k, opkit: fmt(of('opkit', k), 2), 'cert-manager': fmt(of('cert-manager', k), 2), 'ratio opkit/cert-manager': fmt(of('opkit', k) / of('cert-manager', k), 2) })));
+  console.log(`${N} ECDSA P-256 certificates from a CA issuer per run; opkit on Node ${nodeVersion}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+}
+
+void main().then(() => process.exit(0), (e: Error) => {
+  console.error(e);
+  process.exit(1);
+});
