@@ -4,16 +4,13 @@
 // ingress stand-in, as in the integration tests.
 //   OPKIT_BENCH_ACME_CERTS=1,20 (default)   certificates per run, all created at once
 //   OPKIT_BENCH_ACME_NAMES=2 (default)      DNS names per certificate
-import { Client, CustomResourceDefinition, Namespace, Transport } from '@opkit/runtime';
-import { metricSeries, metricValue, scrape, testManager } from '@opkit/runtime/testing';
+import { metricSeries, metricValue, scrape } from '@opkit/runtime/testing';
 import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp } from '@opkit/testing';
 import { existsSync } from 'node:fs';
 import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
 import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
-import { defaultConfig } from '../../apps/cert-operator/src/config.js';
-import { addCertificateControllers } from '../../apps/cert-operator/src/controllers/index.js';
-import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table } from '../report.js';
+import { startCertOperator } from './operator.js';
 
 const SOLVER = workspaceApp('acme-solver');
 
@@ -23,14 +20,8 @@ async function run(n: number, names: number) {
   const standIn = await startIngressStandIn(plane.kubeConfig, { port: httpPort, images: { [SOLVER.image.repository]: SOLVER.local } });
   const pebble = await startPebble({ httpPort });
   try {
-    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
-    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
-    await waitFor('CRDs', () => admin.list(Certificate.kind).then(() => true));
-    for (const ns of ['opkit-system', 'bench']) await admin.create(Namespace, { metadata: { name: ns } });
-    const { manager } = testManager(plane.kubeConfig, { name: 'cert-operator' });
     // The production self-check (3 passes, 2 s apart) so the time per certificate is the real one.
-    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system', selfCheckNameservers: [pebble.dnsServer], selfCheckPort: httpPort }));
-    await manager.start();
+    const { admin, manager } = await startCertOperator(plane, { selfCheckNameservers: [pebble.dnsServer], selfCheckPort: httpPort });
     await admin.create(Issuer.kind, {
       metadata: { name: 'acme', namespace: 'bench' },
       spec: { acme: { server: pebble.directoryUrl, caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'), privateKeySecretRef: { name: 'acme-account' }, solvers: [{ http01: { ingress: {} } }] } },

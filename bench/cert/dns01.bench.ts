@@ -4,30 +4,21 @@
 // Ready with the production self-check settings: every 10 s, the TXT record asked of the zone's
 // authoritative server found by its NS record, on port 53 (where this runs as root).
 //   OPKIT_BENCH_DNS01_CERTS=1,10 (default)   certificates per run, all created at once
-import { Client, CustomResourceDefinition, Namespace, Transport } from '@opkit/runtime';
-import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
+import { metricValue, scrape } from '@opkit/runtime/testing';
 import { bindUnavailable, startBind, startControlPlane, startPebble, waitFor } from '@opkit/testing';
 import { loadavg } from 'node:os';
 import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
 import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
-import { defaultConfig } from '../../apps/cert-operator/src/config.js';
-import { addCertificateControllers } from '../../apps/cert-operator/src/controllers/index.js';
-import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table } from '../report.js';
+import { startCertOperator } from './operator.js';
 
 async function run(n: number) {
   const bind = await startBind({ zone: 'example.test', onPort53: true });
   const pebble = await startPebble({ resolver: bind.server });
   const plane = await startControlPlane();
   try {
-    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
-    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
-    await waitFor('CRDs', () => admin.list(Certificate.kind).then(() => true));
-    for (const ns of ['opkit-system', 'bench']) await admin.create(Namespace, { metadata: { name: ns } });
-    const { manager } = testManager(plane.kubeConfig, { name: 'cert-operator' });
     // Production settings; BIND plays the recursive resolver on its test port too.
-    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system', dns01: { recursiveNameservers: [bind.server], recursiveOnly: !bind.authoritative, checkIntervalMs: 10_000 } }));
-    await manager.start();
+    const { admin, manager } = await startCertOperator(plane, { dns01: { recursiveNameservers: [bind.server], recursiveOnly: !bind.authoritative, checkIntervalMs: 10_000 } });
     await plane.kubectl(['create', 'secret', 'generic', 'tsig', '-n', 'bench', `--from-literal=secret=${bind.tsig.secret}`]);
     await admin.create(Issuer.kind, {
       metadata: { name: 'acme', namespace: 'bench' },

@@ -2,27 +2,17 @@
 // (CA issuer, so the shim and the issuance are what is measured), for one Ingress alone and for a
 // batch created at once; and the API writes the shim itself makes per Ingress (audit log).
 //   OPKIT_BENCH_SHIM_INGRESSES=1,50 (default)
-import { Client, CustomResourceDefinition, Namespace, Transport } from '@opkit/runtime';
-import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor } from '@opkit/testing';
 import { loadavg } from 'node:os';
 import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
 import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
-import { defaultConfig } from '../../apps/cert-operator/src/config.js';
-import { addCertificateControllers } from '../../apps/cert-operator/src/controllers/index.js';
-import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table } from '../report.js';
+import { startCertOperator } from './operator.js';
 
 async function run(n: number) {
   const plane = await startControlPlane({ audit: true });
   try {
-    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
-    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
-    await waitFor('CRDs', () => admin.list(Certificate.kind).then(() => true));
-    for (const ns of ['opkit-system', 'bench']) await admin.create(Namespace, { metadata: { name: ns } });
-    const { manager } = testManager(plane.kubeConfig, { name: 'cert-operator' });
-    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system' }));
-    await manager.start();
+    const { admin, manager } = await startCertOperator(plane);
     const apply = (o: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(o) });
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace: 'bench' }, spec: { selfSigned: {} } });
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'root', namespace: 'bench' }, spec: { secretName: 'root', isCA: true, commonName: 'bench root', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } } });

@@ -1,26 +1,16 @@
 // Time to issue N Certificates (ECDSA P-256) from a CA issuer, against a real API server, with the
 // operator's controllers in-process. cert-manager's published figure: 500 certificates from 10 CA
 // issuers in 417 s (≈1.2/s) with its default client limits (design/20221205-memory-management.md).
-import { Client, CustomResourceDefinition, Namespace, Transport } from '@opkit/runtime';
-import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor } from '@opkit/testing';
 import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
 import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
-import { defaultConfig } from '../../apps/cert-operator/src/config.js';
-import { addCertificateControllers } from '../../apps/cert-operator/src/controllers/index.js';
-import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table } from '../report.js';
+import { startCertOperator } from './operator.js';
 
 async function run(n: number) {
   const plane = await startControlPlane({ audit: true });
   try {
-    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
-    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
-    await waitFor('CRDs', () => admin.list(Certificate.kind).then(() => true));
-    for (const ns of ['opkit-system', 'bench']) await admin.create(Namespace, { metadata: { name: ns } });
-    const { manager } = testManager(plane.kubeConfig, { name: 'cert-operator' });
-    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system' }));
-    await manager.start();
+    const { admin, manager } = await startCertOperator(plane);
     const ready = async (name: string) => (await admin.get(Certificate.kind, { namespace: 'bench', name })).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     await admin.create(Issuer.kind, { metadata: { name: 'selfsigned', namespace: 'bench' }, spec: { selfSigned: {} } });
     await admin.create(Certificate.kind, { metadata: { name: 'ca', namespace: 'bench' }, spec: { secretName: 'ca', isCA: true, commonName: 'bench CA', duration: '8760h', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } } });
