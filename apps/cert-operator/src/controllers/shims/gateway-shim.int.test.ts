@@ -48,6 +48,8 @@ describe("gateway-shim against a real API server, with the Gateway API's publish
     expect(c.spec.dnsNames).toEqual(['shop.example.com', 'www.shop.example.com']);
     expect(c.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Gateway', name: 'public' });
     const events = async (reason: string) => (await admin.list(CoreEvent, { namespace: NS, fieldSelector: `involvedObject.kind=Gateway,reason=${reason}` })).items.map((e) => e.message);
+    // Events are posted after the write they report, asynchronously: wait for the first.
+    await waitFor('a CreateCertificate event', async () => (await events('CreateCertificate')).length > 0);
     expect(await events('CreateCertificate')).toEqual(['Successfully created Certificate "shop-tls"']);
     await gw([listeners[2]]);
     await waitFor('the Certificate deleted with its listeners', async () => !(await admin.find(Certificate.kind, { namespace: NS, name: 'shop-tls' })));

@@ -29,6 +29,11 @@ describe('ingress-shim against a real API server', () => {
     });
   const events = async (namespace: string, reason: string) =>
     (await admin.list(CoreEvent, { namespace, fieldSelector: `involvedObject.kind=Ingress,reason=${reason}` })).items.map((e) => e.message);
+  // Events are posted after the write they report, asynchronously: wait for the first, then read them all.
+  const posted = async (namespace: string, reason: string) => {
+    await waitFor(`a ${reason} event`, async () => (await events(namespace, reason)).length > 0);
+    return events(namespace, reason);
+  };
   const readyCert = (namespace: string, name: string, revision = 1) =>
     waitFor(`Certificate ${name} Ready (revision ${revision})`, async () => {
       const c = await admin.find(Certificate.kind, { namespace, name });
@@ -67,7 +72,7 @@ describe('ingress-shim against a real API server', () => {
     expect(c.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Ingress', name: 'shop', uid: ing.metadata.uid, controller: true })]);
     const leaf = new X509Certificate(Buffer.from((await admin.get(Secret, { namespace, name: 'shop-tls' })).data!['tls.crt'], 'base64').toString());
     expect(leaf.subjectAltName).toBe('DNS:shop.example.com, DNS:www.shop.example.com');
-    expect(await events(namespace, 'CreateCertificate')).toEqual(['Successfully created Certificate "shop-tls"']);
+    expect(await posted(namespace, 'CreateCertificate')).toEqual(['Successfully created Certificate "shop-tls"']);
 
     // Nothing changed: a resync of the Ingress writes nothing.
     const rv = c.metadata.resourceVersion;
@@ -79,12 +84,12 @@ describe('ingress-shim against a real API server', () => {
     await ingress(namespace, { 'cert-manager.io/issuer': 'ca', 'cert-manager.io/private-key-algorithm': 'ECDSA' }, [{ hosts: ['shop.example.com', 'www.shop.example.com', 'api.shop.example.com'], secretName: 'shop-tls' }]);
     const renewed = await readyCert(namespace, 'shop-tls', 2);
     expect(renewed.spec.dnsNames).toEqual(['shop.example.com', 'www.shop.example.com', 'api.shop.example.com']);
-    expect(await events(namespace, 'UpdateCertificate')).toEqual(['Successfully updated Certificate "shop-tls"']);
+    expect(await posted(namespace, 'UpdateCertificate')).toEqual(['Successfully updated Certificate "shop-tls"']);
 
     // The TLS entry removed: its Certificate goes.
     await ingress(namespace, { 'cert-manager.io/issuer': 'ca' }, []);
     await waitFor('the Certificate deleted', async () => !(await admin.find(Certificate.kind, { namespace, name: 'shop-tls' })));
-    expect(await events(namespace, 'DeleteCertificate')).toEqual(['Successfully deleted unrequired Certificate "shop-tls"']);
+    expect(await posted(namespace, 'DeleteCertificate')).toEqual(['Successfully deleted unrequired Certificate "shop-tls"']);
   });
 
   it('says what is wrong on the Ingress, and never takes over a Certificate it does not control', async () => {
