@@ -13,14 +13,21 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [base = 'HEAD~1', filter = 'runtime', rounds = '3'] = process.argv.slice(2);
 const baseDir = join(tmpdir(), `opkit-bench-base-${process.pid}`);
 
-// The base tree shares node_modules with this one, except the workspace's own packages, which must
-// resolve inside the base tree.
 execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', '-f', baseDir, base], { stdio: 'ignore' });
 try {
-  mkdirSync(join(baseDir, 'node_modules'), { recursive: true });
-  for (const entry of readdirSync(join(root, 'node_modules'))) {
-    if (entry === '@opkit') cpSync(join(root, 'node_modules/@opkit'), join(baseDir, 'node_modules/@opkit'), { recursive: true, verbatimSymlinks: true });
-    else if (!existsSync(join(baseDir, 'node_modules', entry))) symlinkSync(join(root, 'node_modules', entry), join(baseDir, 'node_modules', entry));
+  const lock = (dir) => readFileSync(join(dir, 'package-lock.json'), 'utf8');
+  if (lock(baseDir) !== lock(root)) {
+    // Other dependencies (one added or removed since): the base gets its own, from npm's cache.
+    console.log(`# ${base} locks other dependencies: npm ci in ${baseDir}…`);
+    execFileSync('npm', ['ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: baseDir, stdio: ['ignore', 'ignore', 'inherit'] });
+  } else {
+    // The same dependencies: the base shares node_modules with this tree, except the workspace's
+    // own packages, which must resolve inside the base tree.
+    mkdirSync(join(baseDir, 'node_modules'), { recursive: true });
+    for (const entry of readdirSync(join(root, 'node_modules'))) {
+      if (entry === '@opkit') cpSync(join(root, 'node_modules/@opkit'), join(baseDir, 'node_modules/@opkit'), { recursive: true, verbatimSymlinks: true });
+      else if (!existsSync(join(baseDir, 'node_modules', entry))) symlinkSync(join(root, 'node_modules', entry), join(baseDir, 'node_modules', entry));
+    }
   }
   const cells = { base: [], head: [] };
   for (let round = 1; round <= Number(rounds); round++) {
@@ -29,6 +36,8 @@ try {
       console.log(`\n# ${label} (${label === 'base' ? base : 'working tree'}), round ${round}, load average ${load}`);
       const run = spawnSync(process.execPath, ['bench/run.mjs', filter], { cwd: dir, encoding: 'utf8' });
       process.stdout.write(run.stdout);
+      // A run that failed (a base that does not build, say) shows why instead of an empty column.
+      if (run.status !== 0 || !run.stdout.includes('## ')) process.stdout.write(`(${label} exited with ${run.status})\n${run.stderr.slice(-3000)}\n`);
       cells[label].push(numericCells(run.stdout));
     }
   }

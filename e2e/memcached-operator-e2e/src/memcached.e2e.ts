@@ -80,6 +80,25 @@ for (const mode of e2eModes()) {
       expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+memcached-memcached-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
     });
 
+    it.runIf(mode.name === 'kind')('the operator\'s container has no shell and no package manager, and runs as non-root on a read-only root', async () => {
+      const [pod] = await operatorPods(cluster, r);
+      const exec = (...cmd: string[]) => cluster.kubectl(['exec', '-n', r.namespace, pod.name, '--', ...cmd], { check: false });
+      // An attacker's first step, and a debugging habit: neither finds a shell.
+      const sh = await exec('/bin/sh', '-c', 'true');
+      expect(sh.code).not.toBe(0);
+      expect(sh.stderr).toMatch(/no such file or directory|executable file not found/);
+      // The only program in the image is node: ask it what the container holds and allows.
+      const probe = await exec('/nodejs/bin/node', '-e', `
+        const fs = require('node:fs');
+        const found = ['/bin/sh', '/bin/bash', '/usr/bin/sh', '/bin/busybox', '/usr/bin/apt-get', '/usr/bin/apt', '/usr/bin/dpkg', '/sbin/apk', '/usr/bin/npm', '/nodejs/bin/npm']
+          .filter((p) => fs.existsSync(p));
+        let write = 'ok';
+        try { fs.writeFileSync('/app/x', 'x'); } catch (e) { write = e.code; }
+        console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), found, write }));`);
+      expect(probe.stderr).toBe('');
+      expect(JSON.parse(probe.stdout)).toEqual({ uid: 65532, gid: 65532, found: [], write: 'EROFS' });
+    });
+
     it('runs the sample: 3 pods, Available; scales to 1; deleting it removes what it made', async () => {
       await kubectl('create', 'namespace', NS);
       await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample() });

@@ -14,6 +14,7 @@ import type { RuntimeMetrics } from '../metrics/metrics.js';
 import { defaultControllerRateLimiter, type RateLimiter } from '../queue/rate-limiters.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import type { MapFunc } from './handlers.js';
+import { ReconcileFence } from './fence.js';
 import { evaluatePredicate, type Predicate } from './predicates.js';
 import { informersSeeing, reconcileContext, statusUpdate, writeKey, type ReconcileContext, type RecordedWrite } from './reconcile-context.js';
 import { requestKey, TerminalError, type Request, type Result } from './result.js';
@@ -190,19 +191,23 @@ export class Controller {
   }
 
   /** Runs the reconciler under the term's signal and the timeout; resolves with its result or throws. */
-  private async invoke(term: Term, req: Request, log: Logger, reconcileId: string, writes: RecordedWrite[]): Promise<Result> {
-    const ac = new AbortController();
-    const onTermEnd = () => ac.abort(term.abort.signal.reason);
-    term.abort.signal.addEventListener('abort', onTermEnd, { once: true });
+  private async invoke(term: Term, req: Request, log: () => Logger, reconcileId: string, writes: RecordedWrite[]): Promise<Result> {
+    const fence = new ReconcileFence(term.abort.signal, this.deps.client);
     let timer: NodeJS.Timeout | undefined;
     try {
       const ctx = reconcileContext({
-        log,
+        get log() {
+          return log();
+        },
         cache: this.deps.cache,
-        client: this.deps.client.withSignal(ac.signal),
+        get client() {
+          return fence.client;
+        },
         recorder: this.deps.recorder,
         reconcileId,
-        signal: ac.signal,
+        get signal() {
+          return fence.signal;
+        },
         clock: this.deps.clock ?? systemClock,
       }, writes);
       const run = Promise.resolve().then(() => this.reconciler(req, ctx));
@@ -210,7 +215,7 @@ export class Controller {
       const timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const err = new ReconcileTimeoutError(this.timeoutMs);
-          ac.abort(err);
+          fence.abort(err);
           reject(err);
         }, this.timeoutMs);
       });
@@ -219,7 +224,7 @@ export class Controller {
       return await Promise.race([run, timedOut]);
     } finally {
       clearTimeout(timer);
-      term.abort.signal.removeEventListener('abort', onTermEnd);
+      fence.dispose();
     }
   }
 
@@ -274,7 +279,10 @@ export class Controller {
   private async reconcileOne(term: Term, key: string): Promise<void> {
     const req: Request = parseKey(key);
     const reconcileId = randomUUID();
-    const log = this.log.child({ namespace: req.namespace, name: req.name, reconcileID: reconcileId });
+    // The reconcile's logger, made when first used: most reconciles log nothing at the default level,
+    // and a pino child costs them more than their own work (bench/runtime/reconcile-throughput).
+    let child: Logger | undefined;
+    const log = () => (child ??= this.log.child({ namespace: req.namespace, name: req.name, reconcileID: reconcileId }));
     const { metrics } = this.deps;
     const labels = { controller: this.name };
     metrics.activeWorkers.inc(labels);
@@ -299,20 +307,20 @@ export class Controller {
       metrics.reconcileErrors.inc(labels);
       if (term.abort.signal.aborted) {
         // The term ended under it (lease lost, shutdown): not the object's fault, nothing to report.
-        log.info({ err: (err as Error).message }, 'reconcile interrupted: the controller is stopping');
+        log().info({ err: (err as Error).message }, 'reconcile interrupted: the controller is stopping');
       } else if (err instanceof TerminalError) {
         metrics.terminalErrors.inc(labels);
         term.queue.forget(key);
-        log.error({ err }, 'reconcile failed with a terminal error; not retrying until the object changes');
+        log().error({ err }, 'reconcile failed with a terminal error; not retrying until the object changes');
         this.report(term, req, err);
       } else {
         term.queue.addRateLimited(key);
         const retries = term.queue.retries(key);
         // Conflicts are routine under optimistic concurrency: the retry reads fresh state.
-        if (isConflict(err)) log.info({ retries, err: (err as ApiError).serverMessage }, 'conflict writing an object; retrying');
+        if (isConflict(err)) log().info({ retries, err: (err as ApiError).serverMessage }, 'conflict writing an object; retrying');
         else {
-          if (err instanceof ReconcileTimeoutError) log.error({ retries, timeoutMs: err.timeoutMs }, 'reconcile timed out: its key is released and retried with backoff');
-          else log.error({ err, retries }, 'reconcile failed; retrying with backoff');
+          if (err instanceof ReconcileTimeoutError) log().error({ retries, timeoutMs: err.timeoutMs }, 'reconcile timed out: its key is released and retried with backoff');
+          else log().error({ err, retries }, 'reconcile failed; retrying with backoff');
           if (retries >= REPORT_AFTER_FAILURES) this.report(term, req, err as Error);
         }
       }
@@ -320,7 +328,7 @@ export class Controller {
       // Whatever the outcome, what was written must be read back before the key runs again.
       this.holdForCache(term, key, writes);
       // One line per reconcile at debug level (--log-level=debug): what ran, how it ended, what it wrote.
-      log.debug({ result, writes: writes.length, durationMs: Math.round(performance.now() - started) }, 'reconciled');
+      if (this.log.isLevelEnabled('debug')) log().debug({ result, writes: writes.length, durationMs: Math.round(performance.now() - started) }, 'reconciled');
       end();
       metrics.activeWorkers.dec(labels);
       metrics.reconcileTotal.inc({ ...labels, result });

@@ -102,7 +102,7 @@ export const statusUpdate = <T extends KubeObject>(obj: T, status: unknown): T =
 
 /** Builds a reconcile's context; `writes` collects what its writes returned. */
 export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []): ReconcileContext {
-  const { client } = deps;
+  // The client is read from deps at each use: the controller makes its fenced client on first use.
   const keyOfObj = (o: KubeObject): ObjectKey => ({ namespace: o.metadata.namespace || undefined, name: o.metadata.name! });
   /** Records what a write returned; the object comes back shaped as the cache would hold it. */
   const wrote = <T extends KubeObject>(kind: Kind<T>, obj: T): Cached<T> => {
@@ -115,34 +115,40 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
   const deleted = (kind: Kind, key: ObjectKey, labels?: Record<string, string>) => writes.push({ kind, key, labels, expectation: { kind: 'deleted' } });
 
   const ctx: ReconcileContext = {
-    log: deps.log,
+    get log() {
+      return deps.log;
+    },
     cache: deps.cache,
-    client,
+    get client() {
+      return deps.client;
+    },
     recorder: deps.recorder,
     reconcileId: deps.reconcileId,
-    signal: deps.signal,
+    get signal() {
+      return deps.signal;
+    },
     clock: deps.clock,
 
     async apply(kind, desired, current) {
-      const res = await applyIfChanged(client, kind, desired, current);
+      const res = await applyIfChanged(deps.client, kind, desired, current);
       if (res.outcome === 'unchanged') return res as { outcome: ApplyOutcome; obj: Cached<typeof desired> };
       return { outcome: res.outcome, obj: wrote(kind, res.obj) };
     },
     async create(kind, obj) {
-      return wrote(kind, await client.create(kind, obj));
+      return wrote(kind, await deps.client.create(kind, obj));
     },
     async patch(kind, key, patch, type = 'merge', opts = {}) {
-      return wrote(kind, await client.patch(kind, key, patch, type, opts));
+      return wrote(kind, await deps.client.patch(kind, key, patch, type, opts));
     },
     async updateStatus(kind, obj, status) {
       if (deepEqual(obj.status, status)) return { changed: false, obj };
-      return { changed: true, obj: wrote(kind, await client.updateStatus(kind, statusUpdate(obj, status))) as typeof obj };
+      return { changed: true, obj: wrote(kind, await deps.client.updateStatus(kind, statusUpdate(obj, status))) as typeof obj };
     },
     async delete(kind, target, opts = {}) {
       const isObject = 'metadata' in target;
       if (isObject && (target as KubeObject).metadata.deletionTimestamp) return false;
       const key = isObject ? keyOfObj(target as KubeObject) : (target as ObjectKey);
-      const gone = await client.deleteIfExists(kind, key, opts);
+      const gone = await deps.client.deleteIfExists(kind, key, opts);
       deleted(kind, key, isObject ? (target as KubeObject).metadata.labels : undefined);
       return gone;
     },
@@ -150,7 +156,7 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
       const ours = hasFinalizer(obj, opts.finalizer);
       if (!obj.metadata.deletionTimestamp && !opts.done) {
         if (ours || opts.needed === false) return { state: 'active', obj };
-        return { state: 'active', obj: wrote(kind, await addFinalizer(client, kind, obj, opts.finalizer)) as typeof obj };
+        return { state: 'active', obj: wrote(kind, await addFinalizer(deps.client, kind, obj, opts.finalizer)) as typeof obj };
       }
       // Clean up only while our finalizer still holds the object: once is enough, and cleanup that
       // reaches outside the cluster (a DNS record, a cloud API) must not be repeated by every later
@@ -161,7 +167,7 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
       if (!ours) return { state: 'finalized', obj };
       const last = !!obj.metadata.deletionTimestamp && obj.metadata.finalizers!.length === 1;
       try {
-        const updated = await removeFinalizer(client, kind, obj, opts.finalizer);
+        const updated = await removeFinalizer(deps.client, kind, obj, opts.finalizer);
         if (last) deleted(kind, keyOfObj(obj), obj.metadata.labels);
         else wrote(kind, updated);
       } catch (err) {
