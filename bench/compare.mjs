@@ -2,7 +2,9 @@
 // Runs benchmarks of an earlier commit and of the working tree, interleaved (base, head, base, head
 // …) so drift in the machine's load hits both alike, and prints each run with the load average
 // before it, then the numeric cells of every table side by side: base median, head median, ratio.
-//   node bench/compare.mjs <base-rev> [filter] [rounds]     e.g. node bench/compare.mjs HEAD~3 runtime 3
+//   node bench/compare.mjs <base-rev>[+<patch>] [filter] [rounds]     e.g. node bench/compare.mjs HEAD~3 runtime 3
+// A patch (bench/bases/*.patch) is applied to the base tree first: an old bench measured the way
+// the code of its day was used, e.g. 6fe3d9a+bench/bases/blocking-writes.patch.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,11 +12,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const [base = 'HEAD~1', filter = 'runtime', rounds = '3'] = process.argv.slice(2);
+const [baseArg = 'HEAD~1', filter = 'runtime', rounds = '3'] = process.argv.slice(2);
+const [base, patch] = baseArg.split('+');
 const baseDir = join(tmpdir(), `opkit-bench-base-${process.pid}`);
 
 execFileSync('git', ['-C', root, 'worktree', 'add', '--detach', '-f', baseDir, base], { stdio: 'ignore' });
 try {
+  if (patch) execFileSync('git', ['-C', baseDir, 'apply', join(root, patch)], { stdio: 'inherit' });
   const lock = (dir) => readFileSync(join(dir, 'package-lock.json'), 'utf8');
   if (lock(baseDir) !== lock(root)) {
     // Other dependencies (one added or removed since): the base gets its own, from npm's cache.
@@ -33,7 +37,7 @@ try {
   for (let round = 1; round <= Number(rounds); round++) {
     for (const [label, dir] of [['base', baseDir], ['head', root]]) {
       const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-      console.log(`\n# ${label} (${label === 'base' ? base : 'working tree'}), round ${round}, load average ${load}`);
+      console.log(`\n# ${label} (${label === 'base' ? baseArg : 'working tree'}), round ${round}, load average ${load}`);
       const run = spawnSync(process.execPath, ['bench/run.mjs', filter], { cwd: dir, encoding: 'utf8' });
       process.stdout.write(run.stdout);
       // A run that failed (a base that does not build, say) shows why instead of an empty column.
@@ -41,7 +45,7 @@ try {
       cells[label].push(numericCells(run.stdout));
     }
   }
-  console.log(`\n# side by side: median of ${rounds} runs, base ${base} → working tree`);
+  console.log(`\n# side by side: median of ${rounds} runs, base ${baseArg} → working tree`);
   const keys = new Set([...cells.base.flatMap((r) => [...r.keys()]), ...cells.head.flatMap((r) => [...r.keys()])]);
   const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
   console.log('| benchmark · row · column | base | head | head ÷ base |\n| --- | --- | --- | --- |');
