@@ -18,7 +18,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table } from '../report.js';
-import { buildGoComparator, cpuSeconds, descendantCpuSeconds, median, rssMiB } from './go-build.js';
+import { cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
+import { buildGoComparator } from './go-build.js';
 
 const N = Number(process.env.OPKIT_BENCH_COMPARE_CERTS ?? 1000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
@@ -75,7 +76,7 @@ async function runOnce(plane: ControlPlane, admin: Client, side: Side, ns: strin
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(child.pid!) - cpu0;
   const apiCpu = descendantCpuSeconds(API_PROCESSES) - apiCpu0;
-  const rss = rssMiB(child.pid!);
+  const rss = processMemory(child.pid!).rss / 2 ** 20;
   await new Promise((r) => setTimeout(r, 2_000));
   const writes = plane.audit!.writes({ since }).filter((e) => (e.userAgent ?? '').startsWith(side.userAgent) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events').length;
   child.kill('SIGTERM');

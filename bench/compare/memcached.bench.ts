@@ -20,7 +20,8 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Memcached } from '../../apps/memcached-operator/src/api/v1alpha1/memcached.js';
 import { table } from '../report.js';
-import { buildGoComparator, cpuSeconds, median, rssMiB } from './go-build.js';
+import { cpuSeconds, median, processMemory } from '../process-stats.js';
+import { buildGoComparator } from './go-build.js';
 
 const N = Number(process.env.OPKIT_BENCH_COMPARE_N ?? 1000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
@@ -72,7 +73,7 @@ async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go'
   const converge = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(child.pid!);
   await new Promise((r) => setTimeout(r, 2_000));
-  const rss = rssMiB(child.pid!);
+  const rss = processMemory(child.pid!).rss / 2 ** 20;
   const ours = (e: { userAgent?: string }) => (e.userAgent ?? '').startsWith(label === 'go' ? 'go-memcached-operator' : 'memcached-operator/');
   const writes = plane.audit!.writes({ since }).filter((e) => ours(e) && e.objectRef?.namespace === ns).length;
   // A restart over converged objects: a full resync that must write nothing.

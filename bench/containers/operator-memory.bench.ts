@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { processMemory } from '../process-stats.js';
 import { mib, table } from '../report.js';
 
 const SETTLE_MS = 20_000;
@@ -97,9 +98,7 @@ async function hostMemory(c: E2ECluster, op: Op, node: string) {
   try {
     await waitFor(`${op.app} on the host to start its controllers`, () => log.includes('controller started'), { timeoutMs: 60_000 });
     await sleep(SETTLE_MS);
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)![1]) * 1024;
-    return { rss: kb('VmRSS'), anon: kb('RssAnon') };
+    return processMemory(child.pid!);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));

@@ -5,10 +5,10 @@
 import { imageNodeBinary } from '@opkit/testing/containers';
 import { requireBuilt, runInCluster, startE2ECluster, waitFor, workspaceApp, type E2ECluster } from '@opkit/testing';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { ChallengeObject } from '../../apps/cert-operator/src/api/acme/v1/challenge.js';
 import { solverPod } from '../../apps/cert-operator/src/acme/solver-resources.js';
+import { processMemory } from '../process-stats.js';
 import { mib, table } from '../report.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -43,9 +43,7 @@ async function hostMemory(node: string, bundle: string) {
     await sleep(1_000);
     for (let i = 0; i < 200; i++) await fetch('http://127.0.0.1:18089/.well-known/acme-challenge/tok', { headers: { host: 'bench.example.test' } }).then((r) => r.text());
     await sleep(2_000);
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)![1]) * 1024;
-    return { rss: kb('VmRSS'), anon: kb('RssAnon') };
+    return processMemory(child.pid!);
   } finally {
     child.kill('SIGTERM');
   }

@@ -8,32 +8,28 @@
 import { imageNodeBinary } from '@opkit/testing/containers';
 import { helmTemplate, kubectlApply, startControlPlane, waitFor, workspaceApp, workspaceRoot } from '@opkit/testing';
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { median, processMemory } from '../process-stats.js';
 import { table } from '../report.js';
 
-const proc = (pid: number) => {
-  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(s)![1]) / 1024;
-  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') };
-};
-const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const version = (node: string) => new Promise<string>((resolve) => {
   let out = '';
   spawn(node, ['--version']).stdout.on('data', (d) => (out += d)).on('end', () => resolve(out.trim()));
 });
 
-/** Samples a process five times, a second apart, after it has settled. */
+/** Samples a process five times, a second apart, after it has settled: medians in MiB. */
 async function sample(pid: number) {
-  const xs = [];
+  const xs: ReturnType<typeof processMemory>[] = [];
   for (let i = 0; i < 5; i++) {
-    xs.push(proc(pid));
+    xs.push(processMemory(pid));
     await new Promise((r) => setTimeout(r, 1_000));
   }
-  return { rss: median(xs.map((x) => x.rss)), anon: median(xs.map((x) => x.anon)), file: median(xs.map((x) => x.file)) };
+  const mib = (k: 'rss' | 'anon' | 'file') => median(xs.map((x) => x[k])) / 2 ** 20;
+  return { rss: mib('rss'), anon: mib('anon'), file: mib('file') };
 }
 
 async function main() {

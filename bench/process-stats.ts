@@ -1,0 +1,60 @@
+// What the benches read about a process from /proc: its CPU time, its memory, and the CPU of the
+// control plane's processes it started. One reader for all of them.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** The fields of /proc/<pid>/stat after the command (which may contain spaces). */
+const statFields = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') };
+};
+
+/** CPU seconds a process has used so far (user + system; clock ticks of 10 ms). */
+export const cpuSeconds = (pid: number) => {
+  const { fields } = statFields(pid);
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
+/**
+ * A process's resident memory in bytes: all of it (VmRSS), its own (RssAnon) and mapped files such
+ * as the node binary (RssFile), which a container's working set counts too.
+ */
+export const processMemory = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const bytes = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)![1]) * 1024;
+  return { rss: bytes('VmRSS'), anon: bytes('RssAnon'), file: bytes('RssFile') };
+};
+
+/**
+ * CPU seconds used so far by this process's descendants whose command is one of `names` (the
+ * control plane's kube-apiserver and etcd): what the API server spent serving a run.
+ */
+export const descendantCpuSeconds = (names: string[]) => {
+  const parent = new Map<number, number>();
+  const comm = new Map<number, string>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const s = statFields(Number(d));
+      comm.set(Number(d), s.comm);
+      parent.set(Number(d), Number(s.fields[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const descends = (pid: number) => {
+    for (let p = parent.get(pid); p && p > 1; p = parent.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, name] of comm) {
+    if (!names.includes(name) || !descends(pid)) continue;
+    try {
+      total += cpuSeconds(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+};
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
