@@ -27,13 +27,13 @@ describe('Store', () => {
     s.addIndex('source', (o) => o.spec.sources);
     s.upsert(obj('balancer', '1', ['cache-live', 'cache-vod']));
     s.upsert(obj('other', '1', ['cache-live']));
-    expect(s.byIndex('source', 'cache-live').map((o) => o.metadata.name).sort()).toEqual(['balancer', 'other']);
+    expect(s.select({ index: { name: 'source', value: 'cache-live' } }).map((o) => o.metadata.name).sort()).toEqual(['balancer', 'other']);
     s.upsert(obj('balancer', '2', ['cache-vod']));
-    expect(s.byIndex('source', 'cache-live').map((o) => o.metadata.name)).toEqual(['other']);
+    expect(s.select({ index: { name: 'source', value: 'cache-live' } }).map((o) => o.metadata.name)).toEqual(['other']);
     s.remove(obj('other', '3'));
-    expect(s.byIndex('source', 'cache-live')).toEqual([]);
-    expect(s.byIndex('source', 'cache-vod').map((o) => o.metadata.name)).toEqual(['balancer']);
-    expect(() => s.byIndex('nope', 'x')).toThrow(/no index named "nope"/);
+    expect(s.select({ index: { name: 'source', value: 'cache-live' } })).toEqual([]);
+    expect(s.select({ index: { name: 'source', value: 'cache-vod' } }).map((o) => o.metadata.name)).toEqual(['balancer']);
+    expect(() => s.select({ index: { name: 'nope', value: 'x' } })).toThrow(/no index named "nope"/);
   });
 
   it('hands out frozen objects, so readers cannot corrupt the cache', () => {

@@ -129,10 +129,6 @@ export class Store<T extends KubeObject> {
     return [...this.items.values()];
   }
 
-  byIndex(name: string, value: string): T[] {
-    return [...this.postingOf(name, value)].map((k) => this.items.get(k)!).filter(Boolean);
-  }
-
   /** Inserts or replaces one object; returns the delta (undefined when nothing changed). */
   upsert(obj: T): StoreDelta<T> | undefined {
     const key = keyOf(obj);
