@@ -9,7 +9,7 @@ export {
 export {
   defineKind, apiVersionOf, resourcePath, resourceName, kindKey, type Kind, type ObjectOf,
   Pod, Service, ConfigMap, Secret, ServiceAccount, Endpoints, CoreEvent, Namespace, Node, Deployment, ReplicaSet, Lease, Ingress,
-  CustomResourceDefinition, Role, RoleBinding, ClusterRole, ClusterRoleBinding,
+  CustomResourceDefinition, Role, RoleBinding, ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration, ValidatingWebhookConfiguration, TokenReview, SubjectAccessReview,
 } from './client/kind.js';
 export { keyOf, parseKey, type Cached, type KubeObject, type ObjectList, type ObjectKey, type ObjectMeta, type OwnerReference, type Wire } from './client/types.js';
 export { TokenBucket } from './client/rate-limiter.js';
@@ -58,6 +58,7 @@ export { createLogger, silentLogger, type Logger, type LoggerOptions } from './l
 
 // CRDs
 export { defineCustomResource, type CustomResource, type CustomObject, type CustomResourceDefinitionSpec, type PrinterColumn } from './crd/custom-resource.js';
+export { defineVersionedResource, spoke, CONVERSION_PATH, type VersionedResource, type Spoke } from './crd/versioned-resource.js';
 export { toStructural, type JSONSchemaProps } from './crd/structural-schema.js';
 export { Quantity, ResourceRequirements, Conditions } from './crd/schemas.js';
 export { renderCrdTemplate, renderCrdYaml } from './crd/render.js';
@@ -67,3 +68,14 @@ export { undescribedFields } from './crd/descriptions.js';
 
 // RBAC
 export { rule, mergeRules, renderRulesTemplate, type PolicyRule, type Verb } from './rbac/rules.js';
+
+// Webhooks
+export { mutatingWebhook, validatingWebhook, type AdmissionWebhook, type AdmissionRequest, type UserInfo, type Operation, type Denial } from './webhook/admission.js';
+export { Converter } from './webhook/conversion.js';
+export { webhookConfigurations, withConversionClient, type ClientConfig } from './webhook/configuration.js';
+export { diffPatch, type PatchOp } from './webhook/json-patch.js';
+export { issueCa, issueServing, type KeyPair } from './webhook/self-signed.js';
+export { decideRotation, type RotationDecision } from './webhook/rotation.js';
+export { ServingCertificates, type ServingCertificateOptions } from './webhook/serving-certificates.js';
+export { WebhookServer } from './webhook/server.js';
+export { type WebhookOptions } from './webhook/webhooks.js';

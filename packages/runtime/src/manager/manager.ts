@@ -18,6 +18,9 @@ import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
 import { Lease } from '../client/kind.js';
 import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
+import { Webhooks, type WebhookOptions } from '../webhook/webhooks.js';
+import type { AdmissionWebhook } from '../webhook/admission.js';
+import type { VersionedResource } from '../crd/versioned-resource.js';
 
 /**
  * This replica's name in the Lease. In a pod, POD_NAME and POD_UID (the chart sets both): stable
@@ -69,6 +72,18 @@ export interface ManagerOptions {
   environment?: OperatorEnvironment;
   /** Informer reconnect backoff (tests shorten it). */
   watchBackoffMs?: { initial: number; max: number };
+  /** Where and how admission and conversion webhooks are served (only when some are added). */
+  webhook?: {
+    /** `:9443` by default; `0` disables. */
+    bindAddress?: string;
+    /** Default `<name>-webhook-tls` in the operator's namespace. */
+    secretName?: string;
+    secretNamespace?: string;
+    /** Default `<name>-webhook.<namespace>.svc`. */
+    hosts?: string[];
+    /** The Mutating/ValidatingWebhookConfiguration to keep the CA in; default the operator's name. */
+    configurationName?: string;
+  };
 }
 
 type State = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -97,6 +112,7 @@ export class Manager {
   private elector?: LeaderElector;
   private electing?: Promise<void>;
   private readonly liveness: ApiServerLiveness;
+  readonly webhooks: Webhooks;
   private readonly abort = new AbortController();
   private state: State = 'new';
   /** The current leadership term: aborted when it ends. */
@@ -105,7 +121,7 @@ export class Manager {
   /** Resolves when the manager has stopped. */
   readonly done = new Promise<void>((r) => (this.resolveDone = r));
   /** Ports the servers bound (after start). */
-  readonly ports: { metrics?: number; probes?: number } = {};
+  readonly ports: { metrics?: number; probes?: number; webhook?: number } = {};
 
   constructor(readonly options: ManagerOptions) {
     this.log = options.logger ?? createLogger({ name: options.name });
@@ -133,7 +149,9 @@ export class Manager {
       // Watches waiting out a backoff need not wait any longer.
       onRecovered: () => this.cache.retryNow(),
     });
+    this.webhooks = new Webhooks({ client: this.client, transport: this.transport, log: this.log, metrics: this.metrics });
     this.healthChecks.set('ping', () => true);
+    this.readyChecks.set('webhooks', () => this.webhooks.ready());
     this.readyChecks.set('apiserver', () => this.liveness.status());
     this.readyChecks.set('informers-synced', () => (this.cache.synced ? true : 'caches have not synced yet'));
     this.readyChecks.set('watches', () => {
@@ -153,6 +171,7 @@ export class Manager {
       metricsBindAddress: flags.metricsBindAddress,
       healthProbeBindAddress: flags.healthProbeBindAddress,
       leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId } : false,
+      webhook: { bindAddress: flags.webhookBindAddress, secretName: flags.webhookSecretName, hosts: flags.webhookHost.length ? flags.webhookHost : undefined, configurationName: flags.webhookConfigurationName },
       ...overrides,
     });
   }
@@ -176,6 +195,32 @@ export class Manager {
       );
     } else this.runnables.push(item);
     return this;
+  }
+
+  /** An admission webhook (`mutatingWebhook`, `validatingWebhook`), served over TLS by every replica. Before start(). */
+  addWebhook(hook: AdmissionWebhook): this {
+    if (this.state !== 'new') throw new Error('add webhooks before start()');
+    this.webhooks.addAdmission(hook);
+    return this;
+  }
+
+  /** Serves the conversions of a versioned API (`defineVersionedResource`) at /convert. Before start(). */
+  addConversion(resource: VersionedResource): this {
+    if (this.state !== 'new') throw new Error('add conversions before start()');
+    this.webhooks.addConversion(resource);
+    return this;
+  }
+
+  /** The webhook settings with their defaults filled in. */
+  webhookOptions(): WebhookOptions {
+    const o = this.options.webhook ?? {};
+    const namespace = o.secretNamespace ?? currentNamespace(this.kubeConfig, this.environment);
+    return {
+      bindAddress: parseBindAddress(o.bindAddress ?? ':9443'),
+      secret: { namespace, name: o.secretName ?? `${this.options.name}-webhook-tls` },
+      hosts: o.hosts?.length ? o.hosts : [`${this.options.name}-webhook.${namespace}.svc`],
+      configurationName: o.configurationName ?? this.options.name,
+    };
   }
 
   addHealthzCheck(name: string, check: HealthCheck): void {
@@ -219,6 +264,9 @@ export class Manager {
     try {
       await this.startServers();
       await this.checkRbac();
+      // Before the caches: listing a versioned API may go through this operator's own conversion webhook.
+      await this.webhooks.start(this.webhookOptions(), this.abort.signal);
+      this.ports.webhook = this.webhooks.port;
       for (const c of this.controllers) c.informers();
       this.cache.start();
       this.liveness.start();
@@ -262,6 +310,10 @@ export class Manager {
   private async checkRbac() {
     const rules = mergeRules(...this.rbac);
     const perms = permissionsFor(rules, this.cache.namespaces);
+    if (this.webhooks.any && this.webhookOptions().bindAddress) {
+      const o = this.webhookOptions();
+      perms.push(...permissionsFor(this.webhooks.rbac(o), [o.secret.namespace]));
+    }
     const le = this.options.leaderElection;
     if (le) {
       const namespace = (le !== true && le.namespace) || currentNamespace(this.kubeConfig, this.environment);
@@ -314,6 +366,7 @@ export class Manager {
     await this.elector?.release();
     await this.liveness.stop();
     await this.cache.stop();
+    await this.webhooks.stop();
     await Promise.all(this.servers.map((s) => s.close()));
     this.servers = [];
     this.transport.close();

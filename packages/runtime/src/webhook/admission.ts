@@ -1,0 +1,140 @@
+import type { Kind } from '../client/kind.js';
+import { resourceName } from '../client/kind.js';
+import type { KubeObject } from '../client/types.js';
+import { diffPatch } from './json-patch.js';
+
+/** Who made the request, as the API server authenticated them. */
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+/** The request of an AdmissionReview (admission.k8s.io/v1), typed by the object's kind. */
+export interface AdmissionRequest<T extends KubeObject = KubeObject> {
+  uid: string;
+  operation: Operation;
+  userInfo: UserInfo;
+  name?: string;
+  namespace?: string;
+  object?: T;
+  oldObject?: T;
+  dryRun?: boolean;
+  subResource?: string;
+}
+
+interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: { code: number; reason?: string; message: string };
+  patchType?: 'JSONPatch';
+  patch?: string;
+  warnings?: string[];
+}
+
+/**
+ * An admission webhook: the handler the manager serves at `path`, and everything the chart needs to
+ * register it (rendered by `renderWebhookConfigurationsTemplate`).
+ */
+export interface AdmissionWebhook {
+  type: 'mutating' | 'validating';
+  /** The webhook's name in its configuration: a DNS name, qualified by the API group. */
+  name: string;
+  path: string;
+  kind: Kind;
+  operations: Operation[];
+  /**
+   * `Fail` when letting a request through unchecked breaks a promise (identity that must not be
+   * forged); `Ignore` when the webhook only helps. Stated, with `why`, for every webhook.
+   */
+  failurePolicy: 'Fail' | 'Ignore';
+  /** Why this failure policy: shown in the chart next to the configuration. */
+  why: string;
+  /** Seconds the API server waits (1–30). Short: an admission call holds a user's request. */
+  timeoutSeconds: number;
+  subresources?: string[];
+  handle(request: AdmissionRequest): Promise<AdmissionResponse>;
+}
+
+/** Reasons a validator gives; none (or an empty list) admits the object. */
+export type Denial = string | string[] | undefined | void;
+
+interface WebhookSpec {
+  operations: Operation[];
+  failurePolicy: 'Fail' | 'Ignore';
+  why: string;
+  /** Default `<validate|mutate>.<plural>.<group>`. */
+  name?: string;
+  timeoutSeconds?: number;
+}
+
+const deny = (uid: string, code: number, message: string, reason = 'Forbidden'): AdmissionResponse => ({ uid, allowed: false, status: { code, reason, message } });
+
+function base(type: 'mutating' | 'validating', kind: Kind, spec: WebhookSpec) {
+  const verb = type === 'mutating' ? 'mutate' : 'validate';
+  const group = kind.group || 'core';
+  return {
+    type,
+    name: spec.name ?? `${verb}.${kind.plural}.${kind.group || 'core.k8s.io'}`,
+    // kubebuilder's path convention: /mutate-<group with dashes>-<version>-<kind lower-cased>
+    path: `/${verb}-${group.replaceAll('.', '-')}-${kind.version}-${kind.kind.toLowerCase()}`,
+    kind,
+    operations: spec.operations,
+    failurePolicy: spec.failurePolicy,
+    why: spec.why,
+    timeoutSeconds: spec.timeoutSeconds ?? 5,
+  };
+}
+
+/**
+ * A mutating webhook: `mutate` gets a copy of the incoming object and the request, changes the
+ * copy (or returns a new object), and the webhook answers with the JSON Patch between the two. A
+ * thrown error refuses the request with its message.
+ */
+export function mutatingWebhook<T extends KubeObject>(
+  kind: Kind<T>,
+  spec: WebhookSpec & { mutate(obj: T, request: AdmissionRequest<T>): T | void | Promise<T | void> },
+): AdmissionWebhook {
+  return {
+    ...base('mutating', kind, spec),
+    async handle(request) {
+      if (!request.object) return { uid: request.uid, allowed: true };
+      const copy = structuredClone(request.object) as T;
+      try {
+        const out = (await spec.mutate(copy, request as AdmissionRequest<T>)) ?? copy;
+        const ops = diffPatch(request.object, out);
+        return ops.length ? { uid: request.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') } : { uid: request.uid, allowed: true };
+      } catch (err) {
+        return deny(request.uid, 400, `${resourceName(kind)}: ${(err as Error).message}`, 'BadRequest');
+      }
+    },
+  };
+}
+
+/**
+ * A validating webhook: `validate` returns the reasons to refuse (none admits). The API server
+ * shows the reasons to whoever made the request, as it shows a CRD's own validation errors.
+ */
+export function validatingWebhook<T extends KubeObject>(
+  kind: Kind<T>,
+  spec: WebhookSpec & { validate(request: AdmissionRequest<T>): Denial | Promise<Denial> },
+): AdmissionWebhook {
+  return {
+    ...base('validating', kind, spec),
+    async handle(request) {
+      try {
+        const out = await spec.validate(request as AdmissionRequest<T>);
+        const reasons = (Array.isArray(out) ? out : out ? [out] : []).filter(Boolean);
+        return reasons.length ? deny(request.uid, 403, reasons.join('; ')) : { uid: request.uid, allowed: true };
+      } catch (err) {
+        return deny(request.uid, 500, `${resourceName(kind)}: the validating webhook failed: ${(err as Error).message}`, 'InternalError');
+      }
+    },
+  };
+}
+
+/** Wraps a response in the AdmissionReview the API server expects back. */
+export const admissionReview = (response: AdmissionResponse) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });

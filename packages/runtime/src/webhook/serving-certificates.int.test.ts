@@ -1,0 +1,82 @@
+import { waitFor } from '@opkit/testing';
+import { X509Certificate } from 'node:crypto';
+import { connect } from 'node:tls';
+import { describe, expect, it } from 'vitest';
+import { Client } from '../client/client.js';
+import { MutatingWebhookConfiguration, Namespace, Secret } from '../client/kind.js';
+import { Transport } from '../client/transport.js';
+import { silentLogger } from '../log/logger.js';
+import { useControlPlane } from '../testing/control-plane-suite.js';
+import { WebhookServer } from './server.js';
+import { ServingCertificates } from './serving-certificates.js';
+
+const day = 86_400_000;
+
+/**
+ * The certificate a TLS server presents, trusting `ca`; without `ca`, whatever it presents (a
+ * certificate issued on the test's clock, days ahead of the real one, is "not yet valid").
+ */
+function presented(port: number, ca?: string): Promise<X509Certificate> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: '127.0.0.1', port, ...(ca ? { ca } : { rejectUnauthorized: false }) }, () => {
+      resolve(s.getPeerX509Certificate()!);
+      s.end();
+    });
+    s.on('error', reject);
+  });
+}
+
+describe('the runtime keeps its own webhook certificates', () => {
+  const suite = useControlPlane({}, async (_, admin) => {
+    await admin.create(Namespace, { metadata: { name: 'ops' } });
+    await admin.create(MutatingWebhookConfiguration, {
+      metadata: { name: 'keeper-test' },
+      webhooks: [{ name: 'noop.test.opkit.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore', clientConfig: { url: 'https://127.0.0.1:1/noop' }, rules: [] }],
+    } as never);
+  });
+
+  it('issues, serves, renews at two thirds of the life without a restart, and re-injects a CA bundle someone reset', async () => {
+    let now = Date.now();
+    const clock = { now: () => now, sleep: (ms: number, signal?: AbortSignal) => new Promise<void>((r) => (signal?.addEventListener('abort', () => r()), setTimeout(r, Math.min(ms, 50)))) };
+    const transport = new Transport(suite.plane.kubeConfig);
+    const client = new Client(transport, { fieldManager: 'keeper' });
+    const certs = new ServingCertificates(client, transport, silentLogger(), { secret: { namespace: 'ops', name: 'keeper-tls' }, hosts: ['127.0.0.1'], inject: { mutating: ['keeper-test'] }, clock });
+    const server = new WebhookServer({ host: '127.0.0.1', port: 0 }, silentLogger());
+    certs.onCertificate((p) => server.setCertificate(p));
+    certs.start();
+    await server.start();
+    const stop = new AbortController();
+    const keeping = certs.keep(stop.signal);
+    try {
+      const caBundle = () => suite.admin.get(Secret, { namespace: 'ops', name: 'keeper-tls' }).then((s) => Buffer.from(s.data!['ca.crt']!, 'base64').toString());
+      await waitFor('a serving certificate', () => server.ready);
+      const ca = await caBundle();
+      const first = await presented(server.port!, ca);
+      expect(first.subjectAltName).toBe('IP Address:127.0.0.1');
+      const injected = () => suite.admin.get(MutatingWebhookConfiguration, { name: 'keeper-test' }).then((w) => w.webhooks?.[0]?.clientConfig.caBundle);
+      await waitFor('the CA injected', async () => (await injected()) === Buffer.from(ca).toString('base64'));
+
+      // 61 days on: past two thirds of the serving certificate's 90 days, not of the CA's year.
+      now += 61 * day;
+      (certs as unknown as { wake?: () => void }).wake?.();
+      const second = await waitFor('a renewed certificate, served without a restart', async () => {
+        const c = await presented(server.port!);
+        return c.serialNumber !== first.serialNumber ? c : undefined;
+      });
+      expect(new Date(second.validTo).getTime()).toBeGreaterThan(new Date(first.validTo).getTime());
+      expect(second.checkIssued(new X509Certificate(ca)) && second.verify(new X509Certificate(ca).publicKey)).toBe(true);
+      expect(await caBundle()).toBe(ca);
+
+      // A chart upgrade that resets the caBundle is undone.
+      const w = await suite.admin.get(MutatingWebhookConfiguration, { name: 'keeper-test' });
+      await suite.admin.update(MutatingWebhookConfiguration, { ...w, webhooks: w.webhooks!.map((h) => ({ ...h, clientConfig: { ...h.clientConfig, caBundle: undefined } })) } as never);
+      await waitFor('the CA injected again', async () => (await injected()) === Buffer.from(ca).toString('base64'));
+    } finally {
+      stop.abort();
+      await keeping;
+      await server.stop();
+      await certs.stop();
+      transport.close();
+    }
+  });
+});

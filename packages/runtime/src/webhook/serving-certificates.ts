@@ -1,0 +1,198 @@
+import type { Logger } from 'pino';
+import { Informer } from '../cache/informer.js';
+import { systemClock, type Clock } from '../clock/clock.js';
+import type { Client } from '../client/client.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
+import { CustomResourceDefinition, MutatingWebhookConfiguration, Secret, ValidatingWebhookConfiguration, type Kind } from '../client/kind.js';
+import type { Transport } from '../client/transport.js';
+import { keyOf, type KubeObject, type ObjectKey } from '../client/types.js';
+import { X509Certificate } from 'node:crypto';
+import { CA_LIFETIME_MS, decideRotation, heldCertificates, SERVING_LIFETIME_MS } from './rotation.js';
+import { issueCa, issueServing, type KeyPair } from './self-signed.js';
+
+/** Where the certificates live and who must trust them. */
+export interface ServingCertificateOptions {
+  /** The Secret that holds the CA and the serving certificate, shared by every replica. */
+  secret: ObjectKey & { namespace: string };
+  /** The names the API server calls the webhook by (the Service's DNS name, or 127.0.0.1 for a local run). */
+  hosts: string[];
+  /** Objects whose caBundle is kept pointing at the CA. Missing ones are skipped (the chart may not install them). */
+  inject: { mutating?: string[]; validating?: string[]; crds?: string[] };
+  clock?: Clock;
+}
+
+type Target = { kind: Kind; name: string };
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const unb64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64').toString('utf8') : undefined);
+const secretData = (s: KubeObject | undefined) => (s as { data?: Record<string, string> } | undefined)?.data ?? {};
+
+/**
+ * The runtime's own webhook certificates, for a cluster without a certificate operator (or for the
+ * certificate operator itself): a CA and a serving certificate in one Secret, renewed before they
+ * expire, and the CA injected into the webhook configurations and CRDs that call this operator, as
+ * cert-manager's cainjector would.
+ *
+ * Every replica serves webhooks, so every replica reads the Secret (`onCertificate`); only the
+ * leader writes it and injects the CA (`keep`), so two replicas never race to issue two CAs.
+ */
+export class ServingCertificates {
+  private readonly secretInformer: Informer<KubeObject>;
+  private readonly targetInformers: { target: Target; informer: Informer<KubeObject> }[];
+  private readonly clock: Clock;
+  private wake?: () => void;
+  private lastError?: string;
+
+  constructor(private readonly client: Client, transport: Transport, private readonly log: Logger, readonly options: ServingCertificateOptions) {
+    this.clock = options.clock ?? systemClock;
+    const byName = (name: string) => ({ fieldSelector: `metadata.name=${name}` });
+    this.secretInformer = new Informer(transport, Secret as Kind<KubeObject>, log.child({ informer: 'webhook-secret' }), { namespace: options.secret.namespace, ...byName(options.secret.name) });
+    const targets: Target[] = [
+      ...(options.inject.mutating ?? []).map((name) => ({ kind: MutatingWebhookConfiguration as Kind, name })),
+      ...(options.inject.validating ?? []).map((name) => ({ kind: ValidatingWebhookConfiguration as Kind, name })),
+      ...(options.inject.crds ?? []).map((name) => ({ kind: CustomResourceDefinition as Kind, name })),
+    ];
+    this.targetInformers = targets.map((target) => ({ target, informer: new Informer(transport, target.kind as Kind<KubeObject>, log.child({ informer: target.kind.plural }), byName(target.name)) }));
+    // Any change to the Secret or a target (a chart upgrade that reset a caBundle) wakes the keeper.
+    const poke = { onAdd: () => this.wake?.(), onUpdate: () => this.wake?.(), onDelete: () => this.wake?.() };
+    this.secretInformer.addHandler(poke);
+    for (const t of this.targetInformers) t.informer.addHandler(poke);
+  }
+
+  /** Calls `fn` with the serving certificate now and whenever the Secret changes (every replica). */
+  onCertificate(fn: (pair: KeyPair) => void): void {
+    const load = (s: KubeObject) => {
+      const d = secretData(s);
+      const cert = unb64(d['tls.crt']);
+      const key = unb64(d['tls.key']);
+      if (cert && key) fn({ cert, key });
+    };
+    this.secretInformer.addHandler({ onAdd: load, onUpdate: (_, s) => load(s) });
+  }
+
+  start(): void {
+    this.secretInformer.start();
+    for (const t of this.targetInformers) t.informer.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.secretInformer.stop(), ...this.targetInformers.map((t) => t.informer.stop())]);
+  }
+
+  /** For /readyz of the leader: why the certificates are not in order, if they are not. */
+  get problem(): string | undefined {
+    return this.lastError;
+  }
+
+  /**
+   * The leader's loop: issue or renew what the rotation policy says, keep every target's caBundle
+   * equal to the CA bundle, and sleep until the next renewal or a change. Errors are retried with
+   * backoff (1 s doubling to 1 min) and reported on /readyz.
+   */
+  async keep(signal: AbortSignal): Promise<void> {
+    await Promise.all([this.secretInformer.waitForSync(), ...this.targetInformers.map((t) => t.informer.waitForSync())]);
+    let backoff = 1_000;
+    while (!signal.aborted) {
+      let woken = false;
+      const wakeup = new Promise<void>((r) => (this.wake = () => ((woken = true), r())));
+      let sleepMs: number;
+      try {
+        sleepMs = await this.syncOnce();
+        this.lastError = undefined;
+        backoff = 1_000;
+      } catch (err) {
+        this.lastError = `webhook certificates: ${(err as Error).message}`;
+        this.log.warn({ err, retryInMs: backoff }, 'could not keep the webhook certificates; retrying');
+        sleepMs = backoff;
+        backoff = Math.min(backoff * 2, 60_000);
+      }
+      if (woken) continue;
+      await Promise.race([this.clock.sleep(Math.min(sleepMs, 2 ** 31 - 1), signal), wakeup]);
+    }
+  }
+
+  /** One pass: returns how long to sleep. Exposed for tests. */
+  async syncOnce(): Promise<number> {
+    const key = keyOf({ metadata: this.options.secret });
+    const secret = this.secretInformer.store.get(key);
+    const d = secretData(secret);
+    const caCert = unb64(d['ca.crt']);
+    const caKey = unb64(d['ca.key']);
+    const now = this.clock.now();
+    const decision = decideRotation(heldCertificates({ caCert, caKey, cert: unb64(d['tls.crt']), key: unb64(d['tls.key']) }), this.options.hosts, now);
+    if (decision.action !== 'keep') {
+      this.log.info({ reason: decision.reason, secret: key }, decision.action === 'issue-ca' ? 'issuing a new webhook CA and serving certificate' : 'issuing a new webhook serving certificate');
+      const notBefore = now - 5 * 60_000; // clock skew between this host and the API server's
+      let ca: KeyPair;
+      let bundle: string;
+      if (decision.action === 'issue-ca' || !caCert || !caKey) {
+        ca = issueCa(`${this.options.secret.name}-ca`, notBefore, now + CA_LIFETIME_MS);
+        // The previous CA stays trusted until it expires: replicas still serving its certificate keep working.
+        bundle = ca.cert + stillValid(caCert, now);
+      } else {
+        ca = { cert: caCert.split(/(?<=-----END CERTIFICATE-----)\n?/)[0]! + '\n', key: caKey };
+        bundle = stillValid(caCert, now) || ca.cert;
+      }
+      const serving = issueServing(ca, this.options.hosts, notBefore, now + SERVING_LIFETIME_MS);
+      const data = { 'ca.crt': b64(bundle), 'ca.key': b64(ca.key), 'tls.crt': b64(serving.cert), 'tls.key': b64(serving.key) };
+      await this.writeSecret(secret, data);
+      return 0; // the informer brings the write back, and the next pass injects it
+    }
+    if (caCert) await this.inject(stillValid(caCert, now));
+    return decision.recheckAt - now;
+  }
+
+  private async writeSecret(current: KubeObject | undefined, data: Record<string, string>) {
+    const { namespace, name } = this.options.secret;
+    try {
+      if (!current) {
+        await this.client.create(Secret, { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'kubernetes.io/tls', data } as never);
+      } else {
+        await this.client.update(Secret, { ...(current as object), data } as never);
+      }
+    } catch (err) {
+      // Another writer got there first (a previous leader): read again, decide again.
+      if (isAlreadyExists(err) || isConflict(err)) return;
+      throw err;
+    }
+  }
+
+  private async inject(bundlePem: string) {
+    const caBundle = b64(bundlePem);
+    for (const { target, informer } of this.targetInformers) {
+      const obj = informer.store.get(target.name) as (KubeObject & Record<string, any>) | undefined;
+      if (!obj) continue;
+      const next = structuredClone(obj) as KubeObject & Record<string, any>;
+      if (target.kind === CustomResourceDefinition) {
+        const cc = next.spec?.conversion?.webhook?.clientConfig;
+        if (!cc || cc.caBundle === caBundle) continue;
+        cc.caBundle = caBundle;
+      } else {
+        const hooks = (next.webhooks ?? []) as { clientConfig: { caBundle?: string } }[];
+        if (hooks.every((h) => h.clientConfig.caBundle === caBundle)) continue;
+        for (const h of hooks) h.clientConfig.caBundle = caBundle;
+      }
+      try {
+        await this.client.update(target.kind, next);
+        this.log.info({ kind: target.kind.kind, name: target.name }, 'injected the webhook CA');
+      } catch (err) {
+        if (isConflict(err) || isNotFound(err)) continue; // the informer brings the newer one; we are woken
+        throw err;
+      }
+    }
+  }
+}
+
+/** The certificates of a PEM bundle that have not expired, concatenated. */
+function stillValid(bundle: string | undefined, now: number): string {
+  if (!bundle) return '';
+  return (bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [])
+    .filter((pem) => {
+      try {
+        return new Date(new X509Certificate(pem).validTo).getTime() > now;
+      } catch {
+        return false;
+      }
+    })
+    .map((pem) => `${pem}\n`)
+    .join('');
+}

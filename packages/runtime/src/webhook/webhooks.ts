@@ -1,0 +1,118 @@
+import type { Logger } from 'pino';
+import type { Client } from '../client/client.js';
+import { CustomResourceDefinition, MutatingWebhookConfiguration, Secret, ValidatingWebhookConfiguration } from '../client/kind.js';
+import type { Transport } from '../client/transport.js';
+import { CONVERSION_PATH, type VersionedResource } from '../crd/versioned-resource.js';
+import type { RuntimeMetrics } from '../metrics/metrics.js';
+import { rule, type PolicyRule } from '../rbac/rules.js';
+import { admissionReview, type AdmissionRequest, type AdmissionWebhook } from './admission.js';
+import { conversionReview, Converter } from './conversion.js';
+import { WebhookServer } from './server.js';
+import { ServingCertificates } from './serving-certificates.js';
+
+export interface WebhookOptions {
+  /** Where to listen (`:9443`); `0` disables webhooks (and the API server's calls fail by their failurePolicy). */
+  bindAddress: { host: string; port: number } | undefined;
+  /** The Secret for the self-managed certificates. */
+  secret: { namespace: string; name: string };
+  /** The names the API server calls by (the webhook Service's DNS name; 127.0.0.1 for a local run). */
+  hosts: string[];
+  /** The name of the chart's Mutating- and ValidatingWebhookConfiguration (one of each at most). */
+  configurationName: string;
+}
+
+/**
+ * The manager's webhooks: admission webhooks and conversions registered by the operator, served over
+ * TLS by every replica (the Service balances the API server's calls), with certificates the runtime
+ * keeps itself. Nothing is started when nothing is registered.
+ */
+export class Webhooks {
+  private readonly admission: AdmissionWebhook[] = [];
+  private readonly converter = new Converter();
+  private server?: WebhookServer;
+  private certificates?: ServingCertificates;
+
+  constructor(private readonly deps: { client: Client; transport: Transport; log: Logger; metrics: RuntimeMetrics }) {}
+
+  addAdmission(hook: AdmissionWebhook): void {
+    this.admission.push(hook);
+  }
+
+  addConversion(resource: VersionedResource): void {
+    this.converter.add(resource);
+  }
+
+  get any(): boolean {
+    return this.admission.length > 0 || this.converter.resources.length > 0;
+  }
+
+  /** The port bound (after start). */
+  get port(): number | undefined {
+    return this.server?.port;
+  }
+
+  /** The permissions keeping the certificates needs (checked at start, granted by the chart). */
+  rbac(o: WebhookOptions): PolicyRule[] {
+    if (!this.any) return [];
+    const named = (r: PolicyRule, name: string): PolicyRule => ({ ...r, resourceNames: [name] });
+    const rules: PolicyRule[] = [named(rule(Secret, ['get', 'list', 'watch', 'update']), o.secret.name), rule(Secret, ['create'])];
+    if (this.admission.some((h) => h.type === 'mutating')) rules.push(named(rule(MutatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
+    if (this.admission.some((h) => h.type === 'validating')) rules.push(named(rule(ValidatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
+    for (const r of this.converter.resources) rules.push(named(rule(CustomResourceDefinition, ['get', 'list', 'watch', 'update']), r.crd.metadata.name));
+    return rules;
+  }
+
+  async start(o: WebhookOptions, signal: AbortSignal): Promise<void> {
+    if (!this.any || !o.bindAddress) return;
+    const log = this.deps.log.child({ component: 'webhooks' });
+    const server = new WebhookServer(o.bindAddress, log, this.deps.metrics);
+    for (const hook of this.admission) {
+      server.route(hook.path, async (body) => {
+        const request = (body as { request?: AdmissionRequest }).request;
+        if (!request?.uid) throw new Error('not an AdmissionReview');
+        const response = await hook.handle(request);
+        if (!response.allowed) log.info({ webhook: hook.name, operation: request.operation, namespace: request.namespace, name: request.name, user: request.userInfo.username, message: response.status?.message }, 'admission refused');
+        return admissionReview(response);
+      });
+    }
+    if (this.converter.resources.length) {
+      server.route(CONVERSION_PATH, (body) => {
+        const request = (body as { request?: Parameters<Converter['review']>[0] }).request;
+        if (!request?.uid) throw new Error('not a ConversionReview');
+        const response = this.converter.review(request);
+        if (response.result.status === 'Failure') log.warn({ desiredAPIVersion: request.desiredAPIVersion, message: response.result.message }, 'conversion failed');
+        return conversionReview(response);
+      });
+    }
+    const hasType = (t: AdmissionWebhook['type']) => this.admission.some((h) => h.type === t);
+    this.certificates = new ServingCertificates(this.deps.client, this.deps.transport, log, {
+      secret: o.secret,
+      hosts: o.hosts,
+      inject: {
+        mutating: hasType('mutating') ? [o.configurationName] : [],
+        validating: hasType('validating') ? [o.configurationName] : [],
+        crds: this.converter.resources.map((r) => r.crd.metadata.name),
+      },
+    });
+    this.certificates.onCertificate((pair) => server.setCertificate(pair));
+    this.certificates.start();
+    await server.start();
+    this.server = server;
+    // Every replica keeps the certificates: writes are guarded by resourceVersion, so two replicas
+    // renewing at once write once, and the conversion webhook must work before any leader exists
+    // (the operator's own cache lists through it).
+    void this.certificates.keep(signal);
+  }
+
+  /** For /readyz: whether the API server can call this replica. */
+  ready(): true | string {
+    if (!this.server) return true;
+    if (!this.server.ready) return this.certificates?.problem ?? 'webhook server has no serving certificate yet';
+    return this.certificates?.problem ?? true;
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.stop();
+    await this.certificates?.stop();
+  }
+}
