@@ -247,6 +247,23 @@ export class Cache {
     for (const ki of this.informers.values()) ki.retryNow();
   }
 
+  /** Every informer's state, for /debug/queue: synced, connected, failures, last error, objects held. */
+  health(): { informer: string; namespace?: string; selector?: string; synced: boolean; connected: boolean; failures: number; lastError?: string; objects: number; resourceVersion: string }[] {
+    return [...this.informers.values()].flatMap((ki) =>
+      [...ki.parts.entries()].map(([ns, p]) => ({
+        informer: resourceName(ki.kind),
+        namespace: ns || undefined,
+        selector: [ki.options.labelSelector, ki.options.fieldSelector].filter(Boolean).join(' ') || undefined,
+        synced: p.synced,
+        connected: p.health.connected,
+        failures: p.health.failures,
+        lastError: p.health.lastError?.message,
+        objects: p.store.size,
+        resourceVersion: p.health.resourceVersion,
+      })),
+    );
+  }
+
   /** How many objects each informer holds (for metrics and benchmarks). */
   sizes(): Record<string, number> {
     return Object.fromEntries([...this.informers.entries()].map(([id, ki]) => [id, ki.size]));

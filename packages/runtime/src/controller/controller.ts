@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
-import type { Cache, InformerOptions, KindInformer } from '../cache/cache.js';
-import { caughtUp } from '../cache/expectations.js';
+import type { Cache, InformerOptions } from '../cache/cache.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { Client } from '../client/client.js';
 import { ApiError, isConflict } from '../client/errors.js';
@@ -16,8 +15,10 @@ import { WorkQueue } from '../queue/work-queue.js';
 import type { MapFunc } from './handlers.js';
 import { ReconcileFence } from './fence.js';
 import { evaluatePredicate, type Predicate } from './predicates.js';
-import { informersSeeing, reconcileContext, statusUpdate, writeKey, type ReconcileContext, type RecordedWrite } from './reconcile-context.js';
+import { reconcileContext, statusUpdate, type ReconcileContext, type RecordedWrite } from './reconcile-context.js';
+import { CacheHolds } from './cache-holds.js';
 import { requestKey, TerminalError, type Request, type Result } from './result.js';
+import { Provenance, triggerLabel, type Trigger } from './provenance.js';
 
 export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result> | Result;
 
@@ -60,18 +61,6 @@ export interface ControllerDeps {
   clock?: Clock;
 }
 
-/**
- * How long a key is held for the cache to show its last reconcile's writes. Past it the key runs
- * anyway (a watch that lags this much is reported by /readyz, and the reconcile is level-based).
- */
-const HOLD_LIMIT_MS = 10_000;
-
-/** A key held until the cache shows what its last reconcile wrote. */
-interface Hold {
-  pending: { write: RecordedWrite; informer: KindInformer<KubeObject> }[];
-  timer: NodeJS.Timeout;
-}
-
 /** The reconcile ran past its timeout. */
 export class ReconcileTimeoutError extends Error {
   constructor(readonly timeoutMs: number) {
@@ -79,6 +68,10 @@ export class ReconcileTimeoutError extends Error {
     this.name = 'ReconcileTimeoutError';
   }
 }
+
+/** One trigger in a log line: `Pod ns/web-1 update`, `requeue after 30000ms`, `retry 3`. */
+const describeTrigger = (t: Trigger): string =>
+  t.source === 'watch' ? `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} ${t.event}` : t.source === 'requeue' ? `requeue${t.after ? ` after ${t.after}ms` : ''}` : t.source === 'retry' ? `retry ${t.attempt}` : 'enqueue';
 
 /** A failed reconcile is reported on the object from this many failures in a row (one blip is not news). */
 const REPORT_AFTER_FAILURES = 2;
@@ -89,9 +82,8 @@ interface Term {
   abort: AbortController;
   workers: Promise<void>[];
   unsubscribe: (() => void)[];
-  holds: Map<string, Hold>;
-  /** Informers this term listens to for held keys (subscribed on first need, without replay). */
-  listening: Set<KindInformer<KubeObject>>;
+  /** Keys held until the cache shows their last reconcile's writes. */
+  holds: CacheHolds;
 }
 
 /**
@@ -135,13 +127,43 @@ export class Controller {
     return this.watches.map((w) => this.deps.cache.informer(w.kind, w.informer));
   }
 
-  enqueue(req: Request): void {
-    this.term?.queue.add(requestKey(req));
+  /** Why each key is queued, and why each key's last reconcile ran (/debug/queue). */
+  readonly provenance = new Provenance();
+
+  /**
+   * The controller's queue as /debug/queue shows it: keys waiting (and why), keys waiting out a
+   * delay or a backoff, keys in flight, and the last reconciles. `key` narrows it to one object.
+   */
+  inspect(key?: string, recent = 20) {
+    const q = this.term?.queue.inspect();
+    const now = Date.now();
+    const mine = (k: string) => key === undefined || k === key;
+    const withWhy = (k: string) => ({ key: k, retries: this.term?.queue.retries(k) || undefined, triggers: this.provenance.waiting(k) });
+    return {
+      controller: this.name,
+      running: !!this.term,
+      queued: (q?.queued ?? []).filter(mine).map(withWhy),
+      waiting: (q?.delayed ?? []).filter(([k]) => mine(k)).map(([k, at]) => ({ ...withWhy(k), inMs: Math.max(0, at - now) })),
+      heldForCache: (q?.held ?? []).filter(mine),
+      inFlight: (q?.processing ?? []).filter(([k]) => mine(k)).map(([k, since]) => ({ key: k, forMs: Math.round(performance.now() - since) })),
+      last: key === undefined ? this.provenance.recent(recent) : [this.provenance.last(key)].filter(Boolean),
+    };
   }
 
-  private async mapAndEnqueue<T extends KubeObject>(w: WatchSpec<T>, obj: T) {
+  /** Queues a reconcile of `req` from code; its trigger says so. */
+  enqueue(req: Request, trigger: Trigger = { source: 'enqueue', at: Date.now() }): void {
+    if (!this.term) return;
+    const key = requestKey(req);
+    this.provenance.add(key, trigger);
+    this.term.queue.add(key);
+  }
+
+  private async mapAndEnqueue<T extends KubeObject>(w: WatchSpec<T>, obj: T, event: 'add' | 'update' | 'delete') {
     try {
-      for (const r of await w.map(obj as Cached<T>, { cache: this.deps.cache })) this.enqueue(r);
+      const requests = await w.map(obj as Cached<T>, { cache: this.deps.cache });
+      if (!requests.length) return;
+      const trigger: Trigger = { source: 'watch', kind: w.kind.kind, namespace: obj.metadata.namespace || undefined, name: obj.metadata.name!, event, at: Date.now() };
+      for (const r of requests) this.enqueue(r, trigger);
     } catch (err) {
       this.log.error({ err, kind: w.kind.kind, object: obj.metadata.name }, 'mapping an event to requests failed');
     }
@@ -150,27 +172,23 @@ export class Controller {
   /** Begins a term: a fresh queue, subscriptions (every cached object replays as an add), workers. */
   start(): void {
     if (this.term) return;
-    const term: Term = {
-      queue: new WorkQueue(this.name, { rateLimiter: this.rateLimiter, metrics: this.queueMetrics }),
-      abort: new AbortController(),
-      workers: [],
-      unsubscribe: [],
-      holds: new Map(),
-      listening: new Set(),
-    };
+    const queue = new WorkQueue(this.name, { rateLimiter: this.rateLimiter, metrics: this.queueMetrics });
+    const unsubscribe: (() => void)[] = [];
+    const term: Term = { queue, abort: new AbortController(), workers: [], unsubscribe, holds: new CacheHolds(queue, this.deps.cache, this.log, (u) => unsubscribe.push(u)) };
     this.term = term;
+    this.provenance.clearPending();
     for (const w of this.watches as WatchSpec<KubeObject>[]) {
       const informer = this.deps.cache.informer(w.kind, w.informer);
       term.unsubscribe.push(
         informer.addHandler({
-          onAdd: (obj) => w.predicates.every((p) => evaluatePredicate(p, 'create', [obj])) && void this.mapAndEnqueue(w, obj),
+          onAdd: (obj) => w.predicates.every((p) => evaluatePredicate(p, 'create', [obj])) && void this.mapAndEnqueue(w, obj, 'add'),
           onUpdate: (old, obj) => {
             if (!w.predicates.every((p) => evaluatePredicate(p, 'update', [old, obj]))) return;
             // Both states: an owner reference or a mapped field may have moved between them.
-            void this.mapAndEnqueue(w, old);
-            void this.mapAndEnqueue(w, obj);
+            void this.mapAndEnqueue(w, old, 'update');
+            void this.mapAndEnqueue(w, obj, 'update');
           },
-          onDelete: (obj) => w.predicates.every((p) => evaluatePredicate(p, 'delete', [obj])) && void this.mapAndEnqueue(w, obj),
+          onDelete: (obj) => w.predicates.every((p) => evaluatePredicate(p, 'delete', [obj])) && void this.mapAndEnqueue(w, obj, 'delete'),
         }),
       );
     }
@@ -191,7 +209,7 @@ export class Controller {
   }
 
   /** Runs the reconciler under the term's signal and the timeout; resolves with its result or throws. */
-  private async invoke(term: Term, req: Request, log: () => Logger, reconcileId: string, writes: RecordedWrite[]): Promise<Result> {
+  private async invoke(term: Term, req: Request, log: () => Logger, reconcileId: string, writes: RecordedWrite[], triggers: readonly Trigger[]): Promise<Result> {
     const fence = new ReconcileFence(term.abort.signal, this.deps.client);
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -205,6 +223,7 @@ export class Controller {
         },
         recorder: this.deps.recorder,
         reconcileId,
+        triggers,
         get signal() {
           return fence.signal;
         },
@@ -228,57 +247,11 @@ export class Controller {
     }
   }
 
-  /**
-   * Holds the key while a cache this controller reads has not shown what its reconcile wrote: the
-   * watch event of the write itself re-adds the key, and running it before the cache caught up
-   * would read stale state and repeat the write. No worker waits: the key is parked in the queue
-   * and released by the informer event that catches the cache up (or after HOLD_LIMIT_MS).
-   */
-  private holdForCache(term: Term, key: string, writes: RecordedWrite[]) {
-    const pending: Hold['pending'] = [];
-    for (const write of writes) {
-      for (const informer of informersSeeing(this.deps.cache, write)) {
-        if (!caughtUp(write.expectation, informer.get(write.key), informer.versionFor(write.key.namespace))) pending.push({ write, informer });
-      }
-    }
-    if (!pending.length || term.abort.signal.aborted) return;
-    for (const { informer } of pending) {
-      if (term.listening.has(informer)) continue;
-      term.listening.add(informer);
-      const recheck = () => this.recheck(term, informer);
-      term.unsubscribe.push(informer.addHandler({ onAdd: recheck, onUpdate: recheck, onDelete: recheck }, { replay: false }));
-    }
-    const previous = term.holds.get(key);
-    if (previous) clearTimeout(previous.timer);
-    const timer = setTimeout(() => {
-      term.holds.delete(key);
-      this.log.debug({ key, waitingFor: pending.map((p) => writeKey(p.write)) }, 'the cache did not show this reconcile\'s writes in time; running the key anyway');
-      term.queue.release(key);
-    }, HOLD_LIMIT_MS);
-    timer.unref?.();
-    term.holds.set(key, { pending, timer });
-    term.queue.hold(key);
-  }
-
-  private recheck(term: Term, informer: KindInformer<KubeObject>) {
-    for (const [key, hold] of term.holds) {
-      if (!hold.pending.some((p) => p.informer === informer)) continue;
-      hold.pending = hold.pending.filter((p) => !caughtUp(p.write.expectation, p.informer.get(p.write.key), p.informer.versionFor(p.write.key.namespace)));
-      if (hold.pending.length) continue;
-      clearTimeout(hold.timer);
-      term.holds.delete(key);
-      term.queue.release(key);
-    }
-  }
-
-  private endHolds(term: Term) {
-    for (const hold of term.holds.values()) clearTimeout(hold.timer);
-    term.holds.clear();
-  }
-
   private async reconcileOne(term: Term, key: string): Promise<void> {
     const req: Request = parseKey(key);
     const reconcileId = randomUUID();
+    const { triggers, dropped } = this.provenance.take(key);
+    const startedAt = Date.now();
     // The reconcile's logger, made when first used: most reconciles log nothing at the default level,
     // and a pino child costs them more than their own work (bench/runtime/reconcile-throughput).
     let child: Logger | undefined;
@@ -290,13 +263,17 @@ export class Controller {
     let result: 'success' | 'error' | 'requeue' | 'requeue_after' = 'success';
     const writes: RecordedWrite[] = [];
     const started = performance.now();
+    for (const t of triggers) metrics.reconcileTriggers.inc({ ...labels, trigger: triggerLabel(t) });
+    let failure: string | undefined;
     try {
-      const res = await this.invoke(term, req, log, reconcileId, writes);
+      const res = await this.invoke(term, req, log, reconcileId, writes, triggers);
       if (res && res.requeueAfter && res.requeueAfter > 0) {
         term.queue.forget(key);
+        this.provenance.add(key, { source: 'requeue', after: res.requeueAfter, at: Date.now() });
         term.queue.addAfter(key, res.requeueAfter);
         result = 'requeue_after';
       } else if (res && res.requeue) {
+        this.provenance.add(key, { source: 'requeue', at: Date.now() });
         term.queue.addRateLimited(key);
         result = 'requeue';
       } else {
@@ -304,6 +281,7 @@ export class Controller {
       }
     } catch (err) {
       result = 'error';
+      failure = (err as Error).message;
       metrics.reconcileErrors.inc(labels);
       if (term.abort.signal.aborted) {
         // The term ended under it (lease lost, shutdown): not the object's fault, nothing to report.
@@ -311,24 +289,27 @@ export class Controller {
       } else if (err instanceof TerminalError) {
         metrics.terminalErrors.inc(labels);
         term.queue.forget(key);
-        log().error({ err }, 'reconcile failed with a terminal error; not retrying until the object changes');
+        log().error({ err, triggers: triggers.map(describeTrigger) }, 'reconcile failed with a terminal error; not retrying until the object changes');
         this.report(term, req, err);
       } else {
         term.queue.addRateLimited(key);
         const retries = term.queue.retries(key);
+        this.provenance.add(key, { source: 'retry', attempt: retries, error: failure, at: Date.now() });
         // Conflicts are routine under optimistic concurrency: the retry reads fresh state.
         if (isConflict(err)) log().info({ retries, err: (err as ApiError).serverMessage }, 'conflict writing an object; retrying');
         else {
           if (err instanceof ReconcileTimeoutError) log().error({ retries, timeoutMs: err.timeoutMs }, 'reconcile timed out: its key is released and retried with backoff');
-          else log().error({ err, retries }, 'reconcile failed; retrying with backoff');
+          else log().error({ err, retries, triggers: triggers.map(describeTrigger) }, 'reconcile failed; retrying with backoff');
           if (retries >= REPORT_AFTER_FAILURES) this.report(term, req, err as Error);
         }
       }
     } finally {
       // Whatever the outcome, what was written must be read back before the key runs again.
-      this.holdForCache(term, key, writes);
+      if (!term.abort.signal.aborted) term.holds.hold(key, writes);
       // One line per reconcile at debug level (--log-level=debug): what ran, how it ended, what it wrote.
-      if (this.log.isLevelEnabled('debug')) log().debug({ result, writes: writes.length, durationMs: Math.round(performance.now() - started) }, 'reconciled');
+      const durationMs = Math.round(performance.now() - started);
+      if (this.log.isLevelEnabled('debug')) log().debug({ result, writes: writes.length, durationMs, triggers: triggers.map(describeTrigger), droppedTriggers: dropped || undefined }, 'reconciled');
+      this.provenance.record({ key, reconcileId, startedAt, durationMs, result, error: failure, triggers: [...triggers], dropped });
       end();
       metrics.activeWorkers.dec(labels);
       metrics.reconcileTotal.inc({ ...labels, result });
@@ -364,7 +345,7 @@ export class Controller {
     if (!term) return undefined;
     this.term = undefined;
     for (const u of term.unsubscribe) u();
-    this.endHolds(term);
+    term.holds.end();
     term.queue.shutDown();
     return term;
   }

@@ -11,6 +11,7 @@ import { applyIfChanged, type ApplyOutcome } from '../helpers/apply.js';
 import { setCondition, type Condition, type ConditionInput } from '../helpers/conditions.js';
 import { deepEqual } from '../helpers/equality.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../helpers/finalizers.js';
+import type { Trigger } from './provenance.js';
 
 /** Reads that must bypass the cache (an object the operator does not watch). Writes go through the context. */
 export type ReadClient = Pick<Client, 'get' | 'find' | 'list' | 'listAll' | 'options'>;
@@ -49,6 +50,12 @@ export interface ReconcileContext {
   client: ReadClient;
   recorder: EventRecorder;
   reconcileId: string;
+  /**
+   * Why this reconcile runs: every event merged into its key since the last one (which watch, which
+   * object, which event), a requeue the reconciler asked for, or the retry of a failure. For logs
+   * and diagnosis; a reconcile still reads the current state and acts on all of it.
+   */
+  triggers: readonly Trigger[];
   /** Aborted when this reconcile must stop: timeout, lost leadership, shutdown. Pass it to long waits. */
   signal: AbortSignal;
   /** The time, injected: time-driven decisions read it here so tests can set it. */
@@ -89,6 +96,7 @@ export interface ContextDeps {
   client: Client;
   recorder: EventRecorder;
   reconcileId: string;
+  triggers?: readonly Trigger[];
   signal: AbortSignal;
   clock: Clock;
 }
@@ -124,6 +132,7 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
     },
     recorder: deps.recorder,
     reconcileId: deps.reconcileId,
+    triggers: deps.triggers ?? [],
     get signal() {
       return deps.signal;
     },

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** `:8080`, `0.0.0.0:8080`, `127.0.0.1:0` (any free port); `0` or empty disables the server. */
@@ -27,14 +28,21 @@ export interface Reply {
 /** A GET route: the request's URL (with its query) in, the reply out. */
 export type Route = (url: URL) => Promise<Reply> | Reply;
 
+export interface ListenOptions {
+  /** Serve HTTPS with this certificate. */
+  tls?: { cert: string; key: string };
+  /** Asked before every route: undefined lets the request through, a reply refuses it. */
+  authorize?: (req: IncomingMessage, path: string) => Promise<Reply | undefined>;
+}
+
 /**
  * A small HTTP server for the manager's read-only endpoints (/metrics, /healthz, /readyz): GET and
  * HEAD on exact paths, 404 elsewhere, 405 for other methods. node:http rather than a framework:
  * three GET routes do not need one, and express cost every operator 12 MiB of idle memory
  * (measured on Node 24: 76.9 -> 64.9 MiB RSS; bundle 1.22 -> 0.45 MB).
  */
-export async function listen(routes: Record<string, Route>, addr: { host: string; port: number }): Promise<RunningServer> {
-  const server = createServer((req, res) => {
+export async function listen(routes: Record<string, Route>, addr: { host: string; port: number }, options: ListenOptions = {}): Promise<RunningServer> {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = routes[url.pathname];
     const reply = (r: Reply) => {
@@ -47,9 +55,11 @@ export async function listen(routes: Record<string, Route>, addr: { host: string
       return reply({ status: 405, contentType: 'text/plain; charset=utf-8', body: `${req.method} not allowed\n` });
     }
     Promise.resolve()
-      .then(() => route(url))
+      .then(() => options.authorize?.(req, url.pathname))
+      .then((refused) => refused ?? route(url))
       .then(reply, (err: Error) => reply({ status: 500, contentType: 'text/plain; charset=utf-8', body: `${err.message}\n` }));
-  });
+  };
+  const server: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler) : createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(addr.port, addr.host, () => (server.off('error', reject), resolve()));

@@ -12,13 +12,15 @@ import { createLogger } from '../log/logger.js';
 import { RuntimeMetrics } from '../metrics/metrics.js';
 import { instanceName, operatorEnvironment, type OperatorEnvironment } from './environment.js';
 import type { ManagerFlags } from './flags.js';
-import { listen, parseBindAddress, type RunningServer } from './http-server.js';
+import { parseBindAddress, type RunningServer } from './http-server.js';
+import { serveMetrics, serveProbes } from './endpoints.js';
+import { SubjectAccessReview, TokenReview } from '../client/kind.js';
 import { currentNamespace, loadKubeConfig } from './kubeconfig.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
 import { Lease } from '../client/kind.js';
 import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
-import { Webhooks, type WebhookOptions } from '../webhook/webhooks.js';
+import { resolveWebhookOptions, Webhooks, type WebhookOptions, type WebhookSettings } from '../webhook/webhooks.js';
 import type { AdmissionWebhook } from '../webhook/admission.js';
 import type { VersionedResource } from '../crd/versioned-resource.js';
 
@@ -42,7 +44,8 @@ export interface Runnable {
   stop?(): void | Promise<void>;
 }
 
-export type HealthCheck = () => true | string | Promise<true | string>;
+export type { HealthCheck } from './endpoints.js';
+import type { HealthCheck } from './endpoints.js';
 
 export interface ManagerOptions {
   /** The operator's name: field manager for writes, event source, default lease name. */
@@ -52,8 +55,14 @@ export interface ManagerOptions {
   namespaces?: string[];
   /** Lease-based leader election; `true` uses the defaults (15 s / 10 s / 2 s). */
   leaderElection?: boolean | Partial<LeaderElectionConfig>;
-  /** `:8080` by default; `0` disables. */
+  /** `:8080` by default; `0` disables. Serves /metrics and /debug/queue. */
   metricsBindAddress?: string;
+  /**
+   * HTTPS with authentication and authorization on /metrics and /debug/queue, as kubebuilder
+   * scaffolds: a bearer token checked by TokenReview, then a SubjectAccessReview of GET on the path
+   * (`nonResourceURLs`). The certificate is self-signed, made in memory at start.
+   */
+  metricsSecure?: boolean;
   /** `:8081` by default; `0` disables. */
   healthProbeBindAddress?: string;
   logger?: Logger;
@@ -73,17 +82,7 @@ export interface ManagerOptions {
   /** Informer reconnect backoff (tests shorten it). */
   watchBackoffMs?: { initial: number; max: number };
   /** Where and how admission and conversion webhooks are served (only when some are added). */
-  webhook?: {
-    /** `:9443` by default; `0` disables. */
-    bindAddress?: string;
-    /** Default `<name>-webhook-tls` in the operator's namespace. */
-    secretName?: string;
-    secretNamespace?: string;
-    /** Default `<name>-webhook.<namespace>.svc`. */
-    hosts?: string[];
-    /** The Mutating/ValidatingWebhookConfiguration to keep the CA in; default the operator's name. */
-    configurationName?: string;
-  };
+  webhook?: WebhookSettings;
 }
 
 type State = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -169,6 +168,7 @@ export class Manager {
       kubeConfig,
       logger,
       metricsBindAddress: flags.metricsBindAddress,
+      metricsSecure: flags.metricsSecure,
       healthProbeBindAddress: flags.healthProbeBindAddress,
       leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId } : false,
       webhook: { bindAddress: flags.webhookBindAddress, secretName: flags.webhookSecretName, hosts: flags.webhookHost.length ? flags.webhookHost : undefined, configurationName: flags.webhookConfigurationName },
@@ -213,14 +213,7 @@ export class Manager {
 
   /** The webhook settings with their defaults filled in. */
   webhookOptions(): WebhookOptions {
-    const o = this.options.webhook ?? {};
-    const namespace = o.secretNamespace ?? currentNamespace(this.kubeConfig, this.environment);
-    return {
-      bindAddress: parseBindAddress(o.bindAddress ?? ':9443'),
-      secret: { namespace, name: o.secretName ?? `${this.options.name}-webhook-tls` },
-      hosts: o.hosts?.length ? o.hosts : [`${this.options.name}-webhook.${namespace}.svc`],
-      configurationName: o.configurationName ?? this.options.name,
-    };
+    return resolveWebhookOptions(this.options.name, this.options.webhook ?? {}, currentNamespace(this.kubeConfig, this.environment));
   }
 
   addHealthzCheck(name: string, check: HealthCheck): void {
@@ -232,25 +225,31 @@ export class Manager {
   }
 
   private async startServers() {
-    const metricsAddr = parseBindAddress(this.options.metricsBindAddress ?? ':8080');
-    if (metricsAddr) {
-      const s = await listen({ '/metrics': async () => ({ status: 200, contentType: this.metrics.registry.contentType, body: await this.metrics.render() }) }, metricsAddr);
-      this.ports.metrics = s.port;
+    const metrics = await serveMetrics(this.options.metricsBindAddress ?? ':8080', {
+      render: () => this.metrics.render(),
+      contentType: this.metrics.registry.contentType,
+      debugQueue: (key) => this.debugQueue(key),
+      secure: this.options.metricsSecure ? { client: this.client, name: this.options.name, podName: this.environment.podName } : undefined,
+    });
+    const probes = await serveProbes(this.options.healthProbeBindAddress ?? ':8081', this.healthChecks, this.readyChecks);
+    for (const [name, s] of [['metrics', metrics], ['probes', probes]] as const) {
+      if (!s) continue;
+      this.ports[name] = s.port;
       this.servers.push(s);
     }
-    const probeAddr = parseBindAddress(this.options.healthProbeBindAddress ?? ':8081');
-    if (probeAddr) {
-      const serve = (checks: Map<string, HealthCheck>) => async (url: URL) => {
-        const results = await Promise.all([...checks].map(async ([name, check]) => [name, await Promise.resolve().then(check).catch((e: Error) => e.message)] as const));
-        const failed = results.filter(([, r]) => r !== true);
-        const verbose = url.searchParams.has('verbose') || failed.length > 0;
-        const body = verbose ? `${results.map(([n, r]) => (r === true ? `[+]${n} ok` : `[-]${n} failed: ${r}`)).join('\n')}\n${failed.length ? 'check failed' : 'ok'}` : 'ok';
-        return { status: failed.length ? 500 : 200, contentType: 'text/plain; charset=utf-8', body };
-      };
-      const s = await listen({ '/healthz': serve(this.healthChecks), '/readyz': serve(this.readyChecks) }, probeAddr);
-      this.ports.probes = s.port;
-      this.servers.push(s);
-    }
+  }
+
+  /**
+   * What /debug/queue shows: per controller, the keys queued, waiting out a delay or backoff, held
+   * for the cache, in flight, and the last reconciles with their triggers; every informer's health.
+   * With `key` (`namespace/name`), only that object, and why its last reconcile ran.
+   */
+  debugQueue(key?: string) {
+    return {
+      leader: this.isLeader,
+      controllers: this.controllers.map((c) => c.inspect(key)),
+      informers: this.cache.health(),
+    };
   }
 
   /**
@@ -310,6 +309,9 @@ export class Manager {
   private async checkRbac() {
     const rules = mergeRules(...this.rbac);
     const perms = permissionsFor(rules, this.cache.namespaces);
+    if (this.options.metricsSecure && parseBindAddress(this.options.metricsBindAddress ?? ':8080')) {
+      perms.push(...permissionsFor([rule(TokenReview, ['create']), rule(SubjectAccessReview, ['create'])], []));
+    }
     if (this.webhooks.any && this.webhookOptions().bindAddress) {
       const o = this.webhookOptions();
       perms.push(...permissionsFor(this.webhooks.rbac(o), [o.secret.namespace]));

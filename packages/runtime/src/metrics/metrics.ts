@@ -20,6 +20,7 @@ export class RuntimeMetrics {
   readonly reconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers: [this.registry] });
   readonly terminalErrors = new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: ['controller'], registers: [this.registry] });
   readonly reconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'], buckets: RECONCILE_BUCKETS, registers: [this.registry] });
+  readonly reconcileTriggers = new Counter({ name: 'opkit_reconcile_triggers_total', help: 'What caused reconciles: a watched kind\'s event (watch:<Kind>), a requeue, a retry or an enqueue; several triggers merged into one reconcile each count', labelNames: ['controller', 'trigger'], registers: [this.registry] });
   readonly maxConcurrent = new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller'], registers: [this.registry] });
   readonly activeWorkers = new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller'], registers: [this.registry] });
 

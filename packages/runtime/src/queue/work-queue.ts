@@ -67,6 +67,11 @@ export class WorkQueue {
     return [...this.processing.values()];
   }
 
+  /** What the queue holds right now (for /debug/queue): a copy, never the live structures. */
+  inspect(): { queued: string[]; delayed: [string, number][]; processing: [string, number][]; held: string[] } {
+    return { queued: this.queue.slice(this.head), delayed: [...this.waiting], processing: [...this.processing], held: [...this.held] };
+  }
+
   add(item: string): void {
     if (this.shuttingDown) return;
     if (this.dirty.has(item)) return;

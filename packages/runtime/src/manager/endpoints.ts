@@ -1,0 +1,53 @@
+import type { Client } from '../client/client.js';
+import { issueCa, issueServing } from '../webhook/self-signed.js';
+import { listen, parseBindAddress, type ListenOptions, type RunningServer } from './http-server.js';
+import { MetricsAccess } from './metrics-access.js';
+
+/** A health or readiness check: true, or why not. */
+export type HealthCheck = () => true | string | Promise<true | string>;
+
+const YEAR_MS = 365 * 86_400_000;
+
+/**
+ * HTTPS with a self-signed certificate made in memory, and the TokenReview/SubjectAccessReview
+ * gate, as controller-runtime's secure metrics server does: the scraper trusts the API server's
+ * word about the caller, not the certificate.
+ */
+function secureOptions(o: { client: Client; name: string; podName?: string }): ListenOptions {
+  const now = Date.now();
+  const ca = issueCa(`${o.name}-metrics-ca`, now - 300_000, now + YEAR_MS);
+  const hosts = ['localhost', '127.0.0.1', ...(o.podName ? [o.podName] : [])];
+  const access = new MetricsAccess(o.client);
+  return { tls: issueServing(ca, hosts, now - 300_000, now + YEAR_MS), authorize: (req, path) => access.check(req.headers.authorization, path) };
+}
+
+/** /metrics and /debug/queue on `addr` (none when `0`), secured when asked. */
+export async function serveMetrics(
+  addr: string,
+  o: { render(): Promise<string>; contentType: string; debugQueue(key?: string): unknown; secure?: { client: Client; name: string; podName?: string } },
+): Promise<RunningServer | undefined> {
+  const bind = parseBindAddress(addr);
+  if (!bind) return undefined;
+  return listen(
+    {
+      '/metrics': async () => ({ status: 200, contentType: o.contentType, body: await o.render() }),
+      '/debug/queue': (url) => ({ status: 200, contentType: 'application/json', body: `${JSON.stringify(o.debugQueue(url.searchParams.get('key') ?? undefined), null, 2)}\n` }),
+    },
+    bind,
+    o.secure ? secureOptions(o.secure) : {},
+  );
+}
+
+/** /healthz and /readyz on `addr` (none when `0`): every check's answer, `?verbose` or on failure. */
+export async function serveProbes(addr: string, health: Map<string, HealthCheck>, ready: Map<string, HealthCheck>): Promise<RunningServer | undefined> {
+  const bind = parseBindAddress(addr);
+  if (!bind) return undefined;
+  const serve = (checks: Map<string, HealthCheck>) => async (url: URL) => {
+    const results = await Promise.all([...checks].map(async ([name, check]) => [name, await Promise.resolve().then(check).catch((e: Error) => e.message)] as const));
+    const failed = results.filter(([, r]) => r !== true);
+    const verbose = url.searchParams.has('verbose') || failed.length > 0;
+    const body = verbose ? `${results.map(([n, r]) => (r === true ? `[+]${n} ok` : `[-]${n} failed: ${r}`)).join('\n')}\n${failed.length ? 'check failed' : 'ok'}` : 'ok';
+    return { status: failed.length ? 500 : 200, contentType: 'text/plain; charset=utf-8', body };
+  };
+  return listen({ '/healthz': serve(health), '/readyz': serve(ready) }, bind);
+}
