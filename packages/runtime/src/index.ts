@@ -73,6 +73,7 @@ export { rule, mergeRules, renderRulesTemplate, type PolicyRule, type Verb } fro
 export { mutatingWebhook, validatingWebhook, type AdmissionWebhook, type AdmissionRequest, type UserInfo, type Operation, type Denial } from './webhook/admission.js';
 export { Converter } from './webhook/conversion.js';
 export { webhookConfigurations, withConversionClient, type ClientConfig } from './webhook/configuration.js';
+export { renderWebhooksTemplate } from './webhook/chart.js';
 export { diffPatch, type PatchOp } from './webhook/json-patch.js';
 export { issueCa, issueServing, type KeyPair } from './webhook/self-signed.js';
 export { decideRotation, type RotationDecision } from './webhook/rotation.js';

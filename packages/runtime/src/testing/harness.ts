@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { createServer, type AddressInfo } from 'node:net';
 import { ConfigMap } from '../client/kind.js';
 import { controllerFor } from '../controller/builder.js';
 import { Manager, type ManagerOptions } from '../manager/manager.js';
@@ -20,6 +21,8 @@ export function testManager(kubeConfig: KubeConfig, options: Partial<ManagerOpti
     liveness: { intervalMs: 2_000, timeoutMs: 3_000 },
     namespaces: [],
     ...options,
+    // Webhooks (when the operator registers any) on a free port: several test managers share a host.
+    webhook: { bindAddress: '127.0.0.1:0', hosts: ['127.0.0.1'], ...options.webhook },
   });
   return { manager, logs: capture };
 }
@@ -68,4 +71,21 @@ export function metricValue(exposition: string, name: string, labels: Record<str
   return metricSeries(exposition, name)
     .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
     .reduce((sum, s) => sum + s.value, 0);
+}
+
+/**
+ * Webhooks for a test manager run on this machine: a free loopback port, a serving certificate for
+ * 127.0.0.1 (kept in a Secret of `namespace`), and the URL to register (`withConversionClient`,
+ * `webhookConfigurations`): the API server calls the test's process over TLS as it would a Service.
+ */
+export async function localWebhooks(namespace = 'default'): Promise<{ url: string; options: NonNullable<ManagerOptions['webhook']> }> {
+  const port = await new Promise<number>((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(p));
+    });
+  });
+  return { url: `https://127.0.0.1:${port}`, options: { bindAddress: `127.0.0.1:${port}`, hosts: ['127.0.0.1'], secretNamespace: namespace } };
 }

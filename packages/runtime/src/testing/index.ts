@@ -1,2 +1,2 @@
-export { testManager, recordingManager, scrape, metricSeries, metricValue } from './harness.js';
+export { testManager, recordingManager, scrape, metricSeries, metricValue, localWebhooks } from './harness.js';
 export { captureLogger, type CapturedLine } from './log-capture.js';

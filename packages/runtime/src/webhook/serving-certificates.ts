@@ -145,7 +145,8 @@ export class ServingCertificates {
     const { namespace, name } = this.options.secret;
     try {
       if (!current) {
-        await this.client.create(Secret, { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'kubernetes.io/tls', data } as never);
+        // Opaque, as the chart makes it (empty, so that `helm uninstall` removes it): a Secret's type cannot change.
+        await this.client.create(Secret, { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'Opaque', data } as never);
       } else {
         await this.client.update(Secret, { ...(current as object), data } as never);
       }

@@ -1,62 +1,14 @@
 import { freePort, waitFor } from '@opkit/testing';
-import { Type } from '@sinclair/typebox';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
 import { CustomResourceDefinition, MutatingWebhookConfiguration, Namespace, Role, RoleBinding, Secret, ValidatingWebhookConfiguration } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
-import { defineCustomResource } from '../crd/custom-resource.js';
-import { defineVersionedResource, spoke } from '../crd/versioned-resource.js';
 import type { Manager } from '../manager/manager.js';
 import { testManager } from '../testing/harness.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
-import { mutatingWebhook, validatingWebhook } from './admission.js';
 import { webhookConfigurations, withConversionClient } from './configuration.js';
-
-// A Gizmo API that evolved: v1alpha1 had `size`; v1beta1 calls it `replicas` and adds `mode`,
-// which v1alpha1 cannot hold, so converting down keeps it in an annotation (lossless round trips).
-const MODE_ANNOTATION = 'test.opkit.dev/v1beta1-mode';
-const common = { group: 'test.opkit.dev', kind: 'Gizmo', plural: 'gizmos', scope: 'Namespaced' as const };
-const GizmoV1alpha1 = defineCustomResource({ ...common, version: 'v1alpha1', spec: Type.Object({ size: Type.Integer({ minimum: 0 }) }), status: Type.Object({ ready: Type.Optional(Type.Integer()) }) });
-const GizmoV1beta1 = defineCustomResource({
-  ...common,
-  version: 'v1beta1',
-  spec: Type.Object({ replicas: Type.Integer({ minimum: 0 }), mode: Type.Union([Type.Literal('fast'), Type.Literal('safe')], { default: 'fast' }) }),
-  status: Type.Object({ ready: Type.Optional(Type.Integer()) }),
-});
-const Gizmos = defineVersionedResource(GizmoV1beta1, [
-  spoke(GizmoV1alpha1, GizmoV1beta1, {
-    toHub: ({ spec, metadata, status }) => {
-      const { [MODE_ANNOTATION]: mode, ...annotations } = metadata.annotations ?? {};
-      return { metadata: { ...metadata, annotations }, spec: { replicas: spec.size, mode: mode === 'safe' ? 'safe' : 'fast' }, status };
-    },
-    fromHub: ({ spec, metadata, status }) => ({ metadata: { ...metadata, annotations: { ...metadata.annotations, [MODE_ANNOTATION]: spec.mode } }, spec: { size: spec.replicas }, status }),
-  }),
-]);
-
-// Tickets record who asked for them: the mutating webhook fills `requester` from the request's
-// authenticated user (whatever the client sent), the validating one refuses any change to it.
-const Ticket = defineCustomResource({
-  group: 'test.opkit.dev',
-  version: 'v1',
-  kind: 'Ticket',
-  plural: 'tickets',
-  scope: 'Namespaced',
-  spec: Type.Object({ title: Type.String(), requester: Type.Optional(Type.Object({ username: Type.Optional(Type.String()), groups: Type.Optional(Type.Array(Type.String())) })) }),
-});
-const recordRequester = mutatingWebhook(Ticket.kind, {
-  operations: ['CREATE'],
-  failurePolicy: 'Fail',
-  why: 'an unrecorded requester could be forged',
-  mutate: (t, req) => {
-    t.spec.requester = { username: req.userInfo.username, groups: req.userInfo.groups };
-  },
-});
-const keepRequester = validatingWebhook(Ticket.kind, {
-  operations: ['UPDATE'],
-  failurePolicy: 'Fail',
-  why: 'a changed requester is a forged one',
-  validate: (req) => (JSON.stringify(req.object?.spec.requester) !== JSON.stringify(req.oldObject?.spec.requester) ? 'spec.requester is set by the API server from who created the Ticket, and cannot change' : undefined),
-});
+import { GizmoV1alpha1, GizmoV1beta1, Gizmos, MODE_ANNOTATION } from '../../examples/webhooks/gizmo.js';
+import { keepRequester, recordRequester, Ticket } from '../../examples/webhooks/ticket.js';
 
 describe('webhooks served by the manager, called by a real API server over TLS', () => {
   const suite = useControlPlane({}, async (_, admin) => {

@@ -9,6 +9,7 @@ import { admissionReview, type AdmissionRequest, type AdmissionWebhook } from '.
 import { conversionReview, Converter } from './conversion.js';
 import { WebhookServer } from './server.js';
 import { ServingCertificates } from './serving-certificates.js';
+import { parseBindAddress } from '../manager/http-server.js';
 
 export interface WebhookOptions {
   /** Where to listen (`:9443`); `0` disables webhooks (and the API server's calls fail by their failurePolicy). */
@@ -19,6 +20,30 @@ export interface WebhookOptions {
   hosts: string[];
   /** The name of the chart's Mutating- and ValidatingWebhookConfiguration (one of each at most). */
   configurationName: string;
+}
+
+/** The webhook settings a manager takes (flags give them in an operator), every one optional. */
+export interface WebhookSettings {
+  /** `:9443` by default; `0` disables. */
+  bindAddress?: string;
+  /** Default `<name>-webhook-tls` in the operator's namespace. */
+  secretName?: string;
+  secretNamespace?: string;
+  /** Default `<name>-webhook.<namespace>.svc`. */
+  hosts?: string[];
+  /** The Mutating/ValidatingWebhookConfiguration to keep the CA in; default the operator's name. */
+  configurationName?: string;
+}
+
+/** The settings with their defaults: names derived from the operator's, in its namespace. */
+export function resolveWebhookOptions(operator: string, o: WebhookSettings, namespace: string): WebhookOptions {
+  const ns = o.secretNamespace ?? namespace;
+  return {
+    bindAddress: parseBindAddress(o.bindAddress ?? ':9443'),
+    secret: { namespace: ns, name: o.secretName ?? `${operator}-webhook-tls` },
+    hosts: o.hosts?.length ? o.hosts : [`${operator}-webhook.${ns}.svc`],
+    configurationName: o.configurationName ?? operator,
+  };
 }
 
 /**
