@@ -18,7 +18,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { Memcached } from '../../apps/memcached-operator/src/api/v1alpha1/memcached.js';
+import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcached.js';
+import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
 import { table } from '../report.js';
 import { cpuSeconds, median, processMemory } from '../process-stats.js';
 import { buildGoComparator } from './go-build.js';
@@ -45,7 +46,7 @@ async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go'
   await admin.create(Namespace, { metadata: { name: ns } });
   await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', ns]).then(() => true), { timeoutMs: 30_000 });
   for (let i = 0; i < N; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, N - i) }, (_, j) => admin.create(Memcached.kind, { metadata: { name: `mc-${i + j}`, namespace: ns }, spec: { size: SIZE } } as never)));
+    await Promise.all(Array.from({ length: Math.min(50, N - i) }, (_, j) => admin.create(Memcached.kind, { metadata: { name: `mc-${i + j}`, namespace: ns }, spec: { replicas: SIZE } } as never)));
   }
   const since = new Date();
   let stderr = '';
@@ -109,10 +110,12 @@ async function main() {
   const runs: Run[] = [];
   try {
     const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
-    await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(Memcached.crd) });
+    // Both operators read and write v1beta1, the stored version: no conversion is ever called, and
+    // opkit runs without its webhook server (the Go comparator has none).
+    await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(MemcachedAPI.crd) });
     await waitFor('the CRD', () => admin.list(Memcached.kind).then(() => true));
     const kc = plane.kubeconfigPath;
-    const opkit: [string, string[]] = [node, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', `--max-concurrent-reconciles=${WORKERS}`]];
+    const opkit: [string, string[]] = [node, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-bind-address=0', `--max-concurrent-reconciles=${WORKERS}`]];
     const go: [string, string[]] = [goBin, [`--kubeconfig=${kc}`, `--max-concurrent-reconciles=${WORKERS}`]];
     for (let r = 0; r < ROUNDS; r++) {
       for (const [label, cmd] of [['opkit', opkit], ['go', go]] as const) {

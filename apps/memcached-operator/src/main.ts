@@ -1,13 +1,14 @@
 import { flag, runOperator } from '@opkit/runtime';
 import { memcachedController } from './controllers/memcached/controller.js';
+import { addMemcachedOperator } from './operator.js';
 
 void runOperator({
   name: 'memcached-operator',
-  description: 'runs Memcached clusters (cache.opkit.dev/v1alpha1 Memcached)',
+  description: 'runs Memcached clusters (cache.opkit.dev/v1beta1 Memcached; v1alpha1 served and converted)',
   flags: {
     maxConcurrentReconciles: flag.int({ min: 1, default: memcachedController.options.maxConcurrentReconciles ?? 2, help: 'Memcacheds reconciled at once' }),
   },
   setup(manager, v) {
-    manager.add({ ...memcachedController, options: { ...memcachedController.options, maxConcurrentReconciles: v.maxConcurrentReconciles } });
+    addMemcachedOperator(manager, { maxConcurrentReconciles: v.maxConcurrentReconciles });
   },
 });

@@ -49,11 +49,11 @@ const (
 	defaultImage = "memcached:1.6.38-alpine"
 )
 
-var gv = schema.GroupVersion{Group: "cache.opkit.dev", Version: "v1alpha1"}
+var gv = schema.GroupVersion{Group: "cache.opkit.dev", Version: "v1beta1"}
 
-// MemcachedSpec mirrors apps/memcached-operator/src/api/v1alpha1/memcached.ts.
+// MemcachedSpec mirrors apps/memcached-operator/src/api/v1beta1/memcached.ts (the stored version).
 type MemcachedSpec struct {
-	Size                    int32                        `json:"size"`
+	Replicas                int32                        `json:"replicas"`
 	Image                   string                       `json:"image,omitempty"`
 	Resources               *corev1.ResourceRequirements `json:"resources,omitempty"`
 	MemoryLimitMB           int32                        `json:"memoryLimitMB,omitempty"`
@@ -171,9 +171,9 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 		if !exists {
-			r.recorder.Eventf(mc, corev1.EventTypeNormal, "Created", "Created Deployment %s with %d replicas", mc.Name, mc.Spec.Size)
-		} else if current.Spec.Replicas != nil && *current.Spec.Replicas != mc.Spec.Size {
-			r.recorder.Eventf(mc, corev1.EventTypeNormal, "Scaled", "Scaled Deployment %s from %d to %d replicas", mc.Name, *current.Spec.Replicas, mc.Spec.Size)
+			r.recorder.Eventf(mc, corev1.EventTypeNormal, "Created", "Created Deployment %s with %d replicas", mc.Name, mc.Spec.Replicas)
+		} else if current.Spec.Replicas != nil && *current.Spec.Replicas != mc.Spec.Replicas {
+			r.recorder.Eventf(mc, corev1.EventTypeNormal, "Scaled", "Scaled Deployment %s from %d to %d replicas", mc.Name, *current.Spec.Replicas, mc.Spec.Replicas)
 		}
 		current = dep
 	}
@@ -244,7 +244,7 @@ func desiredDeployment(mc *Memcached) *appsv1.Deployment {
 	args := append([]string{"-m", fmt.Sprint(orDefault(mc.Spec.MemoryLimitMB, 64)), "-p", fmt.Sprint(port)}, mc.Spec.ExtraArgs...)
 	f, t := false, true
 	user := int64(11211)
-	size := mc.Spec.Size
+	size := mc.Spec.Replicas
 	deadline := orDefault(mc.Spec.ProgressDeadlineSeconds, 600)
 	c := corev1.Container{
 		Name: "memcached", Image: image, Args: args,
@@ -309,7 +309,7 @@ func depCondition(d *appsv1.Deployment, t appsv1.DeploymentConditionType) *appsv
 
 // computeStatus mirrors apps/memcached-operator/src/controllers/memcached/status.ts.
 func computeStatus(mc *Memcached, dep *appsv1.Deployment, pods []corev1.Pod) MemcachedStatus {
-	size := mc.Spec.Size
+	size := mc.Spec.Replicas
 	s := dep.Status
 	current := s.ObservedGeneration >= dep.Generation && dep.Spec.Replicas != nil && *dep.Spec.Replicas == size
 	rolledOut := current && s.UpdatedReplicas == size && s.Replicas == size && s.AvailableReplicas >= size
@@ -325,7 +325,7 @@ func computeStatus(mc *Memcached, dep *appsv1.Deployment, pods []corev1.Pod) Mem
 	available := size == 0 || (current && s.ReadyReplicas >= size)
 	switch {
 	case size == 0:
-		set(metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "ScaledToZero", Message: "size is 0: no pods requested"})
+		set(metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "ScaledToZero", Message: "replicas is 0: no pods requested"})
 	case available:
 		set(metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "AllPodsReady", Message: fmt.Sprintf("%d/%d pods ready", s.ReadyReplicas, size)})
 	default:

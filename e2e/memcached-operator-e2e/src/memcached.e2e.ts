@@ -37,7 +37,7 @@ const isJsonObject = (line: string) => {
 };
 
 interface Memcached {
-  spec: { size: number };
+  spec: { replicas: number };
   status?: { phase?: string; readyReplicas?: number; nodes?: string[] };
 }
 
@@ -99,6 +99,21 @@ for (const mode of e2eModes()) {
       expect(JSON.parse(probe.stdout)).toEqual({ uid: 65532, gid: 65532, found: [], write: 'EROFS' });
     });
 
+    it('serves v1alpha1 through its conversion webhook: an old manifest applies, reads back as v1beta1, and the CRD trusts the CA the operator keeps', async () => {
+      await kubectl('create', 'namespace', 'legacy');
+      const old = { apiVersion: 'cache.opkit.dev/v1alpha1', kind: 'Memcached', metadata: { name: 'old', namespace: 'legacy' }, spec: { size: 0 } };
+      // The API server calls the webhook (kind: through its Service; local: the operator's process) once the CA is injected.
+      await waitFor('a v1alpha1 Memcached accepted', () => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(old) }).then(() => true, () => false), { timeoutMs: 60_000 });
+      const beta = await get<{ apiVersion: string; spec: { replicas: number } }>('memcacheds.v1beta1.cache.opkit.dev/old', 'legacy');
+      expect(beta).toMatchObject({ apiVersion: 'cache.opkit.dev/v1beta1', spec: { replicas: 0 } });
+      const alpha = await get<{ spec: { size: number } }>('memcacheds.v1alpha1.cache.opkit.dev/old', 'legacy');
+      expect(alpha.spec.size).toBe(0);
+      const crd = await get<{ spec: { conversion: { webhook: { clientConfig: { caBundle?: string } } } } }>('crd/memcacheds.cache.opkit.dev', 'default');
+      const secret = await get<{ data: Record<string, string> }>('secret/memcached-memcached-operator-webhook-tls', r.namespace);
+      expect(crd.spec.conversion.webhook.clientConfig.caBundle).toBe(secret.data['ca.crt']);
+      await kubectl('delete', 'namespace', 'legacy', '--wait=true', '--timeout=60s');
+    });
+
     it('runs the sample: 3 pods, Available; scales to 1; deleting it removes what it made', async () => {
       await kubectl('create', 'namespace', NS);
       await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample() });
@@ -117,7 +132,7 @@ for (const mode of e2eModes()) {
     });
 
     it.runIf(mode.name === 'kind')('the pods are real memcached servers: a client in the cluster stores and reads a key through the Service; scaling changes how many answer', async () => {
-      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: memcached('live', { size: 2 }) });
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: memcached('live', { replicas: 2 }) });
       const servers = async (size: number) => {
         await waitPhase('live', 'Available', size);
         // The Service's DNS follows the pods' readiness: wait until it names exactly `size` servers that answer.

@@ -21,6 +21,29 @@ describe('charts/memcached-operator', () => {
       image: 'opkit/memcached-operator:0.1.0',
       leaseName: 'memcached-operator-leader',
     });
-    expect(rendered.defaults.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Lease', 'Pod', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    // What a default install makes: the operator, its RBAC, secured metrics (and the helm test's reader), its conversion webhook.
+    expect(rendered.defaults.map((o) => `${o.kind} ${o.metadata.name}`).sort()).toEqual([
+      'ClusterRole opkit-memcached-operator',
+      'ClusterRole opkit-memcached-operator-ca-injection',
+      'ClusterRole opkit-memcached-operator-metrics-auth',
+      'ClusterRole opkit-memcached-operator-metrics-reader',
+      'ClusterRoleBinding opkit-memcached-operator',
+      'ClusterRoleBinding opkit-memcached-operator-ca-injection',
+      'ClusterRoleBinding opkit-memcached-operator-metrics-auth',
+      'ClusterRoleBinding opkit-memcached-operator-test-metrics',
+      'CustomResourceDefinition memcacheds.cache.opkit.dev',
+      'Deployment opkit-memcached-operator',
+      'Lease memcached-operator-leader',
+      'Pod opkit-memcached-operator-test-metrics',
+      'Role opkit-memcached-operator-leader-election',
+      'Role opkit-memcached-operator-webhook-certificates',
+      'RoleBinding opkit-memcached-operator-leader-election',
+      'RoleBinding opkit-memcached-operator-webhook-certificates',
+      'Secret opkit-memcached-operator-webhook-tls',
+      'Service opkit-memcached-operator-metrics',
+      'Service opkit-memcached-operator-webhook',
+      'ServiceAccount opkit-memcached-operator',
+      'ServiceAccount opkit-memcached-operator-test-metrics',
+    ]);
   });
 });

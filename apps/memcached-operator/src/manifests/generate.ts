@@ -1,8 +1,8 @@
-// The chart files derived from code: the CRD (from the TypeBox schema) and the RBAC rules (from the
-// rules declared next to the controller).
-import { mergeRules, renderCrdTemplate, renderRulesTemplate, renderValuesSchema, renderValuesYaml } from '@opkit/runtime';
+// The chart files derived from code: the CRD (from the TypeBox schemas of both versions), the
+// webhooks (conversion), and the RBAC rules (from the rules declared next to the controller).
+import { mergeRules, renderCrdTemplate, renderRulesTemplate, renderValuesSchema, renderValuesYaml, renderWebhooksTemplate } from '@opkit/runtime';
 import { join } from 'node:path';
-import { Memcached } from '../api/v1alpha1/memcached.js';
+import { MemcachedAPI } from '../api/conversion.js';
 import { memcachedRbac } from '../controllers/memcached/rbac.js';
 
 export const CHART = 'memcached-operator';
@@ -13,7 +13,13 @@ export function generatedFiles(repoRoot: string): Record<string, string> {
   return {
     [join(chart, 'values.schema.json')]: renderValuesSchema(chart, join(repoRoot, 'charts/opkit-lib')),
     [join(chart, 'values.yaml')]: renderValuesYaml(chart, join(repoRoot, 'charts/opkit-lib'), GENERATOR),
-    [join(chart, 'templates/crds/cache.opkit.dev_memcacheds.yaml')]: renderCrdTemplate(Memcached, { labelsTemplate: 'opkit-lib.v1.labels', annotationsTemplate: 'opkit-lib.v1.annotations', generator: GENERATOR }),
+    [join(chart, 'templates/crds/cache.opkit.dev_memcacheds.yaml')]: renderCrdTemplate(MemcachedAPI, {
+      labelsTemplate: 'opkit-lib.v1.labels',
+      annotationsTemplate: 'opkit-lib.v1.annotations',
+      clientConfigTemplate: 'opkit-lib.v1.webhookClientConfig',
+      generator: GENERATOR,
+    }),
+    [join(chart, 'templates/webhooks.yaml')]: renderWebhooksTemplate({ conversions: [MemcachedAPI] }, { generator: GENERATOR, chart: CHART }),
     [join(chart, 'templates/_rules.tpl')]: renderRulesTemplate(CHART, mergeRules(memcachedRbac), GENERATOR),
   };
 }

@@ -1,7 +1,7 @@
 import { syncGeneratedFiles, undescribedFields } from '@opkit/runtime';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Memcached } from '../api/v1alpha1/memcached.js';
+import { MemcachedAPI } from '../api/conversion.js';
 import { generatedFiles } from './generate.js';
 
 describe('generated chart files', () => {
@@ -10,7 +10,7 @@ describe('generated chart files', () => {
   });
 
   it('describe every field of the CRDs: `kubectl explain` shows no <no description>', () => {
-    const missing = Object.fromEntries([Memcached].map((r) => [r.crd.metadata.name, undescribedFields(r.crd as never)]));
+    const missing = Object.fromEntries([MemcachedAPI].map((r) => [r.crd.metadata.name, undescribedFields(r.crd as never)]));
     expect(Object.entries(missing).filter(([, fields]) => fields.length)).toEqual([]);
   });
 });

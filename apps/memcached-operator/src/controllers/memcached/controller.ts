@@ -1,5 +1,5 @@
 import { controllerFor, Deployment, Pod, Service, type Cache, type ReconcileContext, type Request } from '@opkit/runtime';
-import { FINALIZER, Memcached, type MemcachedObject } from '../../api/v1alpha1/memcached.js';
+import { FINALIZER, Memcached, type MemcachedObject } from '../../api/v1beta1/memcached.js';
 import { MANAGED_BY, selectorLabels } from './labels.js';
 import { desiredDeployment, desiredService } from './resources.js';
 import { computeStatus } from './status.js';
@@ -38,12 +38,12 @@ export async function reconcileMemcached(req: Request, ctx: ReconcileContext): P
   // finalizer, above, comes first). A first pass costs three round trips, not four.
   const currentDep = await cache.get(Deployment, req);
   const [dep, svc] = await Promise.all([ctx.apply(Deployment, desiredDeployment(mc), currentDep), ctx.apply(Service, desiredService(mc), await cache.get(Service, req))]);
-  if (dep.outcome === 'created') recorder.normal(mc, 'Created', `Created Deployment ${req.name} with ${mc.spec.size} replicas`);
+  if (dep.outcome === 'created') recorder.normal(mc, 'Created', `Created Deployment ${req.name} with ${mc.spec.replicas} replicas`);
   else if (dep.outcome === 'updated') {
     const before = currentDep?.spec?.replicas;
-    if (before !== mc.spec.size && before !== undefined) recorder.normal(mc, 'Scaled', `Scaled Deployment ${req.name} from ${before} to ${mc.spec.size} replicas`);
+    if (before !== mc.spec.replicas && before !== undefined) recorder.normal(mc, 'Scaled', `Scaled Deployment ${req.name} from ${before} to ${mc.spec.replicas} replicas`);
     else recorder.normal(mc, 'Updated', `Updated Deployment ${req.name} to the current spec`);
-    log.info({ replicas: mc.spec.size }, 'deployment updated');
+    log.info({ replicas: mc.spec.replicas }, 'deployment updated');
   }
   if (svc.outcome === 'created') recorder.normal(mc, 'Created', `Created headless Service ${req.name}`);
   else if (svc.outcome === 'updated') recorder.normal(mc, 'Updated', `Repaired Service ${req.name}`);

@@ -1,9 +1,10 @@
-import { Client, CustomResourceDefinition, Deployment, Transport, type Manager } from '@opkit/runtime';
-import { scrape, testManager } from '@opkit/runtime/testing';
+import { Client, CustomResourceDefinition, Deployment, Transport, withConversionClient, type Manager } from '@opkit/runtime';
+import { localWebhooks, scrape, testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Memcached } from '../../api/v1alpha1/memcached.js';
-import { memcachedController } from './controller.js';
+import { Memcached } from '../../api/v1beta1/memcached.js';
+import { MemcachedAPI } from '../../api/conversion.js';
+import { addMemcachedOperator } from '../../operator.js';
 
 const COUNT = 50;
 const NS = 'outages';
@@ -22,7 +23,7 @@ describe('the memcached operator through API server outages', () => {
   let logs: ReturnType<typeof testManager>['logs'];
 
   const names = Array.from({ length: COUNT }, (_, i) => `mc-${String(i).padStart(2, '0')}`);
-  const scaleAll = (size: number) => Promise.all(names.map((name) => admin.patch(Memcached.kind, { namespace: NS, name }, { spec: { size } })));
+  const scaleAll = (size: number) => Promise.all(names.map((name) => admin.patch(Memcached.kind, { namespace: NS, name }, { spec: { replicas: size } })));
   /** True when every object shows `size` ready replicas and Available for its current generation; else what the first laggards show. */
   const converged = async (size: number) => {
     const lagging = (await admin.list(Memcached.kind, { namespace: NS })).items.filter(
@@ -48,16 +49,17 @@ describe('the memcached operator through API server outages', () => {
   beforeAll(async () => {
     plane = await startControlPlane({ nodes: 2 });
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
-    await admin.create(CustomResourceDefinition, Memcached.crd as never);
+    const webhooks = await localWebhooks(NS);
+    await admin.create(CustomResourceDefinition, withConversionClient(MemcachedAPI.crd as { spec: unknown }, { url: webhooks.url }) as never);
     await waitFor('the Memcached CRD to be served', () => admin.list(Memcached.kind).then(() => true));
     await plane.kubectl(['create', 'namespace', NS]);
     await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', NS]).then(() => true));
-    const t = testManager(plane.kubeConfig, { name: 'memcached-operator', leaderElection: { namespace: NS, name: 'memcached-operator-leader' } });
+    const t = testManager(plane.kubeConfig, { name: 'memcached-operator', leaderElection: { namespace: NS, name: 'memcached-operator-leader' }, webhook: webhooks.options });
     manager = t.manager;
     logs = t.logs;
-    manager.add(memcachedController);
+    addMemcachedOperator(manager);
     await manager.start();
-    for (const name of names) await admin.create(Memcached.kind, { metadata: { name, namespace: NS }, spec: { size: 1 } } as never);
+    for (const name of names) await admin.create(Memcached.kind, { metadata: { name, namespace: NS }, spec: { replicas: 1 } } as never);
     await waitFor(`all ${COUNT} Available with 1 replica`, () => converged(1), { timeoutMs: 180_000, intervalMs: 1_000 });
   }, 300_000);
   afterAll(async () => {

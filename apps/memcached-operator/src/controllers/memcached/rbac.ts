@@ -1,5 +1,5 @@
 import { CoreEvent, Deployment, Pod, rule, Service, type PolicyRule } from '@opkit/runtime';
-import { Memcached } from '../../api/v1alpha1/memcached.js';
+import { Memcached } from '../../api/v1beta1/memcached.js';
 
 /** Exactly what the memcached controller does with the API; the chart's roles are generated from this. */
 export const memcachedRbac: PolicyRule[] = [

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_IMAGE, type MemcachedObject } from '../../api/v1alpha1/memcached.js';
+import { DEFAULT_IMAGE, type MemcachedObject } from '../../api/v1beta1/memcached.js';
 import { desiredDeployment, desiredService } from './resources.js';
 
 const mc = (spec: Partial<MemcachedObject['spec']> = {}): MemcachedObject => ({
-  apiVersion: 'cache.opkit.dev/v1alpha1',
+  apiVersion: 'cache.opkit.dev/v1beta1',
   kind: 'Memcached',
   metadata: { name: 'cache', namespace: 'shop', uid: 'u-1', generation: 1 },
-  spec: { size: 3, image: DEFAULT_IMAGE, memoryLimitMB: 64, port: 11211, progressDeadlineSeconds: 600, ...spec },
+  spec: { replicas: 3, image: DEFAULT_IMAGE, memoryLimitMB: 64, port: 11211, progressDeadlineSeconds: 600, ...spec },
 });
 
 describe('desiredDeployment', () => {
@@ -16,8 +16,13 @@ describe('desiredDeployment', () => {
     expect(c.args).toEqual(['-m', '256', '-p', '11311', '-v']);
     expect(c.ports).toEqual([{ name: 'memcached', containerPort: 11311, protocol: 'TCP' }]);
     expect(d.spec!.replicas).toBe(3);
-    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'cache.opkit.dev/v1alpha1', kind: 'Memcached', name: 'cache', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'cache.opkit.dev/v1beta1', kind: 'Memcached', name: 'cache', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
     expect(d.spec!.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'cache' });
+  });
+
+  it('passes threads as -t only when the spec sets it (an upgrade must not roll every Memcached)', () => {
+    expect(desiredDeployment(mc({ threads: 8, extraArgs: ['-v'] })).spec!.template.spec!.containers[0].args).toEqual(['-m', '64', '-p', '11211', '-t', '8', '-v']);
+    expect(desiredDeployment(mc()).spec!.template.spec!.containers[0].args).toEqual(['-m', '64', '-p', '11211']);
   });
 
   it('hardens the pod', () => {

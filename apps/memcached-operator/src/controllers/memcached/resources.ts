@@ -1,12 +1,23 @@
 import { controllerReference, Deployment, Service, type ObjectOf } from '@opkit/runtime';
-import { DEFAULT_IMAGE, Memcached, type MemcachedObject } from '../../api/v1alpha1/memcached.js';
+import { DEFAULT_IMAGE, Memcached, type MemcachedObject } from '../../api/v1beta1/memcached.js';
 import { objectLabels, selectorLabels } from './labels.js';
 
 type DeploymentObject = ObjectOf<typeof Deployment>;
 type ServiceObject = ObjectOf<typeof Service>;
 
-/** memcached's own arguments: memory and port from the spec, then the user's extra arguments. */
-export const memcachedArgs = (mc: MemcachedObject): string[] => ['-m', String(mc.spec.memoryLimitMB ?? 64), '-p', String(mc.spec.port ?? 11211), ...(mc.spec.extraArgs ?? [])];
+/**
+ * memcached's own arguments: memory, port and threads from the spec, then the user's extra
+ * arguments. `-t` only when threads is set: adding it to Memcacheds that never asked would roll
+ * their pods (and empty their caches) on the operator's upgrade.
+ */
+export const memcachedArgs = (mc: MemcachedObject): string[] => [
+  '-m',
+  String(mc.spec.memoryLimitMB ?? 64),
+  '-p',
+  String(mc.spec.port ?? 11211),
+  ...(mc.spec.threads ? ['-t', String(mc.spec.threads)] : []),
+  ...(mc.spec.extraArgs ?? []),
+];
 
 /**
  * The Deployment a Memcached should have. Only the fields the operator owns are stated; the API
@@ -20,7 +31,7 @@ export function desiredDeployment(mc: MemcachedObject): DeploymentObject {
     kind: 'Deployment',
     metadata: { name, namespace: mc.metadata.namespace, labels: objectLabels(name), ownerReferences: [controllerReference(Memcached.kind, mc)] },
     spec: {
-      replicas: mc.spec.size ?? 1,
+      replicas: mc.spec.replicas ?? 1,
       progressDeadlineSeconds: mc.spec.progressDeadlineSeconds ?? 600,
       selector: { matchLabels: selectorLabels(name) },
       template: {

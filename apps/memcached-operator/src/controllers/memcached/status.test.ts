@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { MemcachedObject } from '../../api/v1alpha1/memcached.js';
+import type { MemcachedObject } from '../../api/v1beta1/memcached.js';
 import { computeStatus } from './status.js';
 
 const now = new Date('2026-06-01T12:00:00Z');
 const mc = (size: number, status?: MemcachedObject['status']): MemcachedObject => ({
   metadata: { name: 'cache', namespace: 'shop', generation: 4 },
-  spec: { size, image: 'memcached:1.6.38-alpine', memoryLimitMB: 64, port: 11211, progressDeadlineSeconds: 600 },
+  spec: { replicas: size, image: 'memcached:1.6.38-alpine', memoryLimitMB: 64, port: 11211, progressDeadlineSeconds: 600 },
   status,
 });
 const dep = (status: Record<string, unknown>, replicas = 3) => ({ metadata: { name: 'cache', generation: 2 }, spec: { replicas, selector: {}, template: {} }, status: { observedGeneration: 2, ...status } }) as never;

@@ -1,5 +1,5 @@
 import { setCondition, type Cached, type Condition, type Deployment, type ObjectOf, type Pod } from '@opkit/runtime';
-import type { MemcachedObject } from '../../api/v1alpha1/memcached.js';
+import type { MemcachedObject } from '../../api/v1beta1/memcached.js';
 import { selectorString } from './labels.js';
 
 type DeploymentObject = ObjectOf<typeof Deployment>;
@@ -31,7 +31,7 @@ function degradation(dep: DeploymentObject | undefined, pods: PodObject[]): { re
  * give the same status (transition times included), so an unchanged world causes no status write.
  */
 export function computeStatus(mc: MemcachedObject, dep: DeploymentObject | undefined, pods: PodObject[], now = new Date()): MemcachedStatus {
-  const size = mc.spec.size ?? 1;
+  const size = mc.spec.replicas ?? 1;
   const generation = mc.metadata.generation;
   const s = dep?.status ?? {};
   const ready = s.readyReplicas ?? 0;
@@ -45,7 +45,7 @@ export function computeStatus(mc: MemcachedObject, dep: DeploymentObject | undef
   const available = size === 0 || (current && ready >= size);
   set(
     size === 0
-      ? { type: 'Available', status: 'True', reason: 'ScaledToZero', message: 'size is 0: no pods requested' }
+      ? { type: 'Available', status: 'True', reason: 'ScaledToZero', message: 'replicas is 0: no pods requested' }
       : available
         ? { type: 'Available', status: 'True', reason: 'AllPodsReady', message: `${ready}/${size} pods ready` }
         : { type: 'Available', status: 'False', reason: dep ? 'PodsNotReady' : 'DeploymentMissing', message: dep ? `${ready}/${size} pods ready` : 'the Deployment does not exist yet' },

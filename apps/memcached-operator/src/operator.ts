@@ -1,0 +1,18 @@
+import type { Manager } from '@opkit/runtime';
+import { MemcachedAPI } from './api/conversion.js';
+import { memcachedController } from './controllers/memcached/controller.js';
+
+export interface MemcachedOperatorOptions {
+  maxConcurrentReconciles?: number;
+}
+
+/**
+ * Everything the memcached operator adds to a manager: the conversion webhook of its API (v1alpha1
+ * ⇄ v1beta1) and the Memcached controller. main.ts and the integration tests both call this, so
+ * the tests run the operator as it ships.
+ */
+export function addMemcachedOperator(manager: Manager, options: MemcachedOperatorOptions = {}): Manager {
+  manager.addConversion(MemcachedAPI);
+  manager.add({ ...memcachedController, options: { ...memcachedController.options, ...(options.maxConcurrentReconciles ? { maxConcurrentReconciles: options.maxConcurrentReconciles } : {}) } });
+  return manager;
+}
