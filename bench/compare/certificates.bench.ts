@@ -104,7 +104,7 @@ async function main() {
     await plane.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
     const kc = plane.kubeconfigPath;
     const sides: Side[] = [
-      { label: 'opkit', group: 'cert.opkit.dev', userAgent: 'cert-operator/', command: (ns) => [node, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', `--cluster-resource-namespace=${ns}`]] },
+      { label: 'opkit', group: 'cert.opkit.dev', userAgent: 'cert-operator/', command: (ns) => [node, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-bind-address=0', `--cluster-resource-namespace=${ns}`]] },
       { label: 'cert-manager', group: 'cert-manager.io', userAgent: 'cert-manager', command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`]] },
     ];
     for (let r = 0; r < ROUNDS; r++) {

@@ -88,7 +88,7 @@ async function containerMemory(c: E2ECluster, ns: string, release: string) {
 /** The same bundle as a host process against the cluster, with the image's environment; its RSS and RssAnon once settled. */
 async function hostMemory(c: E2ECluster, op: Op, node: string) {
   const app = workspaceApp(op.app);
-  const child = spawn(node, [app.bundle, `--kubeconfig=${c.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0'], {
+  const child = spawn(node, [app.bundle, `--kubeconfig=${c.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0', '--webhook-bind-address=127.0.0.1:0'], {
     env: { PATH: process.env.PATH, ...app.local.env, POD_NAMESPACE: op.namespace },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -33,19 +33,20 @@ export function statusReader(kubeConfig: KubeConfig, releases: { release: string
     for (const r of releases) {
       const mine = pods().filter((p) => p.namespace === r.namespace && p.name.startsWith(`${r.release}-`));
       const ready = mine.filter((p) => p.ready);
-      const metrics = ready[0] && Object.entries(ready[0].ports).find(([container]) => container === '8080')?.[1];
+      // The chart's metrics port: HTTPS, for a caller with a token bound to <release>-metrics-reader.
+      const metrics = ready[0] && Object.entries(ready[0].ports).find(([container]) => container === '8443')?.[1];
       out.push({
         kind: 'Operator',
         name: `${r.namespace}/${r.release}`,
         status: ready.length ? 'Ready' : mine.length ? 'Starting' : 'NoPod',
-        detail: ready.length ? `pid ${ready[0].pid}, metrics http://127.0.0.1:${metrics}/metrics${ready[0].restarts ? `, ${ready[0].restarts} restarts` : ''}` : '',
+        detail: ready.length ? `pid ${ready[0].pid}, metrics https://127.0.0.1:${metrics}/metrics${ready[0].restarts ? `, ${ready[0].restarts} restarts` : ''}` : '',
         done: ready.length > 0,
       });
     }
-    for (const m of await list('cache.opkit.dev', 'v1alpha1', 'memcacheds')) {
+    for (const m of await list('cache.opkit.dev', 'v1beta1', 'memcacheds')) {
       const phase = m.status?.phase ?? 'Pending';
       const readyN = m.status?.readyReplicas ?? 0;
-      out.push({ kind: 'Memcached', name: id(m), status: phase, detail: `${readyN}/${m.spec?.size} ready`, done: phase === 'Available' && readyN === m.spec?.size });
+      out.push({ kind: 'Memcached', name: id(m), status: phase, detail: `${readyN}/${m.spec?.replicas} ready`, done: phase === 'Available' && readyN === m.spec?.replicas });
     }
     for (const c of await list('cdn.opkit.dev', 'v1', 'cdnclusters')) {
       const state = c.status?.state ?? 'Pending';

@@ -272,7 +272,7 @@ subjects:
 
 {{/*
 The operator's Deployment. Pass "extraArgs" (a list) and "extraEnv" (a list of EnvVar) for the
-operator's own flags and settings.
+operator's own flags and settings, and "webhooks" true when the operator serves webhooks.
 */}}
 {{- define "opkit-lib.v1.deployment" -}}
 {{- $ := .ctx }}
@@ -320,8 +320,14 @@ spec:
           image: {{ include "opkit-lib.v1.image" $ | quote }}
           imagePullPolicy: {{ $.Values.image.pullPolicy }}
           args:
-            - --metrics-bind-address=:{{ $.Values.metrics.port }}
+            - --metrics-bind-address={{ if $.Values.metrics.enabled }}:{{ $.Values.metrics.port }}{{ else }}0{{ end }}
+            {{- if and $.Values.metrics.enabled $.Values.metrics.secure }}
+            - --metrics-secure
+            {{- end }}
             - --health-probe-bind-address=:{{ $.Values.probes.port }}
+            {{- if .webhooks }}
+            {{- include "opkit-lib.v1.webhookArgs" $ | nindent 12 }}
+            {{- end }}
             - --log-level={{ $.Values.logLevel }}
             - --log-format={{ $.Values.logFormat }}
             - --log-time-encoding={{ $.Values.logTimeEncoding }}
@@ -366,6 +372,11 @@ spec:
             - name: probes
               containerPort: {{ $.Values.probes.port }}
               protocol: TCP
+            {{- if .webhooks }}
+            - name: webhook
+              containerPort: {{ $.Values.webhook.port }}
+              protocol: TCP
+            {{- end }}
           livenessProbe:
             httpGet:
               path: /healthz
@@ -453,6 +464,14 @@ spec:
     - port: metrics
       path: /metrics
       interval: {{ $sm.interval }}
+      {{- if .Values.metrics.secure }}
+      # HTTPS with a self-signed certificate (as kubebuilder's scaffold); Prometheus authenticates
+      # with its ServiceAccount token, which needs the "<fullname>-metrics-reader" ClusterRole.
+      scheme: https
+      bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+      tlsConfig:
+        insecureSkipVerify: true
+      {{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -488,7 +507,8 @@ spec:
 The operator's NetworkPolicy (off by default). Ingress: the metrics port (from metricsFrom, or
 anywhere) and the probe port (the kubelet). Egress: DNS, the API server, and the operator's own
 ("egress": rules as YAML, e.g. the cert operator's ACME servers). Call with
-(dict "ctx" $ "egress" "<yaml list>").
+(dict "ctx" $ "egress" "<yaml list>" "webhooks" bool): the webhook port is open to all (the API server's
+address is not known to the chart).
 */}}
 {{- define "opkit-lib.v1.networkPolicy" -}}
 {{- $ := .ctx }}
@@ -518,6 +538,12 @@ spec:
     - ports:
         - port: probes
           protocol: TCP
+    {{- if .webhooks }}
+    # The API server calls the webhooks; its address is not known to the chart.
+    - ports:
+        - port: webhook
+          protocol: TCP
+    {{- end }}
     {{- with $np.extraIngress }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -553,18 +579,54 @@ Restricted-PSS like the operator. Call with (dict "ctx" $ "metrics" (list …)).
 {{- $ := .ctx }}
 {{- if and $.Values.tests.enabled $.Values.metrics.enabled }}
 {{- $expected := concat (list "controller_runtime_reconcile_total") (.metrics | default list) }}
+{{- $fullname := include "opkit-lib.v1.fullname" $ }}
+{{- $secure := $.Values.metrics.secure }}
+{{- $hook := dict "helm.sh/hook" "test" "helm.sh/hook-delete-policy" "before-hook-creation,hook-succeeded" }}
+{{- if $secure }}
+# The test's own identity, bound to the metrics reader role: what a Prometheus ServiceAccount gets.
 apiVersion: v1
-kind: Pod
+kind: ServiceAccount
 metadata:
-  name: {{ include "opkit-lib.v1.fullname" $ }}-test-metrics
+  name: {{ $fullname }}-test-metrics
   namespace: {{ $.Release.Namespace }}
   labels:
     {{- include "opkit-lib.v1.labels" $ | nindent 4 }}
-  {{- include "opkit-lib.v1.annotations" (dict "ctx" $ "extra" (dict "helm.sh/hook" "test" "helm.sh/hook-delete-policy" "before-hook-creation,hook-succeeded")) | nindent 2 }}
+  {{- include "opkit-lib.v1.annotations" (dict "ctx" $ "extra" (merge (dict "helm.sh/hook-weight" "-10") $hook)) | nindent 2 }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $fullname }}-test-metrics
+  labels:
+    {{- include "opkit-lib.v1.labels" $ | nindent 4 }}
+  {{- include "opkit-lib.v1.annotations" (dict "ctx" $ "extra" (merge (dict "helm.sh/hook-weight" "-10") $hook)) | nindent 2 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $fullname }}-metrics-reader
+subjects:
+  - kind: ServiceAccount
+    name: {{ $fullname }}-test-metrics
+    namespace: {{ $.Release.Namespace }}
+---
+{{- end }}
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ $fullname }}-test-metrics
+  namespace: {{ $.Release.Namespace }}
+  labels:
+    {{- include "opkit-lib.v1.labels" $ | nindent 4 }}
+  {{- include "opkit-lib.v1.annotations" (dict "ctx" $ "extra" $hook) | nindent 2 }}
 spec:
   restartPolicy: Never
+  {{- if $secure }}
+  serviceAccountName: {{ $fullname }}-test-metrics
+  automountServiceAccountToken: true
+  {{- else }}
   serviceAccountName: {{ include "opkit-lib.v1.serviceAccountName" $ }}
   automountServiceAccountToken: false
+  {{- end }}
   {{- include "opkit-lib.v1.imagePullSecrets" $ | nindent 2 }}
   securityContext:
     {{- toYaml $.Values.podSecurityContext | nindent 4 }}
@@ -577,15 +639,33 @@ spec:
         - /nodejs/bin/node
         - -e
         - |
-          const url = 'http://{{ include "opkit-lib.v1.fullname" $ }}-metrics.{{ $.Release.Namespace }}.svc:{{ $.Values.metrics.port }}/metrics';
+          const url = '{{ ternary "https" "http" $secure }}://{{ $fullname }}-metrics.{{ $.Release.Namespace }}.svc:{{ $.Values.metrics.port }}/metrics';
           const expected = {{ toJson $expected }};
-          fetch(url, { signal: AbortSignal.timeout(10000) }).then(async (r) => {
-            const text = await r.text();
-            if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-            const missing = expected.filter((m) => !text.includes(`# TYPE ${m} `));
+          const get = (token) => new Promise((resolve, reject) => {
+            const headers = token ? { authorization: `Bearer ${token}` } : {};
+            // The operator's certificate is self-signed, as Prometheus' scrape config assumes (insecureSkipVerify).
+            const req = require(url.split(':')[0]).get(url, { headers, rejectUnauthorized: false, timeout: 10000 }, (res) => {
+              let body = '';
+              res.on('data', (d) => (body += d));
+              res.on('end', () => resolve({ status: res.statusCode, body }));
+            });
+            req.on('timeout', () => req.destroy(new Error(`${url}: timed out`)));
+            req.on('error', reject);
+          });
+          (async () => {
+            {{- if $secure }}
+            const anonymous = await get();
+            if (anonymous.status !== 401) throw new Error(`${url} without a token: HTTP ${anonymous.status}, expected 401`);
+            const token = require('fs').readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/token', 'utf8').trim();
+            const r = await get(token);
+            {{- else }}
+            const r = await get();
+            {{- end }}
+            if (r.status !== 200) throw new Error(`${url}: HTTP ${r.status}: ${r.body}`);
+            const missing = expected.filter((m) => !r.body.includes(`# TYPE ${m} `));
             if (missing.length) throw new Error(`${url}: missing ${missing.join(', ')}`);
-            console.log(`${url}: ok (${expected.join(', ')})`);
-          }).catch((e) => { console.error(e.message); process.exit(1); });
+            console.log(`${url}: ok (${expected.join(', ')}){{ if $secure }}; 401 without a token{{ end }}`);
+          })().catch((e) => { console.error(e.message); process.exit(1); });
       resources:
         requests:
           cpu: 10m

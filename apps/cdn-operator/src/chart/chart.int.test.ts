@@ -21,6 +21,23 @@ describe('charts/cdn-operator', () => {
       image: 'opkit/cdn-operator:0.1.0',
       leaseName: 'cdn-operator-leader',
     });
-    expect(rendered.defaults.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Lease', 'Pod', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    // What a default install makes: the operator, its RBAC, secured metrics (and the helm test's reader).
+    expect(rendered.defaults.map((o) => `${o.kind} ${o.metadata.name}`).sort()).toEqual([
+      'ClusterRole opkit-cdn-operator',
+      'ClusterRole opkit-cdn-operator-metrics-auth',
+      'ClusterRole opkit-cdn-operator-metrics-reader',
+      'ClusterRoleBinding opkit-cdn-operator',
+      'ClusterRoleBinding opkit-cdn-operator-metrics-auth',
+      'ClusterRoleBinding opkit-cdn-operator-test-metrics',
+      'CustomResourceDefinition cdnclusters.cdn.opkit.dev',
+      'Deployment opkit-cdn-operator',
+      'Lease cdn-operator-leader',
+      'Pod opkit-cdn-operator-test-metrics',
+      'Role opkit-cdn-operator-leader-election',
+      'RoleBinding opkit-cdn-operator-leader-election',
+      'Service opkit-cdn-operator-metrics',
+      'ServiceAccount opkit-cdn-operator',
+      'ServiceAccount opkit-cdn-operator-test-metrics',
+    ]);
   });
 });

@@ -32,6 +32,9 @@ describe('charts/cert-operator', () => {
     expect(rendered.defaults.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name).sort()).toEqual(
       expect.arrayContaining(['certificaterequests.cert.opkit.dev', 'certificates.cert.opkit.dev', 'clusterissuers.cert.opkit.dev', 'issuers.cert.opkit.dev']),
     );
+    // The identity webhook: on CREATE of CertificateRequests only, closed when it cannot answer.
+    const [mwc] = rendered.defaults.filter((o) => o.kind === 'MutatingWebhookConfiguration') as any[];
+    expect(mwc.webhooks.map((w: any) => [w.name, w.failurePolicy, w.rules[0].resources, w.rules[0].operations])).toEqual([['identity.certificaterequests.cert.opkit.dev', 'Fail', ['certificaterequests'], ['CREATE']]]);
     // Every toggle on: the solver image pulled by digest from the global registry, and alerts on
     // the certificate metrics (cert-manager's names) that group by the Certificate.
     const [depAll] = rendered.everything.filter((o) => o.kind === 'Deployment') as any[];

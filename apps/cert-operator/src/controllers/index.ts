@@ -14,9 +14,11 @@ import { certificateController } from './certificates/controller.js';
 import { issuerControllers } from './issuers/controller.js';
 import { gatewayShimController } from './shims/gateway-shim.js';
 import { ingressShimController } from './shims/ingress-shim.js';
+import { requestIdentity } from '../webhooks/request-identity.js';
 
-/** Everything the cert operator runs, on one manager. */
+/** Everything the cert operator runs, on one manager: its controllers and its admission webhook. */
 export function addCertificateControllers(manager: Manager, cfg: CertOperatorConfig) {
+  manager.addWebhook(requestIdentity);
   // Secrets: full data only for those carrying our label; every other Secret as metadata only.
   manager.cache.configure(Secret, LABELLED);
   // ClusterIssuers keep their Secrets in the cluster resource namespace: watched for Secrets even

@@ -22,6 +22,11 @@ export interface E2ECluster {
    * (the simulated pods' Ready condition is not evidence of anything).
    */
   waitOperatorReady(namespace: string, release: string, timeoutMs?: number): Promise<void>;
+  /**
+   * Chart values this cluster needs beyond the user's: locally, the URL the API server calls the
+   * operator's webhooks at (its process on this host, not a Service). Fresh for each install.
+   */
+  chartValues?(): Promise<Record<string, unknown>>;
   /** The release's operator logs (the last lines), for failure messages. */
   operatorLogs(namespace: string, release: string): Promise<string>;
   /** Every line the release's running (not terminating) operator pods printed (stdout and stderr), unprefixed, as a log shipper reads them. */

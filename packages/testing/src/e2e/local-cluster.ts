@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startControlPlane, type ControlPlane } from '../control-plane/control-plane.js';
 import { waitFor } from '../wait.js';
+import { freePort } from '../net/ports.js';
 import type { E2ECluster } from './cluster.js';
 import { startPodRunner, type PodRunner } from './pod-runner.js';
 import { localImages, requireBuilt, type WorkspaceApp } from './workspace.js';
@@ -55,6 +56,10 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     kubeconfigPath: plane.kubeconfigPath,
     kubectl: (args, opts) => plane.kubectl(args, opts),
     helm: (args, opts) => plane.helm([...args, '--kubeconfig', plane.kubeconfigPath], opts),
+    async chartValues() {
+      const port = await freePort();
+      return { webhook: { port, url: `https://127.0.0.1:${port}` } };
+    },
     async waitOperatorReady(namespace, release, timeoutMs = 90_000) {
       await waitFor(
         `the ${release} operator in ${namespace} to be ready`,

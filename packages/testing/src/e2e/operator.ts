@@ -51,6 +51,14 @@ export interface Release {
   app: WorkspaceApp;
 }
 
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** `over` laid on `base`, maps merged key by key (the user's values win). */
+function mergeValues(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = isMap(out[k]) && isMap(v) ? mergeValues(out[k] as Record<string, unknown>, v) : v;
+  return out;
+}
+
 /** `helm upgrade --install` with these values, then waits for the operator to serve /readyz. */
 export async function helmInstall(cluster: E2ECluster, r: Release, values: Record<string, unknown> = {}): Promise<void> {
   if (!r.app.chart) throw new Error(`${r.app.app} has no chart`);
@@ -58,7 +66,8 @@ export async function helmInstall(cluster: E2ECluster, r: Release, values: Recor
   const dir = mkdtempSync(join(tmpdir(), 'opkit-values-'));
   try {
     const file = join(dir, 'values.yaml');
-    writeFileSync(file, stringify(values));
+    const extra = (await cluster.chartValues?.()) ?? {};
+    writeFileSync(file, stringify(mergeValues(extra, values)));
     await cluster.helm(['upgrade', '--install', r.release, r.app.chart, '--namespace', r.namespace, '--create-namespace', '--values', file, '--wait', '--timeout', '180s']);
   } finally {
     rmSync(dir, { recursive: true, force: true });

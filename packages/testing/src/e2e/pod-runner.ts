@@ -154,7 +154,12 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
       let e = entries.get(uid);
       if (!e) {
         const ports: Record<number, number> = {};
-        for (const p of container.ports ?? []) ports[p.containerPort] = await freePort();
+        const taken = new Set([...entries.values()].flatMap((x) => Object.values(x.ports)));
+        for (const p of container.ports ?? []) {
+          // The webhook port keeps its number: the API server was told it (the chart's webhook.url,
+          // on a port picked free for it). A second replica gets another port; one answers.
+          ports[p.containerPort] = p.name === 'webhook' && !taken.has(p.containerPort) ? p.containerPort : await freePort();
+        }
         const logFile = join(options.logDir, `${pod.metadata!.namespace}_${pod.metadata!.name}.log`);
         e = {
           namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid, ports, restarts: 0, logFile, ready: false,

@@ -73,6 +73,7 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
       namespaced: { watchNamespaces: ['team-a', 'team-b'], replicaCount: 2 },
       minimal: { crds: { enabled: false }, metrics: { enabled: false }, leaderElection: { enabled: false }, serviceAccount: { create: false, name: 'existing' } },
       everything: merge(EVERYTHING_ON, x.everything ?? {}),
+      scaledToZero: { replicaCount: 0 },
       ...x.variants,
     },
     ns,
@@ -80,22 +81,24 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
   const find = (variant: string, kind: string, name?: string) => rendered[variant].filter((o) => o.kind === kind && (!name || o.metadata.name === name)) as any[];
   const strip = (rules: OperatorChartExpectations['rules']) => rules.map(({ clusterScoped: _c, ...r }) => r);
 
-  const [clusterRole] = find('defaults', 'ClusterRole');
+  const chartName = x.chartDir.split('/').pop()!;
+  const fullname = `opkit-${chartName}`;
+  const [clusterRole] = find('defaults', 'ClusterRole', fullname);
   if (!isDeepStrictEqual(clusterRole?.rules, strip(x.rules))) fail('the ClusterRole does not grant exactly the declared rules', { rendered: clusterRole?.rules, declared: strip(x.rules) });
   // The leader-election Role, and a chart's Role for its own namespace's resources, are not per watched namespace.
-  const roles = find('namespaced', 'Role').filter((r) => !r.metadata.name.endsWith('-leader-election') && !r.metadata.name.endsWith('-cluster-resources'));
+  const roles = find('namespaced', 'Role').filter((r) => !['-leader-election', '-cluster-resources', '-webhook-certificates'].some((suffix) => r.metadata.name.endsWith(suffix)));
   if (roles.map((r) => r.metadata.namespace).sort().join() !== 'team-a,team-b') fail('watchNamespaces must give one Role per watched namespace', roles.map((r) => r.metadata));
   const namespaced = strip(x.rules.filter((r) => !r.clusterScoped));
   for (const r of roles) if (!isDeepStrictEqual(r.rules, namespaced)) fail(`Role in ${r.metadata.namespace} does not grant exactly the namespaced rules`, r.rules);
   const clusterScoped = strip(x.rules.filter((r) => r.clusterScoped));
-  const nsClusterRoles = find('namespaced', 'ClusterRole');
+  const nsClusterRoles = find('namespaced', 'ClusterRole').filter((r) => r.metadata.name.endsWith('-cluster'));
   if (clusterScoped.length ? !isDeepStrictEqual(nsClusterRoles[0]?.rules, clusterScoped) : nsClusterRoles.length) fail('namespaced installs need a ClusterRole for exactly the cluster-scoped rules', nsClusterRoles);
 
   const [dep] = find('defaults', 'Deployment');
   const pod = dep.spec.template.spec;
   const c = pod.containers[0];
   if (c.image !== x.image) fail(`image should be ${x.image}`, c.image);
-  for (const arg of ['--leader-elect', `--leader-election-namespace=${ns}`, `--leader-election-id=${x.leaseName}`, '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']) {
+  for (const arg of ['--leader-elect', `--leader-election-namespace=${ns}`, `--leader-election-id=${x.leaseName}`, '--metrics-bind-address=:8443', '--metrics-secure', '--health-probe-bind-address=:8081']) {
     if (!c.args.includes(arg)) fail(`missing ${arg}`, c.args);
   }
   const sc = c.securityContext;
@@ -114,7 +117,26 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
   if (find('minimal', 'Lease').length) fail('without leader election the chart must not render a Lease');
 
   for (const crd of find('defaults', 'CustomResourceDefinition')) if (crd.metadata.annotations?.['helm.sh/resource-policy'] !== 'keep') fail(`CRD ${crd.metadata.name} must be kept on uninstall`);
-  for (const kind of ['CustomResourceDefinition', 'Service', 'ServiceAccount']) if (find('minimal', kind).length) fail(`the minimal variant must not render a ${kind}`);
+  // (The webhook Service stays: the API server needs it whatever the other toggles say.)
+  for (const kind of ['CustomResourceDefinition', 'Service', 'ServiceAccount']) if (find('minimal', kind).filter((o) => !o.metadata.name.endsWith('-webhook')).length) fail(`the minimal variant must not render a ${kind}`);
+
+  // Secured metrics by default: HTTPS, TokenReview and SubjectAccessReview allowed to the operator, a reader role to bind.
+  const auth = find('defaults', 'ClusterRole', `${fullname}-metrics-auth`)[0];
+  if (!isDeepStrictEqual(auth?.rules, [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }, { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] }])) fail('secure metrics need TokenReview and SubjectAccessReview create, and nothing more', auth);
+  const reader = find('defaults', 'ClusterRole', `${fullname}-metrics-reader`)[0];
+  if (!isDeepStrictEqual(reader?.rules, [{ nonResourceURLs: ['/metrics', '/debug/queue'], verbs: ['get'] }])) fail('the metrics reader role must grant GET on /metrics and /debug/queue only', reader);
+  if (find('minimal', 'ClusterRole', `${fullname}-metrics-auth`).length) fail('without metrics, no metrics RBAC');
+
+  // Webhooks, for charts that have them: a Service, the webhook port open, and no webhook
+  // configuration at zero replicas (nothing would answer it).
+  const webhookService = find('defaults', 'Service', `${fullname}-webhook`)[0];
+  if (webhookService) {
+    if (webhookService.spec.ports[0].port !== 443 || webhookService.spec.ports[0].targetPort !== 'webhook') fail('the webhook Service must send 443 to the webhook port', webhookService.spec);
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      if (find('scaledToZero', kind).length) fail(`with replicaCount 0 the chart must not render a ${kind}`);
+      for (const c of find('defaults', kind)) for (const w of c.webhooks) if (w.clientConfig.service?.name !== `${fullname}-webhook` || w.timeoutSeconds > 10) fail(`${kind} ${w.name} must call the webhook Service with a short timeout`, w);
+    }
+  }
 
   // Defaults: one replica, so no PDB (it would block every drain); no NetworkPolicy; the helm test.
   for (const kind of ['PodDisruptionBudget', 'NetworkPolicy', 'ServiceMonitor', 'PrometheusRule']) if (find('defaults', kind).length) fail(`the defaults must not render a ${kind}`);
@@ -149,14 +171,16 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
     if (!named.has(port)) fail(`the container must name its ${port} port (the NetworkPolicy admits it by name)`, podAll.containers[0].ports);
     if (!np.spec.ingress.some((r: { ports?: { port: string | number }[] }) => r.ports?.some((p) => p.port === port || p.port === named.get(port)))) fail(`the NetworkPolicy must admit the ${port} port`, np.spec.ingress);
   }
-  expectKind('ServiceMonitor');
+  const sm = expectKind('ServiceMonitor');
+  if (sm.spec.endpoints[0].scheme !== 'https' || !sm.spec.endpoints[0].bearerTokenFile) fail('the ServiceMonitor must scrape over HTTPS with a bearer token', sm.spec.endpoints);
+  if (find('everything', 'Service', `${fullname}-webhook`).length && !np.spec.ingress.some((r: { ports?: { port: string | number }[] }) => r.ports?.some((p) => p.port === 'webhook'))) fail('the NetworkPolicy must admit the API server to the webhook port', np.spec.ingress);
   if (podAll.topologySpreadConstraints?.[0]?.labelSelector?.matchLabels?.['app.kubernetes.io/instance'] !== 'opkit') fail('topologySpreadConstraints are templated (tpl)', podAll.topologySpreadConstraints);
   if (depAll.spec.strategy?.rollingUpdate?.maxUnavailable !== 0) fail('the strategy must be the one given', depAll.spec.strategy);
   const argsAll: string[] = podAll.containers[0].args;
   for (const a of ['--log-time-encoding=iso8601', '--log-level-encoding=string']) if (!argsAll.includes(a)) fail(`missing ${a}`, argsAll);
   if (podAll.containers[0].livenessProbe.periodSeconds !== 30 || podAll.containers[0].readinessProbe.periodSeconds !== 5) fail('probe settings come from values', podAll.containers[0]);
 
-  const chart = x.chartDir.split('/').pop();
+  const chart = chartName;
   if (!(await syncChartReadme(x.chartDir, 'check'))) fail(`charts/${chart}/README.md is stale: run \`npx nx run @opkit/${chart}:chart-docs\``);
 
   // kubectl explain, asked of the API server that now serves the CRDs: every field described.
