@@ -27,7 +27,9 @@ export { WorkQueue, type QueueMetrics, type WorkQueueOptions } from './queue/wor
 export { ItemExponentialRateLimiter, BucketRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter, DEFAULT_MAX_ITEM_BACKOFF_MS, type RateLimiter } from './queue/rate-limiters.js';
 
 // Controllers
-export { controllerFor, ControllerBuilder, type ControllerDefinition, type IndexSpec } from './controller/builder.js';
+export { controllerFor, ControllerBuilder, referenceIndex, type ControllerDefinition, type IndexSpec } from './controller/builder.js';
+export { ReferenceReader } from './controller/reference-reader.js';
+export { type Trigger, type ReconcileRecord } from './controller/provenance.js';
 export { Controller, ReconcileTimeoutError, DEFAULT_RECONCILE_TIMEOUT_MS, type Reconciler, type ControllerOptions } from './controller/controller.js';
 export { type ReconcileContext, type ReadClient, type FinalizeOptions } from './controller/reconcile-context.js';
 export { compareResourceVersions } from './cache/expectations.js';

@@ -1,10 +1,10 @@
 import type { InformerOptions } from '../cache/cache.js';
 import type { IndexFunc } from '../cache/store.js';
-import type { Kind } from '../client/kind.js';
-import type { Cached, KubeObject } from '../client/types.js';
+import { kindKey, type Kind } from '../client/kind.js';
+import type { Cached, KubeObject, ObjectKey } from '../client/types.js';
 import type { ControllerOptions, Reconciler, WatchSpec } from './controller.js';
 import { requestForObject, requestsForOwner, type MapFunc } from './handlers.js';
-import type { PolicyRule } from '../rbac/rules.js';
+import { rule as rbacRule, type PolicyRule } from '../rbac/rules.js';
 import type { Predicate } from './predicates.js';
 
 /** A controller ready to be added to a manager. */
@@ -65,6 +65,37 @@ export class ControllerBuilder<T extends KubeObject> {
   }
 
   /**
+   * Objects of `kind` that the primary names (a CA Secret, a source cluster), declared in one line:
+   * the index of primaries by what they reference, the watch that maps a referenced object's change
+   * back to every primary naming it, and the RBAC to read `kind`. `names` gives names (in the
+   * primary's namespace) or keys (elsewhere: a cluster-scoped issuer's Secret). The referenced kind
+   * is watched as metadata only by default: every change is seen, no data is held for objects
+   * nobody references; read one in full with `ctx.readReferenced`.
+   *
+   *   controllerFor(Issuer.kind).references(Secret, (i) => (i.spec.ca ? [i.spec.ca.secretName] : []))
+   */
+  references<R extends KubeObject>(kind: Kind<R>, names: (obj: Cached<T>) => (string | ObjectKey)[], options: { informer?: InformerOptions } = {}): this {
+    const index = referenceIndex(kind);
+    const primary = this.primary;
+    const keys = (obj: Cached<T>) =>
+      names(obj).map((n) => {
+        const key = typeof n === 'string' ? { namespace: kind.namespaced ? obj.metadata.namespace : undefined, name: n } : n;
+        return `${key.namespace ?? ''}/${key.name}`;
+      });
+    this.withIndex(primary, index, keys);
+    const map: MapFunc<R> = async (o, { cache }) =>
+      (await cache.list(primary, { index: { name: index, value: `${o.metadata.namespace ?? ''}/${o.metadata.name}` } })).map((p) => ({
+        namespace: p.metadata.namespace || undefined,
+        name: p.metadata.name,
+      }));
+    // A kind referencing its own kind (clusters naming source clusters) reuses the primary's informer.
+    const same = kindKey(kind) === kindKey(primary);
+    this.watches(kind, map, { informer: options.informer ?? (same ? undefined : { metadataOnly: true }) });
+    this.rules.push(rbacRule(kind, ['get', 'list', 'watch']));
+    return this;
+  }
+
+  /**
    * A cache index this controller relies on, e.g. dependents by the names they reference, so a
    * map function finds them without scanning (and without a process-global map that a restart loses).
    */
@@ -111,5 +142,8 @@ export class ControllerBuilder<T extends KubeObject> {
     };
   }
 }
+
+/** The name of the index `.references(kind, …)` keeps on the primary kind. */
+export const referenceIndex = (kind: Kind): string => `references:${kindKey(kind)}`;
 
 export const controllerFor = <T extends KubeObject>(kind: Kind<T>, options?: WatchOptions<T>): ControllerBuilder<T> => new ControllerBuilder(kind, options);

@@ -17,6 +17,7 @@ import { ReconcileFence } from './fence.js';
 import { evaluatePredicate, type Predicate } from './predicates.js';
 import { reconcileContext, statusUpdate, type ReconcileContext, type RecordedWrite } from './reconcile-context.js';
 import { CacheHolds } from './cache-holds.js';
+import { ReferenceReader } from './reference-reader.js';
 import { requestKey, TerminalError, type Request, type Result } from './result.js';
 import { Provenance, triggerLabel, type Trigger } from './provenance.js';
 
@@ -129,6 +130,7 @@ export class Controller {
 
   /** Why each key is queued, and why each key's last reconcile ran (/debug/queue). */
   readonly provenance = new Provenance();
+  private references?: ReferenceReader;
 
   /**
    * The controller's queue as /debug/queue shows it: keys waiting (and why), keys waiting out a
@@ -158,12 +160,19 @@ export class Controller {
     this.term.queue.add(key);
   }
 
-  private async mapAndEnqueue<T extends KubeObject>(w: WatchSpec<T>, obj: T, event: 'add' | 'update' | 'delete') {
+  /**
+   * Maps an event to requests and queues each once. An update maps both states (an owner reference
+   * or a mapped field may have moved between them) and queues their union: queueing a request
+   * twice could hand it to a worker between the two adds and run it twice for one event.
+   */
+  private async mapAndEnqueue<T extends KubeObject>(w: WatchSpec<T>, objs: T[], event: 'add' | 'update' | 'delete') {
+    const obj = objs[objs.length - 1]!;
     try {
-      const requests = await w.map(obj as Cached<T>, { cache: this.deps.cache });
-      if (!requests.length) return;
+      const mapped = await Promise.all(objs.map((o) => w.map(o as Cached<T>, { cache: this.deps.cache })));
+      const requests = new Map(mapped.flat().map((r) => [requestKey(r), r] as const));
+      if (!requests.size) return;
       const trigger: Trigger = { source: 'watch', kind: w.kind.kind, namespace: obj.metadata.namespace || undefined, name: obj.metadata.name!, event, at: Date.now() };
-      for (const r of requests) this.enqueue(r, trigger);
+      for (const r of requests.values()) this.enqueue(r, trigger);
     } catch (err) {
       this.log.error({ err, kind: w.kind.kind, object: obj.metadata.name }, 'mapping an event to requests failed');
     }
@@ -181,14 +190,9 @@ export class Controller {
       const informer = this.deps.cache.informer(w.kind, w.informer);
       term.unsubscribe.push(
         informer.addHandler({
-          onAdd: (obj) => w.predicates.every((p) => evaluatePredicate(p, 'create', [obj])) && void this.mapAndEnqueue(w, obj, 'add'),
-          onUpdate: (old, obj) => {
-            if (!w.predicates.every((p) => evaluatePredicate(p, 'update', [old, obj]))) return;
-            // Both states: an owner reference or a mapped field may have moved between them.
-            void this.mapAndEnqueue(w, old, 'update');
-            void this.mapAndEnqueue(w, obj, 'update');
-          },
-          onDelete: (obj) => w.predicates.every((p) => evaluatePredicate(p, 'delete', [obj])) && void this.mapAndEnqueue(w, obj, 'delete'),
+          onAdd: (obj) => w.predicates.every((p) => evaluatePredicate(p, 'create', [obj])) && void this.mapAndEnqueue(w, [obj], 'add'),
+          onUpdate: (old, obj) => w.predicates.every((p) => evaluatePredicate(p, 'update', [old, obj])) && void this.mapAndEnqueue(w, [old, obj], 'update'),
+          onDelete: (obj) => w.predicates.every((p) => evaluatePredicate(p, 'delete', [obj])) && void this.mapAndEnqueue(w, [obj], 'delete'),
         }),
       );
     }
@@ -224,6 +228,7 @@ export class Controller {
         recorder: this.deps.recorder,
         reconcileId,
         triggers,
+        references: (this.references ??= new ReferenceReader(this.deps.cache)),
         get signal() {
           return fence.signal;
         },

@@ -12,6 +12,7 @@ import { setCondition, type Condition, type ConditionInput } from '../helpers/co
 import { deepEqual } from '../helpers/equality.js';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../helpers/finalizers.js';
 import type { Trigger } from './provenance.js';
+import { ReferenceReader } from './reference-reader.js';
 
 /** Reads that must bypass the cache (an object the operator does not watch). Writes go through the context. */
 export type ReadClient = Pick<Client, 'get' | 'find' | 'list' | 'listAll' | 'options'>;
@@ -85,6 +86,12 @@ export interface ReconcileContext {
    * the finalizer (`finalized`: do nothing more with it).
    */
   finalize<T extends KubeObject, O extends T>(kind: Kind<T>, obj: O, opts: FinalizeOptions): Promise<{ state: 'active' | 'finalized'; obj: O }>;
+  /**
+   * An object the controller references (declared with `.references(kind, …)`), in full: from the
+   * cache when it holds the current version, else fetched once per resourceVersion. Undefined when
+   * it does not exist.
+   */
+  readReferenced<T extends KubeObject>(kind: Kind<T>, key: ObjectKey): Promise<T | undefined>;
   /** `setCondition` on the context's clock: the one way to build a condition list. */
   setCondition(list: readonly Condition[] | undefined, c: ConditionInput): Condition[];
 }
@@ -99,6 +106,8 @@ export interface ContextDeps {
   triggers?: readonly Trigger[];
   signal: AbortSignal;
   clock: Clock;
+  /** The controller's reader of referenced objects (its memo outlives one reconcile). */
+  references?: ReferenceReader;
 }
 
 /**
@@ -133,6 +142,7 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
     recorder: deps.recorder,
     reconcileId: deps.reconcileId,
     triggers: deps.triggers ?? [],
+    readReferenced: (kind, key) => (deps.references ?? new ReferenceReader(deps.cache)).read(deps.client, kind, key),
     get signal() {
       return deps.signal;
     },
