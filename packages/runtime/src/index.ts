@@ -82,3 +82,7 @@ export { decideRotation, type RotationDecision } from './webhook/rotation.js';
 export { ServingCertificates, type ServingCertificateOptions } from './webhook/serving-certificates.js';
 export { WebhookServer } from './webhook/server.js';
 export { type WebhookOptions } from './webhook/webhooks.js';
+
+// Tracing
+export { Tracer, type Span, type SpanData, type SpanSink, type AttributeValue } from './tracing/tracer.js';
+export { OtlpExporter, otlpJson, type OtlpExporterOptions } from './tracing/otlp-exporter.js';

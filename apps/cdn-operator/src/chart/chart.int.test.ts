@@ -1,8 +1,7 @@
-import { mergeRules } from '@opkit/runtime';
 import { startControlPlane, verifyOperatorChart, type ControlPlane, type RenderedObject } from '@opkit/testing';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cdnRbac } from '../controllers/cdncluster/rbac.js';
+import { CDN_RULES } from '../controllers/cdncluster/controller.js';
 
 const repo = join(import.meta.dirname, '../../../..');
 
@@ -17,7 +16,7 @@ describe('charts/cdn-operator', () => {
   it('lints, renders and is accepted by the API server; RBAC is exactly what the controller declares', async () => {
     rendered = await verifyOperatorChart(plane, {
       chartDir: join(repo, 'charts/cdn-operator'),
-      rules: mergeRules(cdnRbac),
+      rules: CDN_RULES,
       image: 'opkit/cdn-operator:0.1.0',
       leaseName: 'cdn-operator-leader',
     });

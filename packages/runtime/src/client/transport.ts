@@ -1,3 +1,4 @@
+import type { Tracer } from '../tracing/tracer.js';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { sleep } from '../clock/clock.js';
@@ -24,6 +25,11 @@ export interface TransportOptions {
   maxThrottleRetries?: number;
   /** Observes every completed request (metrics). */
   onResponse?: (method: string, code: number, seconds: number) => void;
+  /**
+   * Traces requests made inside a traced reconcile as its children (a client span each, and the
+   * W3C traceparent header, which an API server with tracing on continues).
+   */
+  tracer?: Tracer;
 }
 
 export interface RequestSpec {
@@ -162,6 +168,21 @@ export class Transport {
 
   /** A request whose JSON answer is returned; error statuses throw ApiError, 429s are retried. */
   async request<T>(spec: RequestSpec): Promise<T> {
+    const tracer = this.options.tracer;
+    if (!tracer?.current()) return this.requestOnce<T>(spec);
+    const span = tracer.startSpan(spec.method, { kind: 'client', attributes: { 'http.request.method': spec.method, 'url.path': spec.path, 'server.address': new URL(this.server).host } });
+    try {
+      const out = await this.requestOnce<T>({ ...spec, headers: { ...spec.headers, traceparent: span.traceparent() } }, (code) => span.setAttribute('http.response.status_code', code));
+      return out;
+    } catch (err) {
+      span.fail(err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async requestOnce<T>(spec: RequestSpec, onStatus?: (code: number) => void): Promise<T> {
     const maxRetries = this.options.maxThrottleRetries ?? 5;
     for (let attempt = 0; ; attempt++) {
       const started = process.hrtime.bigint();
@@ -169,6 +190,7 @@ export class Transport {
       const res = await this.send(spec, timeout, attempt > 0 && this.lastWasUnauthorized, timeout);
       const code = res.statusCode ?? 0;
       this.options.onResponse?.(spec.method, code, Number(process.hrtime.bigint() - started) / 1e9);
+      onStatus?.(code);
       if (code >= 200 && code < 300) {
         const text = await this.readBody(res);
         this.lastWasUnauthorized = false;

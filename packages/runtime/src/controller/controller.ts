@@ -18,6 +18,7 @@ import { evaluatePredicate, type Predicate } from './predicates.js';
 import { reconcileContext, statusUpdate, type ReconcileContext, type RecordedWrite } from './reconcile-context.js';
 import { CacheHolds } from './cache-holds.js';
 import { ReferenceReader } from './reference-reader.js';
+import type { Span, Tracer } from '../tracing/tracer.js';
 import { requestKey, TerminalError, type Request, type Result } from './result.js';
 import { Provenance, triggerLabel, type Trigger } from './provenance.js';
 
@@ -54,6 +55,8 @@ export interface WatchSpec<T extends KubeObject = KubeObject> {
 }
 
 export interface ControllerDeps {
+  /** Spans per reconcile when tracing is on (the manager's). */
+  tracer?: Tracer;
   cache: Cache;
   client: Client;
   log: Logger;
@@ -213,7 +216,7 @@ export class Controller {
   }
 
   /** Runs the reconciler under the term's signal and the timeout; resolves with its result or throws. */
-  private async invoke(term: Term, req: Request, log: () => Logger, reconcileId: string, writes: RecordedWrite[], triggers: readonly Trigger[]): Promise<Result> {
+  private async invoke(term: Term, req: Request, log: () => Logger, reconcileId: string, writes: RecordedWrite[], triggers: readonly Trigger[], span?: Span): Promise<Result> {
     const fence = new ReconcileFence(term.abort.signal, this.deps.client);
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -234,7 +237,8 @@ export class Controller {
         },
         clock: this.deps.clock ?? systemClock,
       }, writes);
-      const run = Promise.resolve().then(() => this.reconciler(req, ctx));
+      // With tracing on, the reconcile's span is active in its async flow: its API calls are children.
+      const run = Promise.resolve().then(() => (span ? this.deps.tracer!.withSpan(span, () => this.reconciler(req, ctx)) : this.reconciler(req, ctx)));
       if (!this.timeoutMs) return await run;
       const timedOut = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -269,9 +273,20 @@ export class Controller {
     const writes: RecordedWrite[] = [];
     const started = performance.now();
     for (const t of triggers) metrics.reconcileTriggers.inc({ ...labels, trigger: triggerLabel(t) });
+    const span = this.deps.tracer?.enabled
+      ? this.deps.tracer.startSpan(`reconcile ${this.name}`, {
+          attributes: {
+            'opkit.controller': this.name,
+            'k8s.namespace.name': req.namespace ?? '',
+            'opkit.object.name': req.name,
+            'opkit.reconcile.id': reconcileId,
+            'opkit.reconcile.triggers': triggers.map(describeTrigger),
+          },
+        })
+      : undefined;
     let failure: string | undefined;
     try {
-      const res = await this.invoke(term, req, log, reconcileId, writes, triggers);
+      const res = await this.invoke(term, req, log, reconcileId, writes, triggers, span);
       if (res && res.requeueAfter && res.requeueAfter > 0) {
         term.queue.forget(key);
         this.provenance.add(key, { source: 'requeue', after: res.requeueAfter, at: Date.now() });
@@ -315,6 +330,12 @@ export class Controller {
       const durationMs = Math.round(performance.now() - started);
       if (this.log.isLevelEnabled('debug')) log().debug({ result, writes: writes.length, durationMs, triggers: triggers.map(describeTrigger), droppedTriggers: dropped || undefined }, 'reconciled');
       this.provenance.record({ key, reconcileId, startedAt, durationMs, result, error: failure, triggers: [...triggers], dropped });
+      if (span) {
+        span.setAttribute('opkit.reconcile.result', result);
+        span.setAttribute('opkit.reconcile.writes', writes.length);
+        if (failure) span.fail(new Error(failure));
+        span.end();
+      }
       end();
       metrics.activeWorkers.dec(labels);
       metrics.reconcileTotal.inc({ ...labels, result });

@@ -19,6 +19,8 @@ export interface OperatorEnvironment {
   podUid?: string;
   /** POD_NAMESPACE: the default namespace of the Lease and of cluster-scoped resources' Secrets. */
   podNamespace?: string;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: where spans go (OpenTelemetry's variable); unset, tracing is off. */
+  otelEndpoint?: string;
 }
 
 export function operatorEnvironment(env: NodeJS.ProcessEnv = process.env): OperatorEnvironment {
@@ -27,6 +29,7 @@ export function operatorEnvironment(env: NodeJS.ProcessEnv = process.env): Opera
     podName: env.POD_NAME || undefined,
     podUid: env.POD_UID || undefined,
     podNamespace: env.POD_NAMESPACE || undefined,
+    otelEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined,
   };
 }
 

@@ -137,6 +137,7 @@ export const MANAGER_FLAGS = {
   webhookSecretName: flag.optionalString({ metavar: '<name>', help: 'the Secret, in POD_NAMESPACE, that keeps the webhook CA and serving certificate', defaultText: '<operator>-webhook-tls' }),
   webhookHost: flag.list({ metavar: '<a,b,...>', help: 'DNS names or IPs the API server calls the webhooks by', defaultText: '<operator>-webhook.<namespace>.svc' }),
   webhookConfigurationName: flag.optionalString({ metavar: '<name>', help: 'the Mutating/ValidatingWebhookConfiguration that gets the CA injected', defaultText: '<operator>' }),
+  otelExporterOtlpEndpoint: flag.optionalString({ metavar: '<url>', help: 'send a trace span per reconcile (and per API call it makes) to this OpenTelemetry collector, over OTLP/HTTP', defaultText: 'OTEL_EXPORTER_OTLP_ENDPOINT; unset: off' }),
   kubeconfig: flag.optionalString({ metavar: '<path>', help: 'kubeconfig to use', defaultText: 'KUBECONFIG, in-cluster, ~/.kube/config' }),
   logLevel: flag.oneOf(['trace', 'debug', 'info', 'warn', 'error'] as const, { default: 'info', help: 'log level' }),
   logFormat: flag.oneOf(['json', 'pretty'] as const, { default: 'json', help: 'json lines or human-readable' }),

@@ -20,6 +20,8 @@ import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
 import { Lease } from '../client/kind.js';
 import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
+import { Tracer } from '../tracing/tracer.js';
+import { OtlpExporter } from '../tracing/otlp-exporter.js';
 import { resolveWebhookOptions, Webhooks, type WebhookOptions, type WebhookSettings } from '../webhook/webhooks.js';
 import type { AdmissionWebhook } from '../webhook/admission.js';
 import type { VersionedResource } from '../crd/versioned-resource.js';
@@ -77,6 +79,12 @@ export interface ManagerOptions {
   liveness?: { intervalMs?: number; timeoutMs?: number };
   /** Process metrics (memory, CPU, event loop) in /metrics. Default true. */
   processMetrics?: boolean;
+  /**
+   * OpenTelemetry tracing (off by default): a span per reconcile, with its triggers, and a child
+   * span per API call it makes, sent over OTLP/HTTP (JSON) to `<endpoint>/v1/traces`. Default:
+   * OTEL_EXPORTER_OTLP_ENDPOINT. Spans are batched every `intervalMs` (5 s).
+   */
+  tracing?: { endpoint?: string; intervalMs?: number };
   /** The environment (default: this process's); tests pass their own. */
   environment?: OperatorEnvironment;
   /** Informer reconnect backoff (tests shorten it). */
@@ -112,6 +120,8 @@ export class Manager {
   private electing?: Promise<void>;
   private readonly liveness: ApiServerLiveness;
   readonly webhooks: Webhooks;
+  readonly tracer = new Tracer();
+  private exporter?: OtlpExporter;
   private readonly abort = new AbortController();
   private state: State = 'new';
   /** The current leadership term: aborted when it ends. */
@@ -130,6 +140,7 @@ export class Manager {
       qps: options.qps,
       burst: options.burst,
       userAgent: `${options.name}/opkit`,
+      tracer: this.tracer,
       onResponse: (method, code, seconds) => {
         this.metrics.restRequests.inc({ method, code: String(code) });
         this.metrics.restLatency.observe({ verb: method }, seconds);
@@ -171,6 +182,7 @@ export class Manager {
       metricsSecure: flags.metricsSecure,
       healthProbeBindAddress: flags.healthProbeBindAddress,
       leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId } : false,
+      tracing: flags.otelExporterOtlpEndpoint ? { endpoint: flags.otelExporterOtlpEndpoint } : undefined,
       webhook: { bindAddress: flags.webhookBindAddress, secretName: flags.webhookSecretName, hosts: flags.webhookHost.length ? flags.webhookHost : undefined, configurationName: flags.webhookConfigurationName },
       ...overrides,
     });
@@ -191,10 +203,24 @@ export class Manager {
       for (const ix of item.indexes) this.cache.indexField(ix.kind, ix.name, ix.fn, ix.informer);
       this.rbac.push(item.rbac);
       this.controllers.push(
-        new Controller(item.name, item.watches, item.reconciler, { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder }, item.options),
+        new Controller(item.name, item.watches, item.reconciler, { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder, tracer: this.tracer }, item.options),
       );
     } else this.runnables.push(item);
     return this;
+  }
+
+  private startTracing() {
+    const endpoint = this.options.tracing?.endpoint ?? this.environment.otelEndpoint;
+    if (!endpoint) return;
+    this.exporter = new OtlpExporter({
+      endpoint,
+      intervalMs: this.options.tracing?.intervalMs,
+      resource: { 'service.name': this.options.name, 'service.instance.id': this.identity, 'telemetry.sdk.name': '@opkit/runtime' },
+      log: this.log.child({ component: 'tracing' }),
+    });
+    this.exporter.start();
+    this.tracer.setSink(this.exporter);
+    this.log.info({ endpoint }, 'tracing reconciles to an OTLP collector');
   }
 
   /** An admission webhook (`mutatingWebhook`, `validatingWebhook`), served over TLS by every replica. Before start(). */
@@ -261,6 +287,7 @@ export class Manager {
     if (this.state !== 'new') throw new Error(`manager already ${this.state}`);
     this.state = 'starting';
     try {
+      this.startTracing();
       await this.startServers();
       await this.checkRbac();
       // Before the caches: listing a versioned API may go through this operator's own conversion webhook.
@@ -371,6 +398,9 @@ export class Manager {
     await this.webhooks.stop();
     await Promise.all(this.servers.map((s) => s.close()));
     this.servers = [];
+    // The last spans (the drain's reconciles) go out before the process ends.
+    await this.exporter?.stop();
+    this.tracer.setSink(undefined);
     this.transport.close();
     this.state = 'stopped';
     if (!wasStarting) this.log.info('manager stopped');

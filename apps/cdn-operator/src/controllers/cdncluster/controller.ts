@@ -1,4 +1,4 @@
-import { ConfigMap, contentHash, controllerFor, Deployment, Service, type Condition, type ObjectOf, type ReconcileContext, type Request } from '@opkit/runtime';
+import { ConfigMap, contentHash, controllerFor, mergeRules, Deployment, Service, type Condition, type ObjectOf, type ReconcileContext, type Request } from '@opkit/runtime';
 import { CdnCluster, type CdnClusterObject } from '../../api/v1/cdncluster.js';
 import { CONNECTIONS_PER_REPLICA, renderNginxConfig, type Route } from '../../nginx/render.js';
 import { findCycle } from './graph.js';
@@ -12,9 +12,6 @@ type State = NonNullable<Status['state']>;
 
 /** Only what this operator made is cached, not every ConfigMap, Deployment and Service in the cluster. */
 export const OWNED = { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}` };
-/** Dependents of a cluster, by the names of their sources: a cache index, rebuilt on every start. */
-export const SOURCE_INDEX = 'spec.sources.name';
-
 const sourceNames = (c: CdnClusterObject) => (c.spec.sources ?? []).map((s) => s.name);
 
 /** Everything a reconcile decided about a cluster, before it is written to its status. */
@@ -185,15 +182,14 @@ export interface CdnSettings {
  */
 export const cdnClusterController = (settings: CdnSettings) => controllerFor(CdnCluster.kind)
   .withRbac(cdnRbac)
-  .withIndex(CdnCluster.kind, SOURCE_INDEX, sourceNames)
-  .watches(CdnCluster.kind, async (source, { cache }) =>
-    (await cache.list(CdnCluster.kind, { namespace: source.metadata.namespace, index: { name: SOURCE_INDEX, value: source.metadata.name } })).map((d) => ({
-      namespace: d.metadata.namespace,
-      name: d.metadata.name,
-    })),
-  )
+  // Clusters name their sources: a source's change reconciles every cluster naming it, found through
+  // a cache index the declaration keeps (rebuilt from the API on every start).
+  .references(CdnCluster.kind, sourceNames)
   .owns(ConfigMap, { informer: OWNED })
   .owns(Deployment, { informer: OWNED })
   .owns(Service, { informer: OWNED })
   .withOptions({ maxConcurrentReconciles: 2, errorCondition: 'Available' })
   .reconcile((req, ctx) => reconcileCdnCluster(settings, req, ctx));
+
+/** Every rule the controller needs (its own and those its declarations add): the chart's roles. */
+export const CDN_RULES = mergeRules(cdnClusterController({ resolver: '127.0.0.1' }).rbac);

@@ -1,9 +1,12 @@
 import { ConfigMap, CoreEvent, Deployment, rule, Service, type PolicyRule } from '@opkit/runtime';
 import { CdnCluster } from '../../api/v1/cdncluster.js';
 
-/** Exactly what the CdnCluster controller does with the API; the chart's roles are generated from this. */
+/**
+ * What the CdnCluster controller writes and owns; reading CdnClusters comes with its
+ * `.references(CdnCluster.kind, …)`. The chart's roles are generated from the controller's
+ * definition (`CDN_RULES`), which has both.
+ */
 export const cdnRbac: PolicyRule[] = [
-  rule(CdnCluster.kind, ['get', 'list', 'watch']),
   rule(CdnCluster.kind, ['get', 'update', 'patch'], 'status'),
   // Owner references with blockOwnerDeletion need this where OwnerReferencesPermissionEnforcement runs.
   rule(CdnCluster.kind, ['update'], 'finalizers'),
