@@ -1,11 +1,10 @@
-import { controllerFor, Secret, type Condition, type MapContext, type ReconcileContext, type Request } from '@opkit/runtime';
+import { controllerFor, referenceIndex, Secret, type Condition, type MapContext, type ReconcileContext, type Request } from '@opkit/runtime';
 import { ClusterIssuer, Issuer, type IssuerObject } from '../../api/v1/issuer.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { loadCAKeyPair } from '../../issuers/ca-keypair.js';
 import type { IssuerKindName } from '../../issuers/resolve.js';
-import { LABELLED, METADATA, SecretReader } from '../../secrets/secret-reader.js';
+import { LABELLED, SecretReader } from '../../secrets/secret-reader.js';
 
-export const CA_SECRET_INDEX = 'spec.ca.secretName';
 
 /** Readiness of one issuer type; ACME plugs in its own (account registration). */
 export type ReadinessCheck = (issuer: IssuerObject, resourceNamespace: string, ctx: ReconcileContext) => Promise<{ status: 'True' | 'False'; reason: string; message: string; statusPatch?: Partial<NonNullable<IssuerObject['status']>>; requeueAfter?: number }>;
@@ -36,29 +35,27 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
 
 /**
  * Issuer and ClusterIssuer readiness. A CA issuer is reconciled again whenever its Secret changes:
- * every Secret is watched as metadata only and mapped to the issuers naming it (a cache index).
+ * the CA Secret is a declared reference (every Secret watched as metadata only, mapped to the
+ * issuers naming it through the index the declaration keeps).
  */
 export function issuerControllers(cfg: CertOperatorConfig, acmeReadiness?: ReadinessCheck) {
   const caSecret = (i: Pick<IssuerObject, 'spec'>) => (i.spec.ca ? [i.spec.ca.secretName] : []);
-  const issuersFor = async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
-    (await cache.list(Issuer.kind, { namespace: s.metadata.namespace, index: { name: CA_SECRET_INDEX, value: s.metadata.name } })).map((i) => ({ namespace: i.metadata.namespace, name: i.metadata.name }));
-  const clusterIssuersFor = async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
-    s.metadata.namespace !== cfg.clusterResourceNamespace
-      ? []
-      : (await cache.list(ClusterIssuer.kind, { index: { name: CA_SECRET_INDEX, value: s.metadata.name } })).map((i) => ({ name: i.metadata.name }));
-  // CA Secrets are read from the full cache when labelled and from the API otherwise: watch both.
+  // A ClusterIssuer's Secret lives in the cluster resource namespace.
+  const clusterCaSecret = (i: Pick<IssuerObject, 'spec'>) => caSecret(i).map((name) => ({ namespace: cfg.clusterResourceNamespace, name }));
+  // The references' index finds the issuers naming a Secret; the labelled (full) Secret cache, which
+  // the CA is read from, delivers its events on its own, so it maps through the same index.
+  const byIndex = <K extends typeof Issuer.kind | typeof ClusterIssuer.kind>(kind: K) => async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
+    (await cache.list(kind, { index: { name: referenceIndex(Secret), value: `${s.metadata.namespace}/${s.metadata.name}` } })).map((i) => ({ namespace: i.metadata.namespace || undefined, name: i.metadata.name }));
   const issuer = controllerFor(Issuer.kind)
     .named('issuer')
-    .withIndex(Issuer.kind, CA_SECRET_INDEX, caSecret)
-    .watches(Secret, issuersFor, { informer: METADATA })
-    .watches(Secret, issuersFor, { informer: LABELLED })
+    .references(Secret, caSecret)
+    .watches(Secret, byIndex(Issuer.kind), { informer: LABELLED })
     .withOptions({ errorCondition: 'Ready' })
     .reconcile(issuerReconciler('Issuer', cfg, acmeReadiness));
   const clusterIssuer = controllerFor(ClusterIssuer.kind)
     .named('clusterissuer')
-    .withIndex(ClusterIssuer.kind, CA_SECRET_INDEX, caSecret)
-    .watches(Secret, clusterIssuersFor, { informer: METADATA })
-    .watches(Secret, clusterIssuersFor, { informer: LABELLED })
+    .references(Secret, clusterCaSecret)
+    .watches(Secret, byIndex(ClusterIssuer.kind), { informer: LABELLED })
     .withOptions({ errorCondition: 'Ready' })
     .reconcile(issuerReconciler('ClusterIssuer', cfg, acmeReadiness));
   return [issuer, clusterIssuer];
