@@ -55,7 +55,7 @@ async function main() {
       await kubectlApply(plane.kubeconfigPath, crds.map((o) => JSON.stringify(o)).join('\n---\n'));
       await plane.kubectl(['create', 'namespace', `idle-${app}`]);
       for (const [bin, v] of nodes) {
-        const child = spawn(bin, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), out, `--kubeconfig=${plane.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0', '--webhook-bind-address=127.0.0.1:0'], {
+        const child = spawn(bin, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), out, `--kubeconfig=${plane.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--metrics-secure', '--health-probe-bind-address=127.0.0.1:0', '--webhook-bind-address=127.0.0.1:0'], {
           // With the environment the image sets (apps/Dockerfile: NODE_OPTIONS, malloc settings).
           env: { ...process.env, ...a.local.env, WATCH_NAMESPACE: `idle-${app}`, POD_NAMESPACE: `idle-${app}` },
           stdio: ['ignore', 'pipe', 'pipe'],
