@@ -2,7 +2,10 @@ import {
   e2eModes, helmInstall, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
   type E2ECluster, type Release,
 } from '@opkit/testing';
-import { readFileSync } from 'node:fs';
+import { buildBundleImage } from '@opkit/testing/containers';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -112,6 +115,22 @@ for (const mode of e2eModes()) {
       const secret = await get<{ data: Record<string, string> }>('secret/memcached-memcached-operator-webhook-tls', r.namespace);
       expect(crd.spec.conversion.webhook.clientConfig.caBundle).toBe(secret.data['ca.crt']);
       await kubectl('delete', 'namespace', 'legacy', '--wait=true', '--timeout=60s');
+    });
+
+    it.runIf(mode.name === 'kind')('the OLM bundle builds into an image with the containers tooling: the bundle\'s files, its annotations as labels', async () => {
+      const ref = await buildBundleImage('memcached-operator');
+      const labels = JSON.parse(execFileSync('docker', ['image', 'inspect', ref, '--format', '{{json .Config.Labels}}'], { encoding: 'utf8' })) as Record<string, string>;
+      const annotations = (parse(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/bundle/metadata/annotations.yaml'), 'utf8')) as { annotations: Record<string, string> }).annotations;
+      expect(labels).toMatchObject(annotations);
+      const dir = mkdtempSync(join(tmpdir(), 'opkit-bundle-image-'));
+      try {
+        const id = execFileSync('docker', ['create', ref, 'none'], { encoding: 'utf8' }).trim();
+        execFileSync('docker', ['cp', `${id}:/manifests`, dir]);
+        execFileSync('docker', ['rm', id]);
+        expect(readFileSync(join(dir, 'manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8')).toBe(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/bundle/manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8'));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('runs the sample: 3 pods, Available; scales to 1; deleting it removes what it made', async () => {

@@ -136,6 +136,7 @@ export const MANAGER_FLAGS = {
   webhookBindAddress: flag.string({ metavar: '<addr>', default: ':9443', help: 'where admission and conversion webhooks are served, over TLS (0 disables; only operators with webhooks listen)' }),
   webhookSecretName: flag.optionalString({ metavar: '<name>', help: 'the Secret, in POD_NAMESPACE, that keeps the webhook CA and serving certificate', defaultText: '<operator>-webhook-tls' }),
   webhookHost: flag.list({ metavar: '<a,b,...>', help: 'DNS names or IPs the API server calls the webhooks by', defaultText: '<operator>-webhook.<namespace>.svc' }),
+  webhookCertDir: flag.optionalString({ metavar: '<dir>', help: 'serve tls.crt and tls.key from this directory, kept by someone else (OLM, a mounted Secret), instead of the runtime\'s own certificates', defaultText: 'the runtime keeps its own' }),
   webhookConfigurationName: flag.optionalString({ metavar: '<name>', help: 'the Mutating/ValidatingWebhookConfiguration that gets the CA injected', defaultText: '<operator>' }),
   otelExporterOtlpEndpoint: flag.optionalString({ metavar: '<url>', help: 'send a trace span per reconcile (and per API call it makes) to this OpenTelemetry collector, over OTLP/HTTP', defaultText: 'OTEL_EXPORTER_OTLP_ENDPOINT; unset: off' }),
   kubeconfig: flag.optionalString({ metavar: '<path>', help: 'kubeconfig to use', defaultText: 'KUBECONFIG, in-cluster, ~/.kube/config' }),

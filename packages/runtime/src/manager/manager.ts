@@ -183,7 +183,7 @@ export class Manager {
       healthProbeBindAddress: flags.healthProbeBindAddress,
       leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId } : false,
       tracing: flags.otelExporterOtlpEndpoint ? { endpoint: flags.otelExporterOtlpEndpoint } : undefined,
-      webhook: { bindAddress: flags.webhookBindAddress, secretName: flags.webhookSecretName, hosts: flags.webhookHost.length ? flags.webhookHost : undefined, configurationName: flags.webhookConfigurationName },
+      webhook: { bindAddress: flags.webhookBindAddress, certDir: flags.webhookCertDir, secretName: flags.webhookSecretName, hosts: flags.webhookHost.length ? flags.webhookHost : undefined, configurationName: flags.webhookConfigurationName },
       ...overrides,
     });
   }

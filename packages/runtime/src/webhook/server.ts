@@ -1,4 +1,6 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -38,10 +40,14 @@ export class WebhookServer {
     return !!this.current && !!this.server?.listening;
   }
 
+  /** Takes a new certificate; throws (keeping the current one) when the pair does not load or match. */
   setCertificate(pair: KeyPair): void {
     if (this.current?.cert === pair.cert && this.current.key === pair.key) return;
-    this.current = pair;
+    // Checked before anything changes: a broken pair must not replace a working one.
+    createSecureContext({ cert: pair.cert, key: pair.key });
+    if (!new X509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key))) throw new Error('tls.key does not belong to tls.crt');
     this.server?.setSecureContext({ cert: pair.cert, key: pair.key });
+    this.current = pair;
     this.log.info('webhook serving certificate loaded');
   }
 

@@ -9,6 +9,7 @@ import { admissionReview, type AdmissionRequest, type AdmissionWebhook } from '.
 import { conversionReview, Converter } from './conversion.js';
 import { WebhookServer } from './server.js';
 import { ServingCertificates } from './serving-certificates.js';
+import { CertificateFiles } from './certificate-files.js';
 import { parseBindAddress } from '../manager/http-server.js';
 
 export interface WebhookOptions {
@@ -20,6 +21,12 @@ export interface WebhookOptions {
   hosts: string[];
   /** The name of the chart's Mutating- and ValidatingWebhookConfiguration (one of each at most). */
   configurationName: string;
+  /**
+   * A directory holding `tls.crt` and `tls.key` that someone else keeps (OLM, or cert-manager
+   * through a mounted Secret): served as they change, and the runtime then neither issues
+   * certificates nor injects a CA (whoever keeps them does).
+   */
+  certDir?: string;
 }
 
 /** The webhook settings a manager takes (flags give them in an operator), every one optional. */
@@ -33,6 +40,8 @@ export interface WebhookSettings {
   hosts?: string[];
   /** The Mutating/ValidatingWebhookConfiguration to keep the CA in; default the operator's name. */
   configurationName?: string;
+  /** Serve the certificate someone else keeps in this directory (see WebhookOptions.certDir). */
+  certDir?: string;
 }
 
 /** The settings with their defaults: names derived from the operator's, in its namespace. */
@@ -43,6 +52,7 @@ export function resolveWebhookOptions(operator: string, o: WebhookSettings, name
     secret: { namespace: ns, name: o.secretName ?? `${operator}-webhook-tls` },
     hosts: o.hosts?.length ? o.hosts : [`${operator}-webhook.${ns}.svc`],
     configurationName: o.configurationName ?? operator,
+    certDir: o.certDir,
   };
 }
 
@@ -56,6 +66,7 @@ export class Webhooks {
   private readonly converter = new Converter();
   private server?: WebhookServer;
   private certificates?: ServingCertificates;
+  private certFiles?: CertificateFiles;
 
   constructor(private readonly deps: { client: Client; transport: Transport; log: Logger; metrics: RuntimeMetrics }) {}
 
@@ -78,7 +89,7 @@ export class Webhooks {
 
   /** The permissions keeping the certificates needs (checked at start, granted by the chart). */
   rbac(o: WebhookOptions): PolicyRule[] {
-    if (!this.any) return [];
+    if (!this.any || o.certDir) return [];
     const named = (r: PolicyRule, name: string): PolicyRule => ({ ...r, resourceNames: [name] });
     const rules: PolicyRule[] = [named(rule(Secret, ['get', 'list', 'watch', 'update']), o.secret.name), rule(Secret, ['create'])];
     if (this.admission.some((h) => h.type === 'mutating')) rules.push(named(rule(MutatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
@@ -109,6 +120,13 @@ export class Webhooks {
         return conversionReview(response);
       });
     }
+    if (o.certDir) {
+      this.certFiles = new CertificateFiles(o.certDir, (pair) => server.setCertificate(pair), log);
+      await this.certFiles.start();
+      await server.start();
+      this.server = server;
+      return;
+    }
     const hasType = (t: AdmissionWebhook['type']) => this.admission.some((h) => h.type === t);
     this.certificates = new ServingCertificates(this.deps.client, this.deps.transport, log, {
       secret: o.secret,
@@ -132,12 +150,13 @@ export class Webhooks {
   /** For /readyz: whether the API server can call this replica. */
   ready(): true | string {
     if (!this.server) return true;
-    if (!this.server.ready) return this.certificates?.problem ?? 'webhook server has no serving certificate yet';
-    return this.certificates?.problem ?? true;
+    if (!this.server.ready) return this.certificates?.problem ?? this.certFiles?.problem ?? 'webhook server has no serving certificate yet';
+    return this.certificates?.problem ?? this.certFiles?.problem ?? true;
   }
 
   async stop(): Promise<void> {
     await this.server?.stop();
+    this.certFiles?.stop();
     await this.certificates?.stop();
   }
 }

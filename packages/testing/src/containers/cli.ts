@@ -7,9 +7,10 @@
 //   kind-prepare     everything the kind e2e mode needs, built ahead of the suites (npm test runs
 //                    it); says why and exits 0 where the kind mode cannot run
 //   app-image <app> [--tag t]  build an app's image (nx run @opkit/<app>:docker-build)
+//   bundle-image <app>         build an app's OLM bundle image (nx run @opkit/<app>:bundle-image)
 import { ensureEngine, stopEngine } from './engine.js';
 import { imageSize } from './docker.js';
-import { buildAppImage, imageFor, pebbleImage } from './images.js';
+import { buildAppImage, buildBundleImage, imageFor, pebbleImage } from './images.js';
 import { kindUnavailable } from '../e2e/kind-cluster.js';
 import { ensureKindNodeImage } from './kind-node-image.js';
 import { ensureKindToolset } from './kind-toolset.js';
@@ -87,6 +88,13 @@ async function main(): Promise<number> {
       const tagAt = rest.indexOf('--tag');
       const ref = await buildAppImage(app, tagAt > 0 ? rest[tagAt + 1] : undefined);
       say(`${ref}: ${((imageSize(ref) ?? 0) / 2 ** 20).toFixed(1)} MiB`);
+      return 0;
+    }
+    case 'bundle-image': {
+      const engine = await ensureEngine(holder);
+      if (!engine.available) throw new Error(`cannot build an image: no container engine (${engine.reason})`);
+      const ref = await buildBundleImage(rest[0]);
+      say(`${ref}: ${((imageSize(ref) ?? 0) / 2 ** 10).toFixed(1)} KiB`);
       return 0;
     }
     default:
