@@ -65,6 +65,18 @@ for (const mode of e2eModes()) {
       expect(pem(leafSecret, 'ca.crt').trim()).toBe(ca.toString().trim());
     });
 
+    it('records who made each CertificateRequest (the identity webhook, called by the API server): the operator\'s ServiceAccount, and no one can claim another user', async () => {
+      const crs = (await get('certificaterequests')) as unknown as { items: { spec: { username?: string; groups?: string[] } }[] };
+      expect(crs.items.length).toBeGreaterThan(0);
+      for (const cr of crs.items) expect(cr.spec.username).toBe('system:serviceaccount:cert-system:cert-cert-operator');
+      const forged = { apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'forged' }, spec: { request: crs.items.length ? (crs.items[0] as unknown as { spec: { request: string } }).spec.request : '', issuerRef: { name: 'does-not-exist' }, username: 'alice', groups: ['team-a'] } };
+      await cluster.kubectl(['create', '-n', NS, '-f', '-'], { input: JSON.stringify(forged) });
+      const stored = (await get('certificaterequest/forged')) as unknown as { spec: { username?: string; groups?: string[] } };
+      expect(stored.spec.username).not.toBe('alice');
+      expect(stored.spec.groups).toContain('system:masters');
+      await kubectl('delete', 'certificaterequest/forged', '-n', NS);
+    });
+
     it('issues from an ACME server over HTTP-01 through solver pods and the ingress; the chain verifies against its root', async () => {
       await cluster.kubectl(['apply', '-n', NS, '-f', '-'], {
         input: JSON.stringify({

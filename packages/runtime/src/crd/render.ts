@@ -31,7 +31,7 @@ export function renderCrdTemplate(
     if (!opts.clientConfigTemplate) throw new Error(`${metadata.name} converts through a webhook: renderCrdTemplate needs a clientConfigTemplate`);
     spec = { ...spec, conversion: { ...spec.conversion, webhook: { ...spec.conversion.webhook, clientConfig: CLIENT_CONFIG } } };
   }
-  const specYaml = stringify({ spec }, { lineWidth: 0 })
+  const specYaml = stringify({ spec }, { lineWidth: 0, aliasDuplicateObjects: false })
     .trimEnd()
     .replace(new RegExp(`^( *)clientConfig: ${CLIENT_CONFIG}$`, 'm'), (_, indent: string) => `${indent}clientConfig:\n${indent}  {{- include "${opts.clientConfigTemplate}" (dict "ctx" . "path" "/convert") | nindent ${indent.length + 2} }}`);
   return [
@@ -53,4 +53,4 @@ export function renderCrdTemplate(
 }
 
 /** Plain YAML for `kubectl apply -f` (no templating). */
-export const renderCrdYaml = (cr: AnyResource): string => stringify(cr.crd, { lineWidth: 0 });
+export const renderCrdYaml = (cr: AnyResource): string => stringify(cr.crd, { lineWidth: 0, aliasDuplicateObjects: false });

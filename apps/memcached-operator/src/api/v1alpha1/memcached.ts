@@ -25,23 +25,35 @@ export const MemcachedStatus = Type.Object({
   conditions: Type.Optional(Conditions),
 });
 
-export const Memcached = defineCustomResource({
+/** What every version of the Memcached API shares: its names, scope and description. */
+export const MEMCACHED_NAMES = {
   group: 'cache.opkit.dev',
-  version: 'v1alpha1',
   kind: 'Memcached',
   plural: 'memcacheds',
   shortNames: ['mc'],
   categories: ['opkit'],
   scope: 'Namespaced',
   description: 'A memcached cluster: a Deployment of memcached pods behind a headless Service.',
+} as const;
+
+/** Columns every version shows after its own size column. */
+export const STATUS_COLUMNS = [
+  { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
+  { name: 'Status', type: 'string', jsonPath: '.status.phase' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+] as const;
+
+export const Memcached = defineCustomResource({
+  ...MEMCACHED_NAMES,
+  shortNames: [...MEMCACHED_NAMES.shortNames],
+  categories: [...MEMCACHED_NAMES.categories],
+  version: 'v1alpha1',
   spec: MemcachedSpec,
   status: MemcachedStatus,
   scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
   printerColumns: [
     { name: 'Size', type: 'integer', jsonPath: '.spec.size' },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
-    { name: 'Status', type: 'string', jsonPath: '.status.phase' },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ...STATUS_COLUMNS,
   ],
 });
 

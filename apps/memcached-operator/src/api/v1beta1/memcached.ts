@@ -1,6 +1,6 @@
 import { defineCustomResource, ResourceRequirements, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
-import { DEFAULT_IMAGE, MemcachedStatus } from '../v1alpha1/memcached.js';
+import { DEFAULT_IMAGE, MEMCACHED_NAMES, MemcachedStatus, STATUS_COLUMNS } from '../v1alpha1/memcached.js';
 
 export { DEFAULT_IMAGE, FINALIZER } from '../v1alpha1/memcached.js';
 
@@ -22,23 +22,14 @@ export const MemcachedSpec = Type.Object({
 });
 
 export const Memcached = defineCustomResource({
-  group: 'cache.opkit.dev',
+  ...MEMCACHED_NAMES,
+  shortNames: [...MEMCACHED_NAMES.shortNames],
+  categories: [...MEMCACHED_NAMES.categories],
   version: 'v1beta1',
-  kind: 'Memcached',
-  plural: 'memcacheds',
-  shortNames: ['mc'],
-  categories: ['opkit'],
-  scope: 'Namespaced',
-  description: 'A memcached cluster: a Deployment of memcached pods behind a headless Service.',
   spec: MemcachedSpec,
   status: MemcachedStatus,
   scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
-  printerColumns: [
-    { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
-    { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
-    { name: 'Status', type: 'string', jsonPath: '.status.phase' },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-  ],
+  printerColumns: [{ name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' }, ...STATUS_COLUMNS],
 });
 
 /** As the cache holds it (name and namespace always set); see Cached. */
