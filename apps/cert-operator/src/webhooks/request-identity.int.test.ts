@@ -51,7 +51,7 @@ describe('the cert operator records who created each CertificateRequest', () => 
     expect(Object.keys(created.spec.extra ?? {})).toEqual(['authentication.kubernetes.io/credential-id']);
     expect(created.spec.extra?.['authentication.kubernetes.io/credential-id']?.[0]).toMatch(/^X509SHA256=/);
 
-    const forge = alice.patch(CertificateRequest.kind, { namespace: 'apps', name: created.metadata.name }, { spec: { username: 'system:admin' } });
+    const forge = alice.patch(CertificateRequest.kind, { namespace: 'apps', name: created.metadata.name! }, { spec: { username: 'system:admin' } });
     await expect(forge).rejects.toThrow(/spec is immutable/);
     // The admin is recorded as the admin: the webhook applies to everyone.
     const byAdmin = await admin.create(CertificateRequest.kind, request('by-admin', { username: 'alice' }) as never);

@@ -19,7 +19,8 @@ describe('Memcached conversion', () => {
     const down = converter.convert(beta, 'cache.opkit.dev/v1alpha1') as typeof alpha;
     expect(down.metadata).toMatchObject({ annotations: { [THREADS_ANNOTATION]: '8' } });
     expect(down.spec).not.toHaveProperty('threads');
-    const up = converter.convert({ ...down, spec: { ...down.spec, size: 5 } }, 'cache.opkit.dev/v1beta1') as typeof beta;
+    const edited: typeof alpha = { ...down, spec: { ...down.spec, size: 5 } };
+    const up = converter.convert(edited, 'cache.opkit.dev/v1beta1') as typeof beta;
     expect(up.spec).toMatchObject({ replicas: 5, threads: 8 });
     expect(up.metadata).not.toHaveProperty('annotations');
   });

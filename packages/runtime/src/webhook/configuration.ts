@@ -39,8 +39,8 @@ export function webhookConfigurations(name: string, hooks: AdmissionWebhook[], c
 }
 
 /** A versioned CRD whose conversion webhook is reached at `clientConfig`. */
-export function withConversionClient<T extends { spec: unknown }>(crd: T, clientConfig: ClientConfig): T {
-  const spec = crd.spec as { conversion?: { webhook?: { clientConfig?: unknown } } };
-  if (!spec.conversion?.webhook) return crd;
+export function withConversionClient<T extends Record<string, unknown>>(crd: T, clientConfig: ClientConfig): T {
+  const spec = crd.spec as { conversion?: { webhook?: { clientConfig?: unknown } } } | undefined;
+  if (!spec?.conversion?.webhook) return crd;
   return { ...crd, spec: { ...spec, conversion: { ...spec.conversion, webhook: { ...spec.conversion.webhook, clientConfig: withPath(clientConfig, CONVERSION_PATH) } } } };
 }

@@ -40,7 +40,7 @@ describe('webhooks served by the manager, called by a real API server over TLS',
     // The new CRD, as an upgraded chart would apply it: both versions, v1beta1 stored, and a
     // conversion webhook without a caBundle (the manager injects its CA).
     const current = await admin.get(CustomResourceDefinition, { name: Gizmos.crd.metadata.name });
-    const next = withConversionClient(Gizmos.crd as { spec: unknown }, { url: `https://127.0.0.1:${port}` });
+    const next = withConversionClient(Gizmos.crd, { url: `https://127.0.0.1:${port}` });
     await admin.update(CustomResourceDefinition, { ...current, spec: next.spec } as never);
 
     const old = await waitFor('the v1alpha1 Gizmo to read back as v1beta1', async () => {
@@ -89,11 +89,11 @@ describe('webhooks served by the manager, called by a real API server over TLS',
       return t?.spec.requester?.username === 'alice' ? t : undefined;
     });
     expect(created.spec.requester).toEqual({ username: 'alice', groups: ['team-a', 'system:authenticated'] });
-    expect((await admin.get(Ticket.kind, { namespace: 'apps', name: created.metadata.name })).spec.requester?.username).toBe('alice');
+    expect((await admin.get(Ticket.kind, { namespace: 'apps', name: created.metadata.name! })).spec.requester?.username).toBe('alice');
 
-    const forged = alice.patch(Ticket.kind, { namespace: 'apps', name: created.metadata.name }, { spec: { requester: { username: 'bob' } } });
+    const forged = alice.patch(Ticket.kind, { namespace: 'apps', name: created.metadata.name! }, { spec: { requester: { username: 'bob' } } });
     await expect(forged).rejects.toThrow(/spec.requester is set by the API server.*cannot change/);
-    await alice.patch(Ticket.kind, { namespace: 'apps', name: created.metadata.name }, { spec: { title: 'disk very full' } });
+    await alice.patch(Ticket.kind, { namespace: 'apps', name: created.metadata.name! }, { spec: { title: 'disk very full' } });
 
     // Both configurations carry the runtime's CA; the Secret keeps it and the serving certificate.
     const secret = await admin.get(Secret, { namespace: 'ops', name: 'test-operator-webhook-tls' });

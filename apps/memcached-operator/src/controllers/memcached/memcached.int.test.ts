@@ -47,7 +47,7 @@ describe('the memcached controller in a simulated cluster', () => {
     await admin.create(MemcachedV1alpha1.kind, { metadata: { namespace: 'legacy', name: 'cache', annotations: { team: 'search' } }, spec: { size: 2 } } as never);
     // The upgrade: both versions, v1beta1 stored, converted by the operator's webhook (its CA injected by it).
     const crd = await admin.get(CustomResourceDefinition, { name: MemcachedAPI.crd.metadata.name });
-    await admin.update(CustomResourceDefinition, { ...crd, spec: withConversionClient(MemcachedAPI.crd as { spec: unknown }, { url: webhooks.url }).spec } as never);
+    await admin.update(CustomResourceDefinition, { ...crd, spec: withConversionClient(MemcachedAPI.crd, { url: webhooks.url }).spec } as never);
     // Listing v1beta1 now goes through the operator's webhook (the legacy object is stored as
     // v1alpha1): the operator serves it before its own caches list, and injects its CA.
     manager = await startOperator();

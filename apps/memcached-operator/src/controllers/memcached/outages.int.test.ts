@@ -50,7 +50,7 @@ describe('the memcached operator through API server outages', () => {
     plane = await startControlPlane({ nodes: 2 });
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
     const webhooks = await localWebhooks(NS);
-    await admin.create(CustomResourceDefinition, withConversionClient(MemcachedAPI.crd as { spec: unknown }, { url: webhooks.url }) as never);
+    await admin.create(CustomResourceDefinition, withConversionClient(MemcachedAPI.crd, { url: webhooks.url }) as never);
     await waitFor('the Memcached CRD to be served', () => admin.list(Memcached.kind).then(() => true));
     await plane.kubectl(['create', 'namespace', NS]);
     await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', NS]).then(() => true));
