@@ -73,12 +73,15 @@ export class Transport {
   private authPending?: Promise<AuthSnapshot>;
   private readonly bucket: TokenBucket;
   private readonly isHttps: boolean;
+  /** host:port, for trace spans. */
+  private readonly serverHost: string;
 
   constructor(readonly kubeConfig: ClusterAccess, private readonly options: TransportOptions = {}) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster: set a current-context or pass --kubeconfig');
     this.server = cluster.server.replace(/\/+$/, '');
     this.isHttps = this.server.startsWith('https:');
+    this.serverHost = new URL(this.server).host;
     this.bucket = new TokenBucket(options.qps ?? 0, options.burst ?? 0);
   }
 
@@ -170,7 +173,7 @@ export class Transport {
   async request<T>(spec: RequestSpec): Promise<T> {
     const tracer = this.options.tracer;
     if (!tracer?.current()) return this.requestOnce<T>(spec);
-    const span = tracer.startSpan(spec.method, { kind: 'client', attributes: { 'http.request.method': spec.method, 'url.path': spec.path, 'server.address': new URL(this.server).host } });
+    const span = tracer.startSpan(spec.method, { kind: 'client', attributes: { 'http.request.method': spec.method, 'url.path': spec.path, 'server.address': this.serverHost } });
     try {
       const out = await this.requestOnce<T>({ ...spec, headers: { ...spec.headers, traceparent: span.traceparent() } }, (code) => span.setAttribute('http.response.status_code', code));
       return out;

@@ -289,9 +289,10 @@ export class Manager {
     try {
       this.startTracing();
       await this.startServers();
-      await this.checkRbac();
+      const webhookOptions = this.webhookOptions();
+      await this.checkRbac(webhookOptions);
       // Before the caches: listing a versioned API may go through this operator's own conversion webhook.
-      await this.webhooks.start(this.webhookOptions(), this.abort.signal);
+      await this.webhooks.start(webhookOptions, this.abort.signal);
       this.ports.webhook = this.webhooks.port;
       for (const c of this.controllers) c.informers();
       this.cache.start();
@@ -333,16 +334,13 @@ export class Manager {
   }
 
   /** Every permission the controllers declare (and the Lease, when electing), checked before any work. */
-  private async checkRbac() {
+  private async checkRbac(webhooks: WebhookOptions) {
     const rules = mergeRules(...this.rbac);
     const perms = permissionsFor(rules, this.cache.namespaces);
     if (this.options.metricsSecure && parseBindAddress(this.options.metricsBindAddress ?? ':8080')) {
       perms.push(...permissionsFor([rule(TokenReview, ['create']), rule(SubjectAccessReview, ['create'])], []));
     }
-    if (this.webhooks.any && this.webhookOptions().bindAddress) {
-      const o = this.webhookOptions();
-      perms.push(...permissionsFor(this.webhooks.rbac(o), [o.secret.namespace]));
-    }
+    if (this.webhooks.any && webhooks.bindAddress) perms.push(...permissionsFor(this.webhooks.rbac(webhooks), [webhooks.secret.namespace]));
     const le = this.options.leaderElection;
     if (le) {
       const namespace = (le !== true && le.namespace) || currentNamespace(this.kubeConfig, this.environment);

@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
+import { ipv6Groups, pemCertificates } from './self-signed.js';
 
 /**
  * When the runtime's own serving certificates must be renewed: a pure decision over what the
@@ -42,12 +43,7 @@ export function decideRotation(held: HeldCertificates, hosts: string[], now: num
 
 /** An IPv6 address as OpenSSL prints one in a subjectAltName (eight groups, no leading zeros). */
 export function printedHost(h: string): string {
-  if (isIP(h) !== 6) return h;
-  const [head, tail] = h.includes('::') ? h.split('::') : [h, undefined];
-  const a = head ? head.split(':') : [];
-  const b = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? a : [...a, ...Array<string>(8 - a.length - b.length).fill('0'), ...b];
-  return groups.map((g) => parseInt(g, 16).toString(16).toUpperCase()).join(':');
+  return isIP(h) === 6 ? ipv6Groups(h).map((g) => parseInt(g, 16).toString(16).toUpperCase()).join(':') : h;
 }
 
 const span = (c: X509Certificate): CertSpan => ({ notBefore: new Date(c.validFrom).getTime(), notAfter: new Date(c.validTo).getTime() });
@@ -62,7 +58,8 @@ export function heldCertificates(data: { caCert?: string; caKey?: string; cert?:
   const held: HeldCertificates = {};
   let ca: X509Certificate | undefined;
   try {
-    if (data.caCert && data.caKey) ca = new X509Certificate(data.caCert.split(/(?<=-----END CERTIFICATE-----)/)[0]!.trim());
+    const current = data.caCert && data.caKey ? pemCertificates(data.caCert)[0] : undefined;
+    if (current) ca = new X509Certificate(current);
   } catch {
     ca = undefined;
   }

@@ -13,14 +13,20 @@ const name = (cn: string) => sequence(set(sequence(oid('2.5.4.3'), utf8String(cn
 const extension = (id: string, critical: boolean, value: Buffer) => sequence(oid(id), ...(critical ? [boolean(true)] : []), octetString(value));
 const keyId = (spki: Buffer) => createHash('sha1').update(spki).digest();
 
-function ipBytes(ip: string): Buffer {
-  if (isIP(ip) === 4) return Buffer.from(ip.split('.').map(Number));
-  // IPv6: expand "::" and write eight 16-bit groups.
+/** An IPv6 address as its eight 16-bit groups, "::" expanded (hex, as written). */
+export function ipv6Groups(ip: string): string[] {
   const [head, tail] = ip.includes('::') ? ip.split('::') : [ip, undefined];
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
-  return Buffer.concat(groups.map((g) => Buffer.from(g.padStart(4, '0'), 'hex')));
+  return tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+}
+
+/** The certificates of a PEM bundle, each a whole PEM block, in order. */
+export const pemCertificates = (bundle: string): string[] => bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+
+function ipBytes(ip: string): Buffer {
+  if (isIP(ip) === 4) return Buffer.from(ip.split('.').map(Number));
+  return Buffer.concat(ipv6Groups(ip).map((g) => Buffer.from(g.padStart(4, '0'), 'hex')));
 }
 
 interface Subject {

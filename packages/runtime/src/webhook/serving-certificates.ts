@@ -8,7 +8,7 @@ import type { Transport } from '../client/transport.js';
 import { keyOf, type KubeObject, type ObjectKey } from '../client/types.js';
 import { X509Certificate } from 'node:crypto';
 import { CA_LIFETIME_MS, decideRotation, heldCertificates, SERVING_LIFETIME_MS } from './rotation.js';
-import { issueCa, issueServing, type KeyPair } from './self-signed.js';
+import { issueCa, issueServing, pemCertificates, type KeyPair } from './self-signed.js';
 
 /** Where the certificates live and who must trust them. */
 export interface ServingCertificateOptions {
@@ -129,7 +129,7 @@ export class ServingCertificates {
         // The previous CA stays trusted until it expires: replicas still serving its certificate keep working.
         bundle = ca.cert + stillValid(caCert, now);
       } else {
-        ca = { cert: caCert.split(/(?<=-----END CERTIFICATE-----)\n?/)[0]! + '\n', key: caKey };
+        ca = { cert: `${pemCertificates(caCert)[0]}\n`, key: caKey };
         bundle = stillValid(caCert, now) || ca.cert;
       }
       const serving = issueServing(ca, this.options.hosts, notBefore, now + SERVING_LIFETIME_MS);
@@ -186,7 +186,7 @@ export class ServingCertificates {
 /** The certificates of a PEM bundle that have not expired, concatenated. */
 function stillValid(bundle: string | undefined, now: number): string {
   if (!bundle) return '';
-  return (bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [])
+  return pemCertificates(bundle)
     .filter((pem) => {
       try {
         return new Date(new X509Certificate(pem).validTo).getTime() > now;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { cacheRoot } from '../assets/binaries.js';
 import { workspaceRoot } from '../e2e/workspace.js';
 import { withLock } from './lock.js';
@@ -8,21 +8,27 @@ import { runLong, say } from './progress.js';
 import { which } from './which.js';
 
 /**
- * One of this repository's own small Go programs (tools/containers/go/<name>: the runtime shim,
- * pause), built static once per source version into opkit's cache.
+ * One of this repository's own small Go programs (a directory under tools/ with main.go, go.mod
+ * and, when it has dependencies, go.sum), built static once per source version into opkit's
+ * cache under `cacheDir`. Dependencies come from the Go module proxy.
  */
-export async function goTool(name: 'runc-shim' | 'pause'): Promise<string> {
-  const src = join(workspaceRoot(), 'tools/containers/go', name);
-  const hash = createHash('sha256').update(readFileSync(join(src, 'main.go'))).update(readFileSync(join(src, 'go.mod'))).digest('hex').slice(0, 12);
-  const out = join(cacheRoot(), 'containers', 'bin', `${name}-${hash}`);
+export async function goProgram(srcDir: string, cacheDir: string, note = ''): Promise<string> {
+  const src = join(workspaceRoot(), srcDir);
+  const name = basename(src);
+  const hash = createHash('sha256');
+  for (const f of ['main.go', 'go.mod', 'go.sum']) if (f !== 'go.sum' || existsSync(join(src, f))) hash.update(readFileSync(join(src, f)));
+  const out = join(cacheRoot(), cacheDir, `${name}-${hash.digest('hex').slice(0, 12)}`);
   if (existsSync(out)) return out;
-  if (!which('go')) throw new Error(`building tools/containers/go/${name} needs Go, which is not installed`);
+  if (!which('go')) throw new Error(`building ${srcDir} needs Go, which is not installed`);
   return withLock(`${out}.lock`, async () => {
     if (existsSync(out)) return out;
-    say(`building tools/containers/go/${name}…`);
+    say(`building ${srcDir}${note}…`);
     await runLong('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', out, '.'], {
       cwd: src, label: `building ${name}`, env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
     });
     return out;
   });
 }
+
+/** The container tooling's Go programs (tools/containers/go/<name>: the runtime shim, pause). */
+export const goTool = (name: 'runc-shim' | 'pause'): Promise<string> => goProgram(`tools/containers/go/${name}`, 'containers/bin');

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { mergeValues } from '../helm/chart.js';
 import { vendorChartDependencies } from '../helm/vendor.js';
 import { waitFor } from '../wait.js';
 import type { E2ECluster, E2EMode, Workload } from './cluster.js';
@@ -49,14 +50,6 @@ export interface Release {
   release: string;
   namespace: string;
   app: WorkspaceApp;
-}
-
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** `over` laid on `base`, maps merged key by key (the user's values win). */
-function mergeValues(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isMap(out[k]) && isMap(v) ? mergeValues(out[k] as Record<string, unknown>, v) : v;
-  return out;
 }
 
 /** `helm upgrade --install` with these values, then waits for the operator to serve /readyz. */

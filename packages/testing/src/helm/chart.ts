@@ -14,6 +14,15 @@ export interface ChartOptions {
   kubeVersion?: string;
 }
 
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Chart values `over` laid on `base`: maps merged key by key, anything else replaced (as helm merges values files). */
+export function mergeValues(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = isMap(out[k]) && isMap(v) ? mergeValues(out[k] as Record<string, unknown>, v) : v;
+  return out;
+}
+
 // helm keeps caches and repository config under $HOME; tests must not touch a developer's.
 function helmEnv(extra: NodeJS.ProcessEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), 'opkit-helm-'));

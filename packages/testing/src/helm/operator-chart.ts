@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ControlPlane } from '../control-plane/control-plane.js';
-import { helmTemplate, kubectlApply } from './chart.js';
+import { helmTemplate, kubectlApply, mergeValues } from './chart.js';
 import { syncChartReadme } from './chart-docs.js';
 import { explainUndescribed } from './explain.js';
 import { prometheusOperatorCrds } from './published-crds.js';
@@ -42,15 +42,6 @@ export const EVERYTHING_ON = {
   tests: { enabled: true },
 };
 
-const merge = (a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> => {
-  const out = { ...a };
-  for (const [k, v] of Object.entries(b)) {
-    const base = out[k];
-    out[k] = base && typeof base === 'object' && !Array.isArray(base) && v && typeof v === 'object' && !Array.isArray(v) ? merge(base as Record<string, unknown>, v as Record<string, unknown>) : v;
-  }
-  return out;
-};
-
 const fail = (msg: string, detail?: unknown): never => {
   throw new Error(detail === undefined ? msg : `${msg}\n${JSON.stringify(detail, null, 2)}`);
 };
@@ -72,7 +63,7 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
       defaults: {},
       namespaced: { watchNamespaces: ['team-a', 'team-b'], replicaCount: 2 },
       minimal: { crds: { enabled: false }, metrics: { enabled: false }, leaderElection: { enabled: false }, serviceAccount: { create: false, name: 'existing' } },
-      everything: merge(EVERYTHING_ON, x.everything ?? {}),
+      everything: mergeValues(EVERYTHING_ON, x.everything ?? {}),
       scaledToZero: { replicaCount: 0 },
       ...x.variants,
     },

@@ -1,9 +1,9 @@
 // nx run @opkit/<app>:bundle: writes apps/<app>/bundle/ and apps/<app>/bundle.Dockerfile; with
 // --check, lists what is stale instead and exits 1 (a test runs the check).
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { workspaceRoot } from '../e2e/workspace.js';
-import { bundleFiles } from './files.js';
+import { staleBundleFiles } from './files.js';
 
 const app = process.argv[2];
 if (!app) {
@@ -12,8 +12,7 @@ if (!app) {
 }
 async function main(app: string) {
   const check = process.argv.includes('--check');
-  const files = await bundleFiles(app, workspaceRoot());
-  const stale = Object.entries(files).filter(([path, content]) => !existsSync(path) || readFileSync(path, 'utf8') !== content);
+  const stale = await staleBundleFiles(app, workspaceRoot());
   if (check) {
     if (stale.length) {
       console.error(`stale OLM bundle files (run: nx run @opkit/${app}:bundle):\n  ${stale.map(([p]) => p).join('\n  ')}`);

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderBundle } from './bundle.js';
 
@@ -11,4 +12,9 @@ export async function bundleFiles(app: string, root: string): Promise<Record<str
         : [join(root, 'apps', app, 'bundle', rel), content],
     ),
   );
+}
+
+/** The bundle files whose content on disk differs from what would be written now. */
+export async function staleBundleFiles(app: string, root: string): Promise<[string, string][]> {
+  return Object.entries(await bundleFiles(app, root)).filter(([path, content]) => !existsSync(path) || readFileSync(path, 'utf8') !== content);
 }

@@ -1,11 +1,4 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { cacheRoot } from '../assets/binaries.js';
-import { withLock } from '../containers/lock.js';
-import { runLong, say } from '../containers/progress.js';
-import { which } from '../containers/which.js';
-import { workspaceRoot } from '../e2e/workspace.js';
+import { goProgram } from '../containers/go-tools.js';
 import { run } from '../run.js';
 
 /**
@@ -14,24 +7,8 @@ import { run } from '../run.js';
  * built once per source version into opkit's cache, from the Go module proxy. (operator-sdk's own
  * module is not served there; its validators are, and this runs the same default set.)
  */
-export async function bundleValidator(): Promise<string> {
-  const src = join(workspaceRoot(), 'tools/olm/go/bundle-validate');
-  const hash = createHash('sha256');
-  for (const f of ['main.go', 'go.mod', 'go.sum']) hash.update(readFileSync(join(src, f)));
-  const bin = join(cacheRoot(), 'olm', `bundle-validate-${hash.digest('hex').slice(0, 12)}`);
-  if (existsSync(bin)) return bin;
-  if (!which('go')) throw new Error('building the OLM bundle validator needs Go, which is not installed');
-  return withLock(`${bin}.lock`, async () => {
-    if (existsSync(bin)) return bin;
-    say('building the OLM bundle validator (github.com/operator-framework/api) from its Go module, once (a few minutes)…');
-    await runLong('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', bin, '.'], {
-      cwd: src,
-      label: 'building bundle-validate',
-      env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
-    });
-    return bin;
-  });
-}
+export const bundleValidator = (): Promise<string> =>
+  goProgram('tools/olm/go/bundle-validate', 'olm', ' (github.com/operator-framework/api, from its Go module, once: a few minutes)');
 
 export interface BundleFinding {
   level: 'error' | 'warning';
