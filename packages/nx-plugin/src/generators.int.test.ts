@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { applyEdit, guideSteps } from './testing/guide.js';
+import { copyWorkspace, nestedEnv } from './testing/workspace-copy.js';
+
+const root = join(import.meta.dirname, '../../..');
+const copies: string[] = [];
+
+/** Runs one command line in the copy as a user would in a terminal; on failure, the error carries the output's end. */
+function run(ws: string, command: string): Promise<void> {
+  console.log(`[${ws}] $ ${command}`);
+  const t0 = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', command], { cwd: ws, env: nestedEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    child.on('exit', (code) => {
+      writeFileSync(join(ws, 'last-command.log'), out);
+      console.log(`  … exit ${code} in ${Math.round((Date.now() - t0) / 1000)}s`);
+      if (code === 0) resolve();
+      else reject(new Error(`\`${command}\` exited ${code} in ${ws}:\n${out.split('\n').slice(-80).join('\n')}`));
+    });
+  });
+}
+
+/** What a project's last test run recorded (its vitest JSON report): every test's title and status. */
+function results(ws: string, project: string): Record<string, string> {
+  const report = JSON.parse(readFileSync(join(ws, project, 'test-output/vitest/report.json'), 'utf8')) as { testResults: { assertionResults: { fullName: string; status: string }[] }[] };
+  return Object.fromEntries(report.testResults.flatMap((f) => f.assertionResults.map((a) => [a.fullName, a.status])));
+}
+
+function freshCopy(): string {
+  const ws = mkdtempSync(join(tmpdir(), 'opkit-generate-'));
+  copies.push(ws);
+  copyWorkspace(root, ws);
+  return ws;
+}
+
+// Each test generates into its own copy of this workspace (its files as they are now, node_modules
+// shared) and runs there what a user runs: the generators, then lint, typecheck, unit and
+// integration tests and the local e2e suite of what they made, with nx.
+describe('the nx plugin in a copy of the workspace', () => {
+  afterAll(() => {
+    for (const ws of copies) rmSync(ws, { recursive: true, force: true });
+  });
+
+  it('docs/runtime.md §8, as written: the generated operator passes as generated, and the WebApp built from it passes', async () => {
+    const ws = freshCopy();
+    const steps = guideSteps(readFileSync(join(root, 'docs/runtime.md'), 'utf8'), '8. ');
+    // The guide runs the generators, the targets as generated, edits, then the targets again.
+    expect(steps.filter((s) => s.type === 'run').map((s) => (s as { command: string }).command.split(' ').slice(0, 3).join(' '))).toEqual([
+      'npx nx g', 'npx nx g', 'OPKIT_E2E_MODE=local npx nx', 'npx nx run', 'OPKIT_E2E_MODE=local npx nx',
+    ]);
+    let ranAsGenerated = false;
+    for (const step of steps) {
+      if (step.type === 'run') {
+        await run(ws, step.command);
+        if (step.command.includes('run-many') && !ranAsGenerated) {
+          ranAsGenerated = true;
+          expect(Object.values(results(ws, 'e2e/webapp-operator-e2e'))).toContain('passed');
+          expect(results(ws, 'apps/webapp-operator')['the WebApp controller makes a new WebApp Ready for the generation it saw']).toBe('passed');
+        }
+      } else {
+        const path = join(ws, step.path);
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, step.type === 'file' ? step.content : applyEdit(readFileSync(path, 'utf8'), step.lines, step.path));
+      }
+    }
+    // The last run was the WebApp's own tests, not the skeleton's.
+    const app = results(ws, 'apps/webapp-operator');
+    expect(app['the WebApp controller is deleted with what it made: the Deployment and the Service go with it']).toBe('passed');
+    expect(app['computeWebAppStatus every pod available']).toBe('passed');
+    expect(results(ws, 'e2e/webapp-operator-e2e')['webapp operator with helm, local mode runs every example: each one is Ready for its generation']).toBe('passed');
+    expect(readFileSync(join(ws, 'charts/webapp-operator/templates/crds/apps.opkit.dev_webapps.yaml'), 'utf8')).toContain('nodePort:');
+    expect(readFileSync(join(ws, 'charts/webapp-operator/templates/_rules.tpl'), 'utf8')).toContain('deployments');
+  });
+
+  it('webhooks (validating, mutating, conversion), a cluster-scoped kind with the scale subresource: as generated, they pass', async () => {
+    const ws = freshCopy();
+    for (const command of [
+      'npx nx g @opkit/nx-plugin:operator shop --description "Runs shops: a store\'s stock keeper"',
+      'npx nx g @opkit/nx-plugin:api shop --group shop.example.com --kind Store --no-namespaced --scale',
+      'npx nx g @opkit/nx-plugin:webhook shop --kind Store --validating --mutating',
+      'npx nx g @opkit/nx-plugin:api shop --api-version shop.example.com/v1 --kind Store --no-namespaced --scale',
+      'npx nx g @opkit/nx-plugin:webhook shop --kind Store --conversion',
+      'npx nx sync:check',
+      'OPKIT_E2E_MODE=local npx nx run-many -t lint typecheck test e2e -p @opkit/shop-operator @opkit/shop-operator-e2e',
+    ]) {
+      await run(ws, command);
+    }
+    const app = results(ws, 'apps/shop-operator');
+    expect(Object.entries(app).filter(([, status]) => status !== 'passed')).toEqual([]);
+    for (const suite of ['the Store validating webhook', 'the Store mutating webhook', 'the Store conversion webhook', 'the Store controller', 'charts/shop-operator']) {
+      expect(Object.keys(app).some((t) => t.startsWith(suite)), suite).toBe(true);
+    }
+    const e2e = results(ws, 'e2e/shop-operator-e2e');
+    expect(e2e['shop operator with helm, local mode runs every example: each one is Ready for its generation']).toBe('passed');
+  });
+});

@@ -1,0 +1,28 @@
+// `nx g @opkit/nx-plugin:operator <name>`: operator-sdk's `init` for this workspace. A new app on
+// runOperator with its image, a chart on the shared library chart, an e2e project (local and kind),
+// wired into the workspace so `npm test` lints, typechecks, tests and e2e-tests it from then on.
+import { generateFiles, type GeneratorCallback, type Tree } from '@nx/devkit';
+import { join } from 'node:path';
+import { operatorNames } from '../../names.js';
+import { chartSteps, lockfileStep, runSteps } from '../../tasks.js';
+import { addDockerfileWorkspaces, addProjectReferences, addReadmeRow } from '../../workspace.js';
+import type { OperatorGeneratorSchema } from './schema.js';
+
+export default function operatorGenerator(tree: Tree, options: OperatorGeneratorSchema): GeneratorCallback {
+  const n = operatorNames(options.name);
+  if (tree.exists(`apps/${n.app}`)) throw new Error(`apps/${n.app} already exists: an operator is generated once (add kinds with nx g @opkit/nx-plugin:api ${n.name} --kind …)`);
+  // Written into JSON, YAML and TypeScript strings: typographic quotes need no escaping in any of them.
+  const description = (options.description ?? `Runs ${n.title.toLowerCase()} workloads on Kubernetes.`).replace(/'/g, '’').replace(/"/g, '”').replace(/[\\\n]/g, ' ');
+  generateFiles(tree, join(import.meta.dirname, 'files'), '.', { ...n, description, dot: '.', tmpl: '' });
+  addDockerfileWorkspaces(tree, [`apps/${n.app}`, `e2e/${n.app}-e2e`]);
+  addProjectReferences(tree, [`apps/${n.app}`, `e2e/${n.app}-e2e`]);
+  addReadmeRow(tree, n.name, description);
+  return () => {
+    if (!options.skipTasks) runSteps(tree.root, [lockfileStep, ...chartSteps(n.app)]);
+    console.log(`
+${n.project} is ready: apps/${n.app}, charts/${n.app}, e2e/${n.app}-e2e.
+Next, its first API and controller:
+  npx nx g @opkit/nx-plugin:api ${n.name} --group ${n.name}.example.com --api-version v1alpha1 --kind ${n.pascal}
+Then: npx nx run-many -t lint typecheck test e2e -p ${n.project} ${n.e2eProject}`);
+  };
+}

@@ -1,0 +1,5 @@
+export interface OperatorGeneratorSchema {
+  name: string;
+  description?: string;
+  skipTasks?: boolean;
+}

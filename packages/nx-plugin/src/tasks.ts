@@ -1,0 +1,26 @@
+// What runs once a generator's files are on disk: the steps that need real programs (npm, the
+// operator's own code that renders its chart files, helm-docs). Each prints what it does.
+import { execFileSync } from 'node:child_process';
+
+export interface Step {
+  what: string;
+  command: string[];
+}
+
+/** Regenerates the operator's chart files from its code (CRDs, RBAC, webhooks, values) and the chart's README. */
+export function chartSteps(app: string): Step[] {
+  return [
+    { what: `chart files of ${app} from its code`, command: ['node', 'tools/build/run-ts.mjs', `apps/${app}/src/manifests/generate-cli.ts`] },
+    { what: `charts/${app}/README.md`, command: ['node', 'tools/build/run-ts.mjs', 'packages/testing/src/helm/chart-docs-cli.ts', `charts/${app}`] },
+  ];
+}
+
+/** Records new workspaces in package-lock.json (so `npm ci` installs them) without touching node_modules. */
+export const lockfileStep: Step = { what: 'package-lock.json (the new workspaces)', command: ['npm', 'install', '--package-lock-only', '--no-audit', '--no-fund', '--loglevel=error'] };
+
+export function runSteps(root: string, steps: Step[]): void {
+  for (const s of steps) {
+    console.log(`==> ${s.what}: ${s.command.join(' ')}`);
+    execFileSync(s.command[0], s.command.slice(1), { cwd: root, stdio: 'inherit' });
+  }
+}

@@ -1,0 +1,66 @@
+// Edits to files the whole workspace shares, made when an operator joins it: the image recipe's
+// list of workspaces, the TypeScript project references, the README's table of operators.
+import type { Tree } from '@nx/devkit';
+
+/**
+ * apps/Dockerfile copies every workspace's package.json before `npm ci` (a test keeps that list
+ * equal to the npm workspaces): a new app and its e2e project go into it, in the file's order
+ * (packages, apps, e2e; by name within each).
+ */
+export function addDockerfileWorkspaces(tree: Tree, dirs: string[]): void {
+  const path = 'apps/Dockerfile';
+  const text = tree.read(path, 'utf8');
+  if (text === null) return;
+  const line = (dir: string) => `COPY ${dir}/package.json ${dir}/`;
+  const lines = text.split('\n');
+  const isCopy = (l: string) => /^COPY (\S+)\/package\.json \1\/$/.test(l);
+  const first = lines.findIndex(isCopy);
+  if (first < 0) throw new Error(`${path}: no "COPY <dir>/package.json <dir>/" lines found to add ${dirs.join(', ')} to`);
+  let end = first;
+  while (end < lines.length && isCopy(lines[end])) end++;
+  const group = (l: string) => ['packages/', 'apps/', 'e2e/'].findIndex((p) => l.startsWith(`COPY ${p}`));
+  const block = [...new Set([...lines.slice(first, end), ...dirs.map(line)])].sort((a, b) => group(a) - group(b) || a.localeCompare(b));
+  lines.splice(first, end - first, ...block);
+  tree.write(path, lines.join('\n'));
+}
+
+/** The root tsconfig.json references every project (what `nx sync` keeps): the new ones too. */
+export function addProjectReferences(tree: Tree, dirs: string[]): void {
+  const path = 'tsconfig.json';
+  const text = tree.read(path, 'utf8');
+  if (text === null) return;
+  const config = JSON.parse(text) as { references?: { path: string }[] };
+  const refs = config.references ?? [];
+  for (const d of dirs) if (!refs.some((r) => r.path === `./${d}`)) refs.push({ path: `./${d}` });
+  config.references = refs;
+  tree.write(path, `${JSON.stringify(config, null, 2)}\n`);
+}
+
+const TABLE_HEADER = '| operator | resources | what it does |';
+
+/** A row in the README's table of operators; its resources cell grows as `api` adds kinds. */
+export function addReadmeRow(tree: Tree, name: string, description: string): void {
+  const text = tree.read('README.md', 'utf8');
+  if (text === null) return;
+  const lines = text.split('\n');
+  const header = lines.indexOf(TABLE_HEADER);
+  if (header < 0 || lines.some((l) => l.startsWith(`| ${name} |`))) return;
+  let end = header + 2;
+  while (end < lines.length && lines[end].startsWith('|')) end++;
+  lines.splice(end, 0, `| ${name} | (none yet: \`nx g @opkit/nx-plugin:api ${name} --kind …\`) | ${description} |`);
+  tree.write('README.md', lines.join('\n'));
+}
+
+/** Names a new kind in the operator's README row. */
+export function addReadmeResource(tree: Tree, name: string, resource: string): void {
+  const text = tree.read('README.md', 'utf8');
+  if (text === null) return;
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => l.startsWith(`| ${name} |`));
+  if (at < 0) return;
+  const cells = lines[at].split(' | ');
+  const current = cells[1].startsWith('(none yet') ? [] : cells[1].split(', ');
+  if (!current.includes(resource)) cells[1] = [...current, resource].join(', ');
+  lines[at] = cells.join(' | ');
+  tree.write('README.md', lines.join('\n'));
+}
