@@ -12,6 +12,7 @@ import { ensureEngine, stopEngine } from './engine.js';
 import { imageSize } from './docker.js';
 import { buildAppImage, buildBundleImage, imageFor, pebbleImage } from './images.js';
 import { kindUnavailable } from '../e2e/kind-cluster.js';
+import { imageApps } from '../e2e/workspace.js';
 import { ensureKindNodeImage } from './kind-node-image.js';
 import { ensureKindToolset } from './kind-toolset.js';
 import { ensureImage, recipes } from './local-images.js';
@@ -75,7 +76,7 @@ async function main(): Promise<number> {
         return r;
       };
       await step('kind and its node image', () => ensureKindToolset(engine.quirks));
-      for (const app of ['memcached-operator', 'cdn-operator', 'cert-operator', 'acme-solver']) await step(`image of ${app}`, () => buildAppImage(app));
+      for (const app of imageApps()) await step(`image of ${app}`, () => buildAppImage(app));
       for (const w of ['memcached', 'nginx', 'traefik', 'shell'] as const) await step(`${w} image`, () => imageFor(w));
       await step('pebble image', () => pebbleImage());
       say(`the kind mode is ready to run (${seconds(t0)})`);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { dockerfileImageConfig, type LocalImage } from './image-command.js';
 
@@ -57,4 +57,14 @@ export function requireBuilt(apps: WorkspaceApp[]): void {
   if (missing.length) {
     throw new Error(`not built: ${missing.map((a) => a.bundle).join(', ')}. Run: npx nx run-many -t build -p ${missing.map((a) => `@opkit/${a.app}`).join(' ')}`);
   }
+}
+
+/** The apps shipped as images (those with a `docker-build` target): the operators, the ACME solver, and any app generated since. */
+export function imageApps(root = workspaceRoot()): string[] {
+  return readdirSync(join(root, 'apps'))
+    .filter((a) => {
+      const pkg = join(root, 'apps', a, 'package.json');
+      return existsSync(pkg) && !!(JSON.parse(readFileSync(pkg, 'utf8')) as { nx?: { targets?: Record<string, unknown> } }).nx?.targets?.['docker-build'];
+    })
+    .sort();
 }
