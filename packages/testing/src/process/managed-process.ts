@@ -41,8 +41,11 @@ export class ManagedProcess {
     });
     this.child = child;
     if (child.pid) guardPid(child.pid);
+    const log = this.log;
+    // A write error (a full disk) costs the log, never the process holding it.
+    log.on('error', () => undefined);
     const onData = (buf: Buffer) => {
-      this.log?.write(buf);
+      if (!log.writableEnded) log.write(buf);
       const lines = buf.toString().split('\n').filter(Boolean);
       this.tail.push(...lines);
       if (this.tail.length > 40) this.tail.splice(0, this.tail.length - 40);
@@ -58,9 +61,11 @@ export class ManagedProcess {
       child.on('exit', (code, signal) => {
         if (child.pid) releasePid(child.pid);
         this.exitCode = code ?? (signal ? 128 : null);
-        this.log?.end();
         resolve(this.exitCode);
       });
+      // Output can outlive the process: 'exit' comes before its pipes drain, and anything it left
+      // running may still hold them. The log ends when both pipes close.
+      child.on('close', () => log.end());
     });
   }
 
