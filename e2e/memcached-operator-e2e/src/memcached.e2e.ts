@@ -208,7 +208,9 @@ for (const mode of e2eModes()) {
     });
 
     it('helm uninstall, after the Memcacheds are deleted, leaves nothing the operator made; the CRD is kept', async () => {
-      await kubectl('delete', 'memcacheds', '--all', '-n', NS, '--wait=true', '--timeout=60s');
+      // Foreground: kubectl returns once what they owned is gone too. (Background, the garbage
+      // collector could still be deleting it when the check below runs, as it was once under CI's load.)
+      await kubectl('delete', 'memcacheds', '--all', '-n', NS, '--cascade=foreground', '--wait=true', '--timeout=120s');
       await cluster.helm(['uninstall', r.release, '--namespace', r.namespace, '--wait']);
       await waitFor('the operator pods gone', async () => (await operatorPods(cluster, r)).length === 0, { timeoutMs: 60_000 });
       await kubectl('get', 'crd', 'memcacheds.cache.opkit.dev');
