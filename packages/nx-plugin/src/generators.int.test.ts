@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { validateBundle } from '@opkit/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyEdit, guideSteps } from './testing/guide.js';
 import { copyWorkspace, nestedEnv } from './testing/workspace-copy.js';
@@ -33,10 +34,11 @@ function results(ws: string, project: string): Record<string, string> {
   return Object.fromEntries(report.testResults.flatMap((f) => f.assertionResults.map((a) => [a.fullName, a.status])));
 }
 
-function freshCopy(): string {
+/** A copy of the workspace as it was before `operator` was generated (if it was: the guide's readers generate webapp here). */
+function freshCopy(operator: string): string {
   const ws = mkdtempSync(join(tmpdir(), 'opkit-generate-'));
   copies.push(ws);
-  copyWorkspace(root, ws);
+  copyWorkspace(root, ws, { without: [operator] });
   return ws;
 }
 
@@ -49,7 +51,7 @@ describe('the nx plugin in a copy of the workspace', () => {
   });
 
   it('docs/runtime.md §8, as written: the generated operator passes as generated, and the WebApp built from it passes', async () => {
-    const ws = freshCopy();
+    const ws = freshCopy('webapp');
     const steps = guideSteps(readFileSync(join(root, 'docs/runtime.md'), 'utf8'), '8. ');
     // The guide runs the generators, the targets as generated, edits, then the targets again.
     expect(steps.filter((s) => s.type === 'run').map((s) => (s as { command: string }).command.split(' ').slice(0, 3).join(' '))).toEqual([
@@ -77,10 +79,13 @@ describe('the nx plugin in a copy of the workspace', () => {
     expect(results(ws, 'e2e/webapp-operator-e2e')['webapp operator with helm, local mode runs every example: each one is Ready for its generation']).toBe('passed');
     expect(readFileSync(join(ws, 'charts/webapp-operator/templates/crds/apps.opkit.dev_webapps.yaml'), 'utf8')).toContain('nodePort:');
     expect(readFileSync(join(ws, 'charts/webapp-operator/templates/_rules.tpl'), 'utf8')).toContain('deployments');
+    // It ships to OperatorHub too: its OLM bundle passes operator-framework's validators, warnings included.
+    await run(ws, 'npx nx run @opkit/webapp-operator:bundle');
+    expect(await validateBundle(join(ws, 'apps/webapp-operator/bundle'))).toEqual([]);
   });
 
   it('webhooks (validating, mutating, conversion), a cluster-scoped kind with the scale subresource: as generated, they pass', async () => {
-    const ws = freshCopy();
+    const ws = freshCopy('shop');
     for (const command of [
       'npx nx g @opkit/nx-plugin:operator shop --description "Runs shops: a store\'s stock keeper"',
       'npx nx g @opkit/nx-plugin:api shop --group shop.example.com --kind Store --no-namespaced --scale',

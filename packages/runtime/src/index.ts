@@ -63,7 +63,7 @@ export { defineCustomResource, type CustomResource, type CustomObject, type Cust
 export { defineVersionedResource, spoke, CONVERSION_PATH, type VersionedResource, type Spoke } from './crd/versioned-resource.js';
 export { toStructural, type JSONSchemaProps } from './crd/structural-schema.js';
 export { Quantity, ResourceRequirements, Conditions } from './crd/schemas.js';
-export { renderCrdTemplate, renderCrdYaml } from './crd/render.js';
+export { renderCrdTemplate, renderCrdYaml, type AnyResource } from './crd/render.js';
 export { generatedFilesCommand, syncGeneratedFiles } from './crd/generated-files.js';
 export { mergeValuesSchema, renderValuesSchema, renderValuesYaml } from './crd/chart-values.js';
 export { undescribedFields } from './crd/descriptions.js';

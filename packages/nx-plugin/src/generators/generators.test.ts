@@ -1,19 +1,19 @@
 import type { Tree } from '@nx/devkit';
 import { createTree } from '@nx/devkit/testing.js';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import apiGenerator from './api/generator.js';
 import operatorGenerator from './operator/generator.js';
 import webhookGenerator from './webhook/generator.js';
 
-// What the generators read and write in files they share with the workspace, in memory (the
-// workspace test, generators.int.test.ts, runs what they generate).
-const root = join(import.meta.dirname, '../../../..');
+// What the generators read and write, in memory, from the shapes of the workspace's shared files
+// (the workspace test, generators.int.test.ts, generates into a copy of the real ones and runs
+// what they generate).
 function workspaceTree(): Tree {
   const tree = createTree();
-  for (const f of ['apps/Dockerfile', 'README.md', 'tsconfig.json']) tree.write(f, readFileSync(join(root, f)));
+  tree.write('apps/Dockerfile', ['FROM node AS deps', 'COPY package.json package-lock.json ./', 'COPY packages/runtime/package.json packages/runtime/', 'COPY apps/memcached-operator/package.json apps/memcached-operator/', 'COPY e2e/memcached-operator-e2e/package.json e2e/memcached-operator-e2e/', 'RUN npm ci', ''].join('\n'));
+  tree.write('README.md', ['# opkit', '', '| operator | resources | what it does |', '| --- | --- | --- |', '| memcached | `Memcached` | the classic |', ''].join('\n'));
+  tree.write('tsconfig.json', JSON.stringify({ files: [], references: [{ path: './packages/runtime' }, { path: './apps/memcached-operator' }] }));
   return tree;
 }
 const changed = (tree: Tree) => tree.listChanges().map((c) => `${c.type} ${c.path}`).sort();

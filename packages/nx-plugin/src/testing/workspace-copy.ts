@@ -4,13 +4,23 @@
 // except the workspace's own packages (@opkit/*), which link into the copy: what the copy builds
 // and tests is its own source.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readlinkSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-export function copyWorkspace(root: string, dest: string): void {
+/** The directories the operator generator makes for an operator. */
+const operatorDirs = (name: string) => [`apps/${name}-operator`, `charts/${name}-operator`, `e2e/${name}-operator-e2e`];
+
+/**
+ * Copies the workspace. `without` names operators to leave out, as they were before they were
+ * generated (a user who followed the guide in this workspace has a `webapp` already, and the
+ * guide's test must still start without one): their directories, their lines in the files the
+ * generator edits, and their workspaces in package-lock.json.
+ */
+export function copyWorkspace(root: string, dest: string, { without = [] }: { without?: string[] } = {}): void {
+  const omitted = without.flatMap(operatorDirs);
   const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 })
     .split('\0')
-    .filter(Boolean);
+    .filter((f) => f && !omitted.some((d) => f.startsWith(`${d}/`)));
   for (const f of files) {
     mkdirSync(dirname(join(dest, f)), { recursive: true });
     try {
@@ -26,8 +36,25 @@ export function copyWorkspace(root: string, dest: string): void {
     symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
   }
   for (const pkg of readdirSync(join(root, 'node_modules/@opkit'))) {
-    symlinkSync(readlinkSync(join(root, 'node_modules/@opkit', pkg)), join(modules, '@opkit', pkg));
+    const target = readlinkSync(join(root, 'node_modules/@opkit', pkg));
+    if (existsSync(join(modules, '@opkit', target))) symlinkSync(target, join(modules, '@opkit', pkg));
   }
+  const present = without.filter((n) => operatorDirs(n).some((d) => existsSync(join(root, d))));
+  if (present.length) forgetOperators(dest, present);
+}
+
+/** Takes generated operators out of the files the generator edited, and out of package-lock.json. */
+function forgetOperators(ws: string, names: string[]): void {
+  const dirs = names.flatMap(operatorDirs);
+  const edit = (file: string, fn: (text: string) => string) => writeFileSync(join(ws, file), fn(readFileSync(join(ws, file), 'utf8')));
+  edit('apps/Dockerfile', (t) => t.split('\n').filter((l) => !dirs.some((d) => l.includes(` ${d}/`))).join('\n'));
+  edit('README.md', (t) => t.split('\n').filter((l) => !names.some((n) => l.startsWith(`| ${n} |`))).join('\n'));
+  edit('tsconfig.json', (t) => {
+    const config = JSON.parse(t) as { references?: { path: string }[] };
+    config.references = config.references?.filter((r) => !dirs.includes(r.path.replace(/^\.\//, '')));
+    return `${JSON.stringify(config, null, 2)}\n`;
+  });
+  execFileSync('npm', ['install', '--package-lock-only', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: ws, stdio: 'ignore' });
 }
 
 /**

@@ -2,7 +2,8 @@ import { stringify } from 'yaml';
 import type { CustomResource } from './custom-resource.js';
 import type { VersionedResource } from './versioned-resource.js';
 
-type AnyResource = CustomResource<any, any> | VersionedResource;
+/** A custom resource an operator serves: one version (defineCustomResource) or several (defineVersionedResource). */
+export type AnyResource = CustomResource<any, any> | VersionedResource;
 const kindOf = (cr: AnyResource) => ('hub' in cr ? cr.hub.definition.kind : cr.definition.kind);
 const CLIENT_CONFIG = '__OPKIT_CONVERSION_CLIENT_CONFIG__';
 
