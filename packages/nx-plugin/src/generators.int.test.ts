@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { validateBundle } from '@opkit/testing';
+import { run, validateBundle } from '@opkit/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyEdit, guideSteps } from './testing/guide.js';
 import { copyWorkspace, nestedEnv } from './testing/workspace-copy.js';
@@ -11,21 +10,14 @@ const root = join(import.meta.dirname, '../../..');
 const copies: string[] = [];
 
 /** Runs one command line in the copy as a user would in a terminal; on failure, the error carries the output's end. */
-function run(ws: string, command: string): Promise<void> {
+async function sh(ws: string, command: string): Promise<void> {
   console.log(`[${ws}] $ ${command}`);
   const t0 = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', command], { cwd: ws, env: nestedEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (out += d));
-    child.on('exit', (code) => {
-      writeFileSync(join(ws, 'last-command.log'), out);
-      console.log(`  … exit ${code} in ${Math.round((Date.now() - t0) / 1000)}s`);
-      if (code === 0) resolve();
-      else reject(new Error(`\`${command}\` exited ${code} in ${ws}:\n${out.split('\n').slice(-80).join('\n')}`));
-    });
-  });
+  const r = await run('bash', ['-c', command], { cwd: ws, env: nestedEnv(), check: false });
+  const out = `${r.stdout}${r.stderr}`;
+  writeFileSync(join(ws, 'last-command.log'), out);
+  console.log(`  … exit ${r.code} in ${Math.round((Date.now() - t0) / 1000)}s`);
+  if (r.code !== 0) throw new Error(`\`${command}\` exited ${r.code} in ${ws}:\n${out.split('\n').slice(-80).join('\n')}`);
 }
 
 /** What a project's last test run recorded (its vitest JSON report): every test's title and status. */
@@ -60,7 +52,7 @@ describe('the nx plugin in a copy of the workspace', () => {
     let ranAsGenerated = false;
     for (const step of steps) {
       if (step.type === 'run') {
-        await run(ws, step.command);
+        await sh(ws, step.command);
         if (step.command.includes('run-many') && !ranAsGenerated) {
           ranAsGenerated = true;
           expect(Object.values(results(ws, 'e2e/webapp-operator-e2e'))).toContain('passed');
@@ -80,7 +72,7 @@ describe('the nx plugin in a copy of the workspace', () => {
     expect(readFileSync(join(ws, 'charts/webapp-operator/templates/crds/apps.opkit.dev_webapps.yaml'), 'utf8')).toContain('nodePort:');
     expect(readFileSync(join(ws, 'charts/webapp-operator/templates/_rules.tpl'), 'utf8')).toContain('deployments');
     // It ships to OperatorHub too: its OLM bundle passes operator-framework's validators, warnings included.
-    await run(ws, 'npx nx run @opkit/webapp-operator:bundle');
+    await sh(ws, 'npx nx run @opkit/webapp-operator:bundle');
     expect(await validateBundle(join(ws, 'apps/webapp-operator/bundle'))).toEqual([]);
   });
 
@@ -95,7 +87,7 @@ describe('the nx plugin in a copy of the workspace', () => {
       'npx nx sync:check',
       'OPKIT_E2E_MODE=local npx nx run-many -t lint typecheck test e2e -p @opkit/shop-operator @opkit/shop-operator-e2e',
     ]) {
-      await run(ws, command);
+      await sh(ws, command);
     }
     const app = results(ws, 'apps/shop-operator');
     expect(Object.entries(app).filter(([, status]) => status !== 'passed')).toEqual([]);

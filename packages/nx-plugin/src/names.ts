@@ -16,6 +16,9 @@ export interface OperatorNames {
 
 const DNS_LABEL = /^[a-z]([a-z0-9-]*[a-z0-9])?$/;
 
+/** The three directories an operator lives in. */
+export const operatorDirs = (n: Pick<OperatorNames, 'app'>) => ({ app: `apps/${n.app}`, chart: `charts/${n.app}`, e2e: `e2e/${n.app}-e2e` });
+
 export function operatorNames(given: string): OperatorNames {
   const name = given.trim().replace(/-operator$/, '');
   if (!DNS_LABEL.test(name) || name.length > 40) {

@@ -14,3 +14,9 @@ export function insertAtMarker(tree: Tree, path: string, marker: string, line: s
   lines.splice(at, 0, indent + line.trim());
   tree.write(path, lines.join('\n'));
 }
+
+/** Imports `name` from `from` and lists it at the `list` marker: how every generated list grows. */
+export function addToList(tree: Tree, path: string, list: string, name: string, from: string): void {
+  insertAtMarker(tree, path, 'imports', `import { ${name} } from '${from}';`);
+  insertAtMarker(tree, path, list, `${name},`);
+}

@@ -2,6 +2,9 @@
 // list of workspaces, the TypeScript project references, the README's table of operators.
 import type { Tree } from '@nx/devkit';
 
+/** A workspace's line in apps/Dockerfile's deps stage. */
+export const dockerfileCopyLine = (dir: string) => `COPY ${dir}/package.json ${dir}/`;
+
 /**
  * apps/Dockerfile copies every workspace's package.json before `npm ci` (a test keeps that list
  * equal to the npm workspaces): a new app and its e2e project go into it, in the file's order
@@ -11,7 +14,6 @@ export function addDockerfileWorkspaces(tree: Tree, dirs: string[]): void {
   const path = 'apps/Dockerfile';
   const text = tree.read(path, 'utf8');
   if (text === null) return;
-  const line = (dir: string) => `COPY ${dir}/package.json ${dir}/`;
   const lines = text.split('\n');
   const isCopy = (l: string) => /^COPY (\S+)\/package\.json \1\/$/.test(l);
   const first = lines.findIndex(isCopy);
@@ -19,10 +21,13 @@ export function addDockerfileWorkspaces(tree: Tree, dirs: string[]): void {
   let end = first;
   while (end < lines.length && isCopy(lines[end])) end++;
   const group = (l: string) => ['packages/', 'apps/', 'e2e/'].findIndex((p) => l.startsWith(`COPY ${p}`));
-  const block = [...new Set([...lines.slice(first, end), ...dirs.map(line)])].sort((a, b) => group(a) - group(b) || a.localeCompare(b));
+  const block = [...new Set([...lines.slice(first, end), ...dirs.map(dockerfileCopyLine)])].sort((a, b) => group(a) - group(b) || a.localeCompare(b));
   lines.splice(first, end - first, ...block);
   tree.write(path, lines.join('\n'));
 }
+
+/** A project's entry in the root tsconfig.json's references. */
+export const projectReference = (dir: string) => `./${dir}`;
 
 /** The root tsconfig.json references every project (what `nx sync` keeps): the new ones too. */
 export function addProjectReferences(tree: Tree, dirs: string[]): void {
@@ -31,12 +36,15 @@ export function addProjectReferences(tree: Tree, dirs: string[]): void {
   if (text === null) return;
   const config = JSON.parse(text) as { references?: { path: string }[] };
   const refs = config.references ?? [];
-  for (const d of dirs) if (!refs.some((r) => r.path === `./${d}`)) refs.push({ path: `./${d}` });
+  for (const d of dirs) if (!refs.some((r) => r.path === projectReference(d))) refs.push({ path: projectReference(d) });
   config.references = refs;
   tree.write(path, `${JSON.stringify(config, null, 2)}\n`);
 }
 
 const TABLE_HEADER = '| operator | resources | what it does |';
+
+/** How an operator's row in the README's table starts. */
+export const readmeRowStart = (name: string) => `| ${name} |`;
 
 /** A row in the README's table of operators; its resources cell grows as `api` adds kinds. */
 export function addReadmeRow(tree: Tree, name: string, description: string): void {
@@ -44,10 +52,10 @@ export function addReadmeRow(tree: Tree, name: string, description: string): voi
   if (text === null) return;
   const lines = text.split('\n');
   const header = lines.indexOf(TABLE_HEADER);
-  if (header < 0 || lines.some((l) => l.startsWith(`| ${name} |`))) return;
+  if (header < 0 || lines.some((l) => l.startsWith(readmeRowStart(name)))) return;
   let end = header + 2;
   while (end < lines.length && lines[end].startsWith('|')) end++;
-  lines.splice(end, 0, `| ${name} | (none yet: \`nx g @opkit/nx-plugin:api ${name} --kind …\`) | ${description} |`);
+  lines.splice(end, 0, `${readmeRowStart(name)} (none yet: \`nx g @opkit/nx-plugin:api ${name} --kind …\`) | ${description} |`);
   tree.write('README.md', lines.join('\n'));
 }
 
@@ -56,7 +64,7 @@ export function addReadmeResource(tree: Tree, name: string, resource: string): v
   const text = tree.read('README.md', 'utf8');
   if (text === null) return;
   const lines = text.split('\n');
-  const at = lines.findIndex((l) => l.startsWith(`| ${name} |`));
+  const at = lines.findIndex((l) => l.startsWith(readmeRowStart(name)));
   if (at < 0) return;
   const cells = lines[at].split(' | ');
   const current = cells[1].startsWith('(none yet') ? [] : cells[1].split(', ');

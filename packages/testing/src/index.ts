@@ -30,4 +30,4 @@ export { runInCluster, type InClusterRun } from './e2e/in-cluster.js';
 export { installTraefik, type InClusterIngress } from './e2e/traefik.js';
 export { e2eModes, startE2ECluster, helmInstall, helmTest, operatorPods, restartOperator, resourceVersions, leftovers, operatorIdentities, type Release } from './e2e/operator.js';
 export { startLocalAcme, type LocalAcme } from './acme/local-acme.js';
-export { validateBundle, bundleValidator, type BundleFinding } from './olm/validator.js';
+export { validateBundle, type BundleFinding } from './olm/validator.js';

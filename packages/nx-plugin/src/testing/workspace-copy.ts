@@ -6,9 +6,12 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { operatorDirs, operatorNames } from '../names.js';
+import { lockfileStep } from '../tasks.js';
+import { dockerfileCopyLine, projectReference, readmeRowStart } from '../workspace.js';
 
-/** The directories the operator generator makes for an operator. */
-const operatorDirs = (name: string) => [`apps/${name}-operator`, `charts/${name}-operator`, `e2e/${name}-operator-e2e`];
+/** The directories the operator generator makes for the operator `name`. */
+const dirsOf = (name: string) => Object.values(operatorDirs(operatorNames(name)));
 
 /**
  * Copies the workspace. `without` names operators to leave out, as they were before they were
@@ -17,7 +20,7 @@ const operatorDirs = (name: string) => [`apps/${name}-operator`, `charts/${name}
  * generator edits, and their workspaces in package-lock.json.
  */
 export function copyWorkspace(root: string, dest: string, { without = [] }: { without?: string[] } = {}): void {
-  const omitted = without.flatMap(operatorDirs);
+  const omitted = without.flatMap(dirsOf);
   const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 })
     .split('\0')
     .filter((f) => f && !omitted.some((d) => f.startsWith(`${d}/`)));
@@ -39,29 +42,27 @@ export function copyWorkspace(root: string, dest: string, { without = [] }: { wi
     const target = readlinkSync(join(root, 'node_modules/@opkit', pkg));
     if (existsSync(join(modules, '@opkit', target))) symlinkSync(target, join(modules, '@opkit', pkg));
   }
-  const present = without.filter((n) => operatorDirs(n).some((d) => existsSync(join(root, d))));
+  const present = without.filter((n) => dirsOf(n).some((d) => existsSync(join(root, d))));
   if (present.length) forgetOperators(dest, present);
 }
 
 /** Takes generated operators out of the files the generator edited, and out of package-lock.json. */
 function forgetOperators(ws: string, names: string[]): void {
-  const dirs = names.flatMap(operatorDirs);
-  const edit = (file: string, fn: (text: string) => string) => writeFileSync(join(ws, file), fn(readFileSync(join(ws, file), 'utf8')));
-  edit('apps/Dockerfile', (t) => t.split('\n').filter((l) => !dirs.some((d) => l.includes(` ${d}/`))).join('\n'));
-  edit('README.md', (t) => t.split('\n').filter((l) => !names.some((n) => l.startsWith(`| ${n} |`))).join('\n'));
-  edit('tsconfig.json', (t) => {
-    const config = JSON.parse(t) as { references?: { path: string }[] };
-    config.references = config.references?.filter((r) => !dirs.includes(r.path.replace(/^\.\//, '')));
-    return `${JSON.stringify(config, null, 2)}\n`;
-  });
-  execFileSync('npm', ['install', '--package-lock-only', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: ws, stdio: 'ignore' });
+  const dirs = names.flatMap(dirsOf);
+  const keepLines = (file: string, keep: (line: string) => boolean) => writeFileSync(join(ws, file), readFileSync(join(ws, file), 'utf8').split('\n').filter(keep).join('\n'));
+  keepLines('apps/Dockerfile', (l) => !dirs.some((d) => l === dockerfileCopyLine(d)));
+  keepLines('README.md', (l) => !names.some((n) => l.startsWith(readmeRowStart(n))));
+  const tsconfig = JSON.parse(readFileSync(join(ws, 'tsconfig.json'), 'utf8')) as { references?: { path: string }[] };
+  tsconfig.references = tsconfig.references?.filter((r) => !dirs.some((d) => r.path === projectReference(d)));
+  writeFileSync(join(ws, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
+  execFileSync(lockfileStep.command[0], lockfileStep.command.slice(1), { cwd: ws, stdio: 'ignore' });
 }
 
 /**
  * The environment for nx and vitest run inside the copy: without the variables the nx task and
  * vitest worker running this test set (they would make the inner runs think they are this one).
  */
-export function nestedEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function nestedEnv(): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(NX_|VITEST|TEST$|npm_)/.test(k)));
-  return { ...env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false', NX_SKIP_NX_CACHE: 'false', FORCE_COLOR: '0', ...extra };
+  return { ...env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NX_TUI: 'false', FORCE_COLOR: '0' };
 }

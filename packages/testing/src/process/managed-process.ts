@@ -45,7 +45,7 @@ export class ManagedProcess {
     // A write error (a full disk) costs the log, never the process holding it.
     log.on('error', () => undefined);
     const onData = (buf: Buffer) => {
-      if (!log.writableEnded) log.write(buf);
+      log.write(buf);
       const lines = buf.toString().split('\n').filter(Boolean);
       this.tail.push(...lines);
       if (this.tail.length > 40) this.tail.splice(0, this.tail.length - 40);

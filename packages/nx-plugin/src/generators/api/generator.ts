@@ -6,7 +6,7 @@ import { generateFiles, type GeneratorCallback, type Tree } from '@nx/devkit';
 import { join } from 'node:path';
 import { parseDocument, type YAMLMap } from 'yaml';
 import { checkGroup, checkVersion, kindNames, operatorNames } from '../../names.js';
-import { insertAtMarker } from '../../scaffold.js';
+import { addToList } from '../../scaffold.js';
 import { chartSteps, runSteps } from '../../tasks.js';
 import { addReadmeResource } from '../../workspace.js';
 import type { ApiGeneratorSchema } from './schema.js';
@@ -45,10 +45,8 @@ ${k.kind} ${version} is in ${src}/api/${version}/${k.lower}.ts, next to ${existi
   generateFiles(tree, join(import.meta.dirname, 'files/controller'), `${src}/controllers/${k.lower}`, vars);
   generateFiles(tree, join(import.meta.dirname, 'files/example'), `apps/${n.app}/examples`, vars);
 
-  insertAtMarker(tree, `${src}/api/index.ts`, 'imports', `import { ${k.kind} } from './${version}/${k.lower}.js';`);
-  insertAtMarker(tree, `${src}/api/index.ts`, 'resources', `${k.kind},`);
-  insertAtMarker(tree, `${src}/controllers/index.ts`, 'imports', `import { ${k.camel}Controller } from './${k.lower}/controller.js';`);
-  insertAtMarker(tree, `${src}/controllers/index.ts`, 'controllers', `${k.camel}Controller,`);
+  addToList(tree, `${src}/api/index.ts`, 'resources', k.kind, `./${version}/${k.lower}.js`);
+  addToList(tree, `${src}/controllers/index.ts`, 'controllers', `${k.camel}Controller`, `./${k.lower}/controller.js`);
   addOlmKind(tree, `apps/${n.app}/olm.yaml`, k.kind, n.name);
   addReadmeResource(tree, n.name, `\`${k.kind}\` (\`${group}/${version}\`)`);
 

@@ -3,7 +3,7 @@
 // wired into the workspace so `npm test` lints, typechecks, tests and e2e-tests it from then on.
 import { generateFiles, type GeneratorCallback, type Tree } from '@nx/devkit';
 import { join } from 'node:path';
-import { operatorNames } from '../../names.js';
+import { operatorDirs, operatorNames } from '../../names.js';
 import { chartSteps, lockfileStep, runSteps } from '../../tasks.js';
 import { addDockerfileWorkspaces, addProjectReferences, addReadmeRow } from '../../workspace.js';
 import type { OperatorGeneratorSchema } from './schema.js';
@@ -14,13 +14,14 @@ export default function operatorGenerator(tree: Tree, options: OperatorGenerator
   // Written into JSON, YAML and TypeScript strings: typographic quotes need no escaping in any of them.
   const description = (options.description ?? `Runs ${n.title.toLowerCase()} workloads on Kubernetes.`).replace(/'/g, '’').replace(/"/g, '”').replace(/[\\\n]/g, ' ');
   generateFiles(tree, join(import.meta.dirname, 'files'), '.', { ...n, description, dot: '.', tmpl: '' });
-  addDockerfileWorkspaces(tree, [`apps/${n.app}`, `e2e/${n.app}-e2e`]);
-  addProjectReferences(tree, [`apps/${n.app}`, `e2e/${n.app}-e2e`]);
+  const dirs = operatorDirs(n);
+  addDockerfileWorkspaces(tree, [dirs.app, dirs.e2e]);
+  addProjectReferences(tree, [dirs.app, dirs.e2e]);
   addReadmeRow(tree, n.name, description);
   return () => {
     if (!options.skipTasks) runSteps(tree.root, [lockfileStep, ...chartSteps(n.app)]);
     console.log(`
-${n.project} is ready: apps/${n.app}, charts/${n.app}, e2e/${n.app}-e2e.
+${n.project} is ready: ${dirs.app}, ${dirs.chart}, ${dirs.e2e}.
 Next, its first API and controller:
   npx nx g @opkit/nx-plugin:api ${n.name} --group ${n.name}.example.com --api-version v1alpha1 --kind ${n.pascal}
 Then: npx nx run-many -t lint typecheck test e2e -p ${n.project} ${n.e2eProject}`);

@@ -5,7 +5,7 @@
 import { generateFiles, type GeneratorCallback, type Tree } from '@nx/devkit';
 import { join } from 'node:path';
 import { compareVersions, kindNames, operatorNames, type KindNames, type OperatorNames } from '../../names.js';
-import { insertAtMarker } from '../../scaffold.js';
+import { addToList } from '../../scaffold.js';
 import { chartSteps, runSteps } from '../../tasks.js';
 import { versionsOf } from '../api/generator.js';
 import type { WebhookGeneratorSchema } from './schema.js';
@@ -41,13 +41,11 @@ export default function webhookGenerator(tree: Tree, options: WebhookGeneratorSc
   if (options.conversion) addConversion(tree, n, k, versions, vars);
   if (options.validating) {
     generateFiles(tree, join(import.meta.dirname, 'files/validating'), `${src}/webhooks`, vars);
-    insertAtMarker(tree, `${src}/webhooks/index.ts`, 'imports', `import { ${k.camel}Validation } from './${k.lower}-validation.js';`);
-    insertAtMarker(tree, `${src}/webhooks/index.ts`, 'admission', `${k.camel}Validation,`);
+    addToList(tree, `${src}/webhooks/index.ts`, 'admission', `${k.camel}Validation`, `./${k.lower}-validation.js`);
   }
   if (options.mutating) {
     generateFiles(tree, join(import.meta.dirname, 'files/mutating'), `${src}/webhooks`, vars);
-    insertAtMarker(tree, `${src}/webhooks/index.ts`, 'imports', `import { ${k.camel}Defaults } from './${k.lower}-defaults.js';`);
-    insertAtMarker(tree, `${src}/webhooks/index.ts`, 'admission', `${k.camel}Defaults,`);
+    addToList(tree, `${src}/webhooks/index.ts`, 'admission', `${k.camel}Defaults`, `./${k.lower}-defaults.js`);
   }
   serveWebhooksFromChart(tree, `charts/${n.app}/templates`);
   return () => {
@@ -75,14 +73,14 @@ function addConversion(tree: Tree, n: OperatorNames, k: KindNames, versions: str
   const index = `${src}/api/index.ts`;
   const text = tree.read(index, 'utf8') ?? '';
   const single = new RegExp(`^import \\{ ${k.kind} \\} from '\\./v\\w+/${k.lower}\\.js';\\n`, 'm');
-  const entry = new RegExp(`^(\\s*)${k.kind},$`, 'm');
+  const entry = new RegExp(`^\\s*${k.kind},\\n`, 'm');
   if (!single.test(text) || !entry.test(text)) {
     throw new Error(`${index}: cannot find "import { ${k.kind} } from './<version>/${k.lower}.js';" and "${k.kind}," to replace with ${k.kind}API (from ./${k.lower}-versions.js); edit it by hand and list ${k.kind}API in RESOURCES`);
   }
-  tree.write(index, text.replace(single, '').replace(entry, `$1${k.kind}API,`));
-  insertAtMarker(tree, index, 'imports', `import { ${k.kind}API } from './${k.lower}-versions.js';`);
-  insertAtMarker(tree, `${src}/webhooks/index.ts`, 'imports', `import { ${k.kind}API } from '../api/${k.lower}-versions.js';`);
-  insertAtMarker(tree, `${src}/webhooks/index.ts`, 'conversions', `${k.kind}API,`);
+  // Removed from the list, then listed again through the generated import.
+  tree.write(index, text.replace(single, '').replace(entry, ''));
+  addToList(tree, index, 'resources', `${k.kind}API`, `./${k.lower}-versions.js`);
+  addToList(tree, `${src}/webhooks/index.ts`, 'conversions', `${k.kind}API`, `../api/${k.lower}-versions.js`);
 }
 
 /** The chart's Deployment opens the webhook port and mounts nothing more; its NetworkPolicy lets the API server in. */
