@@ -8,6 +8,7 @@ import { describeQuirks, machineQuirks, readMachineFacts, type MachineQuirks } f
 import { runLong, say, seconds } from './progress.js';
 import { which } from './which.js';
 import { processAlive as alive } from '../process/alive.js';
+import { processIdentity, sameProcess } from '../process/identity.js';
 
 /** A Docker engine this process can use, or why there is none. */
 export type Engine =
@@ -19,6 +20,8 @@ const stateFile = () => join(containersDir(), 'dockerd.json');
 
 interface EngineState {
   pid: number;
+  /** dockerd's start time (see processIdentity): after a reboot or a crash its PID may be another process's. */
+  start?: string;
   startedAt: string;
   /** Processes using the engine opkit started; the last one out stops it. */
   users: number[];
@@ -41,6 +44,9 @@ export function cannotProvideEngine(): string | undefined {
   if (!which('apt-get')) return 'no Docker engine answers, and this is not a Debian-like system (no apt-get) to install docker.io from';
   return undefined;
 }
+
+/** The dockerd opkit started still runs (its PID names the same process). */
+const dockerdAlive = (s: EngineState) => sameProcess(s.pid, s.start);
 
 function readState(): EngineState | undefined {
   try {
@@ -70,7 +76,7 @@ export async function ensureEngine(opts: EngineUser = {}): Promise<Engine> {
   if (server) {
     // Ours from an earlier call (or a run that died): count this process among its users.
     const state = readState();
-    if (state && alive(state.pid)) {
+    if (state && dockerdAlive(state)) {
       await withLock(join(containersDir(), 'engine.lock'), async () => {
         const s = readState();
         if (s) writeFileSync(stateFile(), JSON.stringify({ ...s, users: [...new Set([...s.users.filter(alive), user])] }));
@@ -127,7 +133,7 @@ async function startDockerd(quirks: MachineQuirks): Promise<void> {
   // Detached, in its own session: it outlives this process and is stopped by stopEngine.
   const child = spawn('dockerd', ['--config-file', configFile], { detached: true, stdio: ['ignore', out, out] });
   child.unref();
-  writeFileSync(stateFile(), JSON.stringify({ pid: child.pid!, startedAt: new Date().toISOString(), users: [] } satisfies EngineState));
+  writeFileSync(stateFile(), JSON.stringify({ ...processIdentity(child.pid!), startedAt: new Date().toISOString(), users: [] } satisfies EngineState));
   while (!dockerServerVersion()) {
     if (!alive(child.pid!)) {
       rmSync(stateFile(), { force: true });
@@ -161,16 +167,16 @@ export async function stopEngine(opts: EngineUser = {}): Promise<void> {
     const s = readState();
     if (!s) return;
     const { stop, users } = release(s.users, user, alive);
-    if (!stop && alive(s.pid)) {
+    if (!stop && dockerdAlive(s)) {
       writeFileSync(stateFile(), JSON.stringify({ ...s, users }));
       return;
     }
-    if (alive(s.pid)) {
+    if (dockerdAlive(s)) {
       say('stopping the dockerd opkit started');
       process.kill(s.pid, 'SIGTERM');
       const t0 = Date.now();
-      while (alive(s.pid) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 250));
-      if (alive(s.pid)) process.kill(s.pid, 'SIGKILL');
+      while (dockerdAlive(s) && Date.now() - t0 < 30_000) await new Promise((r) => setTimeout(r, 250));
+      if (dockerdAlive(s)) process.kill(s.pid, 'SIGKILL');
     }
     rmSync(stateFile(), { force: true });
   });

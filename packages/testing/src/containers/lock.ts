@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { processAlive as alive } from '../process/alive.js';
+import { processIdentity, sameProcess } from '../process/identity.js';
 
 
 /**
@@ -14,17 +14,22 @@ export async function withLock<T>(path: string, fn: () => Promise<T>, onWait?: (
   for (;;) {
     try {
       mkdirSync(path);
-      writeFileSync(join(path, 'pid'), String(process.pid));
+      const me = processIdentity(process.pid);
+      writeFileSync(join(path, 'pid'), `${me.pid} ${me.start ?? ''}`.trim());
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       let holder = NaN;
+      let start: string | undefined;
       try {
-        holder = Number(readFileSync(join(path, 'pid'), 'utf8'));
+        const [pid, s] = readFileSync(join(path, 'pid'), 'utf8').trim().split(' ');
+        holder = Number(pid);
+        start = s;
       } catch {
         /* being created or removed right now */
       }
-      if (Number.isFinite(holder) && holder > 0 && !alive(holder)) {
+      // Its holder died (a PID alone could since name another process: the start time tells).
+      if (Number.isFinite(holder) && holder > 0 && !sameProcess(holder, start)) {
         rmSync(path, { recursive: true, force: true });
         continue;
       }
