@@ -85,7 +85,7 @@ export class KindInformer<T extends KubeObject> {
 
   /** The latest resourceVersion the watch delivered (events and bookmarks) for the part holding `namespace`. */
   versionFor(namespace?: string): string {
-    return this.partFor(namespace)?.health.resourceVersion ?? '';
+    return this.partFor(namespace)?.resourceVersion ?? '';
   }
 
   addIndex(name: string, fn: IndexFunc<T>) {

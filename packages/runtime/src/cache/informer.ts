@@ -45,7 +45,12 @@ export class Informer<T extends KubeObject> {
   }
 
   get synced(): boolean {
-    return this.watcher.health.synced;
+    return this.watcher.synced;
+  }
+
+  /** The latest resourceVersion the watch delivered (events and bookmarks). */
+  get resourceVersion(): string {
+    return this.watcher.resourceVersion;
   }
 
   start(): void {

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import { createInterface } from 'node:readline';
-import { ApiError, isForbidden, isGone, isUnauthorized, type Status } from '../client/errors.js';
+import { ApiError, isForbidden, isUnauthorized, type Status } from '../client/errors.js';
 import { resourceName, resourcePath, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import type { KubeObject, ObjectList } from '../client/types.js';
-import { sleep } from '../clock/clock.js';
-import { Backoff } from './backoff.js';
+import { systemClock, type Clock, type Timer } from '../clock/clock.js';
+import { DEFAULT_WATCHER_CONFIG, initialWatcherState, silenceLimitMs, step, type WatcherAction, type WatcherConfig, type WatcherEvent, type WatcherNote, type WatcherState } from './watcher-state.js';
 
 export interface WatcherOptions {
   namespace?: string;
@@ -17,6 +17,9 @@ export interface WatcherOptions {
   pageSize?: number;
   /** Reconnect backoff bounds in ms. Default 800 → 30 000, as kube-rs (taken from client-go's reflector). */
   backoffMs?: { initial: number; max: number };
+  /** The rest of the watcher's timing (tests shorten it); see WatcherConfig. */
+  timing?: Partial<Omit<WatcherConfig, 'backoff'>>;
+  clock?: Clock;
 }
 
 export interface WatcherSink<T> {
@@ -42,28 +45,18 @@ const METADATA_ACCEPT = {
 };
 
 /**
- * The API server's watch cache sends every watcher that asked for bookmarks one about every minute
- * (cacher's defaultBookmarkFrequency). Once a watch has shown it gets them, a silence this long
- * means the connection is dead, not that nothing changed.
- */
-const BOOKMARK_SILENCE_MS = 90_000;
-/** 410s closer together than this are a loop, not an incident: back off between the relists. */
-const RELIST_LOOP_MS = 60_000;
-
-/**
  * LIST then WATCH one kind, forever. Paginated lists, bookmarks, resourceVersion tracked from every
  * event, 410 Gone answered by a relist, reconnects with jittered backoff, an inactivity timeout for
  * half-open connections. It never stops on an error: it reports it and tries again.
  */
 export class Watcher<T extends KubeObject> {
-  readonly health: WatcherHealth = { synced: false, connected: false, failures: 0, resourceVersion: '' };
+  private state: WatcherState = initialWatcherState();
   private readonly abort = new AbortController();
   private loop?: Promise<void>;
-  private readonly backoff: Backoff;
-  private readonly relistBackoff: Backoff;
-  private lastRelistAt = -Infinity;
   private wake?: () => void;
   private readonly description: string;
+  private readonly clock: Clock;
+  private readonly config: WatcherConfig;
 
   constructor(
     private readonly transport: Transport,
@@ -72,9 +65,24 @@ export class Watcher<T extends KubeObject> {
     private readonly log: Logger,
     readonly options: WatcherOptions = {},
   ) {
-    this.backoff = new Backoff(options.backoffMs?.initial ?? 800, options.backoffMs?.max ?? 30_000);
-    this.relistBackoff = new Backoff(options.backoffMs?.initial ?? 800, options.backoffMs?.max ?? 30_000);
+    this.clock = options.clock ?? systemClock;
+    this.config = { ...DEFAULT_WATCHER_CONFIG, ...options.timing, backoff: options.backoffMs ?? DEFAULT_WATCHER_CONFIG.backoff };
     this.description = `${resourceName(kind)}${options.namespace ? ` in namespace ${options.namespace}` : ''}`;
+  }
+
+  /** What readiness and /debug/queue show, read from the state. */
+  get health(): WatcherHealth {
+    const s = this.state;
+    return { synced: s.synced, connected: s.connected, failures: s.failures, lastError: s.lastError, resourceVersion: s.resourceVersion };
+  }
+
+  get synced(): boolean {
+    return this.state.synced;
+  }
+
+  /** The latest resourceVersion the watch delivered (events and bookmarks). */
+  get resourceVersion(): string {
+    return this.state.resourceVersion;
   }
 
   start(): void {
@@ -90,75 +98,75 @@ export class Watcher<T extends KubeObject> {
     return this.abort.signal.aborted;
   }
 
-  /** Ends a backoff wait now (the API server answers again: no reason to wait out the backoff). */
+  /** The API server answers again: a backoff being waited out ends now, and the next one starts small. */
   retryNow(): void {
-    this.backoff.reset();
-    this.wake?.();
+    if (this.wake) this.wake();
+    else this.dispatch({ type: 'retryNow' });
   }
 
-  private async pause(ms: number): Promise<void> {
-    await Promise.race([sleep(ms, this.abort.signal), new Promise<void>((r) => (this.wake = r))]);
-    this.wake = undefined;
+  private dispatch(e: WatcherEvent): WatcherAction {
+    const t = step(this.state, e, { now: this.clock.monotonic(), random: Math.random, config: this.config });
+    this.state = t.state;
+    if (t.note) this.report(t.note);
+    return t.action;
   }
 
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        if (!this.health.resourceVersion) await this.list();
-        await this.watch();
-      } catch (err) {
-        if (this.stopped) break;
-        this.health.connected = false;
-        if (isGone(err)) {
-          this.health.resourceVersion = '';
-          // One 410 is routine (etcd compacted past us): relist at once. 410s in a row would make
-          // a full LIST loop against the API server: space them out.
-          const looping = Date.now() - this.lastRelistAt < RELIST_LOOP_MS;
-          const delay = looping ? this.relistBackoff.next() : 0;
-          if (!looping) this.relistBackoff.reset();
-          this.log.info({ resource: this.description, relistInMs: Math.round(delay) }, 'resourceVersion too old (410 Gone): relisting');
-          if (delay) await this.pause(delay);
-          this.lastRelistAt = Date.now();
-          continue;
-        }
-        this.health.failures++;
-        this.health.lastError = err as Error;
-        const delay = this.backoff.next();
-        this.log[isForbidden(err) || isUnauthorized(err) ? 'error' : 'warn'](
-          { resource: this.description, err: (err as Error).message, retryInMs: Math.round(delay), failures: this.health.failures },
-          isForbidden(err)
-            ? `cannot list/watch ${this.description}: forbidden. The operator's RBAC must allow list and watch on ${resourceName(this.kind)}`
-            : `list/watch of ${this.description} failed; retrying`,
-        );
-        await this.pause(delay);
-      }
+  private report(n: WatcherNote) {
+    if (this.stopped) return; // what a stop interrupted is not news
+    const resource = this.description;
+    if (n.note === 'relist') this.log.info({ resource, relistInMs: Math.round(n.inMs), reason: n.reason }, n.reason === 'gone' ? 'resourceVersion too old (410 Gone): relisting' : 'resourceVersion newer than the API server has (too large): relisting');
+    else if (n.note === 'recovered') this.log.info({ resource, afterFailures: n.afterFailures }, `list/watch of ${resource} works again`);
+    else {
+      const denied = isForbidden(n.error) || isUnauthorized(n.error);
+      this.log[denied ? 'error' : 'warn'](
+        { resource, err: n.error.message, retryInMs: Math.round(n.retryInMs), failures: n.failures },
+        isForbidden(n.error) ? `cannot list/watch ${resource}: forbidden. The operator's RBAC must allow list and watch on ${resourceName(this.kind)}` : `list/watch of ${resource} failed; retrying`,
+      );
     }
-    this.health.connected = false;
   }
 
-  private async list(): Promise<void> {
+  /** Performs what the state machine decides, until stopped. */
+  private async run(): Promise<void> {
+    let action = this.dispatch({ type: 'start' });
+    while (!this.stopped) {
+      if (action.do === 'list') action = await this.list();
+      else if (action.do === 'watch') action = await this.watch(action.resourceVersion);
+      else if (action.do === 'wait') action = await this.pause(action.ms);
+      else break;
+    }
+    this.dispatch({ type: 'stop' });
+  }
+
+  private async pause(ms: number): Promise<WatcherAction> {
+    const woken = await Promise.race([this.clock.sleep(ms, this.abort.signal).then(() => false), new Promise<boolean>((r) => (this.wake = () => r(true)))]);
+    this.wake = undefined;
+    return this.dispatch({ type: woken ? 'retryNow' : 'waited' });
+  }
+
+  private async list(): Promise<WatcherAction> {
     const items: T[] = [];
     let cont: string | undefined;
     let rv = '';
-    do {
-      const page = await this.transport.request<ObjectList<T>>({
-        method: 'GET',
-        path: resourcePath(this.kind, this.options.namespace),
-        query: { limit: this.options.pageSize ?? 500, continue: cont, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector },
-        accept: this.options.metadataOnly ? METADATA_ACCEPT.list : undefined,
-        signal: this.abort.signal,
-      });
-      // An empty list may come back as `items: null` (PartialObjectMetadataList does).
-      for (const item of page.items ?? []) items.push(this.normalize(item));
-      cont = page.metadata.continue || undefined;
-      rv = page.metadata.resourceVersion ?? '';
-    } while (cont);
+    try {
+      do {
+        const page = await this.transport.request<ObjectList<T>>({
+          method: 'GET',
+          path: resourcePath(this.kind, this.options.namespace),
+          query: { limit: this.options.pageSize ?? 500, continue: cont, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector },
+          accept: this.options.metadataOnly ? METADATA_ACCEPT.list : undefined,
+          signal: this.abort.signal,
+        });
+        // An empty list may come back as `items: null` (PartialObjectMetadataList does).
+        for (const item of page.items ?? []) items.push(this.normalize(item));
+        cont = page.metadata.continue || undefined;
+        rv = page.metadata.resourceVersion ?? '';
+      } while (cont);
+    } catch (err) {
+      return this.dispatch({ type: 'listFailed', error: err as Error });
+    }
     this.sink.replace(items, rv);
-    this.health.resourceVersion = rv;
-    this.health.synced = true;
-    this.markHealthy();
+    return this.dispatch({ type: 'listed', resourceVersion: rv });
   }
-
   /** LIST items lack apiVersion/kind; watch events and metadata-only items differ too. Make them uniform. */
   private normalize(obj: T): T {
     if (!obj.kind && !this.options.metadataOnly) {
@@ -173,72 +181,57 @@ export class Watcher<T extends KubeObject> {
     return obj;
   }
 
-  private markHealthy() {
-    this.health.failures = 0;
-    this.health.lastError = undefined;
-    this.backoff.reset();
-  }
-
-  private async watch(): Promise<void> {
+  /** One WATCH, from open to end; its outcome decides what comes next. */
+  private async watch(resourceVersion: string): Promise<WatcherAction> {
     // The server ends each watch after timeoutSeconds; spread them as client-go does (5-10 min).
     const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
-    const local = new AbortController();
-    const onStop = () => local.abort();
-    this.abort.signal.addEventListener('abort', onStop, { once: true });
-    const opened = Date.now();
+    let res;
     try {
-      const res = await this.transport.stream({
+      res = await this.transport.stream({
         method: 'GET',
         path: resourcePath(this.kind, this.options.namespace),
         query: {
           watch: 'true',
           allowWatchBookmarks: 'true',
-          resourceVersion: this.health.resourceVersion,
+          resourceVersion,
           timeoutSeconds,
           labelSelector: this.options.labelSelector,
           fieldSelector: this.options.fieldSelector,
         },
         accept: this.options.metadataOnly ? METADATA_ACCEPT.watch : undefined,
-        signal: local.signal,
+        signal: this.abort.signal,
       });
-      this.health.connected = true;
-      this.markHealthy();
-      // Half-open connections (a vanished load balancer, a suspended VM) send nothing and never
-      // close. Until a bookmark arrives, only the server's own timeout bounds the silence; once
-      // bookmarks are known to come, a minute and a half without one is a dead connection.
-      let idle: NodeJS.Timeout | undefined;
-      let bookmarks = false;
-      const armIdle = () => {
-        clearTimeout(idle);
-        const ms = bookmarks ? BOOKMARK_SILENCE_MS : (timeoutSeconds + 30) * 1000;
-        idle = setTimeout(() => res.destroy(new Error(`watch of ${this.description} silent for ${ms / 1000}s`)), ms);
-      };
-      armIdle();
-      let streamError: Error | undefined;
-      res.on('error', (e) => (streamError = e));
-      res.on('data', armIdle);
-      const lines = createInterface({ input: res, crlfDelay: Infinity });
-      try {
-        for await (const line of lines) {
-          if (!line) continue;
-          const event = JSON.parse(line) as { type: string; object: T | Status };
-          if (event.type === 'BOOKMARK' && !bookmarks) {
-            bookmarks = true;
-            armIdle();
-          }
-          this.handle(event);
-        }
-      } finally {
-        clearTimeout(idle);
-        res.destroy();
-      }
-      if (streamError && !this.stopped) throw streamError;
-    } finally {
-      this.abort.signal.removeEventListener('abort', onStop);
-      this.health.connected = false;
+    } catch (err) {
+      return this.dispatch({ type: 'ended', error: err as Error });
     }
-    // A server that accepts and closes at once must not make us spin.
-    if (Date.now() - opened < 1000) await this.pause(1000);
+    this.dispatch({ type: 'opened' });
+    const stream = res;
+    const timers: { idle?: Timer; sustained?: Timer } = {};
+    timers.sustained = this.clock.setTimer(this.config.healthyAfterMs, () => this.dispatch({ type: 'sustained' }));
+    // Half-open connections (a vanished load balancer, a suspended VM) send nothing and never
+    // close: silence past the limit (shorter once bookmarks are known to come) ends the watch.
+    const armIdle = () => {
+      timers.idle?.cancel();
+      const ms = silenceLimitMs(this.state, timeoutSeconds);
+      timers.idle = this.clock.setTimer(ms, () => stream.destroy(new Error(`watch of ${this.description} silent for ${ms / 1000}s`)));
+    };
+    armIdle();
+    let streamError: Error | undefined;
+    stream.on('error', (e) => (streamError = e));
+    stream.on('data', armIdle);
+    try {
+      for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+        if (!line) continue;
+        this.handle(JSON.parse(line) as { type: string; object: T | Status });
+      }
+    } catch (err) {
+      streamError ??= err as Error;
+    } finally {
+      timers.idle?.cancel();
+      timers.sustained?.cancel();
+      stream.destroy();
+    }
+    return this.dispatch({ type: 'ended', error: streamError });
   }
 
   private handle(event: { type: string; object: T | Status }): void {
@@ -246,9 +239,9 @@ export class Watcher<T extends KubeObject> {
       const status = event.object as Status;
       throw new ApiError('WATCH', resourcePath(this.kind, this.options.namespace), status.code ?? 500, status);
     }
+    if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED' && event.type !== 'BOOKMARK') return;
     const obj = event.object as T;
-    if (obj.metadata?.resourceVersion) this.health.resourceVersion = obj.metadata.resourceVersion;
-    if (event.type === 'BOOKMARK') return;
-    if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') this.sink.event(event.type, this.normalize(obj));
+    if (event.type !== 'BOOKMARK') this.sink.event(event.type, this.normalize(obj));
+    this.dispatch({ type: 'delivered', event: event.type, resourceVersion: obj.metadata?.resourceVersion });
   }
 }

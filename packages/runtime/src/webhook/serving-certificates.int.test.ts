@@ -1,3 +1,4 @@
+import { FakeClock } from '../clock/clock.js';
 import { waitFor } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
@@ -36,8 +37,7 @@ describe('the runtime keeps its own webhook certificates', () => {
   });
 
   it('issues, serves, renews at two thirds of the life without a restart, and re-injects a CA bundle someone reset', async () => {
-    let now = Date.now();
-    const clock = { now: () => now, sleep: (ms: number, signal?: AbortSignal) => new Promise<void>((r) => (signal?.addEventListener('abort', () => r()), setTimeout(r, Math.min(ms, 50)))) };
+    const clock = new FakeClock(Date.now());
     const transport = new Transport(suite.plane.kubeConfig);
     const client = new Client(transport, { fieldManager: 'keeper' });
     const certs = new ServingCertificates(client, transport, silentLogger(), { secret: { namespace: 'ops', name: 'keeper-tls' }, hosts: ['127.0.0.1'], inject: { mutating: ['keeper-test'] }, clock });
@@ -57,8 +57,7 @@ describe('the runtime keeps its own webhook certificates', () => {
       await waitFor('the CA injected', async () => (await injected()) === Buffer.from(ca).toString('base64'));
 
       // 61 days on: past two thirds of the serving certificate's 90 days, not of the CA's year.
-      now += 61 * day;
-      (certs as unknown as { wake?: () => void }).wake?.();
+      clock.advance(61 * day);
       const second = await waitFor('a renewed certificate, served without a restart', async () => {
         const c = await presented(server.port!);
         return c.serialNumber !== first.serialNumber ? c : undefined;
