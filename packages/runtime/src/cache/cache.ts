@@ -6,6 +6,7 @@ import { keyOf, type Cached, type KubeObject, type ObjectKey } from '../client/t
 import { Informer, type EventHandler } from './informer.js';
 import { parseLabelSelector, parseSelector } from './label-selector.js';
 import type { IndexFunc } from './store.js';
+import { systemClock, type Clock } from '../clock/clock.js';
 
 /** Per-kind cache settings: what to watch and how much of it to keep. */
 export interface InformerOptions {
@@ -19,6 +20,7 @@ export interface CacheOptions {
   namespaces?: string[];
   pageSize?: number;
   backoffMs?: { initial: number; max: number };
+  clock?: Clock;
 }
 
 export interface CacheListOptions {
@@ -179,6 +181,7 @@ export class Cache {
             ...opts,
             pageSize: this.options.pageSize,
             backoffMs: this.options.backoffMs,
+            clock: this.options.clock,
           }),
         );
       }
@@ -293,12 +296,14 @@ export class Cache {
    * work should say why at once, not hang for minutes. The grace covers a CRD created a moment ago
    * and not yet established.
    */
-  waitForSync(timeoutMs = 120_000, refusedGraceMs = 10_000): Promise<void> {
-    return this.waitFor([...this.informers.values()], timeoutMs, refusedGraceMs);
+  waitForSync(timeoutMs = 120_000, refusedGraceMs = 10_000, signal?: AbortSignal): Promise<void> {
+    return this.waitFor([...this.informers.values()], timeoutMs, refusedGraceMs, signal);
   }
 
-  private async waitFor(kis: KindInformer<KubeObject>[], timeoutMs: number, refusedGraceMs = 10_000): Promise<void> {
-    const started = Date.now();
+  private async waitFor(kis: KindInformer<KubeObject>[], timeoutMs: number, refusedGraceMs = 10_000, signal?: AbortSignal): Promise<void> {
+    const clock = this.options.clock ?? systemClock;
+    const now = () => clock.monotonic();
+    const started = now();
     let deniedSince: number | undefined;
     let unservedSince: number | undefined;
     const unsynced = () => kis.flatMap((k) => [...k.parts.values()]).filter((p) => !p.synced);
@@ -308,17 +313,18 @@ export class Cache {
       const pending = unsynced();
       const denied = pending.filter((p) => isForbidden(p.health.lastError) || isUnauthorized(p.health.lastError));
       const unserved = pending.filter((p) => isNotFound(p.health.lastError));
-      deniedSince = denied.length ? (deniedSince ?? Date.now()) : undefined;
-      unservedSince = unserved.length ? (unservedSince ?? Date.now()) : undefined;
-      if (deniedSince !== undefined && Date.now() - deniedSince >= refusedGraceMs) {
+      signal?.throwIfAborted();
+      deniedSince = denied.length ? (deniedSince ?? now()) : undefined;
+      unservedSince = unserved.length ? (unservedSince ?? now()) : undefined;
+      if (deniedSince !== undefined && now() - deniedSince >= refusedGraceMs) {
         throw new CacheSyncError(`the API server denies access needed to fill the cache (check the operator's RBAC):\n  ${describe(pending)}`);
       }
-      if (unservedSince !== undefined && Date.now() - unservedSince >= refusedGraceMs) {
+      if (unservedSince !== undefined && now() - unservedSince >= refusedGraceMs) {
         const names = [...new Set(unserved.map((p) => resourceName(p.kind)))];
         throw new CacheSyncError(`the API server does not serve ${names.join(', ')}: is its CustomResourceDefinition installed? (or turn off the option that needs it)\n  ${describe(unserved)}`);
       }
-      if (Date.now() - started >= timeoutMs) throw new CacheSyncError(`timed out after ${timeoutMs / 1000}s waiting for caches to sync:\n  ${describe(pending)}`);
-      await new Promise((r) => setTimeout(r, 50));
+      if (now() - started >= timeoutMs) throw new CacheSyncError(`timed out after ${timeoutMs / 1000}s waiting for caches to sync:\n  ${describe(pending)}`);
+      await clock.sleep(50, signal);
     }
   }
 }

@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from '../clock/clock.js';
+
 /**
  * Client-side QPS/burst, as client-go's token bucket. Off by default (qps <= 0), as in
  * controller-runtime >= 0.21: API Priority and Fairness protects the server, and 429s with
@@ -5,11 +7,12 @@
  */
 export class TokenBucket {
   private tokens: number;
-  private last = Date.now();
+  private last: number;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(readonly qps: number, readonly burst: number) {
+  constructor(readonly qps: number, readonly burst: number, private readonly clock: Clock = systemClock) {
     this.tokens = burst;
+    this.last = clock.monotonic();
   }
 
   get enabled(): boolean {
@@ -25,11 +28,10 @@ export class TokenBucket {
   take(): Promise<void> {
     if (!this.enabled) return Promise.resolve();
     const next = this.queue.then(async () => {
-      this.refill(Date.now());
+      this.refill(this.clock.monotonic());
       if (this.tokens < 1) {
-        const waitMs = ((1 - this.tokens) / this.qps) * 1000;
-        await new Promise((r) => setTimeout(r, waitMs));
-        this.refill(Date.now());
+        await this.clock.sleep(((1 - this.tokens) / this.qps) * 1000);
+        this.refill(this.clock.monotonic());
       }
       this.tokens -= 1;
     });
@@ -38,7 +40,7 @@ export class TokenBucket {
   }
 
   /** Non-blocking: how long until a token would be free, consuming it (used by the work queue). */
-  reserve(now = Date.now()): number {
+  reserve(now = this.clock.monotonic()): number {
     if (!this.enabled) return 0;
     this.refill(now);
     this.tokens -= 1;

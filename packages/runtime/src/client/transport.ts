@@ -1,7 +1,7 @@
 import type { Tracer } from '../tracing/tracer.js';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
-import { sleep } from '../clock/clock.js';
+import { systemClock, type Clock } from '../clock/clock.js';
 import { ApiError, ConnectionError, type Status } from './errors.js';
 import type { ClusterAccess } from './kubeconfig.js';
 import { TokenBucket } from './rate-limiter.js';
@@ -25,6 +25,7 @@ export interface TransportOptions {
   maxThrottleRetries?: number;
   /** Observes every completed request (metrics). */
   onResponse?: (method: string, code: number, seconds: number) => void;
+  clock?: Clock;
   /**
    * Traces requests made inside a traced reconcile as its children (a client span each, and the
    * W3C traceparent header, which an API server with tracing on continues).
@@ -82,11 +83,13 @@ export class Transport {
     this.server = cluster.server.replace(/\/+$/, '');
     this.isHttps = this.server.startsWith('https:');
     this.serverHost = new URL(this.server).host;
-    this.bucket = new TokenBucket(options.qps ?? 0, options.burst ?? 0);
+    this.clock = options.clock ?? systemClock;
+    this.bucket = new TokenBucket(options.qps ?? 0, options.burst ?? 0, this.clock);
   }
+  private readonly clock: Clock;
 
   private async authSnapshot(force = false): Promise<AuthSnapshot> {
-    if (!force && this.auth && Date.now() - this.auth.at < AUTH_REFRESH_MS) return this.auth;
+    if (!force && this.auth && this.clock.monotonic() - this.auth.at < AUTH_REFRESH_MS) return this.auth;
     this.authPending ??= (async () => {
       if (force) this.kubeConfig.refreshCredentials?.();
       const opts: RequestOptions = {};
@@ -104,7 +107,7 @@ export class Transport {
           ? new HttpsAgent({ ...common, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername })
           : new HttpAgent(common);
       }
-      return { agent, headers, at: Date.now(), tlsKey };
+      return { agent, headers, at: this.clock.monotonic(), tlsKey };
     })().finally(() => (this.authPending = undefined));
     this.auth = await this.authPending;
     return this.auth;
@@ -207,7 +210,7 @@ export class Transport {
       }
       if (code === 429 && attempt < maxRetries) {
         // Ends early when the request's signal aborts (a lost lease, a reconcile timeout): send() then throws.
-        await sleep(Math.min(err.retryAfterSeconds ?? 1, 10) * 1000, spec.signal);
+        await this.clock.sleep(Math.min(err.retryAfterSeconds ?? 1, 10) * 1000, spec.signal);
         continue;
       }
       throw err;

@@ -3,6 +3,7 @@ import type { Cache, KindInformer } from '../cache/cache.js';
 import { caughtUp } from '../cache/expectations.js';
 import type { KubeObject } from '../client/types.js';
 import type { WorkQueue } from '../queue/work-queue.js';
+import type { Clock, Timer } from '../clock/clock.js';
 import { informersSeeing, writeKey, type RecordedWrite } from './reconcile-context.js';
 
 /**
@@ -14,7 +15,7 @@ const HOLD_LIMIT_MS = 10_000;
 /** A key held until the cache shows what its last reconcile wrote. */
 interface Hold {
   pending: { write: RecordedWrite; informer: KindInformer<KubeObject> }[];
-  timer: NodeJS.Timeout;
+  timer: Timer;
 }
 
 /**
@@ -29,7 +30,7 @@ export class CacheHolds {
   /** Informers listened to for held keys (subscribed on first need, without replay). */
   private readonly listening = new Set<KindInformer<KubeObject>>();
 
-  constructor(private readonly queue: WorkQueue, private readonly cache: Cache, private readonly log: Logger, private readonly onSubscribe: (unsubscribe: () => void) => void) {}
+  constructor(private readonly queue: WorkQueue, private readonly cache: Cache, private readonly log: Logger, private readonly onSubscribe: (unsubscribe: () => void) => void, private readonly clock: Clock) {}
 
   hold(key: string, writes: RecordedWrite[]): void {
     const pending: Hold['pending'] = [];
@@ -46,13 +47,12 @@ export class CacheHolds {
       this.onSubscribe(informer.addHandler({ onAdd: recheck, onUpdate: recheck, onDelete: recheck }, { replay: false }));
     }
     const previous = this.holds.get(key);
-    if (previous) clearTimeout(previous.timer);
-    const timer = setTimeout(() => {
+    previous?.timer.cancel();
+    const timer = this.clock.setTimer(HOLD_LIMIT_MS, () => {
       this.holds.delete(key);
       this.log.debug({ key, waitingFor: pending.map((p) => writeKey(p.write)) }, 'the cache did not show this reconcile\'s writes in time; running the key anyway');
       this.queue.release(key);
-    }, HOLD_LIMIT_MS);
-    timer.unref?.();
+    });
     this.holds.set(key, { pending, timer });
     this.queue.hold(key);
   }
@@ -62,7 +62,7 @@ export class CacheHolds {
       if (!hold.pending.some((p) => p.informer === informer)) continue;
       hold.pending = hold.pending.filter((p) => !caughtUp(p.write.expectation, p.informer.get(p.write.key), p.informer.versionFor(p.write.key.namespace)));
       if (hold.pending.length) continue;
-      clearTimeout(hold.timer);
+      hold.timer.cancel();
       this.holds.delete(key);
       this.queue.release(key);
     }
@@ -70,7 +70,7 @@ export class CacheHolds {
 
   /** The term ended: no timer outlives it. */
   end(): void {
-    for (const hold of this.holds.values()) clearTimeout(hold.timer);
+    for (const hold of this.holds.values()) hold.timer.cancel();
     this.holds.clear();
   }
 }

@@ -134,10 +134,13 @@ describe('reconcile errors a user can see and recover from', () => {
     expect(readyz.status).toBe(200);
   });
 
-  it('releases a key whose reconcile hangs past the timeout, counts it an error, and retries it', async () => {
+  it('releases the worker of a reconcile past its timeout, but keeps its key until it settles', async () => {
     const ns = 'hang';
     await suite.admin.create(Namespace, { metadata: { name: ns } });
+    let running = 0;
+    let most = 0;
     let hangs = 0;
+    let firstSettled: number | undefined;
     const done: string[] = [];
     const t = testManager(suite.plane.kubeConfig, { namespaces: [ns] });
     manager = t.manager;
@@ -146,8 +149,14 @@ describe('reconcile errors a user can see and recover from', () => {
         .withOptions({ reconcileTimeoutMs: 1_000, rateLimiter: new ItemExponentialRateLimiter(100, 1_000) })
         .reconcile(async (req) => {
           if (req.name === 'hangs') {
-            hangs++;
-            await new Promise(() => undefined); // an await that never returns, deaf to the signal
+            most = Math.max(most, ++running);
+            try {
+              // Work deaf to its signal: an ACME order, a DNS update the fence cannot stop.
+              if (++hangs === 1) await sleep(4_000);
+            } finally {
+              running--;
+              if (hangs === 1) firstSettled = performance.now();
+            }
           }
           done.push(req.name);
         }),
@@ -158,9 +167,81 @@ describe('reconcile errors a user can see and recover from', () => {
     await suite.admin.create(ConfigMap, { metadata: { name: 'fine', namespace: ns } });
     // One worker: 'fine' is reconciled only if the hung reconcile let go of it.
     await waitFor('the other object to be reconciled', () => done.includes('fine'), { timeoutMs: 10_000 });
-    await waitFor('the hung key to be retried', () => hangs >= 2, { timeoutMs: 10_000 });
+    // Changes to the hung object meanwhile must wait for it, not run beside it.
+    for (let i = 0; i < 5; i++) {
+      await suite.admin.patch(ConfigMap, { namespace: ns, name: 'hangs' }, { data: { n: String(i) } });
+      await sleep(200);
+    }
+    const queue = manager.debugQueue('hang/hangs').controllers[0]!;
+    expect(queue.inFlight).toMatchObject([{ key: 'hang/hangs', timedOut: true }]);
+    await waitFor('the hung key to be retried once it settled', () => hangs >= 2, { timeoutMs: 15_000 });
+    expect(most).toBe(1);
+    expect(firstSettled).toBeDefined();
     const metrics = (await scrape(manager, '/metrics')).body;
     expect(metricValue(metrics, 'controller_runtime_reconcile_errors_total', { controller: 'configmap' })).toBeGreaterThanOrEqual(1);
     expect(t.logs.find(/reconcile timed out/).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('keeps its backoff when the failure it reports changes the object: the report does not trigger a retry', async () => {
+    const ns = 'loop';
+    await suite.admin.create(Namespace, { metadata: { name: ns } });
+    let attempts = 0;
+    const t = testManager(suite.plane.kubeConfig, { namespaces: [ns] });
+    manager = t.manager;
+    manager.add(
+      controllerFor(Widget.kind)
+        .withOptions({ errorCondition: 'Ready', rateLimiter: new ItemExponentialRateLimiter(100, 10_000) })
+        .reconcile(() => {
+          // A message that differs every time (a request id, a port): each report changes the object.
+          throw new Error(`the backend refused request ${++attempts}`);
+        }),
+    );
+    await manager.start();
+    await suite.admin.create(Widget.kind, { metadata: { name: 'w', namespace: ns }, spec: { colour: 'red' } });
+    await waitFor('the failure on the Ready condition', async () => (await readyOf(ns, 'w'))?.status === 'False', { timeoutMs: 10_000 });
+    const from = attempts;
+    await sleep(5_000);
+    // The backoff from 100 ms doubles: 5 s hold about 6 attempts. Re-triggered by each report, hundreds.
+    console.log(`${attempts - from} attempts in 5 s of failing`);
+    expect(attempts - from).toBeLessThanOrEqual(8);
+  });
+
+  it('retries work that failed on a permission within seconds of the role being fixed, not at the next backoff step', async () => {
+    const ns = 'regrant';
+    const rules = (verbs: string[]) => [...widgetRules, { apiGroups: [''], resources: ['configmaps'], verbs }];
+    const kubeConfig = await operatorAccount(ns, rules(['get', 'list', 'watch', 'create', 'patch']));
+    const t = testManager(kubeConfig, { namespaces: [ns] });
+    manager = t.manager;
+    let attempts = 0;
+    manager.add(
+      controllerFor(Widget.kind)
+        .owns(ConfigMap)
+        // A long backoff, as a real one is after a while: 1 s doubling.
+        .withOptions({ errorCondition: 'Ready', rateLimiter: new ItemExponentialRateLimiter(1_000, 120_000) })
+        .reconcile(async (req, ctx) => {
+          attempts++;
+          const w = await ctx.cache.get(Widget.kind, req);
+          if (!w) return;
+          await ctx.apply(ConfigMap, { metadata: { name: req.name, namespace: ns }, data: { colour: w.spec.colour } }, await ctx.cache.get(ConfigMap, req));
+          await ctx.updateStatus(Widget.kind, w, { conditions: ctx.setCondition(w.status?.conditions as Condition[] | undefined, { type: 'Ready', status: 'True', reason: 'Applied', message: w.spec.colour }) });
+        }),
+    );
+    await manager.start();
+    await suite.admin.create(Widget.kind, { metadata: { name: 'w', namespace: ns }, spec: { colour: 'red' } });
+    await waitFor('the Widget Ready', async () => (await readyOf(ns, 'w'))?.status === 'True', { timeoutMs: 20_000 });
+    // The verb goes; a change fails on it and backs off: 1, 2, 4, 8, 16 s …
+    await suite.admin.patch(Role, { namespace: ns, name: 'operator' }, { rules: rules(['get', 'list', 'watch', 'create']) });
+    await suite.admin.patch(Widget.kind, { namespace: ns, name: 'w' }, { spec: { colour: 'blue' } });
+    const failingFrom = attempts;
+    await waitFor('the failure on the object', async () => (await readyOf(ns, 'w'))?.reason === 'Forbidden', { timeoutMs: 20_000 });
+    // Five failures (1 + 2 + 4 + 8 s apart): the next waits 16 s.
+    await waitFor('five failed attempts', () => attempts - failingFrom >= 5, { timeoutMs: 40_000, intervalMs: 50 });
+    const before = attempts;
+    await suite.admin.patch(Role, { namespace: ns, name: 'operator' }, { rules: rules(['get', 'list', 'watch', 'create', 'patch']) });
+    const fixedAt = performance.now();
+    await waitFor('the Widget to converge once the role allows it', async () => (await readyOf(ns, 'w'))?.message === 'blue', { timeoutMs: 60_000, intervalMs: 200 });
+    const after = performance.now() - fixedAt;
+    console.log(`converged ${Math.round(after)} ms after the role was fixed (${attempts - before} attempts)`);
+    expect(after).toBeLessThan(8_000);
   });
 });

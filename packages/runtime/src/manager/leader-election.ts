@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
 import { Lease } from '../client/kind.js';
-import { sleep } from '../clock/clock.js';
+import { systemClock, type Clock } from '../clock/clock.js';
+import { electorStep, initialElectorState, judgeLease, type ElectionTiming, type ElectorEvent, type ElectorState, type ElectorTransition } from './leader-election-state.js';
 import type { ObjectOf } from '../client/kind.js';
 
 type LeaseObject = ObjectOf<typeof Lease>;
@@ -34,105 +35,91 @@ export interface LeadershipCallbacks {
   onStoppedLeading(reason: 'lost' | 'stopped'): void;
 }
 
-/** A signal that aborts with `parent` or after `ms`, whichever comes first; `done` removes its hooks. */
-function deadlineSignal(parent: AbortSignal, ms: number): { signal: AbortSignal; done(): void } {
-  const ac = new AbortController();
-  const onParent = () => ac.abort(parent.reason);
-  const timer = setTimeout(() => ac.abort(new Error(`renew deadline passed`)), Math.max(0, ms));
-  if (parent.aborted) ac.abort(parent.reason);
-  else parent.addEventListener('abort', onParent, { once: true });
-  return {
-    signal: ac.signal,
-    done: () => {
-      clearTimeout(timer);
-      parent.removeEventListener('abort', onParent);
-    },
-  };
-}
-
 /**
- * Lease-based leader election, the protocol of client-go and controller-runtime: candidates try to
- * take the Lease every retry period; the holder renews it; a lease is expired when its record has
- * not changed for leaseDuration, measured on this replica's clock (the holder's timestamps are
- * trusted only within one retry period).
+ * Lease-based leader election, the protocol of client-go and controller-runtime. The decisions are
+ * `judgeLease` and `electorStep` (leader-election-state.ts, pure and table-tested, on monotonic
+ * time); this class reads and writes the Lease and runs the timers they ask for.
  */
 export class LeaderElector {
-  private leading = false;
-  private releasable = false;
-  private observed?: { record: string; at: number };
-  private readonly leaseDuration: number;
-  private readonly renewDeadline: number;
-  private readonly retryPeriod: number;
+  private state: ElectorState = initialElectorState();
+  private readonly timing: ElectionTiming;
+  private readonly clock: Clock;
 
-  constructor(private readonly client: Client, private readonly config: LeaderElectionConfig, private readonly log: Logger) {
-    this.leaseDuration = config.leaseDurationMs ?? 15_000;
-    this.renewDeadline = config.renewDeadlineMs ?? 10_000;
-    this.retryPeriod = config.retryPeriodMs ?? 2_000;
-    if (this.renewDeadline >= this.leaseDuration) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
+  constructor(private readonly client: Client, private readonly config: LeaderElectionConfig, private readonly log: Logger, clock: Clock = systemClock) {
+    this.timing = { leaseDurationMs: config.leaseDurationMs ?? 15_000, renewDeadlineMs: config.renewDeadlineMs ?? 10_000, retryPeriodMs: config.retryPeriodMs ?? 2_000 };
+    this.clock = clock;
+    if (this.timing.renewDeadlineMs >= this.timing.leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
   }
 
   get isLeader(): boolean {
-    return this.leading;
+    return this.state.phase === 'leading';
   }
 
   private key() {
     return { namespace: this.config.namespace, name: this.config.name };
   }
 
-  /**
-   * One attempt to take or keep the lease. When another replica holds it, `expiresAt` says when
-   * it expires by our reckoning, so the next attempt can be made right then.
-   */
-  private async tryAcquireOrRenew(client: Client): Promise<{ ok: boolean; expiresAt?: number }> {
-    const now = new Date();
-    const leaseSeconds = Math.ceil(this.leaseDuration / 1000);
+  /** One attempt to take or keep the lease, bounded by `signal`. */
+  private async attempt(signal: AbortSignal): Promise<ElectorEvent> {
+    const client = this.client.withSignal(signal);
+    const leaseSeconds = Math.ceil(this.timing.leaseDurationMs / 1000);
+    const wall = microTime(new Date(this.clock.now()));
     const lease = await client.find(Lease, this.key());
     if (!lease) {
       try {
         await client.create(Lease, {
           metadata: { ...this.key() },
-          spec: { holderIdentity: this.config.identity, leaseDurationSeconds: leaseSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+          spec: { holderIdentity: this.config.identity, leaseDurationSeconds: leaseSeconds, acquireTime: wall, renewTime: wall, leaseTransitions: 0 },
         } as LeaseObject);
-        this.observed = undefined;
-        return { ok: true };
+        this.state = { ...this.state, observed: undefined };
+        return { type: 'attempted', outcome: 'won' };
       } catch (err) {
-        if (isAlreadyExists(err)) return { ok: false };
+        if (isAlreadyExists(err)) return { type: 'attempted', outcome: 'held' };
         throw err;
       }
     }
     const spec = lease.spec ?? {};
-    const record = `${spec.holderIdentity}|${spec.renewTime}|${spec.leaseDurationSeconds}`;
-    if (this.observed?.record !== record) {
-      // When did the holder renew? Our own clock says "by now"; the holder's renewTime says
-      // earlier. Trust the holder's clock only within one retry period of our observation: that
-      // bounds what clock skew can do to well under the leaseDuration - renewDeadline margin,
-      // while letting a candidate take over a dead leader's lease close to its real expiry.
-      const now = Date.now();
-      const renewed = Date.parse(spec.renewTime ?? '');
-      const at = Number.isFinite(renewed) ? Math.min(now, Math.max(renewed, now - this.retryPeriod)) : now;
-      this.observed = { record, at };
-    }
-    const holder = spec.holderIdentity ?? '';
-    const mine = holder === this.config.identity;
-    const durationMs = (spec.leaseDurationSeconds ?? leaseSeconds) * 1000;
-    if (!mine && holder && this.observed.at + durationMs > Date.now()) return { ok: false, expiresAt: this.observed.at + durationMs };
+    const { observed, verdict } = judgeLease(spec, this.config.identity, this.state.observed, { monotonic: this.clock.monotonic(), wall: this.clock.now(), timing: this.timing });
+    this.state = { ...this.state, observed };
+    if (verdict.verdict === 'held') return { type: 'attempted', outcome: 'held', expiresAt: verdict.expiresAt };
+    const mine = verdict.verdict === 'mine';
     const next = {
       ...lease,
       spec: {
         holderIdentity: this.config.identity,
         leaseDurationSeconds: leaseSeconds,
-        acquireTime: mine ? spec.acquireTime : microTime(now),
-        renewTime: microTime(now),
+        acquireTime: mine ? spec.acquireTime : wall,
+        renewTime: wall,
         leaseTransitions: mine ? spec.leaseTransitions ?? 0 : (spec.leaseTransitions ?? 0) + 1,
       },
     } as LeaseObject;
     try {
       await client.update(Lease, next);
-      return { ok: true };
+      return { type: 'attempted', outcome: 'won' };
     } catch (err) {
-      if (isConflict(err) || isNotFound(err)) return { ok: false };
+      if (isConflict(err) || isNotFound(err)) return { type: 'attempted', outcome: 'held' };
       throw err;
     }
+  }
+
+  private apply(e: ElectorEvent, callbacks?: LeadershipCallbacks): ElectorTransition {
+    const t = electorStep(this.state, e, { monotonic: this.clock.monotonic(), jitter: Math.random(), timing: this.timing });
+    this.state = t.state;
+    for (const f of t.effects) {
+      if (f.effect === 'startedLeading') {
+        this.log.info({ identity: this.config.identity }, 'acquired leader lease');
+        callbacks?.onStartedLeading();
+      } else {
+        if (f.reason === 'lost') {
+          this.log.error(
+            { identity: this.config.identity, renewDeadlineMs: this.timing.renewDeadlineMs },
+            `lost the leader lease: not renewed within ${this.timing.renewDeadlineMs / 1000}s. Controllers stopped; standing for election again`,
+          );
+        }
+        callbacks?.onStoppedLeading(f.reason);
+      }
+    }
+    return t;
   }
 
   /**
@@ -143,78 +130,51 @@ export class LeaderElector {
    */
   async run(signal: AbortSignal, callbacks: LeadershipCallbacks): Promise<void> {
     this.log.info({ lease: `${this.config.namespace}/${this.config.name}`, identity: this.config.identity }, 'attempting to acquire leader lease');
-    while (!signal.aborted) {
-      if (!(await this.acquire(signal))) break;
-      this.leading = true;
-      this.log.info({ identity: this.config.identity }, 'acquired leader lease');
-      callbacks.onStartedLeading();
-      const outcome = await this.renew(signal);
-      this.leading = false;
-      // Stopped while leading: the lease is still ours to hand over (release). Lost: it is not.
-      this.releasable = outcome === 'stopped';
-      if (outcome === 'lost') {
-        this.log.error(
-          { identity: this.config.identity, renewDeadlineMs: this.renewDeadline },
-          `lost the leader lease: not renewed within ${this.renewDeadline / 1000}s. Controllers stopped; standing for election again`,
-        );
-      }
-      callbacks.onStoppedLeading(outcome);
-    }
-  }
-
-  /** Tries every retry period (jittered), waking exactly when the holder's lease expires. False when stopped. */
-  private async acquire(signal: AbortSignal): Promise<boolean> {
-    const client = this.client.withSignal(signal);
-    while (!signal.aborted) {
-      const attempt = await this.tryAcquireOrRenew(client).catch((err) => {
-        if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'error acquiring leader lease');
-        return { ok: false, expiresAt: undefined };
-      });
-      if (attempt.ok) return true;
-      const untilExpiry = attempt.expiresAt !== undefined ? attempt.expiresAt - Date.now() + 10 : Infinity;
-      await sleep(Math.max(10, Math.min(this.retryPeriod * (1 + Math.random() * 0.2), untilExpiry)), signal);
-    }
-    return false;
-  }
-
-  /**
-   * Renews every retry period. Each attempt is cut off at the renew deadline (last success +
-   * renewDeadline): a request hanging on a stopped API server must not keep this replica leading
-   * past the point where another may take over.
-   */
-  private async renew(signal: AbortSignal): Promise<'lost' | 'stopped'> {
-    let lastRenew = Date.now();
-    while (!signal.aborted) {
-      await sleep(this.retryPeriod, signal);
+    let next: ElectorTransition['next'] = { inMs: 0 };
+    while (!signal.aborted && next) {
+      if (next.inMs > 0) await this.clock.sleep(next.inMs, signal);
       if (signal.aborted) break;
-      const bound = deadlineSignal(signal, lastRenew + this.renewDeadline - Date.now());
-      const ok = await this.tryAcquireOrRenew(this.client.withSignal(bound.signal)).then(
-        (a) => a.ok,
-        (err) => {
-          if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'error renewing leader lease');
-          return false;
-        },
-      );
+      const bound = deadlineSignal(signal, next.deadlineAt === undefined ? undefined : next.deadlineAt - this.clock.monotonic(), this.clock);
+      const event = await this.attempt(bound.signal).catch((err: Error): ElectorEvent => {
+        if (!signal.aborted) this.log.warn({ err: err.message }, this.isLeader ? 'error renewing leader lease' : 'error acquiring leader lease');
+        return { type: 'attempted', outcome: 'failed' };
+      });
       bound.done();
-      if (ok) lastRenew = Date.now();
-      else if (Date.now() - lastRenew >= this.renewDeadline) return 'lost';
+      if (signal.aborted) break;
+      next = this.apply(event, callbacks).next;
     }
-    return 'stopped';
+    this.apply({ type: 'stop' }, callbacks);
   }
 
   /** Gives the lease up at once so another replica takes over without waiting for expiry. */
   async release(): Promise<void> {
-    if (!this.leading && !this.releasable) return;
-    this.leading = false;
-    this.releasable = false;
+    if (!this.state.releasable && this.state.phase !== 'leading') return;
+    this.state = { ...this.state, phase: 'stopped', releasable: false };
     try {
       const lease = await this.client.find(Lease, this.key());
       if (!lease || lease.spec?.holderIdentity !== this.config.identity) return;
-      const now = microTime();
+      const now = microTime(new Date(this.clock.now()));
       await this.client.update(Lease, { ...lease, spec: { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTime: now, renewTime: now } } as LeaseObject);
       this.log.info('released leader lease');
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'could not release leader lease; it will expire');
     }
   }
+}
+
+/** A signal that aborts with `parent` or after `ms` (none: never), whichever comes first; `done` removes its hooks. */
+function deadlineSignal(parent: AbortSignal, ms: number | undefined, clock: Clock): { signal: AbortSignal; done(): void } {
+  if (ms === undefined) return { signal: parent, done: () => undefined };
+  const ac = new AbortController();
+  const onParent = () => ac.abort(parent.reason);
+  const timer = clock.setTimer(Math.max(0, ms), () => ac.abort(new Error('renew deadline passed')));
+  if (parent.aborted) ac.abort(parent.reason);
+  else parent.addEventListener('abort', onParent, { once: true });
+  return {
+    signal: ac.signal,
+    done: () => {
+      timer.cancel();
+      parent.removeEventListener('abort', onParent);
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import { waitFor } from '@opkit/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigMap, Lease, Namespace } from '../client/kind.js';
 import { controllerFor } from '../controller/builder.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
@@ -93,6 +93,91 @@ describe('losing the leader lease', () => {
     suite.plane.apiServer.thaw();
     await waitFor('the manager to lead again', () => manager.isLeader, { timeoutMs: 30_000 });
     expect(manager.running).toBe(true);
+  });
+
+  /**
+   * NTP, a suspended VM or `date -s` steps the wall clock. Lease arithmetic must not notice: a
+   * forward step must not make a healthy leader give up, and a backward step must not let a leader
+   * that cannot renew believe it leads for as long as the step.
+   */
+  describe('when the wall clock steps on the leader', () => {
+    afterEach(() => void vi.useRealTimers());
+    const stepWall = (ms: number) => vi.setSystemTime(Date.now() + ms);
+
+    it('keeps leading through a step of an hour forward and back, with no lease transition', async () => {
+      await suite.admin.create(Namespace, { metadata: { name: 'step' } });
+      const { manager, logs } = testManager(suite.plane.kubeConfig, { namespaces: ['step'], leaderElection: { name: 'step', namespace: 'step', identity: 'stepped', ...TERMS } });
+      managers.push(manager);
+      manager.add(controllerFor(ConfigMap).reconcile(() => undefined));
+      await manager.start();
+      await waitFor('the manager to lead', () => manager.isLeader);
+      // Only Date is faked (and moves with real time): timers, performance.now() and the API server's clock are real.
+      vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+      let lostAt: number | undefined;
+      for (const step of [3_600_000, -7_200_000]) {
+        stepWall(step);
+        const until = performance.now() + TERMS.leaseDurationMs * 2;
+        while (performance.now() < until) {
+          if (!manager.isLeader) lostAt ??= performance.now();
+          await sleep(50);
+        }
+      }
+      expect(lostAt).toBeUndefined();
+      // A loss and a re-acquisition can fall between two samples: the log tells.
+      expect(logs.find(/lost the leader lease/)).toEqual([]);
+      const lease = await suite.admin.get(Lease, { namespace: 'step', name: 'step' });
+      expect(lease.spec?.leaseTransitions).toBe(0);
+      expect(lease.spec?.holderIdentity).toBe('stepped');
+    });
+
+    it('gives up at the renew deadline when the API server hangs right after the clock stepped back an hour', async () => {
+      await suite.admin.create(Namespace, { metadata: { name: 'back' } });
+      const { manager } = testManager(suite.plane.kubeConfig, { namespaces: ['back'], leaderElection: { name: 'back', namespace: 'back', identity: 'stepped', ...TERMS } });
+      managers.push(manager);
+      manager.add(controllerFor(ConfigMap).reconcile(() => undefined));
+      await manager.start();
+      await waitFor('the manager to lead', () => manager.isLeader);
+      await sleep(1_000);
+      vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+      stepWall(-3_600_000);
+      const frozenAt = performance.now();
+      suite.plane.apiServer.freeze();
+      await waitFor('leadership to be given up', () => !manager.isLeader, { timeoutMs: 20_000, intervalMs: 50 });
+      expect(performance.now() - frozenAt).toBeLessThanOrEqual(TERMS.renewDeadlineMs + 1_000);
+    });
+  });
+
+  it('aborts in-flight work at once when the lease is lost during the graceful drain', async () => {
+    await suite.admin.create(Namespace, { metadata: { name: 'drain' } });
+    let started = false;
+    let abortedAt: number | undefined;
+    const { manager } = testManager(suite.plane.kubeConfig, {
+      namespaces: ['drain'],
+      leaderElection: { name: 'drain', namespace: 'drain', identity: 'draining', ...TERMS },
+      gracefulShutdownTimeoutMs: 30_000,
+    });
+    managers.push(manager);
+    manager.add(
+      controllerFor(ConfigMap).reconcile(async (_, { signal }) => {
+        started = true;
+        // Long work that would write at its end: it must stop when another replica may lead.
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        abortedAt ??= performance.now();
+      }),
+    );
+    await manager.start();
+    await waitFor('the manager to lead', () => manager.isLeader);
+    await suite.admin.create(ConfigMap, { metadata: { name: 'long', namespace: 'drain' } });
+    await waitFor('the reconcile to be in flight', () => started);
+    const stopping = manager.stop();
+    // Another replica takes the lease over while this one drains (here: by hand, as an expired lease would be).
+    const lease = await suite.admin.get(Lease, { namespace: 'drain', name: 'drain' });
+    const takenAt = performance.now();
+    await suite.admin.update(Lease, { ...lease, spec: { ...lease.spec, holderIdentity: 'other', renewTime: new Date().toISOString().replace('Z', '000Z') } } as never);
+    await waitFor('the in-flight reconcile to be told to stop', () => abortedAt, { timeoutMs: 20_000, intervalMs: 50 });
+    // Within the renew deadline of the takeover, not at the end of the 30 s drain.
+    expect(abortedAt! - takenAt).toBeLessThanOrEqual(TERMS.renewDeadlineMs + TERMS.retryPeriodMs + 1_000);
+    await stopping;
   });
 
   it('never lets two replicas write around a lease change (audit log)', async () => {

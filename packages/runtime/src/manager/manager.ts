@@ -1,16 +1,16 @@
 import type { ClusterAccess } from '../client/kubeconfig.js';
 import type { Logger } from 'pino';
-import { randomBytes } from 'node:crypto';
-import { Cache } from '../cache/cache.js';
-import { Client } from '../client/client.js';
-import { ApiServerLiveness } from '../client/liveness.js';
-import { Transport } from '../client/transport.js';
+import type { Cache } from '../cache/cache.js';
+import type { Clock } from '../clock/clock.js';
+import type { Client } from '../client/client.js';
+import type { ApiServerLiveness } from '../client/liveness.js';
+import type { Transport } from '../client/transport.js';
 import type { ControllerDefinition } from '../controller/builder.js';
 import { Controller } from '../controller/controller.js';
-import { EventRecorder } from '../events/recorder.js';
+import type { EventRecorder } from '../events/recorder.js';
 import { createLogger } from '../log/logger.js';
-import { RuntimeMetrics } from '../metrics/metrics.js';
-import { instanceName, operatorEnvironment, type OperatorEnvironment } from './environment.js';
+import type { RuntimeMetrics } from '../metrics/metrics.js';
+import type { OperatorEnvironment } from './environment.js';
 import type { ManagerFlags } from './flags.js';
 import { parseBindAddress, type RunningServer } from './http-server.js';
 import { serveMetrics, serveProbes } from './endpoints.js';
@@ -20,32 +20,17 @@ import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
 import { Lease } from '../client/kind.js';
 import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
-import { Tracer } from '../tracing/tracer.js';
+import type { Tracer } from '../tracing/tracer.js';
 import { OtlpExporter } from '../tracing/otlp-exporter.js';
-import { resolveWebhookOptions, Webhooks, type WebhookOptions, type WebhookSettings } from '../webhook/webhooks.js';
+import { resolveWebhookOptions, type Webhooks, type WebhookOptions, type WebhookSettings } from '../webhook/webhooks.js';
 import type { AdmissionWebhook } from '../webhook/admission.js';
 import type { VersionedResource } from '../crd/versioned-resource.js';
+import { makeCollaborators } from './collaborators.js';
+import { initialLifecycle, lifecycleStep, type LifecycleEffect, type LifecycleEvent, type LifecycleState } from './lifecycle.js';
+import { RunnableGroup, type Runnable } from './runnables.js';
 
-/**
- * This replica's name in the Lease. In a pod, POD_NAME and POD_UID (the chart sets both): stable
- * across container restarts in the same pod, so a restarted operator takes its own lease back at
- * once instead of waiting out a lease it held itself; unique across pods. Elsewhere the host name
- * and a random suffix.
- */
-export function leaderIdentity(env: OperatorEnvironment = operatorEnvironment()): string {
-  if (env.podName && env.podUid) return `${env.podName}_${env.podUid}`;
-  return `${instanceName(env)}_${randomBytes(4).toString('hex')}`;
-}
-
-/** Anything the manager starts and stops besides controllers. */
-export interface Runnable {
-  name: string;
-  /** Runs only on the elected leader (default true, as controllers). */
-  needLeaderElection?: boolean;
-  start(signal: AbortSignal): void | Promise<void>;
-  stop?(): void | Promise<void>;
-}
-
+export { leaderIdentity } from './identity.js';
+export type { Runnable } from './runnables.js';
 export type { HealthCheck } from './endpoints.js';
 import type { HealthCheck } from './endpoints.js';
 
@@ -91,17 +76,19 @@ export interface ManagerOptions {
   watchBackoffMs?: { initial: number; max: number };
   /** Where and how admission and conversion webhooks are served (only when some are added). */
   webhook?: WebhookSettings;
+  /** The one clock every part of the manager reads (tests pass a FakeClock). */
+  clock?: Clock;
 }
-
-type State = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
 
 /**
  * Owns the client, the shared cache, the controllers and their lifecycle: caches are filled on every
- * replica (a standby is warm), controllers run only on the leader, /readyz tells the truth about the
- * caches and their watches, and shutdown drains in-flight work before releasing the lease.
+ * replica (a standby is warm), controllers run only on the leader, and shutdown drains in-flight
+ * work before releasing the lease. Its phases and what moves between them are one pure table
+ * (lifecycle.ts); this class performs the effects the table names.
  */
 export class Manager {
   readonly log: Logger;
+  readonly clock: Clock;
   readonly kubeConfig: ClusterAccess;
   readonly transport: Transport;
   readonly client: Client;
@@ -110,56 +97,40 @@ export class Manager {
   readonly recorder: EventRecorder;
   readonly identity: string;
   readonly environment: OperatorEnvironment;
+  readonly webhooks: Webhooks;
+  readonly tracer: Tracer;
+  private readonly liveness: ApiServerLiveness;
   private readonly controllers: Controller[] = [];
   private readonly rbac: PolicyRule[][] = [];
-  private readonly runnables: Runnable[] = [];
+  /** Runnables of every replica, for the manager's life; and those of each leadership term. */
+  private readonly always: RunnableGroup;
+  private readonly perTerm: RunnableGroup;
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
   private servers: RunningServer[] = [];
   private elector?: LeaderElector;
   private electing?: Promise<void>;
-  private readonly liveness: ApiServerLiveness;
-  readonly webhooks: Webhooks;
-  readonly tracer = new Tracer();
   private exporter?: OtlpExporter;
+  /** Ends what runs for the manager's whole life: election, the webhook certificates' keeper, a start-up still waiting. */
   private readonly abort = new AbortController();
-  private state: State = 'new';
+  private lifecycle: LifecycleState = initialLifecycle();
   /** The current leadership term: aborted when it ends. */
   private term?: AbortController;
-  private resolveDone!: () => void;
+  private startingUp?: Promise<void>;
+  private startError?: unknown;
+  private readonly started = deferred();
+  private readonly stopped = deferred();
   /** Resolves when the manager has stopped. */
-  readonly done = new Promise<void>((r) => (this.resolveDone = r));
+  readonly done: Promise<void> = this.stopped.promise;
   /** Ports the servers bound (after start). */
   readonly ports: { metrics?: number; probes?: number; webhook?: number } = {};
 
   constructor(readonly options: ManagerOptions) {
-    this.log = options.logger ?? createLogger({ name: options.name });
-    this.kubeConfig = options.kubeConfig ?? loadKubeConfig();
-    this.metrics = new RuntimeMetrics(options.processMetrics ?? true);
-    this.transport = new Transport(this.kubeConfig, {
-      qps: options.qps,
-      burst: options.burst,
-      userAgent: `${options.name}/opkit`,
-      tracer: this.tracer,
-      onResponse: (method, code, seconds) => {
-        this.metrics.restRequests.inc({ method, code: String(code) });
-        this.metrics.restLatency.observe({ verb: method }, seconds);
-      },
-    });
-    this.client = new Client(this.transport, { fieldManager: options.name });
-    const env = options.environment ?? operatorEnvironment();
-    this.environment = env;
-    this.cache = new Cache(this.transport, this.log, { namespaces: options.namespaces ?? env.watchNamespaces, backoffMs: options.watchBackoffMs });
-    this.identity = leaderIdentity(env);
-    this.recorder = new EventRecorder(this.client, this.log.child({ component: 'events' }), { component: options.name, instance: instanceName(env) });
-    this.liveness = new ApiServerLiveness(this.transport, this.log.child({ component: 'apiserver-liveness' }), {
-      ...options.liveness,
-      // Every connection may be half-open now: drop them so watches and requests start afresh.
-      onUnresponsive: () => this.transport.resetConnections(),
-      // Watches waiting out a backoff need not wait any longer.
-      onRecovered: () => this.cache.retryNow(),
-    });
-    this.webhooks = new Webhooks({ client: this.client, transport: this.transport, log: this.log, metrics: this.metrics });
+    const c = makeCollaborators(options);
+    ({ log: this.log, clock: this.clock, kubeConfig: this.kubeConfig, environment: this.environment, identity: this.identity, metrics: this.metrics, tracer: this.tracer } = c);
+    ({ transport: this.transport, client: this.client, cache: this.cache, recorder: this.recorder, liveness: this.liveness, webhooks: this.webhooks } = c);
+    this.always = new RunnableGroup(this.log);
+    this.perTerm = new RunnableGroup(this.log);
     this.healthChecks.set('ping', () => true);
     this.readyChecks.set('webhooks', () => this.webhooks.ready());
     this.readyChecks.set('apiserver', () => this.liveness.status());
@@ -192,47 +163,40 @@ export class Manager {
     return !this.elector || this.elector.isLeader;
   }
 
+  /** Started and not stopping: a standby or the leader. */
   get running(): boolean {
-    return this.state === 'running';
+    return this.lifecycle.phase === 'standby' || this.lifecycle.phase === 'leading';
+  }
+
+  private assertNew(what: string) {
+    if (this.lifecycle.phase !== 'new') throw new Error(`add ${what} before start()`);
   }
 
   /** Adds a controller (from `controllerFor(...).reconcile(...)`) or any runnable. Before start(). */
   add(item: ControllerDefinition | Runnable): this {
-    if (this.state !== 'new') throw new Error('add controllers before start()');
+    this.assertNew('controllers');
     if ('reconciler' in item) {
+      // Names label every metric and /debug/queue: two controllers under one name would merge there.
+      if (this.controllers.some((c) => c.name === item.name)) throw new Error(`a controller named "${item.name}" is already added: give each controller its own name (controllerFor(…).named(…))`);
       for (const ix of item.indexes) this.cache.indexField(ix.kind, ix.name, ix.fn, ix.informer);
       this.rbac.push(item.rbac);
       this.controllers.push(
-        new Controller(item.name, item.watches, item.reconciler, { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder, tracer: this.tracer }, item.options),
+        new Controller(item.name, item.watches, item.reconciler, { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder, tracer: this.tracer, clock: this.clock }, item.options),
       );
-    } else this.runnables.push(item);
+    } else (item.needLeaderElection === false ? this.always : this.perTerm).add(item);
     return this;
-  }
-
-  private startTracing() {
-    const endpoint = this.options.tracing?.endpoint ?? this.environment.otelEndpoint;
-    if (!endpoint) return;
-    this.exporter = new OtlpExporter({
-      endpoint,
-      intervalMs: this.options.tracing?.intervalMs,
-      resource: { 'service.name': this.options.name, 'service.instance.id': this.identity, 'telemetry.sdk.name': '@opkit/runtime' },
-      log: this.log.child({ component: 'tracing' }),
-    });
-    this.exporter.start();
-    this.tracer.setSink(this.exporter);
-    this.log.info({ endpoint }, 'tracing reconciles to an OTLP collector');
   }
 
   /** An admission webhook (`mutatingWebhook`, `validatingWebhook`), served over TLS by every replica. Before start(). */
   addWebhook(hook: AdmissionWebhook): this {
-    if (this.state !== 'new') throw new Error('add webhooks before start()');
+    this.assertNew('webhooks');
     this.webhooks.addAdmission(hook);
     return this;
   }
 
   /** Serves the conversions of a versioned API (`defineVersionedResource`) at /convert. Before start(). */
   addConversion(resource: VersionedResource): this {
-    if (this.state !== 'new') throw new Error('add conversions before start()');
+    this.assertNew('conversions');
     this.webhooks.addConversion(resource);
     return this;
   }
@@ -250,6 +214,180 @@ export class Manager {
     this.readyChecks.set(name, check);
   }
 
+  /**
+   * What /debug/queue shows: per controller, the keys queued, waiting out a delay or backoff, held
+   * for the cache, in flight, and the last reconciles with their triggers; every informer's health.
+   * With `key` (`namespace/name`), only that object, and why its last reconcile ran.
+   */
+  debugQueue(key?: string) {
+    return {
+      leader: this.isLeader,
+      phase: this.lifecycle.phase,
+      controllers: this.controllers.map((c) => c.inspect(key)),
+      informers: this.cache.health(),
+    };
+  }
+
+  /**
+   * Starts servers and caches, waits for the caches to sync, then begins leader election (or starts
+   * the controllers at once without it). Resolves when that is done; controllers of a standby
+   * replica start when it becomes leader. Rejects, once everything is closed again, when start-up fails.
+   */
+  async start(): Promise<void> {
+    if (this.lifecycle.phase !== 'new') throw new Error(`manager already ${this.lifecycle.phase}`);
+    await this.dispatch({ type: 'start' });
+    await this.started.promise;
+  }
+
+  /** Graceful stop: controllers drain (up to the timeout), the lease is released, watches and servers close. */
+  async stop(): Promise<void> {
+    await this.dispatch({ type: 'stop' });
+    if (this.lifecycle.phase === 'stopped') this.stopped.resolve();
+    return this.done;
+  }
+
+  /** Moves the lifecycle and performs what the transition asks, in order. */
+  private async dispatch(e: LifecycleEvent): Promise<void> {
+    const t = lifecycleStep(this.lifecycle, e);
+    this.lifecycle = t.state;
+    for (const effect of t.effects) await this.perform(effect);
+  }
+
+  private async perform(effect: LifecycleEffect): Promise<void> {
+    switch (effect) {
+      case 'startUp':
+        // Not awaited by dispatch: a stop() may arrive while the caches sync, and must be heard.
+        this.startingUp = this.startUp().then(
+          () => this.dispatch({ type: 'synced' }),
+          (err: unknown) => {
+            this.startError = err;
+            return this.dispatch({ type: 'startFailed' });
+          },
+        );
+        return;
+      case 'campaign':
+        await this.always.start(this.abort.signal);
+        await this.campaign();
+        this.started.resolve();
+        return;
+      case 'beginTerm':
+        return this.beginTerm();
+      case 'abortTerm':
+        return this.abortTerm();
+      case 'drainTerm':
+        void this.drainTerm().then(() => this.dispatch({ type: 'drained' }));
+        return;
+      case 'tearDown':
+        void this.tearDown().then(() => this.dispatch({ type: 'closed' })).then(() => this.finish());
+        return;
+    }
+  }
+
+  /** Servers, the RBAC check, webhooks, caches; resolves once the caches synced. */
+  private async startUp(): Promise<void> {
+    this.startTracing();
+    await this.startServers();
+    const webhookOptions = this.webhookOptions();
+    await this.checkRbac(webhookOptions);
+    // Before the caches: listing a versioned API may go through this operator's own conversion webhook.
+    await this.webhooks.start(webhookOptions, this.abort.signal);
+    this.ports.webhook = this.webhooks.port;
+    for (const c of this.controllers) c.informers();
+    this.cache.start();
+    this.liveness.start();
+    this.log.info({ namespaces: this.cache.namespaces.length ? this.cache.namespaces : 'all', controllers: this.controllers.map((c) => c.name) }, 'starting manager');
+    await this.cache.waitForSync(this.options.cacheSyncTimeoutMs ?? 120_000, undefined, this.abort.signal);
+    this.log.info('caches synced');
+  }
+
+  /** Stands for election; without it, is elected at once. */
+  private async campaign(): Promise<void> {
+    const le = this.options.leaderElection;
+    if (!le) return this.dispatch({ type: 'elected' });
+    const cfg = le === true ? {} : le;
+    this.elector = new LeaderElector(
+      this.client,
+      { name: cfg.name ?? `${this.options.name}-leader`, namespace: cfg.namespace ?? currentNamespace(this.kubeConfig, this.environment), identity: cfg.identity ?? this.identity, ...cfg } as LeaderElectionConfig,
+      this.log.child({ component: 'leader-election' }),
+      this.clock,
+    );
+    this.metrics.leaderStatus.set({ name: this.options.name }, 0);
+    this.electing = this.elector.run(this.abort.signal, {
+      onStartedLeading: () => void this.dispatch({ type: 'elected' }),
+      onStoppedLeading: (reason) => {
+        this.metrics.leaderStatus.set({ name: this.options.name }, 0);
+        // Another replica may lead already: stop acting now. A stop is the lifecycle's own business.
+        if (reason === 'lost') void this.dispatch({ type: 'deposed' });
+      },
+    });
+  }
+
+  private async beginTerm(): Promise<void> {
+    const term = new AbortController();
+    this.term = term;
+    if (this.elector) this.metrics.leaderStatus.set({ name: this.options.name }, 1);
+    for (const c of this.controllers) c.start();
+    await this.perTerm.start(term.signal);
+  }
+
+  /** The lease is gone: controllers halt at once (their queues dropped, in-flight reconciles fenced), per-term runnables stop. */
+  private async abortTerm(): Promise<void> {
+    const term = this.term;
+    this.term = undefined;
+    for (const c of this.controllers) c.halt();
+    term?.abort(new Error('leadership lost'));
+    void this.perTerm.stop();
+  }
+
+  /** Controllers stop taking work and finish what is in flight (up to the graceful timeout). */
+  private async drainTerm(): Promise<void> {
+    const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    await Promise.all(this.controllers.map((c) => c.stop(deadline)));
+    this.term?.abort(new Error('manager stopping'));
+    this.term = undefined;
+    await this.perTerm.stop();
+  }
+
+  private async tearDown(): Promise<void> {
+    this.log.info('stopping manager');
+    this.abort.abort(new Error('manager stopping'));
+    await this.startingUp;
+    await this.always.stop();
+    await this.electing;
+    await this.recorder.flush();
+    await this.elector?.release();
+    await this.liveness.stop();
+    await this.cache.stop();
+    await this.webhooks.stop();
+    await Promise.all(this.servers.map((s) => s.close()));
+    this.servers = [];
+    // The last spans (the drain's reconciles) go out before the process ends.
+    await this.exporter?.stop();
+    this.tracer.setSink(undefined);
+    this.transport.close();
+  }
+
+  private finish() {
+    if (this.startError !== undefined) this.started.reject(this.startError);
+    else this.log.info('manager stopped');
+    this.started.resolve();
+    this.stopped.resolve();
+  }
+
+  private startTracing() {
+    const endpoint = this.options.tracing?.endpoint ?? this.environment.otelEndpoint;
+    if (!endpoint) return;
+    this.exporter = new OtlpExporter({
+      endpoint,
+      intervalMs: this.options.tracing?.intervalMs,
+      resource: { 'service.name': this.options.name, 'service.instance.id': this.identity, 'telemetry.sdk.name': '@opkit/runtime' },
+      log: this.log.child({ component: 'tracing' }),
+    });
+    this.exporter.start();
+    this.tracer.setSink(this.exporter);
+    this.log.info({ endpoint }, 'tracing reconciles to an OTLP collector');
+  }
+
   private async startServers() {
     const metrics = await serveMetrics(this.options.metricsBindAddress ?? ':8080', {
       render: () => this.metrics.render(),
@@ -263,74 +401,6 @@ export class Manager {
       this.ports[name] = s.port;
       this.servers.push(s);
     }
-  }
-
-  /**
-   * What /debug/queue shows: per controller, the keys queued, waiting out a delay or backoff, held
-   * for the cache, in flight, and the last reconciles with their triggers; every informer's health.
-   * With `key` (`namespace/name`), only that object, and why its last reconcile ran.
-   */
-  debugQueue(key?: string) {
-    return {
-      leader: this.isLeader,
-      controllers: this.controllers.map((c) => c.inspect(key)),
-      informers: this.cache.health(),
-    };
-  }
-
-  /**
-   * Starts servers and caches, waits for the caches to sync, then begins leader election (or starts
-   * the controllers at once without it). Resolves when that is done; controllers of a standby
-   * replica start when it becomes leader.
-   */
-  async start(): Promise<void> {
-    if (this.state !== 'new') throw new Error(`manager already ${this.state}`);
-    this.state = 'starting';
-    try {
-      this.startTracing();
-      await this.startServers();
-      const webhookOptions = this.webhookOptions();
-      await this.checkRbac(webhookOptions);
-      // Before the caches: listing a versioned API may go through this operator's own conversion webhook.
-      await this.webhooks.start(webhookOptions, this.abort.signal);
-      this.ports.webhook = this.webhooks.port;
-      for (const c of this.controllers) c.informers();
-      this.cache.start();
-      this.liveness.start();
-      this.log.info({ namespaces: this.cache.namespaces.length ? this.cache.namespaces : 'all', controllers: this.controllers.map((c) => c.name) }, 'starting manager');
-      await this.cache.waitForSync(this.options.cacheSyncTimeoutMs ?? 120_000);
-      this.log.info('caches synced');
-      for (const r of this.runnables.filter((r) => r.needLeaderElection === false)) await r.start(this.abort.signal);
-    } catch (err) {
-      this.state = 'running';
-      await this.stop();
-      throw err;
-    }
-    this.state = 'running';
-    const le = this.options.leaderElection;
-    if (!le) {
-      await this.startLeaderWork();
-      return;
-    }
-    const cfg = le === true ? {} : le;
-    this.elector = new LeaderElector(
-      this.client,
-      { name: cfg.name ?? `${this.options.name}-leader`, namespace: cfg.namespace ?? currentNamespace(this.kubeConfig, this.environment), identity: cfg.identity ?? this.identity, ...cfg } as LeaderElectionConfig,
-      this.log.child({ component: 'leader-election' }),
-    );
-    this.metrics.leaderStatus.set({ name: this.options.name }, 0);
-    this.electing = this.elector.run(this.abort.signal, {
-      onStartedLeading: () => {
-        this.metrics.leaderStatus.set({ name: this.options.name }, 1);
-        void this.startLeaderWork();
-      },
-      onStoppedLeading: (reason) => {
-        this.metrics.leaderStatus.set({ name: this.options.name }, 0);
-        // Another replica may lead already: stop acting now, drain nothing. Stopping is graceful
-        // and handled by stop().
-        if (reason === 'lost') this.haltLeaderWork();
-      },
-    });
   }
 
   /** Every permission the controllers declare (and the Lease, when electing), checked before any work. */
@@ -351,58 +421,6 @@ export class Manager {
     const missing = await missingPermissions(this.client, perms);
     if (missing.length) throw new RbacError(missing);
     this.log.info({ permissions: perms.length }, 'RBAC: every declared permission is granted');
-  }
-
-  private async startLeaderWork() {
-    if (this.term || this.state !== 'running') return;
-    const term = new AbortController();
-    this.term = term;
-    for (const c of this.controllers) c.start();
-    for (const r of this.runnables.filter((r) => r.needLeaderElection !== false)) await r.start(term.signal);
-  }
-
-  /** The lease is gone: controllers halt at once (their queues dropped), leader-only runnables stop. */
-  private haltLeaderWork() {
-    const term = this.term;
-    if (!term) return;
-    this.term = undefined;
-    for (const c of this.controllers) c.halt();
-    term.abort(new Error('leadership lost'));
-    for (const r of this.runnables.filter((r) => r.needLeaderElection !== false)) {
-      void Promise.resolve(r.stop?.()).catch((err) => this.log.warn({ err, runnable: r.name }, 'runnable failed to stop'));
-    }
-  }
-
-  /** Graceful stop: controllers drain (up to the timeout), the lease is released, watches and servers close. */
-  async stop(): Promise<void> {
-    if (this.state === 'stopping' || this.state === 'stopped') return this.done;
-    const wasStarting = this.state === 'starting' || this.state === 'new';
-    this.state = 'stopping';
-    this.log.info('stopping manager');
-    const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
-    await Promise.all(this.controllers.map((c) => c.stop(deadline)));
-    const leaderWork = !!this.term;
-    this.term?.abort(new Error('manager stopping'));
-    this.term = undefined;
-    for (const r of this.runnables.filter((r) => r.needLeaderElection === false || leaderWork)) {
-      await Promise.resolve(r.stop?.()).catch((err) => this.log.warn({ err, runnable: r.name }, 'runnable failed to stop'));
-    }
-    this.abort.abort(new Error('manager stopping'));
-    await this.electing;
-    await this.recorder.flush();
-    await this.elector?.release();
-    await this.liveness.stop();
-    await this.cache.stop();
-    await this.webhooks.stop();
-    await Promise.all(this.servers.map((s) => s.close()));
-    this.servers = [];
-    // The last spans (the drain's reconciles) go out before the process ends.
-    await this.exporter?.stop();
-    this.tracer.setSink(undefined);
-    this.transport.close();
-    this.state = 'stopped';
-    if (!wasStarting) this.log.info('manager stopped');
-    this.resolveDone();
   }
 
   /**
@@ -430,4 +448,14 @@ export class Manager {
     }
     await this.done;
   }
+}
+
+/** A promise with its resolvers, settled at most once. */
+function deferred() {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  // A start-up failure rejects `started` even when nobody awaits start(): never unhandled.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
 }

@@ -43,14 +43,13 @@ export class RuntimeMetrics {
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Queue metrics for one controller's queue; `processingSince` feeds the unfinished-work gauges on scrape. */
-  forQueue(name: string, processingSince: () => number[]): QueueMetrics {
+  /** Queue metrics for one controller's queue; `processingAges` (ms each item has been in flight) feeds the unfinished-work gauges on scrape. */
+  forQueue(name: string, processingAges: () => number[]): QueueMetrics {
     const labels = { name, controller: name };
     const refresh = () => {
-      const now = performance.now();
-      const starts = processingSince();
-      this.unfinished.set(labels, starts.reduce((s, t) => s + (now - t) / 1000, 0));
-      this.longest.set(labels, starts.length ? (now - Math.min(...starts)) / 1000 : 0);
+      const ages = processingAges();
+      this.unfinished.set(labels, ages.reduce((s, a) => s + a / 1000, 0));
+      this.longest.set(labels, ages.length ? Math.max(...ages) / 1000 : 0);
     };
     this.collectors.push(refresh);
     this.depth.set(labels, 0);

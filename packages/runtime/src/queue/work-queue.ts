@@ -1,3 +1,4 @@
+import { systemClock, type Clock, type Timer } from '../clock/clock.js';
 import { DelayHeap } from './delay-heap.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiters.js';
 
@@ -12,11 +13,11 @@ export interface QueueMetrics {
   worked(seconds: number): void;
 }
 
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 export interface WorkQueueOptions {
   rateLimiter?: RateLimiter;
   metrics?: QueueMetrics;
+  /** Delays and waits are measured on its monotonic time. */
+  clock?: Clock;
 }
 
 /**
@@ -36,8 +37,9 @@ export class WorkQueue {
   private readonly waiting = new Map<string, number>();
   private readonly held = new Set<string>();
   private readonly heap = new DelayHeap();
-  private timer?: NodeJS.Timeout;
+  private timer?: Timer;
   private timerAt = Infinity;
+  private readonly clock: Clock;
   private getters: ((item: string | undefined) => void)[] = [];
   private drainers: (() => void)[] = [];
   private shuttingDown = false;
@@ -47,6 +49,7 @@ export class WorkQueue {
   constructor(readonly name: string, options: WorkQueueOptions = {}) {
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter();
     this.metrics = options.metrics;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Items waiting to be handed out (not counting delayed or in-flight ones). */
@@ -62,9 +65,15 @@ export class WorkQueue {
     return this.waiting.size;
   }
 
-  /** Start times of items being processed, for unfinished-work metrics. */
-  processingSince(): number[] {
-    return [...this.processing.values()];
+  /** Monotonic time now, on the queue's clock (what `inspect` and `processingSince` are measured on). */
+  now(): number {
+    return this.clock.monotonic();
+  }
+
+  /** How long each item being processed has been in flight (ms), for unfinished-work metrics. */
+  processingAges(): number[] {
+    const now = this.clock.monotonic();
+    return [...this.processing.values()].map((since) => now - since);
   }
 
   /** What the queue holds right now (for /debug/queue): a copy, never the live structures. */
@@ -77,7 +86,7 @@ export class WorkQueue {
     if (this.dirty.has(item)) return;
     this.metrics?.add();
     this.dirty.add(item);
-    this.addedAt.set(item, performance.now());
+    this.addedAt.set(item, this.clock.monotonic());
     if (this.processing.has(item)) return; // re-queued by done()
     if (this.held.has(item)) return; // queued by release()
     this.push(item);
@@ -96,7 +105,7 @@ export class WorkQueue {
   }
 
   private startProcessing(item: string) {
-    const now = performance.now();
+    const now = this.clock.monotonic();
     const added = this.addedAt.get(item);
     if (added !== undefined) this.metrics?.queued((now - added) / 1000);
     this.addedAt.delete(item);
@@ -107,7 +116,7 @@ export class WorkQueue {
   addAfter(item: string, delayMs: number): void {
     if (this.shuttingDown) return;
     if (delayMs <= 0) return this.add(item);
-    const at = Date.now() + delayMs;
+    const at = this.clock.monotonic() + delayMs;
     const existing = this.waiting.get(item);
     if (existing !== undefined && existing <= at) return;
     this.waiting.set(item, at);
@@ -115,10 +124,10 @@ export class WorkQueue {
     this.schedule();
   }
 
-  /** Adds the item after its rate limiter's delay: exponential per item, bounded overall. */
-  addRateLimited(item: string): void {
+  /** Adds the item after its rate limiter's delay (exponential per item, bounded overall), and at least `floorMs`. */
+  addRateLimited(item: string, floorMs = 0): void {
     this.metrics?.retry();
-    this.addAfter(item, this.rateLimiter.when(item));
+    this.addAfter(item, Math.max(floorMs, this.rateLimiter.when(item)));
   }
 
   /** Clears the item's failure history (after a success). */
@@ -134,17 +143,15 @@ export class WorkQueue {
     const next = this.heap.peek();
     if (!next) return;
     if (this.timer && this.timerAt <= next.at) return;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timerAt = next.at;
-    // setTimeout fires at once for delays over 2^31-1 ms (~24.8 days): wake by then and re-arm.
-    this.timer = setTimeout(() => this.fire(), Math.min(MAX_TIMER_MS, Math.max(0, next.at - Date.now())));
-    this.timer.unref?.();
+    this.timer = this.clock.setTimer(next.at - this.clock.monotonic(), () => this.fire());
   }
 
   private fire() {
     this.timer = undefined;
     this.timerAt = Infinity;
-    const now = Date.now();
+    const now = this.clock.monotonic();
     for (let top = this.heap.peek(); top && top.at <= now; top = this.heap.peek()) {
       this.heap.pop();
       // Skip entries superseded by an earlier addAfter of the same item.
@@ -177,7 +184,7 @@ export class WorkQueue {
     const started = this.processing.get(item);
     if (started === undefined) return;
     this.processing.delete(item);
-    this.metrics?.worked((performance.now() - started) / 1000);
+    this.metrics?.worked((this.clock.monotonic() - started) / 1000);
     if (this.dirty.has(item) && !this.shuttingDown && !this.held.has(item)) this.push(item);
     if (!this.processing.size) {
       const drainers = this.drainers;
@@ -205,7 +212,7 @@ export class WorkQueue {
   /** Stops handing out items and releases idle workers. Queued items are dropped (they resync on restart). */
   shutDown(): void {
     this.shuttingDown = true;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     const getters = this.getters;
     this.getters = [];
     for (const g of getters) g(undefined);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.js';
+import type { Clock } from '../clock/clock.js';
 import { CustomResourceDefinition, MutatingWebhookConfiguration, Secret, ValidatingWebhookConfiguration } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import { CONVERSION_PATH, type VersionedResource } from '../crd/versioned-resource.js';
@@ -68,7 +69,7 @@ export class Webhooks {
   private certificates?: ServingCertificates;
   private certFiles?: CertificateFiles;
 
-  constructor(private readonly deps: { client: Client; transport: Transport; log: Logger; metrics: RuntimeMetrics }) {}
+  constructor(private readonly deps: { client: Client; transport: Transport; log: Logger; metrics: RuntimeMetrics; clock?: Clock }) {}
 
   addAdmission(hook: AdmissionWebhook): void {
     this.admission.push(hook);
@@ -136,6 +137,7 @@ export class Webhooks {
         validating: hasType('validating') ? [o.configurationName] : [],
         crds: this.converter.resources.map((r) => r.crd.metadata.name),
       },
+      clock: this.deps.clock,
     });
     this.certificates.onCertificate((pair) => server.setCertificate(pair));
     this.certificates.start();
