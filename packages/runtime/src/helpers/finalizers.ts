@@ -1,4 +1,5 @@
 import type { Client } from '../client/client.js';
+import { ApiError, isInvalid } from '../client/errors.js';
 import type { Kind } from '../client/kind.js';
 import type { KubeObject } from '../client/types.js';
 
@@ -21,7 +22,27 @@ export async function addFinalizer<T extends KubeObject>(client: Client, kind: K
         { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
         { op: 'add', path: '/metadata/finalizers', value: [finalizer] },
       ];
-  return client.patch(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, patch, 'json');
+  return guarded(client.patch(kind, { namespace: obj.metadata.namespace, name: obj.metadata.name! }, patch, 'json'), obj);
+}
+
+/**
+ * The API server answers a failed JSON Patch `test` with 422 Invalid and no word of which operation
+ * failed. Here only the `test` can fail (the other operations are made from the list it tests), and
+ * its failure means the list changed since it was read: a conflict, retried quietly with fresh state
+ * as any other, not invalid input to put on the object.
+ */
+async function guarded<T extends KubeObject>(patch: Promise<T>, obj: T): Promise<T> {
+  try {
+    return await patch;
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    throw new ApiError(err.method, err.path, 409, {
+      kind: 'Status',
+      code: 409,
+      reason: 'Conflict',
+      message: `the finalizers of ${obj.kind ?? 'object'} ${obj.metadata.name} changed since they were read (another controller added or removed one); read it again and retry`,
+    });
+  }
 }
 
 /**
@@ -32,13 +53,16 @@ export async function removeFinalizer<T extends KubeObject>(client: Client, kind
   const i = obj.metadata.finalizers?.indexOf(finalizer) ?? -1;
   if (i < 0) return obj;
   const key = { namespace: obj.metadata.namespace, name: obj.metadata.name! };
-  return client.patch(
-    kind,
-    key,
-    [
-      { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
-      { op: 'remove', path: `/metadata/finalizers/${i}` },
-    ],
-    'json',
+  return guarded(
+    client.patch(
+      kind,
+      key,
+      [
+        { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
+        { op: 'remove', path: `/metadata/finalizers/${i}` },
+      ],
+      'json',
+    ),
+    obj,
   );
 }

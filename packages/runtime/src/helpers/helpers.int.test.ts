@@ -2,7 +2,7 @@ import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
 import { Cache } from '../cache/cache.js';
-import { ApiError } from '../client/errors.js';
+import { ApiError, isConflict, isInvalid } from '../client/errors.js';
 import { ConfigMap, CoreEvent } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
 import { EventRecorder } from '../events/recorder.js';
@@ -29,11 +29,17 @@ describe('finalizers and events against a real API server', () => {
     // ...so adding from our stale copy fails instead of replacing the list.
     const stale = await addFinalizer(client, ConfigMap, withOurs, 'opkit.dev/second').catch((e) => e);
     expect(stale).toBeInstanceOf(ApiError);
+    // A lost race on the list is a conflict (retried quietly, never reported on the object), not invalid input.
+    expect(isConflict(stale)).toBe(true);
+    expect(isInvalid(stale)).toBe(false);
     const fresh = await client.get(ConfigMap, { namespace: 'default', name: 'f' });
     const both = await addFinalizer(client, ConfigMap, fresh, 'opkit.dev/second');
     expect(both.metadata.finalizers).toEqual(['opkit.dev/ours', 'example.com/theirs', 'opkit.dev/second']);
     const removed = await removeFinalizer(client, ConfigMap, both, 'opkit.dev/ours');
     expect(removed.metadata.finalizers).toEqual(['example.com/theirs', 'opkit.dev/second']);
+    // Removing from a stale copy (the entry moved): a conflict too.
+    const moved = await removeFinalizer(client, ConfigMap, both, 'opkit.dev/second').catch((e) => e);
+    expect(isConflict(moved)).toBe(true);
   });
 
   /** A reconcile's context, and the writes it records. */
