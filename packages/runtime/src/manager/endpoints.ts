@@ -1,4 +1,5 @@
 import type { Client } from '../client/client.js';
+import { systemClock, type Clock } from '../clock/clock.js';
 import { issueCa, issueServing } from '../webhook/self-signed.js';
 import { listen, parseBindAddress, type ListenOptions, type RunningServer } from './http-server.js';
 import { MetricsAccess } from './metrics-access.js';
@@ -13,25 +14,39 @@ const YEAR_MS = 365 * 86_400_000;
  * gate, as controller-runtime's secure metrics server does: the scraper trusts the API server's
  * word about the caller, not the certificate.
  */
-function secureOptions(o: { client: Client; name: string; podName?: string }): ListenOptions {
-  const now = Date.now();
+function secureOptions(o: { client: Client; name: string; podName?: string; clock?: Clock }): ListenOptions {
+  const now = (o.clock ?? systemClock).now();
   const ca = issueCa(`${o.name}-metrics-ca`, now - 300_000, now + YEAR_MS);
   const hosts = ['localhost', '127.0.0.1', ...(o.podName ? [o.podName] : [])];
-  const access = new MetricsAccess(o.client);
+  const access = new MetricsAccess(o.client, o.clock);
   return { tls: issueServing(ca, hosts, now - 300_000, now + YEAR_MS), authorize: (req, path) => access.check(req.headers.authorization, path) };
 }
 
-/** /metrics and /debug/queue on `addr` (none when `0`), secured when asked. */
+/**
+ * /metrics and /debug/queue on `addr` (none when `0`), secured when asked. /debug/queue names
+ * objects and quotes their errors: without `secure` it is served only when `openDebugQueue` says so
+ * (`--insecure-debug-queue`), never by default.
+ */
 export async function serveMetrics(
   addr: string,
-  o: { render(): Promise<string>; contentType: string; debugQueue(key?: string): unknown; secure?: { client: Client; name: string; podName?: string } },
+  o: {
+    render(): Promise<string>;
+    contentType: string;
+    debugQueue(key?: string): unknown;
+    secure?: { client: Client; name: string; podName?: string; clock?: Clock };
+    openDebugQueue?: boolean;
+  },
 ): Promise<RunningServer | undefined> {
   const bind = parseBindAddress(addr);
   if (!bind) return undefined;
+  const closed = !o.secure && !o.openDebugQueue;
   return listen(
     {
       '/metrics': async () => ({ status: 200, contentType: o.contentType, body: await o.render() }),
-      '/debug/queue': (url) => ({ status: 200, contentType: 'application/json', body: `${JSON.stringify(o.debugQueue(url.searchParams.get('key') ?? undefined), null, 2)}\n` }),
+      '/debug/queue': (url) =>
+        closed
+          ? { status: 403, contentType: 'text/plain; charset=utf-8', body: 'Forbidden: /debug/queue names objects and quotes their errors, so it is served only with --metrics-secure (to callers the API server authorizes); --insecure-debug-queue opens it to anyone who reaches this port\n' }
+          : { status: 200, contentType: 'application/json', body: `${JSON.stringify(o.debugQueue(url.searchParams.get('key') ?? undefined), null, 2)}\n` },
     },
     bind,
     o.secure ? secureOptions(o.secure) : {},

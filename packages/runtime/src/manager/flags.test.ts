@@ -9,7 +9,7 @@ import { operatorUsage, parseOperatorFlags } from './run-operator.js';
 describe('flags', () => {
   it('has controller-runtime defaults', () => {
     expect(parseFlags(MANAGER_FLAGS, []).values).toEqual({
-      metricsBindAddress: ':8080', metricsSecure: false, healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, leaderElectionId: undefined, webhookBindAddress: ':9443', webhookSecretName: undefined, webhookHost: [], webhookCertDir: undefined, webhookConfigurationName: undefined, otelExporterOtlpEndpoint: undefined, kubeconfig: undefined, logLevel: 'info', logFormat: 'json', logTimeEncoding: 'epoch', logLevelEncoding: 'number',
+      metricsBindAddress: ':8080', metricsSecure: false, insecureDebugQueue: false, healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, leaderElectionId: undefined, webhookBindAddress: ':9443', webhookSecretName: undefined, webhookHost: [], webhookCertDir: undefined, webhookConfigurationName: undefined, otelExporterOtlpEndpoint: undefined, kubeconfig: undefined, logLevel: 'info', logFormat: 'json', logTimeEncoding: 'epoch', logLevelEncoding: 'number',
     });
   });
 

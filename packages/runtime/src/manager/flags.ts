@@ -129,6 +129,7 @@ export function parseFlags<D extends FlagDefinitions>(defs: D, argv: string[], o
 export const MANAGER_FLAGS = {
   metricsBindAddress: flag.string({ metavar: '<addr>', default: ':8080', help: 'where /metrics is served (0 disables)' }),
   metricsSecure: flag.boolean({ help: 'serve /metrics and /debug/queue over HTTPS to callers the API server authenticates (TokenReview) and authorizes (SubjectAccessReview, GET on the path); the charts turn it on' }),
+  insecureDebugQueue: flag.boolean({ help: 'without --metrics-secure, serve /debug/queue anyway, to anyone who reaches the metrics port (it names objects and quotes their errors)' }),
   healthProbeBindAddress: flag.string({ metavar: '<addr>', default: ':8081', help: 'where /healthz and /readyz are served (0 disables)' }),
   leaderElect: flag.boolean({ help: 'run leader election so only one replica reconciles' }),
   leaderElectionNamespace: flag.optionalString({ metavar: '<ns>', help: "the Lease's namespace", defaultText: "POD_NAMESPACE or the kubeconfig's" }),

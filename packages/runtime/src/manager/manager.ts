@@ -50,6 +50,8 @@ export interface ManagerOptions {
    * (`nonResourceURLs`). The certificate is self-signed, made in memory at start.
    */
   metricsSecure?: boolean;
+  /** Without `metricsSecure`, serve /debug/queue anyway, unauthenticated (off by default: it names objects and quotes errors). */
+  insecureDebugQueue?: boolean;
   /** `:8081` by default; `0` disables. */
   healthProbeBindAddress?: string;
   logger?: Logger;
@@ -151,6 +153,7 @@ export class Manager {
       logger,
       metricsBindAddress: flags.metricsBindAddress,
       metricsSecure: flags.metricsSecure,
+      insecureDebugQueue: flags.insecureDebugQueue,
       healthProbeBindAddress: flags.healthProbeBindAddress,
       leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId } : false,
       tracing: flags.otelExporterOtlpEndpoint ? { endpoint: flags.otelExporterOtlpEndpoint } : undefined,
@@ -393,7 +396,8 @@ export class Manager {
       render: () => this.metrics.render(),
       contentType: this.metrics.registry.contentType,
       debugQueue: (key) => this.debugQueue(key),
-      secure: this.options.metricsSecure ? { client: this.client, name: this.options.name, podName: this.environment.podName } : undefined,
+      secure: this.options.metricsSecure ? { client: this.client, name: this.options.name, podName: this.environment.podName, clock: this.clock } : undefined,
+      openDebugQueue: this.options.insecureDebugQueue,
     });
     const probes = await serveProbes(this.options.healthProbeBindAddress ?? ':8081', this.healthChecks, this.readyChecks);
     for (const [name, s] of [['metrics', metrics], ['probes', probes]] as const) {

@@ -22,11 +22,11 @@ function get(port: number, path: string, token?: string): Promise<{ status: numb
 }
 
 describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
-  const suite = useControlPlane({}, async (_, admin) => {
+  const suite = useControlPlane({ audit: true }, async (_, admin) => {
     for (const name of ['monitoring', 'apps']) await admin.create(Namespace, { metadata: { name } });
-    for (const name of ['prometheus', 'nobody']) await admin.create(ServiceAccount, { metadata: { namespace: 'monitoring', name } });
+    for (const name of ['prometheus', 'nobody', 'grafana']) await admin.create(ServiceAccount, { metadata: { namespace: 'monitoring', name } });
     await admin.create(ClusterRole, { metadata: { name: 'metrics-reader' }, rules: [{ nonResourceURLs: ['/metrics', '/debug/queue'], verbs: ['get'] }] });
-    await admin.create(ClusterRoleBinding, { metadata: { name: 'prometheus-metrics-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'metrics-reader' }, subjects: [{ kind: 'ServiceAccount', namespace: 'monitoring', name: 'prometheus' }] });
+    await admin.create(ClusterRoleBinding, { metadata: { name: 'prometheus-metrics-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'metrics-reader' }, subjects: [{ kind: 'ServiceAccount', namespace: 'monitoring', name: 'prometheus' }, { kind: 'ServiceAccount', namespace: 'monitoring', name: 'grafana' }] });
   });
   let manager: Manager;
   let port: number;
@@ -34,7 +34,7 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    for (const name of ['prometheus', 'nobody']) tokens[name] = (await suite.plane.serviceAccountCredentials('monitoring', name)).kubeConfig.getCurrentUser()!.token!;
+    for (const name of ['prometheus', 'nobody', 'grafana']) tokens[name] = (await suite.plane.serviceAccountCredentials('monitoring', name)).kubeConfig.getCurrentUser()!.token!;
     const t = testManager(suite.plane.kubeConfig, { metricsSecure: true, namespaces: ['apps'] });
     manager = t.manager;
     manager.add(
@@ -89,5 +89,32 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
 
     const metrics = (await get(port, '/metrics', tokens.prometheus)).body;
     expect(metrics).toMatch(/opkit_reconcile_triggers_total\{controller="configmap",trigger="watch:Secret"\} [1-9]/);
+  });
+
+  it('asks the API server once for a burst of scrapes with a new token', async () => {
+    await new Promise((r) => setTimeout(r, 1_100)); // the audit log's times are to the second here and there
+    const since = new Date();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => get(port, '/metrics', tokens.grafana)));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    const reviews = suite.plane.audit!.query({ since, resource: 'tokenreviews', verbs: ['create'] });
+    const decisions = suite.plane.audit!.query({ since, resource: 'subjectaccessreviews', verbs: ['create'] });
+    expect([reviews.length, decisions.length]).toEqual([1, 1]);
+  });
+
+  it('keeps serving a reader it allowed while the API server is away (bounded), and says why it cannot decide for a new one', async () => {
+    expect((await get(port, '/metrics', tokens.prometheus)).status).toBe(200);
+    await suite.plane.apiServer.stop();
+    try {
+      // Past the 10 s the answer is kept for: the API server cannot be asked again.
+      await new Promise((r) => setTimeout(r, 11_000));
+      const during = await get(port, '/metrics', tokens.prometheus);
+      expect(during.status).toBe(200);
+      expect(during.body).toMatch(/controller_runtime_reconcile_total/);
+      const unknown = await get(port, '/metrics', 'a-token-never-seen');
+      expect(unknown.status).toBe(503);
+      expect(unknown.body).toMatch(/cannot check the token: the API server/);
+    } finally {
+      await suite.plane.apiServer.start(60_000);
+    }
   });
 });
