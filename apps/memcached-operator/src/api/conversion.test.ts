@@ -1,4 +1,5 @@
 import { Converter } from '@opkit/runtime';
+import { conversionRoundTrips } from '@opkit/runtime/testing';
 import { describe, expect, it } from 'vitest';
 import { MemcachedAPI, THREADS_ANNOTATION } from './conversion.js';
 
@@ -22,7 +23,13 @@ describe('Memcached conversion', () => {
     const edited: typeof alpha = { ...down, spec: { ...down.spec, size: 5 } };
     const up = converter.convert(edited, 'cache.opkit.dev/v1beta1') as typeof beta;
     expect(up.spec).toMatchObject({ replicas: 5, threads: 8 });
-    expect(up.metadata).not.toHaveProperty('annotations');
+    expect(up.metadata.annotations).toEqual({});
+  });
+
+  it('loses nothing, labels and annotations included, for a client of either version', () => {
+    const labelled = { ...meta, labels: { team: 'payments' }, annotations: { 'example.com/pager': 'alice' } };
+    const beta = { apiVersion: 'cache.opkit.dev/v1beta1', kind: 'Memcached', metadata: labelled, spec: { replicas: 2, image: 'm', memoryLimitMB: 64, port: 11211, progressDeadlineSeconds: 600, threads: 8 } };
+    expect(conversionRoundTrips(MemcachedAPI, [{ ...alpha, metadata: labelled }, beta] as never)).toEqual([]);
   });
 
   it('ignores an annotation a user garbled rather than failing every read of the object', () => {

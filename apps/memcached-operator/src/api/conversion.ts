@@ -8,10 +8,14 @@ import { Memcached as MemcachedV1beta1 } from './v1beta1/memcached.js';
  */
 export const THREADS_ANNOTATION = 'cache.opkit.dev/v1beta1-threads';
 
-/** Metadata with these annotations, or without the field when there are none. */
+/**
+ * Metadata with these annotations. Without the field the runtime would carry the input's over
+ * (metadata a conversion leaves out is kept), so it stays when it empties: only an object that
+ * had no annotations comes out without the field.
+ */
 function withAnnotations<M extends { annotations?: Record<string, string> }>(metadata: M, annotations: Record<string, string>): M {
   const { annotations: _, ...rest } = metadata;
-  return (Object.keys(annotations).length ? { ...rest, annotations } : rest) as M;
+  return (Object.keys(annotations).length || metadata.annotations ? { ...rest, annotations } : rest) as M;
 }
 
 /**
