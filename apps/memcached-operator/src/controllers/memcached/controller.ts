@@ -2,7 +2,7 @@ import { controllerFor, Deployment, Pod, Service, type Cache, type ReconcileCont
 import { FINALIZER, Memcached, type MemcachedObject } from '../../api/v1beta1/memcached.js';
 import { MANAGED_BY, selectorLabels } from './labels.js';
 import { desiredDeployment, desiredService } from './resources.js';
-import { computeStatus } from './status.js';
+import { computeStatus, failureStatus } from './status.js';
 import { memcachedRbac } from './rbac.js';
 
 /** Only our own pods are cached: a cluster's other pods are none of this operator's business. */
@@ -61,5 +61,5 @@ export const memcachedController = controllerFor(Memcached.kind)
   .owns(Deployment)
   .owns(Service)
   .watches(Pod, podToMemcached, { informer: POD_INFORMER })
-  .withOptions({ maxConcurrentReconciles: 2, errorCondition: 'Available' })
+  .withOptions({ maxConcurrentReconciles: 2, errorStatus: (mc, failure, now) => failureStatus(mc as MemcachedObject, failure, now) })
   .reconcile(reconcileMemcached);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MemcachedObject } from '../../api/v1beta1/memcached.js';
-import { computeStatus } from './status.js';
+import { computeStatus, failureStatus } from './status.js';
 
 const now = new Date('2026-06-01T12:00:00Z');
 const mc = (size: number, status?: MemcachedObject['status']): MemcachedObject => ({
@@ -48,5 +48,20 @@ describe('computeStatus', () => {
     expect(cond(first, 'Available')).toMatchObject({ status: 'True', reason: 'ScaledToZero' });
     const again = computeStatus(mc(0, first), dep({ replicas: 0 }, 0), [], new Date('2026-06-02T00:00:00Z'));
     expect(again).toEqual(first);
+  });
+});
+
+describe('failureStatus', () => {
+  it('says it fails in every field: Available false, Degraded true, phase Degraded; the pods as last seen', () => {
+    const healthy = computeStatus(mc(2), dep({ replicas: 2, readyReplicas: 2, updatedReplicas: 2, availableReplicas: 2 }, 2), [pod('a'), pod('b')], now);
+    expect(healthy.phase).toBe('Available');
+    const failure = { reason: 'Forbidden', message: 'deployments.apps "cache" is forbidden: cannot patch' };
+    const s = failureStatus(mc(2, healthy), failure, new Date('2026-06-01T12:05:00Z'));
+    expect(s.phase).toBe('Degraded');
+    expect(cond(s, 'Available')).toMatchObject({ status: 'False', ...failure, lastTransitionTime: '2026-06-01T12:05:00Z' });
+    expect(cond(s, 'Degraded')).toMatchObject({ status: 'True', ...failure });
+    expect(cond(s, 'Progressing')).toEqual(cond(healthy, 'Progressing'));
+    expect([s.nodes, s.readyReplicas]).toEqual([healthy.nodes, healthy.readyReplicas]);
+    expect(failureStatus(mc(2, s), failure, new Date('2026-06-01T12:09:00Z'))).toEqual(s);
   });
 });

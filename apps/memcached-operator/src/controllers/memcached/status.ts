@@ -71,3 +71,18 @@ export function computeStatus(mc: MemcachedObject, dep: DeploymentObject | undef
     conditions,
   };
 }
+
+/**
+ * The status while reconciles fail (the operator cannot write what the spec asks: a verb missing
+ * from its role, a webhook refusing): every field says so, Available and Degraded with the API's
+ * reason and words, and the phase. What the pods are doing is left as the last reconcile saw it.
+ */
+export function failureStatus(mc: MemcachedObject, failure: { reason: string; message: string }, now = new Date()): MemcachedStatus {
+  const generation = mc.metadata.generation;
+  let conditions: Condition[] = (mc.status?.conditions as Condition[] | undefined) ?? [];
+  for (const c of [
+    { type: 'Available', status: 'False' as const, ...failure },
+    { type: 'Degraded', status: 'True' as const, ...failure },
+  ]) conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
+  return { ...mc.status, phase: 'Degraded', conditions };
+}
