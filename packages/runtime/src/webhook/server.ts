@@ -47,6 +47,9 @@ export class WebhookServer {
     createSecureContext({ cert: pair.cert, key: pair.key });
     if (!new X509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key))) throw new Error('tls.key does not belong to tls.crt');
     this.server?.setSecureContext({ cert: pair.cert, key: pair.key });
+    // A kept-alive connection goes on presenting the certificate it was opened with: idle ones are
+    // closed, so the next call (the API server reconnects) sees the new one. Busy ones finish first.
+    this.server?.closeIdleConnections();
     this.current = pair;
     this.log.info('webhook serving certificate loaded');
   }

@@ -78,4 +78,30 @@ describe('the runtime keeps its own webhook certificates', () => {
       transport.close();
     }
   });
+
+  it('lets replicas called by different names converge on one certificate instead of re-issuing against each other', async () => {
+    await suite.admin.create(Namespace, { metadata: { name: 'hosts' } });
+    const transport = new Transport(suite.plane.kubeConfig);
+    const client = new Client(transport, { fieldManager: 'keeper' });
+    // A rolling upgrade that changes --webhook-host: old and new replicas keep the same Secret.
+    const keepers = ['old.hosts.svc', 'new.hosts.svc'].map((host) => new ServingCertificates(client, transport, silentLogger(), { secret: { namespace: 'hosts', name: 'shared-tls' }, hosts: [host], inject: {} }));
+    const stop = new AbortController();
+    for (const k of keepers) k.start();
+    const keeping = keepers.map((k) => k.keep(stop.signal));
+    try {
+      await waitFor('a certificate naming both', async () => {
+        const s = await suite.admin.find(Secret, { namespace: 'hosts', name: 'shared-tls' });
+        const crt = s?.data?.['tls.crt'];
+        return !!crt && (new X509Certificate(Buffer.from(crt, 'base64')).subjectAltName ?? '').split(', ').sort().join(',') === 'DNS:new.hosts.svc,DNS:old.hosts.svc';
+      }, { timeoutMs: 20_000 });
+      const settled = (await suite.admin.get(Secret, { namespace: 'hosts', name: 'shared-tls' })).metadata.resourceVersion;
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect((await suite.admin.get(Secret, { namespace: 'hosts', name: 'shared-tls' })).metadata.resourceVersion).toBe(settled);
+    } finally {
+      stop.abort();
+      await Promise.all(keeping);
+      await Promise.all(keepers.map((k) => k.stop()));
+      transport.close();
+    }
+  });
 });

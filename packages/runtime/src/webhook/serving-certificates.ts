@@ -7,8 +7,8 @@ import { CustomResourceDefinition, MutatingWebhookConfiguration, Secret, Validat
 import type { Transport } from '../client/transport.js';
 import { keyOf, type KubeObject, type ObjectKey } from '../client/types.js';
 import { X509Certificate } from 'node:crypto';
-import { CA_LIFETIME_MS, decideRotation, heldCertificates, SERVING_LIFETIME_MS } from './rotation.js';
-import { issueCa, issueServing, pemCertificates, type KeyPair } from './self-signed.js';
+import { bundleCas, CA_LIFETIME_MS, decideRotation, heldCertificates, keyFor, pemKeys, SERVING_LIFETIME_MS, trustedBy, type TargetTrust } from './rotation.js';
+import { issueCa, issueServing, type KeyPair } from './self-signed.js';
 
 /** Where the certificates live and who must trust them. */
 export interface ServingCertificateOptions {
@@ -19,6 +19,8 @@ export interface ServingCertificateOptions {
   /** Objects whose caBundle is kept pointing at the CA. Missing ones are skipped (the chart may not install them). */
   inject: { mutating?: string[]; validating?: string[]; crds?: string[] };
   clock?: Clock;
+  /** How long a CA and a serving certificate live (default a year and 90 days); each is renewed at two thirds. */
+  lifetimes?: { caMs?: number; servingMs?: number };
 }
 
 type Target = { kind: Kind; name: string };
@@ -32,8 +34,12 @@ const secretData = (s: KubeObject | undefined) => (s as { data?: Record<string, 
  * expire, and the CA injected into the webhook configurations and CRDs that call this operator, as
  * cert-manager's cainjector would.
  *
- * Every replica serves webhooks, so every replica reads the Secret (`onCertificate`); only the
- * leader writes it and injects the CA (`keep`), so two replicas never race to issue two CAs.
+ * Every replica serves webhooks, so every replica reads the Secret (`onCertificate`). Every replica
+ * also keeps it (`keep`): conversion must be served before any leader exists, since the operator's
+ * own caches list through it. That is safe because each pass decides from what the Secret and the
+ * targets hold now (rotation.ts) and every write is guarded by resourceVersion: replicas deciding
+ * at once write once, and the others read the result and find nothing left to do. Replicas called
+ * by different names converge on one serving certificate for all of them.
  */
 export class ServingCertificates {
   private readonly secretInformer: Informer<KubeObject>;
@@ -110,37 +116,79 @@ export class ServingCertificates {
     }
   }
 
-  /** One pass: returns how long to sleep. Exposed for tests. */
+  /** What every target's caBundle holds (targets that do not exist are skipped: the chart may not install them). */
+  private targetTrust(): TargetTrust[] {
+    const out: TargetTrust[] = [];
+    for (const { target, informer } of this.targetInformers) {
+      const obj = informer.store.get(target.name) as (KubeObject & Record<string, any>) | undefined;
+      if (!obj) continue;
+      if (target.kind === CustomResourceDefinition) {
+        const cc = obj.spec?.conversion?.webhook?.clientConfig;
+        if (cc) out.push({ name: `CustomResourceDefinition ${target.name}`, trusts: trustedBy(cc.caBundle) });
+        continue;
+      }
+      const hooks = (obj.webhooks ?? []) as { clientConfig: { caBundle?: string } }[];
+      // Each webhook of the configuration has its own caBundle: the configuration trusts what all of them do.
+      const [first, ...rest] = hooks.map((h) => trustedBy(h.clientConfig.caBundle));
+      out.push({ name: `${target.kind.kind} ${target.name}`, trusts: (first ?? []).filter((fp) => rest.every((r) => r.includes(fp))) });
+    }
+    return out;
+  }
+
+  /** One pass: decides (rotation.ts) and does what it says; returns how long to sleep. Exposed for tests. */
   async syncOnce(): Promise<number> {
     const key = keyOf({ metadata: this.options.secret });
     const secret = this.secretInformer.store.get(key);
     const d = secretData(secret);
-    const caCert = unb64(d['ca.crt']);
-    const caKey = unb64(d['ca.key']);
+    const data = { caCert: unb64(d['ca.crt']), caKey: unb64(d['ca.key']), cert: unb64(d['tls.crt']), key: unb64(d['tls.key']) };
     const now = this.clock.now();
-    const decision = decideRotation(heldCertificates({ caCert, caKey, cert: unb64(d['tls.crt']), key: unb64(d['tls.key']) }), this.options.hosts, now);
-    if (decision.action !== 'keep') {
-      this.log.info({ reason: decision.reason, secret: key }, decision.action === 'issue-ca' ? 'issuing a new webhook CA and serving certificate' : 'issuing a new webhook serving certificate');
-      const notBefore = now - 5 * 60_000; // clock skew between this host and the API server's
-      let ca: KeyPair;
-      let bundle: string;
-      if (decision.action === 'issue-ca' || !caCert || !caKey) {
-        ca = issueCa(`${this.options.secret.name}-ca`, notBefore, now + CA_LIFETIME_MS);
-        // The previous CA stays trusted until it expires: replicas still serving its certificate keep working.
-        bundle = ca.cert + stillValid(caCert, now);
-      } else {
-        ca = { cert: `${pemCertificates(caCert)[0]}\n`, key: caKey };
-        bundle = stillValid(caCert, now) || ca.cert;
+    const decision = decideRotation(heldCertificates(data), this.targetTrust(), this.options.hosts, now);
+    const cas = bundleCas(data.caCert);
+    const keys = pemKeys(data.caKey ?? '');
+    const live = cas.filter(({ cert }) => new Date(cert.validTo).getTime() > now);
+    const lifetimes = { ca: this.options.lifetimes?.caMs ?? CA_LIFETIME_MS, serving: this.options.lifetimes?.servingMs ?? SERVING_LIFETIME_MS };
+    const notBefore = now - 5 * 60_000; // clock skew between this host and the API server's
+    // The bundle and the keys of its CAs, newest first; `tls.*` as they are unless replaced.
+    const write = (bundle: { pem: string; cert: X509Certificate }[], extra: { caKey?: string; serving?: KeyPair } = {}) => {
+      const ownKeys = bundle.map(({ cert }) => keyFor(cert, keys)).filter((k): k is string => !!k);
+      const next: Record<string, string> = {
+        'ca.crt': b64(bundle.map((c) => c.pem).join('')),
+        'ca.key': b64([...(extra.caKey ? [extra.caKey] : []), ...ownKeys].join('')),
+      };
+      const serving = extra.serving ?? (data.cert && data.key ? { cert: data.cert, key: data.key } : undefined);
+      if (serving) Object.assign(next, { 'tls.crt': b64(serving.cert), 'tls.key': b64(serving.key) });
+      return this.writeSecret(secret, next);
+    };
+    switch (decision.action) {
+      case 'add-ca': {
+        this.log.info({ reason: decision.reason, secret: key }, 'adding a new webhook CA to the bundle; its serving certificate follows once every caller trusts it');
+        // Unique names: two CAs of one bundle must not share a subject.
+        const ca = issueCa(`${this.options.secret.name}-ca@${Math.floor(now / 1000)}`, notBefore, now + lifetimes.ca);
+        await write([{ pem: ca.cert, cert: new X509Certificate(ca.cert) }, ...live], { caKey: ca.key });
+        return 0; // the informer brings the write back, and the next pass injects it
       }
-      const serving = issueServing(ca, this.options.hosts, notBefore, now + SERVING_LIFETIME_MS);
-      const data = { 'ca.crt': b64(bundle), 'ca.key': b64(ca.key), 'tls.crt': b64(serving.cert), 'tls.key': b64(serving.key) };
-      await this.writeSecret(secret, data);
-      return 0; // the informer brings the write back, and the next pass injects it
+      case 'prune':
+        this.log.info({ reason: decision.reason, secret: key }, 'dropping expired CAs from the webhook CA bundle');
+        await write(live);
+        return 0;
+      case 'inject':
+        await this.inject(live.map((c) => c.pem).join(''));
+        return 0;
+      case 'issue-serving': {
+        const signer = live.find(({ cert }) => cert.fingerprint256 === decision.signer)!;
+        this.log.info({ reason: decision.reason, hosts: decision.hosts, secret: key }, 'issuing a webhook serving certificate');
+        const serving = issueServing({ cert: signer.pem, key: keyFor(signer.cert, keys)! }, decision.hosts, notBefore, now + lifetimes.serving);
+        await write(cas.filter(({ cert }) => new Date(cert.validTo).getTime() > now), { serving });
+        return 0;
+      }
+      case 'wait':
+        // Woken by the targets' informers when the injection lands; rechecked now and then meanwhile.
+        this.log.debug({ reason: decision.reason }, 'webhook certificates: waiting');
+        return 30_000;
+      case 'keep':
+        return decision.recheckAt - now;
     }
-    if (caCert) await this.inject(stillValid(caCert, now));
-    return decision.recheckAt - now;
   }
-
   private async writeSecret(current: KubeObject | undefined, data: Record<string, string>) {
     const { namespace, name } = this.options.secret;
     try {
@@ -183,17 +231,3 @@ export class ServingCertificates {
   }
 }
 
-/** The certificates of a PEM bundle that have not expired, concatenated. */
-function stillValid(bundle: string | undefined, now: number): string {
-  if (!bundle) return '';
-  return pemCertificates(bundle)
-    .filter((pem) => {
-      try {
-        return new Date(new X509Certificate(pem).validTo).getTime() > now;
-      } catch {
-        return false;
-      }
-    })
-    .map((pem) => `${pem}\n`)
-    .join('');
-}

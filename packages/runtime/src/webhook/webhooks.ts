@@ -149,11 +149,20 @@ export class Webhooks {
     void this.certificates.keep(signal);
   }
 
-  /** For /readyz: whether the API server can call this replica. */
+  /**
+   * For /readyz: whether this replica can answer the API server's calls, that is, serves a
+   * certificate. Trouble keeping the certificates (an injection refused, a Secret that cannot be
+   * written) is not: the certificate served is still good, and a replica taken out of the Service
+   * for it would turn a housekeeping problem into an outage. That shows in `problem`.
+   */
   ready(): true | string {
-    if (!this.server) return true;
-    if (!this.server.ready) return this.certificates?.problem ?? this.certFiles?.problem ?? 'webhook server has no serving certificate yet';
-    return this.certificates?.problem ?? this.certFiles?.problem ?? true;
+    if (!this.server || this.server.ready) return true;
+    return this.problem() ?? 'webhook server has no serving certificate yet';
+  }
+
+  /** Why the certificates are not being kept, if they are not. */
+  problem(): string | undefined {
+    return this.certificates?.problem ?? this.certFiles?.problem;
   }
 
   async stop(): Promise<void> {
