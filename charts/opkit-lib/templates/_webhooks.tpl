@@ -80,7 +80,9 @@ spec:
 
 {{/*
 What keeping the certificates needs: its Secret (by name; create cannot be limited to a name), and
-update of the webhook configurations and CRDs it injects the CA into (by name). Call with
+update of the webhook configurations and CRDs it injects the CA into (by name); and what migrating
+the storage of the converted kinds needs: list and update of every object of each, and the CRD's
+status. Call with
 (dict "ctx" $ "mutating" bool "validating" bool "crds" (list …)).
 */}}
 {{- define "opkit-lib.v1.webhookRbac" -}}
@@ -146,6 +148,18 @@ rules:
     resources: ["customresourcedefinitions"]
     resourceNames: {{ toJson . }}
     verbs: ["get", "list", "watch", "update"]
+  {{- /* Storage-version migration: every object of a converted kind rewritten (in every namespace:
+         storage is cluster-wide), then the CRD's status.storedVersions trimmed. */}}
+  - apiGroups: ["apiextensions.k8s.io"]
+    resources: ["customresourcedefinitions/status"]
+    resourceNames: {{ toJson . }}
+    verbs: ["update"]
+  {{- range . }}
+  {{- $crd := splitn "." 2 . }}
+  - apiGroups: [{{ $crd._1 | quote }}]
+    resources: [{{ $crd._0 | quote }}]
+    verbs: ["list", "update"]
+  {{- end }}
   {{- end }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1

@@ -8,7 +8,7 @@ import { recordingManager, scrape } from '../testing/harness.js';
 
 /**
  * The API server goes away and comes back; changes happen while it is gone (straight in etcd) and
- * right around the outage. Nothing may be missed, no watch may stay dead, /readyz must tell.
+ * right around the outage. Nothing may be missed, no watch may stay dead, /cachez must tell (and /readyz must not: it routes webhook traffic).
  */
 describe('informers across API server outages', () => {
   let plane: ControlPlane;
@@ -34,29 +34,32 @@ describe('informers across API server outages', () => {
     await plane.apiServer.start(60_000);
   };
 
-  it('reconciles every change made around a 10 s outage, and /readyz goes red and comes back', async () => {
+  it('reconciles every change made around a 10 s outage, and /cachez goes red and comes back while /readyz stays green', async () => {
     await admin.create(Namespace, { metadata: { name: 'outage' } });
     for (const name of ['keep', 'edit', 'gone-in-etcd']) await admin.create(ConfigMap, { metadata: { name, namespace: 'outage' }, data: { v: '1' } });
     const r = recordingManager(plane.kubeConfig, 'outage');
     manager = r.manager;
     await manager.start();
     await waitFor('the initial state', () => r.state.size === 3);
-    expect((await scrape(manager, '/readyz')).status).toBe(200);
+    expect((await scrape(manager, '/cachez')).status).toBe(200);
 
     // Right before the outage: changes the watch may or may not deliver before the connection drops.
     await admin.patch(ConfigMap, { namespace: 'outage', name: 'edit' }, { data: { v: '2' } });
     await admin.create(ConfigMap, { metadata: { name: 'new-before', namespace: 'outage' }, data: { v: '1' } });
 
     let sawRed = '';
+    let readyRed = false;
     await restartApiServer(10_000, async () => {
       // While the API server is down, an object disappears from storage.
       expect(await plane.etcd.deleteKey('/registry/configmaps/outage/gone-in-etcd')).toBe(1);
-      sawRed = await waitFor('/readyz to go red', async () => {
-        const res = await scrape(manager!, '/readyz');
+      sawRed = await waitFor('/cachez to go red', async () => {
+        if ((await scrape(manager!, '/readyz')).status !== 200) readyRed = true;
+        const res = await scrape(manager!, '/cachez');
         return res.status === 500 && res.body;
       }, { timeoutMs: 8_000 });
     });
     expect(sawRed).toMatch(/\[-\]watches failed: watch failing: configmaps in outage/);
+    expect(readyRed).toBe(false);
 
     // Right after: more changes.
     await admin.patch(ConfigMap, { namespace: 'outage', name: 'edit' }, { data: { v: '3' } });
@@ -67,7 +70,7 @@ describe('informers across API server outages', () => {
       { timeoutMs: 30_000 },
     );
     expect(r.deletes).toContain('gone-in-etcd');
-    await waitFor('/readyz to be green again', async () => (await scrape(manager!, '/readyz')).status === 200, { timeoutMs: 30_000 });
+    await waitFor('/cachez to be green again', async () => (await scrape(manager!, '/cachez')).status === 200, { timeoutMs: 30_000 });
     expect(manager.cache.failing()).toEqual([]);
   });
 

@@ -103,7 +103,7 @@ describe('reconcile errors a user can see and recover from', () => {
     await waitFor('the Widget to converge once the role allows it', async () => (await readyOf(ns, 'w'))?.status === 'True' && (await suite.admin.find(ConfigMap, { namespace: ns, name: 'w' }))?.data?.colour === 'red', { timeoutMs: 20_000 });
   });
 
-  it('fails a reconcile that reads a kind it may not list with the API\'s words, and leaves readiness alone', async () => {
+  it('fails a reconcile that reads a kind it may not list with the API\'s words, and leaves readiness and cache health alone', async () => {
     const ns = 'lazy';
     const kubeConfig = await operatorAccount(ns, widgetRules);
     const errors: string[] = [];
@@ -129,9 +129,10 @@ describe('reconcile errors a user can see and recover from', () => {
     expect(message).toContain('secrets is forbidden');
     expect(Date.now() - t0).toBeLessThan(15_000);
     await sleep(1_000);
-    const readyz = await scrape(manager, '/readyz');
-    expect(readyz.body).toBe('ok');
-    expect(readyz.status).toBe(200);
+    for (const path of ['/readyz', '/cachez'] as const) {
+      const res = await scrape(manager, path);
+      expect([path, res.status, res.body]).toEqual([path, 200, 'ok']);
+    }
   });
 
   it('releases the worker of a reconcile past its timeout, but keeps its key until it settles', async () => {

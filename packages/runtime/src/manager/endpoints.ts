@@ -53,16 +53,23 @@ export async function serveMetrics(
   );
 }
 
-/** /healthz and /readyz on `addr` (none when `0`): every check's answer, `?verbose` or on failure. */
-export async function serveProbes(addr: string, health: Map<string, HealthCheck>, ready: Map<string, HealthCheck>): Promise<RunningServer | undefined> {
+/**
+ * The probe port (none when `0`): every check's answer, `?verbose` or on failure.
+ * - `/healthz`: the process lives (the liveness probe).
+ * - `/readyz`: this replica can answer the calls its Services route to it (the readiness probe).
+ * - `/cachez`: what it keeps in sync with the cluster is in order: caches synced, watches live, the
+ *   API server answering, webhook certificates kept. Not a probe: a red cache must not take a
+ *   replica out of the webhook Service (see docs/runtime.md, "Readiness").
+ */
+export async function serveProbes(addr: string, checks: { health: Map<string, HealthCheck>; ready: Map<string, HealthCheck>; cache: Map<string, HealthCheck> }): Promise<RunningServer | undefined> {
   const bind = parseBindAddress(addr);
   if (!bind) return undefined;
-  const serve = (checks: Map<string, HealthCheck>) => async (url: URL) => {
-    const results = await Promise.all([...checks].map(async ([name, check]) => [name, await Promise.resolve().then(check).catch((e: Error) => e.message)] as const));
+  const serve = (list: Map<string, HealthCheck>) => async (url: URL) => {
+    const results = await Promise.all([...list].map(async ([name, check]) => [name, await Promise.resolve().then(check).catch((e: Error) => e.message)] as const));
     const failed = results.filter(([, r]) => r !== true);
     const verbose = url.searchParams.has('verbose') || failed.length > 0;
     const body = verbose ? `${results.map(([n, r]) => (r === true ? `[+]${n} ok` : `[-]${n} failed: ${r}`)).join('\n')}\n${failed.length ? 'check failed' : 'ok'}` : 'ok';
     return { status: failed.length ? 500 : 200, contentType: 'text/plain; charset=utf-8', body };
   };
-  return listen({ '/healthz': serve(health), '/readyz': serve(ready) }, bind);
+  return listen({ '/healthz': serve(checks.health), '/readyz': serve(checks.ready), '/cachez': serve(checks.cache) }, bind);
 }

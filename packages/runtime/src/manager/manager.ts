@@ -25,6 +25,7 @@ import { OtlpExporter } from '../tracing/otlp-exporter.js';
 import { resolveWebhookOptions, type Webhooks, type WebhookOptions, type WebhookSettings } from '../webhook/webhooks.js';
 import type { AdmissionWebhook } from '../webhook/admission.js';
 import type { VersionedResource } from '../crd/versioned-resource.js';
+import { StorageVersionMigration } from '../crd/storage-migration.js';
 import { makeCollaborators } from './collaborators.js';
 import { initialLifecycle, lifecycleStep, type LifecycleEffect, type LifecycleEvent, type LifecycleState } from './lifecycle.js';
 import { RunnableGroup, type Runnable } from './runnables.js';
@@ -109,6 +110,7 @@ export class Manager {
   private readonly perTerm: RunnableGroup;
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
+  private readonly cacheChecks = new Map<string, HealthCheck>();
   private servers: RunningServer[] = [];
   private elector?: LeaderElector;
   private electing?: Promise<void>;
@@ -134,13 +136,16 @@ export class Manager {
     this.always = new RunnableGroup(this.log);
     this.perTerm = new RunnableGroup(this.log);
     this.healthChecks.set('ping', () => true);
+    // Readiness routes the webhook Service: it must not wait for the caches, since a replica may
+    // list its own kind through its own conversion webhook (docs/runtime.md, "Readiness").
     this.readyChecks.set('webhooks', () => this.webhooks.ready());
-    this.readyChecks.set('apiserver', () => this.liveness.status());
-    this.readyChecks.set('informers-synced', () => (this.cache.synced ? true : 'caches have not synced yet'));
-    this.readyChecks.set('watches', () => {
+    this.cacheChecks.set('apiserver', () => this.liveness.status());
+    this.cacheChecks.set('informers-synced', () => (this.cache.synced ? true : 'caches have not synced yet'));
+    this.cacheChecks.set('watches', () => {
       const failing = this.cache.failing();
       return failing.length ? `watch failing: ${failing.map((f) => `${f.informer} (${f.error?.message ?? 'disconnected'})`).join('; ')}` : true;
     });
+    this.cacheChecks.set('webhook-certificates', () => this.webhooks.problem() ?? true);
   }
 
   /** A manager configured from the standard flags (MANAGER_FLAGS) and the environment. */
@@ -197,10 +202,14 @@ export class Manager {
     return this;
   }
 
-  /** Serves the conversions of a versioned API (`defineVersionedResource`) at /convert. Before start(). */
+  /**
+   * Serves the conversions of a versioned API (`defineVersionedResource`) at /convert, and, on the
+   * leader, migrates what is stored in older versions to the hub (StorageVersionMigration). Before start().
+   */
   addConversion(resource: VersionedResource): this {
     this.assertNew('conversions');
     this.webhooks.addConversion(resource);
+    this.perTerm.add(new StorageVersionMigration(resource, this.client, this.log.child({ component: 'storage-version-migration' }), this.clock));
     return this;
   }
 
@@ -213,8 +222,14 @@ export class Manager {
     this.healthChecks.set(name, check);
   }
 
+  /** A check of whether this replica can answer the calls routed to it; a failing one takes it out of its Services. */
   addReadyzCheck(name: string, check: HealthCheck): void {
     this.readyChecks.set(name, check);
+  }
+
+  /** A check of something the operator keeps in sync with the cluster, shown on /cachez (no probe reads it). */
+  addCachezCheck(name: string, check: HealthCheck): void {
+    this.cacheChecks.set(name, check);
   }
 
   /**
@@ -399,7 +414,7 @@ export class Manager {
       secure: this.options.metricsSecure ? { client: this.client, name: this.options.name, podName: this.environment.podName, clock: this.clock } : undefined,
       openDebugQueue: this.options.insecureDebugQueue,
     });
-    const probes = await serveProbes(this.options.healthProbeBindAddress ?? ':8081', this.healthChecks, this.readyChecks);
+    const probes = await serveProbes(this.options.healthProbeBindAddress ?? ':8081', { health: this.healthChecks, ready: this.readyChecks, cache: this.cacheChecks });
     for (const [name, s] of [['metrics', metrics], ['probes', probes]] as const) {
       if (!s) continue;
       this.ports[name] = s.port;

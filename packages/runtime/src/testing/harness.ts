@@ -46,8 +46,8 @@ export function recordingManager(kubeConfig: KubeConfig, namespace: string, opti
   return { ...t, state, deletes };
 }
 
-/** GET one of the manager's endpoints (/metrics, /healthz, /readyz). */
-export async function scrape(manager: Manager, path: '/metrics' | '/healthz' | '/readyz'): Promise<{ status: number; body: string }> {
+/** GET one of the manager's endpoints (/metrics, /healthz, /readyz, /cachez). */
+export async function scrape(manager: Manager, path: '/metrics' | '/healthz' | '/readyz' | '/cachez'): Promise<{ status: number; body: string }> {
   const port = path === '/metrics' ? manager.ports.metrics : manager.ports.probes;
   if (!port) throw new Error(`the manager serves no ${path}`);
   const res = await fetch(`http://127.0.0.1:${port}${path}`);

@@ -4,6 +4,7 @@ import type { Clock } from '../clock/clock.js';
 import { CustomResourceDefinition, MutatingWebhookConfiguration, Secret, ValidatingWebhookConfiguration } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import { CONVERSION_PATH, type VersionedResource } from '../crd/versioned-resource.js';
+import { storageMigrationRules } from '../crd/storage-migration.js';
 import type { RuntimeMetrics } from '../metrics/metrics.js';
 import { rule, type PolicyRule } from '../rbac/rules.js';
 import { admissionReview, type AdmissionRequest, type AdmissionWebhook } from './admission.js';
@@ -88,11 +89,16 @@ export class Webhooks {
     return this.server?.port;
   }
 
-  /** The permissions keeping the certificates needs (checked at start, granted by the chart). */
+  /**
+   * The permissions the webhooks need (checked at start, granted by the chart): keeping the
+   * certificates (unless someone else keeps them), and migrating the storage of each converted kind.
+   */
   rbac(o: WebhookOptions): PolicyRule[] {
-    if (!this.any || o.certDir) return [];
+    if (!this.any) return [];
+    const rules = this.converter.resources.flatMap(storageMigrationRules);
+    if (o.certDir) return rules;
     const named = (r: PolicyRule, name: string): PolicyRule => ({ ...r, resourceNames: [name] });
-    const rules: PolicyRule[] = [named(rule(Secret, ['get', 'list', 'watch', 'update']), o.secret.name), rule(Secret, ['create'])];
+    rules.push(named(rule(Secret, ['get', 'list', 'watch', 'update']), o.secret.name), rule(Secret, ['create']));
     if (this.admission.some((h) => h.type === 'mutating')) rules.push(named(rule(MutatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
     if (this.admission.some((h) => h.type === 'validating')) rules.push(named(rule(ValidatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
     for (const r of this.converter.resources) rules.push(named(rule(CustomResourceDefinition, ['get', 'list', 'watch', 'update']), r.crd.metadata.name));

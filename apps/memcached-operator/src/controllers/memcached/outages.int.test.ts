@@ -32,14 +32,14 @@ describe('the memcached operator through API server outages', () => {
     if (!lagging.length) return true;
     throw new Error(`${lagging.length} not converged, e.g. ${lagging.slice(0, 2).map((m) => `${m.metadata.name} gen ${m.metadata.generation} ${JSON.stringify(m.status)}`).join('; ')}`);
   };
-  const readyz = () => scrape(manager, '/readyz').then((r) => r.status, () => 0);
-  /** Polls /readyz through an outage and reports whether it went red and how soon. */
+  const cachez = () => scrape(manager, '/cachez').then((r) => r.status, () => 0);
+  /** Polls /cachez through an outage and reports whether it went red and how soon. */
   const watchReadiness = (from: number) => {
     let redAfter: number | undefined;
     let stop = false;
     const done = (async () => {
       while (!stop) {
-        if ((await readyz()) === 500) redAfter ??= Date.now() - from;
+        if ((await cachez()) === 500) redAfter ??= Date.now() - from;
         await sleep(250);
       }
     })();
@@ -78,9 +78,9 @@ describe('the memcached operator through API server outages', () => {
     const thawedAt = Date.now();
     await waitFor(`all ${COUNT} scaled to 2`, () => converged(2), { timeoutMs: 60_000, intervalMs: 1_000 });
     const convergedAfter = Date.now() - thawedAt;
-    await waitFor('/readyz green', async () => (await readyz()) === 200, { timeoutMs: 30_000 });
+    await waitFor('/cachez green', async () => (await cachez()) === 200, { timeoutMs: 30_000 });
     const redAfter = await readiness.end();
-    console.log(`hang: /readyz red after ${redAfter} ms; all ${COUNT} converged ${convergedAfter} ms after the API server answered again`);
+    console.log(`hang: /cachez red after ${redAfter} ms; all ${COUNT} converged ${convergedAfter} ms after the API server answered again`);
     expect(redAfter).toBeDefined();
     expect(redAfter!).toBeLessThanOrEqual(15_000);
     expect(manager.running).toBe(true);
@@ -106,9 +106,9 @@ describe('the memcached operator through API server outages', () => {
     const operatorDoneAfter = Date.now() - upAt;
     await waitFor(`all ${COUNT} scaled to 3`, () => converged(3), { timeoutMs: Math.max(1_000, upAt + 60_000 - Date.now()), intervalMs: 1_000 });
     const convergedAfter = Date.now() - upAt;
-    await waitFor('/readyz green', async () => (await readyz()) === 200, { timeoutMs: 30_000 });
+    await waitFor('/cachez green', async () => (await cachez()) === 200, { timeoutMs: 30_000 });
     const redAfter = await readiness.end();
-    console.log(`kill: /readyz red after ${redAfter} ms; every Deployment updated ${operatorDoneAfter} ms and all ${COUNT} converged ${convergedAfter} ms after the API server came back`);
+    console.log(`kill: /cachez red after ${redAfter} ms; every Deployment updated ${operatorDoneAfter} ms and all ${COUNT} converged ${convergedAfter} ms after the API server came back`);
     expect(redAfter).toBeDefined();
     expect(redAfter!).toBeLessThanOrEqual(15_000);
     expect(manager.running).toBe(true);
