@@ -1,5 +1,5 @@
 import {
-  e2eModes, helmInstall, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
+  e2eModes, helmInstall, vendorChartDependencies, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
   type E2ECluster, type Release,
 } from '@opkit/testing';
 import { buildBundleImage } from '@opkit/testing/containers';
@@ -13,6 +13,8 @@ import { parse } from 'yaml';
 const app = workspaceApp('memcached-operator');
 const sampleYaml = parse(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
 const NS = 'cache';
+/** Where the Memcacheds from before the conversion live. */
+const OLD = 'before-conversion';
 
 /**
  * A client in the cluster, speaking memcached's text protocol with bash's /dev/tcp: through the
@@ -54,16 +56,40 @@ for (const mode of e2eModes()) {
     const sample = () => memcached(sampleYaml.metadata.name, {});
     const kubectl = (...args: string[]) => cluster.kubectl(args);
     const get = async <T>(what: string, ns = NS) => JSON.parse((await kubectl('get', what, '-n', ns, '-o', 'json')).stdout) as T;
-    const waitPhase = (name: string, phase: string, ready: number) =>
-      waitFor(`Memcached ${name} ${phase} with ${ready} ready`, async () => {
-        const mc = await get<Memcached>(`memcached/${name}`);
+    const waitPhase = (name: string, phase: string, ready: number, ns = NS, timeoutMs = 120_000) =>
+      waitFor(`Memcached ${ns}/${name} ${phase} with ${ready} ready`, async () => {
+        const mc = await get<Memcached>(`memcached/${name}`, ns);
         return mc.status?.phase === phase && mc.status.readyReplicas === ready && mc;
-      }, { timeoutMs: 120_000, intervalMs: 500 });
+      }, { timeoutMs, intervalMs: 500 });
+    const CRD = 'memcacheds.cache.opkit.dev';
+    type Crd = { metadata: Record<string, any>; spec: { versions: { name: string; storage: boolean }[]; conversion?: unknown }; status?: { storedVersions?: string[] } };
+    const storedVersions = async () => ((await get<Crd>(`crd/${CRD}`, 'default')).status?.storedVersions ?? []).sort();
+    /** A Memcached written through v1alpha1 (as a manifest from before v1beta1 is). */
+    const legacy = (name: string, size: number) =>
+      JSON.stringify({ apiVersion: 'cache.opkit.dev/v1alpha1', kind: 'Memcached', metadata: { name, namespace: OLD }, spec: { size, ...(cluster.images.memcached ? { image: cluster.images.memcached } : {}) } });
 
     beforeAll(async () => {
       cluster = await startE2ECluster(mode.name, { apps: [app], workloads: ['memcached', 'shell'] });
     });
     afterAll(() => cluster?.stop());
+
+    it('starts from the API as a chart without conversion left it: v1alpha1 alone, with a Memcached stored in it', async () => {
+      // The chart's CRD as it was before v1beta1: its v1alpha1 version alone, stored, and no
+      // conversion webhook. Owned by the release, so that the install below upgrades it, as a
+      // `helm upgrade` from that chart would.
+      await vendorChartDependencies(r.app.chart!);
+      const rendered = await cluster.helm(['template', r.release, r.app.chart!, '--namespace', r.namespace, '--show-only', `templates/crds/cache.opkit.dev_memcacheds.yaml`]);
+      const crd = parse(rendered.stdout) as Crd;
+      crd.spec.versions = crd.spec.versions.filter((v) => v.name === 'v1alpha1').map(({ deprecated: _d, deprecationWarning: _w, ...v }: Record<string, any>) => ({ ...v, storage: true })) as Crd['spec']['versions'];
+      delete crd.spec.conversion;
+      crd.metadata.annotations = { ...crd.metadata.annotations, 'meta.helm.sh/release-name': r.release, 'meta.helm.sh/release-namespace': r.namespace };
+      crd.metadata.labels = { ...crd.metadata.labels, 'app.kubernetes.io/managed-by': 'Helm' };
+      await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(crd) });
+      await kubectl('wait', '--for=condition=Established', `crd/${CRD}`, '--timeout=60s');
+      await kubectl('create', 'namespace', OLD);
+      await waitFor('a v1alpha1 Memcached stored', () => cluster.kubectl(['apply', '-f', '-'], { input: legacy('old', 1) }).then(() => true, () => false), { timeoutMs: 30_000 });
+      expect(await storedVersions()).toEqual(['v1alpha1']);
+    });
 
     it('installs with helm: the CRD, the operator ready, holding its leader Lease', async () => {
       await helmInstall(cluster, r);
@@ -77,6 +103,43 @@ for (const mode of e2eModes()) {
       // It acts as the chart's ServiceAccount, so the chart's RBAC is all it has.
       const who = operatorIdentities(cluster, 'memcached-operator');
       if (who) expect(who).toEqual(['system:serviceaccount:memcached-system:memcached-memcached-operator']);
+    });
+
+    it('upgraded to conversion with one replica and objects stored as v1alpha1: it becomes ready, runs them, and migrates their storage', async () => {
+      // Listing Memcacheds as v1beta1 calls this operator's own conversion webhook through its
+      // Service, which routes only to ready pods: the pod must be ready before its caches sync.
+      await waitPhase('old', 'Available', 1, OLD, 60_000);
+      await waitFor('storedVersions trimmed to v1beta1', async () => (await storedVersions()).join() === 'v1beta1', { timeoutMs: 60_000 });
+    });
+
+    it('restarts its one replica while a Memcached is still stored as v1alpha1: the new pod is ready and reconciles within a minute', async () => {
+      // A Memcached an older operator converged stays stored as v1alpha1: the new one finds nothing
+      // to write on it. Made so here by writing it while v1alpha1 is the storage version.
+      const setStorage = async (version: string) => {
+        const crd = await get<Crd>(`crd/${CRD}`, 'default');
+        crd.spec.versions = crd.spec.versions.map((v) => ({ ...v, storage: v.name === version }));
+        await cluster.kubectl(['replace', '-f', '-'], { input: JSON.stringify(crd) });
+      };
+      await setStorage('v1alpha1');
+      await cluster.kubectl(['apply', '-f', '-'], { input: legacy('kept', 1) });
+      await waitPhase('kept', 'Available', 1, OLD);
+      await new Promise((res) => setTimeout(res, 3_000)); // its last status write lands, as v1alpha1
+      await setStorage('v1beta1');
+      expect(await storedVersions()).toEqual(['v1alpha1', 'v1beta1']);
+
+      const restarted = performance.now();
+      await restartOperator(cluster, r);
+      const readyAfter = performance.now() - restarted;
+      // One replica: between the old pod's end and kube-proxy routing to the new one, the webhook
+      // Service has no endpoint, and a call through it fails; a user's retry succeeds.
+      await waitFor('the scale accepted', () => cluster.kubectl(['scale', 'memcached/kept', '-n', OLD, '--replicas=2']).then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 500 });
+      const scaled = performance.now();
+      await waitFor('the Deployment scaled by the new pod', async () => (await get<{ spec: { replicas: number } }>('deployment/kept', OLD)).spec.replicas === 2, { timeoutMs: 60_000, intervalMs: 250 });
+      console.log(`the new pod was ready ${Math.round(readyAfter)} ms after the old one was deleted, and reconciled a change ${Math.round(performance.now() - scaled)} ms after it was made`);
+      expect(readyAfter).toBeLessThan(60_000);
+      await waitFor('storedVersions trimmed to v1beta1 again', async () => (await storedVersions()).join() === 'v1beta1', { timeoutMs: 60_000 });
+      await kubectl('delete', 'memcacheds', '--all', '-n', OLD, '--cascade=foreground', '--wait=true', '--timeout=120s');
+      await kubectl('delete', 'namespace', OLD, '--wait=true', '--timeout=60s');
     });
 
     it.runIf(mode.name === 'kind')('helm test: the chart\'s test Pod reads the operator\'s metrics through its Service', async () => {

@@ -69,6 +69,7 @@ export class Webhooks {
   private server?: WebhookServer;
   private certificates?: ServingCertificates;
   private certFiles?: CertificateFiles;
+  private disabled = false;
 
   constructor(private readonly deps: { client: Client; transport: Transport; log: Logger; metrics: RuntimeMetrics; clock?: Clock }) {}
 
@@ -106,6 +107,8 @@ export class Webhooks {
   }
 
   async start(o: WebhookOptions, signal: AbortSignal): Promise<void> {
+    // Webhooks registered but switched off (`--webhook-bind-address=0`): nothing to wait for.
+    this.disabled = !o.bindAddress;
     if (!this.any || !o.bindAddress) return;
     const log = this.deps.log.child({ component: 'webhooks' });
     const server = new WebhookServer(o.bindAddress, log, this.deps.metrics);
@@ -162,8 +165,8 @@ export class Webhooks {
    * for it would turn a housekeeping problem into an outage. That shows in `problem`.
    */
   ready(): true | string {
-    if (!this.server || this.server.ready) return true;
-    return this.problem() ?? 'webhook server has no serving certificate yet';
+    if (!this.any || this.disabled || this.server?.ready) return true;
+    return this.problem() ?? (this.server ? 'webhook server has no serving certificate yet' : 'webhook server not started yet');
   }
 
   /** Why the certificates are not being kept, if they are not. */

@@ -143,18 +143,32 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
   }
 
   async function sync() {
-    const pods = (await core.listPodForAllNamespaces()).items;
-    const seen = new Set<string>();
-    for (const pod of pods) {
-      const uid = pod.metadata!.uid!;
+    const pods = (await core.listPodForAllNamespaces()).items.flatMap((pod) => {
       const running = pod.status?.phase === 'Running' && !pod.metadata?.deletionTimestamp;
       const container = pod.spec?.containers.find((c) => options.images[repoOf(c.image ?? '')]);
-      if (!container || !running) continue;
-      seen.add(uid);
+      return container && running ? [{ pod, container, uid: pod.metadata!.uid! }] : [];
+    });
+    // Pods gone (or going) first: their replacements may need what they hold.
+    const current = new Set(pods.map((p) => p.uid));
+    for (const [uid, e] of entries) {
+      if (current.has(uid)) continue;
+      terminate(e);
+      if (!e.child || e.child.exitCode !== null) {
+        e.log.end();
+        entries.delete(uid);
+      }
+    }
+    for (const { pod, container, uid } of pods) {
       let e = entries.get(uid);
       if (!e) {
+        // Pods have addresses of their own; here they share 127.0.0.1. A replacement whose webhook
+        // port a terminating pod still holds starts once that one let go of it (its webhook URL,
+        // which the API server was told, must reach the replacement), as if it had its own address.
+        const webhookPort = container.ports?.find((p) => p.name === 'webhook')?.containerPort;
+        const leaving = [...entries.values()].some((x) => x.stopping && webhookPort !== undefined && x.ports[webhookPort] === webhookPort);
+        if (leaving) continue;
         const ports: Record<number, number> = {};
-        const taken = new Set([...entries.values()].flatMap((x) => Object.values(x.ports)));
+        const taken = new Set([...entries.values()].filter((x) => !x.stopping).flatMap((x) => Object.values(x.ports)));
         for (const p of container.ports ?? []) {
           // The webhook port keeps its number: the API server was told it (the chart's webhook.url,
           // on a port picked free for it). A second replica gets another port; one answers.
@@ -172,14 +186,6 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
         await start(e);
       }
       await probe(e);
-    }
-    for (const [uid, e] of entries) {
-      if (seen.has(uid)) continue;
-      terminate(e);
-      if (!e.child || e.child.exitCode !== null) {
-        e.log.end();
-        entries.delete(uid);
-      }
     }
   }
 
