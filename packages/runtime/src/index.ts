@@ -32,7 +32,7 @@ export { ReferenceReader } from './controller/reference-reader.js';
 export { type Trigger, type ReconcileRecord } from './controller/provenance.js';
 export { Controller, ReconcileTimeoutError, DEFAULT_RECONCILE_TIMEOUT_MS, type Reconciler, type ControllerOptions } from './controller/controller.js';
 export { type ReconcileContext, type ReadClient, type FinalizeOptions } from './controller/reconcile-context.js';
-export { compareResourceVersions } from './cache/expectations.js';
+export { compareResourceVersions } from './controller/read-your-writes.js';
 export { TerminalError, requestKey, type Request, type Result } from './controller/result.js';
 export { requestForObject, requestsForOwner, type MapFunc, type MapContext } from './controller/handlers.js';
 export { generationChanged, resourceVersionChanged, labelsChanged, annotationsChanged, hasLabels, and, or, not, type Predicate } from './controller/predicates.js';

@@ -1,11 +1,14 @@
 import type { Logger } from 'pino';
-import { ApiError, isForbidden, isNotFound, isUnauthorized } from '../client/errors.js';
+import { ApiError, isForbidden, isUnauthorized } from '../client/errors.js';
 import { kindKey, resourceName, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
-import { keyOf, type Cached, type KubeObject, type ObjectKey } from '../client/types.js';
-import { Informer, type EventHandler } from './informer.js';
-import { parseLabelSelector, parseSelector } from './label-selector.js';
+import type { Cached, KubeObject, ObjectKey } from '../client/types.js';
+import { Informer } from './informer.js';
+import { KindInformer } from './kind-informer.js';
 import type { IndexFunc } from './store.js';
+import { judgeSyncWait, type SyncWaitState } from './sync-wait.js';
+
+export { KindInformer } from './kind-informer.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 
 /** Per-kind cache settings: what to watch and how much of it to keep. */
@@ -35,88 +38,6 @@ export class CacheSyncError extends Error {
     super(message);
     this.name = 'CacheSyncError';
   }
-}
-
-/**
- * All informers of a kind under one set of options: one per watched namespace, or one cluster-wide.
- * Consumers see them as one.
- */
-export class KindInformer<T extends KubeObject> {
-  /**
-   * Started by a read after the cache started, not declared by a controller. It counts for
-   * readiness only once it has synced: a read the operator may not make fails that read, it does
-   * not make the whole operator unready.
-   */
-  lazy = false;
-
-  constructor(readonly kind: Kind<T>, readonly options: InformerOptions, readonly parts: Map<string, Informer<T>>) {}
-
-  get synced(): boolean {
-    return [...this.parts.values()].every((i) => i.synced);
-  }
-
-  /** Counted by readiness: declared, or lazy and synced once. */
-  get counts(): boolean {
-    return !this.lazy || this.synced;
-  }
-
-  retryNow(): void {
-    for (const p of this.parts.values()) p.retryNow();
-  }
-
-  /** A watch that failed its last attempt: the cache may be missing changes right now. */
-  get failing(): { informer: string; error?: Error }[] {
-    return [...this.parts.entries()]
-      .filter(([, i]) => i.health.failures > 0)
-      .map(([ns, i]) => ({ informer: `${resourceName(this.kind)}${ns ? ` in ${ns}` : ''}`, error: i.health.lastError }));
-  }
-
-  /** Subscribes to changes; with `replay` (the default) the objects already cached arrive first as adds. */
-  addHandler(h: EventHandler<T>, opts: { replay?: boolean } = {}): () => void {
-    const removers = [...this.parts.values()].map((i) => i.addHandler(h, opts));
-    return () => removers.forEach((r) => r());
-  }
-
-  /** Whether an object with these labels is within this informer's label selector. */
-  selects(labels: Record<string, string> | undefined): boolean {
-    if (!this.options.labelSelector) return true;
-    this.matcher ??= parseLabelSelector(this.options.labelSelector);
-    return this.matcher(labels);
-  }
-  private matcher?: (labels: Record<string, string> | undefined) => boolean;
-
-  /** The latest resourceVersion the watch delivered (events and bookmarks) for the part holding `namespace`. */
-  versionFor(namespace?: string): string {
-    return this.partFor(namespace)?.resourceVersion ?? '';
-  }
-
-  addIndex(name: string, fn: IndexFunc<T>) {
-    for (const i of this.parts.values()) i.store.addIndex(name, fn);
-  }
-
-  private partFor(namespace?: string): Informer<T> | undefined {
-    return this.parts.get('') ?? (namespace ? this.parts.get(namespace) : undefined);
-  }
-
-  get(key: ObjectKey): Cached<T> | undefined {
-    return this.partFor(key.namespace)?.store.get(keyOf(key)) as Cached<T> | undefined;
-  }
-
-  list(opts: CacheListOptions = {}): Cached<T>[] {
-    const parts = opts.namespace && !this.parts.has('') ? [this.parts.get(opts.namespace)].filter((p): p is Informer<T> => !!p) : [...this.parts.values()];
-    // From the store's indexes (namespace, the named index, the labels the selector fixes), then
-    // the selector's other terms: the cost follows the matches, not the cache's size.
-    const selector = parseSelector(opts.labelSelector);
-    const query = { namespace: opts.namespace || undefined, index: opts.index, labels: selector.equalities };
-    let items = parts.flatMap((p) => p.store.select(query));
-    if (opts.labelSelector) items = items.filter((o) => selector.matches(o.metadata.labels as Record<string, string> | undefined));
-    return items as Cached<T>[];
-  }
-
-  get size(): number {
-    return [...this.parts.values()].reduce((n, p) => n + p.store.size, 0);
-  }
-
 }
 
 /**
@@ -302,28 +223,14 @@ export class Cache {
 
   private async waitFor(kis: KindInformer<KubeObject>[], timeoutMs: number, refusedGraceMs = 10_000, signal?: AbortSignal): Promise<void> {
     const clock = this.options.clock ?? systemClock;
-    const now = () => clock.monotonic();
-    const started = now();
-    let deniedSince: number | undefined;
-    let unservedSince: number | undefined;
-    const unsynced = () => kis.flatMap((k) => [...k.parts.values()]).filter((p) => !p.synced);
-    const describe = (parts: ReturnType<typeof unsynced>) =>
-      parts.map((p) => `${resourceName(p.kind)}${p.options.namespace ? ` in ${p.options.namespace}` : ''}${p.health.lastError ? `: ${p.health.lastError.message}` : ''}`).join('\n  ');
+    let state: SyncWaitState = { startedAt: clock.monotonic() };
     while (!kis.every((k) => k.synced)) {
-      const pending = unsynced();
-      const denied = pending.filter((p) => isForbidden(p.health.lastError) || isUnauthorized(p.health.lastError));
-      const unserved = pending.filter((p) => isNotFound(p.health.lastError));
       signal?.throwIfAborted();
-      deniedSince = denied.length ? (deniedSince ?? now()) : undefined;
-      unservedSince = unserved.length ? (unservedSince ?? now()) : undefined;
-      if (deniedSince !== undefined && now() - deniedSince >= refusedGraceMs) {
-        throw new CacheSyncError(`the API server denies access needed to fill the cache (check the operator's RBAC):\n  ${describe(pending)}`);
-      }
-      if (unservedSince !== undefined && now() - unservedSince >= refusedGraceMs) {
-        const names = [...new Set(unserved.map((p) => resourceName(p.kind)))];
-        throw new CacheSyncError(`the API server does not serve ${names.join(', ')}: is its CustomResourceDefinition installed? (or turn off the option that needs it)\n  ${describe(unserved)}`);
-      }
-      if (now() - started >= timeoutMs) throw new CacheSyncError(`timed out after ${timeoutMs / 1000}s waiting for caches to sync:\n  ${describe(pending)}`);
+      const pending = kis.flatMap((k) => [...k.parts.values()]).filter((p) => !p.synced);
+      const parts = pending.map((p) => ({ name: `${resourceName(p.kind)}${p.options.namespace ? ` in ${p.options.namespace}` : ''}`, resource: resourceName(p.kind), lastError: p.health.lastError }));
+      const verdict = judgeSyncWait(parts, state, clock.monotonic(), { timeoutMs, graceMs: refusedGraceMs });
+      if (!verdict.wait) throw new CacheSyncError(verdict.error);
+      state = verdict.state;
       await clock.sleep(50, signal);
     }
   }

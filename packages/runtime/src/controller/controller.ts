@@ -11,7 +11,7 @@ import { defaultControllerRateLimiter, type RateLimiter } from '../queue/rate-li
 import { WorkQueue } from '../queue/work-queue.js';
 import type { Span, Tracer } from '../tracing/tracer.js';
 import { ReconcileAttempt, ReconcileTimeoutError, type Reconciler } from './attempt.js';
-import { CacheHolds } from './cache-holds.js';
+import { CacheHolds } from './read-your-writes.js';
 import { DeniedPermissions, deniedPermissionOf } from './denied-permissions.js';
 import { FailureReports, type ErrorStatus } from './failure-report.js';
 import { classify, type AttemptOutcome, type Decision } from './outcome.js';

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import type { Cache, KindInformer } from '../cache/cache.js';
-import type { Expectation } from '../cache/expectations.js';
+import type { Cache } from '../cache/cache.js';
 import type { Clock } from '../clock/clock.js';
 import type { Client, DeleteOptions, PatchType } from '../client/client.js';
 import { isNotFound } from '../client/errors.js';
+import type { RecordedWrite } from './read-your-writes.js';
 import type { Kind } from '../client/kind.js';
-import { keyOf, type Cached, type KubeObject, type ObjectKey } from '../client/types.js';
+import type { Cached, KubeObject, ObjectKey } from '../client/types.js';
 import type { EventRecorder } from '../events/recorder.js';
 import { applyIfChanged, type ApplyOutcome } from '../helpers/apply.js';
 import { setCondition, type Condition, type ConditionInput } from '../helpers/conditions.js';
@@ -16,15 +16,6 @@ import { ReferenceReader } from './reference-reader.js';
 
 /** Reads that must bypass the cache (an object the operator does not watch). Writes go through the context. */
 export type ReadClient = Pick<Client, 'get' | 'find' | 'list' | 'listAll' | 'options'>;
-
-/** One write of this reconcile, and what the cache must show before the key's next reconcile. */
-export interface RecordedWrite {
-  kind: Kind;
-  key: ObjectKey;
-  /** The written object's labels (which informers can see it). */
-  labels?: Record<string, string>;
-  expectation: Expectation;
-}
 
 export interface FinalizeOptions {
   finalizer: string;
@@ -201,9 +192,4 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
   return ctx;
 }
 
-/** Which of a kind's informers would show this object (selectors allowing). */
-export function informersSeeing(cache: Cache, w: RecordedWrite): KindInformer<KubeObject>[] {
-  return cache.informersOf(w.kind).filter((ki) => !ki.options.fieldSelector && ki.selects(w.labels));
-}
-
-export const writeKey = (w: RecordedWrite): string => keyOf(w.key);
+export type { RecordedWrite } from './read-your-writes.js';

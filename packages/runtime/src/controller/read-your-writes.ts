@@ -1,10 +1,66 @@
 import type { Logger } from 'pino';
 import type { Cache, KindInformer } from '../cache/cache.js';
-import { caughtUp } from '../cache/expectations.js';
-import type { KubeObject } from '../client/types.js';
-import type { WorkQueue } from '../queue/work-queue.js';
 import type { Clock, Timer } from '../clock/clock.js';
-import { informersSeeing, writeKey, type RecordedWrite } from './reconcile-context.js';
+import type { Kind } from '../client/kind.js';
+import { keyOf, type KubeObject, type ObjectKey } from '../client/types.js';
+import type { WorkQueue } from '../queue/work-queue.js';
+
+/*
+ * Read your writes, without blocking a worker. The invariant (docs/runtime.md, "Read-your-writes"):
+ * a key's next reconcile starts only once every informer that can see what its last reconcile
+ * wrote shows that write (or a later version), or has moved past it, or 10 s have passed. The
+ * reconcile context records each write's result (RecordedWrite); the controller holds the key in
+ * its queue (CacheHolds) until the informers catch up (caughtUp), woken by their events. No worker
+ * waits, and no store is scanned. Tests: read-your-writes.test.ts (the decisions),
+ * controller/read-your-writes.int.test.ts (against an API server).
+ */
+
+/** One write of this reconcile, and what the cache must show before the key's next reconcile. */
+export interface RecordedWrite {
+  kind: Kind;
+  key: ObjectKey;
+  /** The written object's labels (which informers can see it). */
+  labels?: Record<string, string>;
+  expectation: Expectation;
+}
+
+/**
+ * Orders two resourceVersions. They are etcd revisions written as decimal integers, and since
+ * Kubernetes 1.35 the API promises they compare that way; anything else is opaque and only equality
+ * is known (`undefined`: cannot tell).
+ */
+export function compareResourceVersions(a: string | undefined, b: string | undefined): number | undefined {
+  if (a === undefined || b === undefined) return undefined;
+  if (a === b) return 0;
+  if (!/^[1-9]\d*$/.test(a) || !/^[1-9]\d*$/.test(b)) return undefined;
+  return a.length !== b.length ? Math.sign(a.length - b.length) : a < b ? -1 : 1;
+}
+
+/** What a write leaves the cache to catch up with. */
+export type Expectation =
+  /** The object as the write returned it: the cache must hold that version or a later one. */
+  | { kind: 'written'; resourceVersion: string }
+  /** A delete: the cache must show the object gone or marked for deletion. */
+  | { kind: 'deleted' };
+
+/**
+ * Has a cache caught up with a write? `cached` is what it holds under the object's key;
+ * `informerVersion` is the latest resourceVersion its watch delivered (events and bookmarks), which
+ * covers what the cache will never hold: an object outside its selector, or deleted since.
+ */
+export function caughtUp(expected: Expectation, cached: KubeObject | undefined, informerVersion: string): boolean {
+  const past = (rv: string | undefined) => (compareResourceVersions(informerVersion, rv) ?? -1) >= 0;
+  if (expected.kind === 'deleted') return !cached || !!cached.metadata.deletionTimestamp;
+  if (cached && (compareResourceVersions(cached.metadata.resourceVersion, expected.resourceVersion) ?? -1) >= 0) return true;
+  return past(expected.resourceVersion);
+}
+
+/** Which of a kind's informers would show this object (selectors allowing). */
+export function informersSeeing(cache: Cache, w: RecordedWrite): KindInformer<KubeObject>[] {
+  return cache.informersOf(w.kind).filter((ki) => !ki.options.fieldSelector && ki.selects(w.labels));
+}
+
+export const writeKey = (w: RecordedWrite): string => keyOf(w.key);
 
 /**
  * How long a key is held for the cache to show its last reconcile's writes. Past it the key runs
