@@ -148,18 +148,6 @@ rules:
     resources: ["customresourcedefinitions"]
     resourceNames: {{ toJson . }}
     verbs: ["get", "list", "watch", "update"]
-  {{- /* Storage-version migration: every object of a converted kind rewritten (in every namespace:
-         storage is cluster-wide), then the CRD's status.storedVersions trimmed. */}}
-  - apiGroups: ["apiextensions.k8s.io"]
-    resources: ["customresourcedefinitions/status"]
-    resourceNames: {{ toJson . }}
-    verbs: ["update"]
-  {{- range . }}
-  {{- $crd := splitn "." 2 . }}
-  - apiGroups: [{{ $crd._1 | quote }}]
-    resources: [{{ $crd._0 | quote }}]
-    verbs: ["list", "update"]
-  {{- end }}
   {{- end }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -177,5 +165,44 @@ subjects:
   - kind: ServiceAccount
     name: {{ include "opkit-lib.v1.serviceAccountName" $ }}
     namespace: {{ $.Release.Namespace }}
+{{- with .crds }}
+---
+{{- /* Storage-version migration: every object of a converted kind rewritten (in every namespace:
+       storage is cluster-wide), then the CRD's status.storedVersions trimmed. Under OLM too. */}}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ $fullname }}-storage-migration
+  labels:
+    {{- include "opkit-lib.v1.labels" $ | nindent 4 }}
+  {{- include "opkit-lib.v1.annotations" (dict "ctx" $) | nindent 2 }}
+rules:
+  - apiGroups: ["apiextensions.k8s.io"]
+    resources: ["customresourcedefinitions/status"]
+    resourceNames: {{ toJson . }}
+    verbs: ["update"]
+  {{- range . }}
+  {{- $crd := splitn "." 2 . }}
+  - apiGroups: [{{ $crd._1 | quote }}]
+    resources: [{{ $crd._0 | quote }}]
+    verbs: ["list", "update"]
+  {{- end }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $fullname }}-storage-migration
+  labels:
+    {{- include "opkit-lib.v1.labels" $ | nindent 4 }}
+  {{- include "opkit-lib.v1.annotations" (dict "ctx" $) | nindent 2 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $fullname }}-storage-migration
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "opkit-lib.v1.serviceAccountName" $ }}
+    namespace: {{ $.Release.Namespace }}
+{{- end }}
 {{- end }}
 {{- end }}

@@ -21,15 +21,17 @@ describe('charts/memcached-operator', () => {
       image: 'opkit/memcached-operator:0.1.0',
       leaseName: 'memcached-operator-leader',
     });
-    // What a default install makes: the operator, its RBAC, secured metrics (and the helm test's reader), its conversion webhook.
+    // What a default install makes: the operator, its RBAC, secured metrics (and the helm test's reader), its conversion webhook and the migration of what is stored in an old version.
     expect(rendered.defaults.map((o) => `${o.kind} ${o.metadata.name}`).sort()).toEqual([
       'ClusterRole opkit-memcached-operator',
       'ClusterRole opkit-memcached-operator-ca-injection',
       'ClusterRole opkit-memcached-operator-metrics-auth',
       'ClusterRole opkit-memcached-operator-metrics-reader',
+      'ClusterRole opkit-memcached-operator-storage-migration',
       'ClusterRoleBinding opkit-memcached-operator',
       'ClusterRoleBinding opkit-memcached-operator-ca-injection',
       'ClusterRoleBinding opkit-memcached-operator-metrics-auth',
+      'ClusterRoleBinding opkit-memcached-operator-storage-migration',
       'ClusterRoleBinding opkit-memcached-operator-test-metrics',
       'CustomResourceDefinition memcacheds.cache.opkit.dev',
       'Deployment opkit-memcached-operator',
