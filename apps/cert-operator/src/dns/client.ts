@@ -3,6 +3,7 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { CLASS, decodeMessage, encodeMessage, isTruncated, OPCODE, rcodeOf, RCODE_NAMES, TYPE, type Message, type ResourceRecord } from './message.js';
 import { signRequest, verifyResponse, type TsigKey } from './tsig.js';
+import { DnsError } from './errors.js';
 
 /** host:port (port 53 when left out; IPv6 in brackets). */
 export function parseServer(server: string): { host: string; port: number } {
@@ -11,11 +12,7 @@ export function parseServer(server: string): { host: string; port: number } {
   return { host: m[1], port: m[2] ? Number(m[2]) : 53 };
 }
 
-export class DnsError extends Error {
-  constructor(message: string, readonly rcode?: string) {
-    super(message);
-  }
-}
+export { DnsError, DnsFormatError } from './errors.js';
 
 function udp(server: { host: string; port: number }, wire: Buffer, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { CLASS, encodeName, TYPE, type Message, type ResourceRecord } from './message.js';
+import { CLASS, decodeTsigData, encodeName, TYPE, type Message, type ResourceRecord } from './message.js';
 
 /** cert-manager's names for the TSIG algorithms, and their DNS names (RFC 8945 §6). */
 export const TSIG_ALGORITHMS = {
@@ -55,22 +55,20 @@ export function signRequest(wire: Buffer, message: Message, key: TsigKey, now = 
 export function verifyResponse(responseWire: Buffer, response: Message, key: TsigKey, requestMac: Buffer): string | undefined {
   const tsig = response.additionals.at(-1);
   if (!tsig || tsig.type !== TYPE.TSIG) return 'the response is not signed';
-  // RDATA: algorithm name, time (6), fudge (2), MAC size (2), MAC, original ID, error, other length, other.
-  let p = 0;
-  while (tsig.data[p] !== 0) p += 1 + tsig.data[p];
-  p += 1;
-  const signed = tsig.data.readUIntBE(p, 6);
-  const macSize = tsig.data.readUInt16BE(p + 8);
-  const mac = tsig.data.subarray(p + 10, p + 10 + macSize);
-  const error = tsig.data.readUInt16BE(p + 12 + macSize);
-  const otherLen = tsig.data.readUInt16BE(p + 14 + macSize);
-  const other = tsig.data.subarray(p + 16 + macSize, p + 16 + macSize + otherLen);
+  let fields;
+  try {
+    fields = decodeTsigData(tsig.data);
+  } catch (err) {
+    return `the response's TSIG record cannot be read (${(err as Error).message})`;
+  }
+  const { signed, mac, error, other, originalId } = fields;
   if (error) return `TSIG error ${error === 16 ? 'BADSIG' : error === 17 ? 'BADKEY' : error === 18 ? 'BADTIME' : error}`;
-  // The response without its TSIG record, ARCOUNT one less.
+  // The response without its TSIG record, ARCOUNT one less, and the ID it was sent with.
   const tsigLength = tsig.data.length + encodeName(tsig.name).length + 10;
+  if (tsigLength > responseWire.length - 12) return 'the response\'s TSIG record is longer than the response';
   const body = Buffer.from(responseWire.subarray(0, responseWire.length - tsigLength));
   body.writeUInt16BE(response.additionals.length - 1, 10);
-  body.writeUInt16BE(tsig.data.readUInt16BE(p + 10 + macSize), 0);
+  body.writeUInt16BE(originalId, 0);
   const want = hmac(key, u16(requestMac.length), requestMac, body, variables(key, signed, error, other));
   if (want.length !== mac.length || !timingSafeEqual(want, mac)) return 'the response signature does not verify';
   return undefined;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Cache } from '../cache/cache.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import type { Client } from '../client/client.js';
@@ -188,9 +189,13 @@ export class Controller {
     if (this.term) return;
     const queue = new WorkQueue(this.name, { rateLimiter: this.rateLimiter, metrics: this.queueMetrics, clock: this.clock });
     const unsubscribe: (() => void)[] = [];
+    const abort = new AbortController();
+    // Each reconcile in flight listens on the term's signal (its fence), and removes its listener when
+    // it returns: as many as workers, plus those past their timeout. Not a leak, whatever their number.
+    setMaxListeners(0, abort.signal);
     const term: Term = {
       queue,
-      abort: new AbortController(),
+      abort,
       workers: [],
       unsubscribe,
       holds: new CacheHolds(queue, this.deps.cache, this.log, (u) => unsubscribe.push(u), this.clock),

@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import * as fs from 'node:fs';
 
 /**
  * When a process started, in clock ticks since boot (field 22 of /proc/<pid>/stat), as a string;
@@ -18,7 +18,12 @@ function startTime(pid) {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
 }
 `;
-const startTime = new Function('require', 'process', `${START_TIME_SOURCE}; return startTime;`)(createRequire(import.meta.url), process) as (pid: number) => string | null | undefined;
+// The same source the watchdog runs; all it requires is fs.
+const onlyFs = (id: string) => {
+  if (id !== 'fs') throw new Error(`startTime requires only fs, not ${id}`);
+  return fs;
+};
+const startTime = new Function('require', 'process', `${START_TIME_SOURCE}; return startTime;`)(onlyFs, process) as (pid: number) => string | null | undefined;
 
 /** Whether `pid` still names the process that had `start` (see startTime); no start known: whether it lives. */
 export function sameProcess(pid: number, start: string | null | undefined): boolean {
