@@ -19,7 +19,7 @@ export { Cache, KindInformer, CacheSyncError, type CacheOptions, type CacheListO
 export { Informer, type EventHandler } from './cache/informer.js';
 export { Watcher, type WatcherOptions, type WatcherHealth } from './cache/watcher.js';
 export { Store, type IndexFunc } from './cache/store.js';
-export { parseLabelSelector, formatLabelSelector } from './cache/label-selector.js';
+export { parseLabelSelector, formatLabelSelector, SelectorError } from './cache/label-selector.js';
 export { deepFreeze, thaw } from './cache/freeze.js';
 
 // Queue
@@ -41,7 +41,7 @@ export { generationChanged, resourceVersionChanged, labelsChanged, annotationsCh
 export { Manager, leaderIdentity, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
 export { runOperator, operatorUsage, parseOperatorFlags, type OperatorDefinition } from './manager/run-operator.js';
 export { LeaderElector, microTime, type LeaderElectionConfig, type LeadershipCallbacks } from './manager/leader-election.js';
-export { parseDuration, formatDuration } from './helpers/duration.js';
+export { parseDuration, formatDuration, DurationError, MAX_DURATION_MS } from './helpers/duration.js';
 export { flag, parseFlags, flagHelp, flagName, MANAGER_FLAGS, FlagError, type Flag, type FlagDefinitions, type FlagValues, type ManagerFlags } from './manager/flags.js';
 export { operatorEnvironment, instanceName, ENVIRONMENT_HELP, type OperatorEnvironment } from './manager/environment.js';
 export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';

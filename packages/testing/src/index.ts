@@ -33,3 +33,6 @@ export { startLocalAcme, type LocalAcme } from './acme/local-acme.js';
 export { validateBundle, type BundleFinding } from './olm/validator.js';
 export { runFuzzTarget, assertNoFindings, type FuzzOptions, type FuzzReport, type FuzzFinding } from './fuzz/run.js';
 export { fuzzTargets, refusesWith, type FuzzTarget } from './fuzz/target.js';
+export { startFaultProxy, type FaultProxy, type FaultProxyOptions } from './faults/proxy.js';
+export { decideFault, DEFAULT_RATES, type Fault, type FaultRates } from './faults/schedule.js';
+export { maxWritesPerObjectPerMinute, operatorWrites, writesByNonLeaders } from './faults/invariants.js';

@@ -25,6 +25,14 @@ export class AcmeUnavailableError extends Error {
   }
 }
 
+/** The ACME server answered something that is not ACME (a body that does not parse, a field missing or of the wrong kind). */
+export class AcmeProtocolError extends Error {
+  constructor(readonly server: string, cause: string) {
+    super(`the ACME server ${server} answered something that is not ACME: ${cause}`);
+    this.name = 'AcmeProtocolError';
+  }
+}
+
 /** An ACME problem document (RFC 8555 §6.7) answered with a 4xx: final unless noted. */
 export class AcmeProblemError extends Error {
   constructor(readonly type: string, readonly status: number, detail: string) {
@@ -39,6 +47,11 @@ export class AcmeProblemError extends Error {
     return this.type.endsWith(':accountDoesNotExist') || /account .*(does not exist|not found)/i.test(this.message);
   }
 }
+
+/** The longest one request to an ACME server may take, start to end. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** The largest answer read from an ACME server: a certificate chain is a few KiB. */
+const MAX_RESPONSE_BYTES = 1 << 20;
 
 export interface AcmeServerOptions {
   directoryUrl: string;
@@ -138,7 +151,8 @@ export class AcmeSession {
       const observe = (status: number | 'error') => options.observe?.({ method: String(method).toUpperCase(), url: String(url), status, seconds: (performance.now() - started) / 1000 });
       let resp: Response;
       try {
-        resp = await request(url, method, { ...opts, ...agents, timeout: 30_000 });
+        // Bounded in time as a whole (not only between bytes: a server may trickle) and in size.
+        resp = await request(url, method, { ...opts, ...agents, timeout: REQUEST_TIMEOUT_MS, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), maxContentLength: MAX_RESPONSE_BYTES, maxBodyLength: MAX_RESPONSE_BYTES, maxRedirects: 2 });
         observe(resp.status);
       } catch (err) {
         observe('error');
@@ -179,8 +193,9 @@ export class AcmeSession {
         throw new AcmeRateLimitError(parseRetryAfter(resp.headers['retry-after']) ?? 60_000, detail);
       }
       if (resp && resp.status >= 500) throw new AcmeUnavailableError(this.options.directoryUrl, `${resp.status}: ${detail}`);
-      if (resp && resp.status >= 400) throw new AcmeProblemError(problem.type ?? 'about:blank', resp.status, detail);
-      throw err;
+      if (resp && resp.status >= 400) throw new AcmeProblemError(typeof problem.type === 'string' ? problem.type : 'about:blank', resp.status, String(detail));
+      // Anything else acme-client tripped over is the server's answer, not ours to crash on.
+      throw new AcmeProtocolError(this.options.directoryUrl, (err as Error).message);
     }
   }
 }

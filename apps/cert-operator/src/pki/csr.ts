@@ -130,17 +130,35 @@ function identityOf(subject: x509.Name, extensions: readonly x509.Extension[]): 
 export const csrExtension = (csr: ParsedCSR, oid: string) => csr.extensions.find((e) => e.type === oid);
 export { OID_NAME_CONSTRAINTS, OID_SAN };
 
-/** Parses and verifies a PEM CSR: its self-signature must hold. */
+/** A request that is not a usable CSR: its author's to fix (a CertificateRequest's spec.request). */
+export class CsrError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CsrError';
+  }
+}
+
+/** Parses and verifies a PEM CSR: its self-signature must hold. Anything else is a CsrError. */
 export async function parseCSR(pem: string): Promise<ParsedCSR> {
   let csr: x509.Pkcs10CertificateRequest;
   try {
     csr = new x509.Pkcs10CertificateRequest(pem);
   } catch (err) {
-    throw new Error(`the request is not a PEM certificate signing request: ${(err as Error).message}`);
+    throw new CsrError(`the request is not a PEM certificate signing request: ${(err as Error).message}`);
   }
-  if (!(await csr.verify())) throw new Error('the certificate signing request has an invalid signature');
-  const subject = new x509.Name(csr.subject);
-  return { csr, subject, subjectFields: subjectFieldsOf(subject), extensions: [...csr.extensions], publicKey: createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' }), ...identityOf(subject, csr.extensions) };
+  let valid: boolean;
+  try {
+    valid = await csr.verify();
+  } catch (err) {
+    throw new CsrError(`the certificate signing request's signature cannot be checked: ${(err as Error).message}`);
+  }
+  if (!valid) throw new CsrError('the certificate signing request has an invalid signature');
+  try {
+    const subject = new x509.Name(csr.subject);
+    return { csr, subject, subjectFields: subjectFieldsOf(subject), extensions: [...csr.extensions], publicKey: createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' }), ...identityOf(subject, csr.extensions) };
+  } catch (err) {
+    throw new CsrError(`the certificate signing request cannot be read: ${(err as Error).message}`);
+  }
 }
 
 export const csrPublicKeyDer = (p: ParsedCSR): Buffer => publicKeyDer(p.publicKey);

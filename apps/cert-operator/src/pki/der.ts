@@ -1,7 +1,7 @@
 /**
- * Just enough DER to write PKCS#12 files: definite lengths, the universal types they use and
- * context-specific explicit tags. Writing only; what we write is read back by OpenSSL, Java and
- * Node in the tests.
+ * Just enough DER: writing PKCS#12 files and subjectAltNames (definite lengths, the universal types
+ * they use, context-specific tags; what we write is read back by OpenSSL, Java and Node in the
+ * tests), and reading the names of a CSR or a certificate, strictly (DerError).
  */
 
 const length = (n: number): Buffer => {
@@ -57,6 +57,14 @@ export function utf16be(s: string): Buffer {
   return be;
 }
 
+/** DER that does not parse: a length past its end, an indefinite or absurd length, a missing part. */
+export class DerError extends Error {
+  constructor(message: string) {
+    super(`malformed DER: ${message}`);
+    this.name = 'DerError';
+  }
+}
+
 /** One TLV read from DER: its tag, its content, and where the next one starts. */
 export interface Tlv {
   tag: number;
@@ -64,16 +72,26 @@ export interface Tlv {
   next: number;
 }
 
+/**
+ * Reads one TLV at `offset`, every length checked against the buffer: the bytes may come from a
+ * tenant's CSR or a Secret someone else wrote. Single-byte tags (all RFC 5280 uses), definite
+ * lengths of at most four bytes (DER forbids the indefinite form).
+ */
 export function readTlv(buf: Buffer, offset = 0): Tlv {
-  const tag = buf[offset];
-  let len = buf[offset + 1];
+  if (offset + 2 > buf.length) throw new DerError(`a value at ${offset} is cut short`);
+  const tag = buf[offset]!;
+  if ((tag & 0x1f) === 0x1f) throw new DerError(`a multi-byte tag at ${offset}`);
+  let len = buf[offset + 1]!;
   let start = offset + 2;
   if (len & 0x80) {
     const n = len & 0x7f;
-    len = 0;
-    for (let i = 0; i < n; i++) len = len * 256 + buf[start + i];
+    if (n === 0) throw new DerError(`an indefinite length at ${offset}`);
+    if (n > 4) throw new DerError(`a length of ${n} bytes at ${offset}`);
+    if (start + n > buf.length) throw new DerError(`the length at ${offset} is cut short`);
+    len = buf.readUIntBE(start, n);
     start += n;
   }
+  if (start + len > buf.length) throw new DerError(`a value of ${len} bytes at ${offset} runs past the end (${buf.length} bytes)`);
   return { tag, content: buf.subarray(start, start + len), next: start + len };
 }
 
@@ -89,10 +107,14 @@ export function children(content: Buffer): Tlv[] {
 }
 
 export function decodeOid(content: Buffer): string {
-  const parts = [Math.floor(content[0] / 40), content[0] % 40];
+  if (!content.length) throw new DerError('an empty OBJECT IDENTIFIER');
+  if (content[content.length - 1]! & 0x80) throw new DerError('an OBJECT IDENTIFIER cut short');
+  const first = content[0]!;
+  const parts = first < 80 ? [Math.floor(first / 40), first % 40] : [2, first - 80];
   let v = 0;
   for (const b of content.subarray(1)) {
     v = v * 128 + (b & 0x7f);
+    if (v > Number.MAX_SAFE_INTEGER / 128) throw new DerError('an OBJECT IDENTIFIER arc too large');
     if (!(b & 0x80)) {
       parts.push(v);
       v = 0;

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { children, decodeOid, explicit, ia5, oid, readTlv, sequence, tlv, utf8String } from './der.js';
+import { children, decodeOid, DerError, explicit, ia5, oid, readTlv, sequence, tlv, utf8String } from './der.js';
 import { x509 } from './crypto-provider.js';
 
 // The GeneralName forms written here (RFC 5280 §4.2.1.6), context-specific implicit tags.
@@ -39,20 +39,25 @@ export function sanWithOtherNames(id: { dnsNames: string[]; ipAddresses: string[
 
 const ipString = (b: Buffer): string => {
   if (b.length === 4) return [...b].join('.');
+  if (b.length !== 16) throw new DerError(`an iPAddress of ${b.length} bytes (4 or 16)`);
   const groups = Array.from({ length: 8 }, (_, i) => b.readUInt16BE(i * 2).toString(16));
   return new URL(`http://[${groups.join(':')}]/`).hostname.slice(1, -1);
 };
 
-/** Every name of a subjectAltName extension's value, otherNames included (UTF8String values). */
+/** Every name of a subjectAltName extension's value, otherNames included (UTF8String values); DerError when it does not parse. */
 export function sanNames(sanValue: ArrayBuffer | Buffer): { dnsNames: string[]; ipAddresses: string[]; uris: string[]; emailAddresses: string[]; otherNames: OtherName[] } {
   const out = { dnsNames: [] as string[], ipAddresses: [] as string[], uris: [] as string[], emailAddresses: [] as string[], otherNames: [] as OtherName[] };
-  for (const n of children(readTlv(Buffer.from(sanValue as ArrayBuffer)).content)) {
+  const names = readTlv(Buffer.from(sanValue as ArrayBuffer));
+  if (names.tag !== 0x30) throw new DerError('a subjectAltName that is not a SEQUENCE of names');
+  for (const n of children(names.content)) {
     if (n.tag === TAG.dNSName) out.dnsNames.push(n.content.toString('ascii'));
     else if (n.tag === TAG.iPAddress) out.ipAddresses.push(ipString(n.content));
     else if (n.tag === TAG.uri) out.uris.push(n.content.toString('ascii'));
     else if (n.tag === TAG.rfc822Name) out.emailAddresses.push(n.content.toString('ascii'));
     else if (n.tag === TAG.otherName) {
+      // type-id OBJECT IDENTIFIER, value [0] EXPLICIT (a UTF8String, as cert-manager writes them)
       const [type, wrapped] = children(n.content);
+      if (type?.tag !== 0x06 || wrapped?.tag !== 0xa0) throw new DerError('an otherName that is not an OBJECT IDENTIFIER and a [0] value');
       out.otherNames.push({ oid: decodeOid(type.content), utf8Value: readTlv(wrapped.content).content.toString('utf8') });
     }
   }

@@ -23,7 +23,7 @@ describe('Memcached conversion', () => {
     const edited: typeof alpha = { ...down, spec: { ...down.spec, size: 5 } };
     const up = converter.convert(edited, 'cache.opkit.dev/v1beta1') as typeof beta;
     expect(up.spec).toMatchObject({ replicas: 5, threads: 8 });
-    expect(up.metadata.annotations).toEqual({});
+    expect((up.metadata as { annotations?: Record<string, string> }).annotations).toEqual({});
   });
 
   it('loses nothing, labels and annotations included, for a client of either version', () => {

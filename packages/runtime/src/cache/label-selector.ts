@@ -4,6 +4,14 @@
  */
 export type LabelMatcher = (labels: Record<string, string> | undefined) => boolean;
 
+/** A selector the API server would refuse too. */
+export class SelectorError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SelectorError';
+  }
+}
+
 interface Requirement {
   key: string;
   op: 'in' | 'notin' | 'exists' | '!exists';
@@ -36,7 +44,7 @@ function parseRequirement(term: string): Requirement {
   }
   if ((m = term.match(/^!\s*([^\s!=]+)$/))) return { key: m[1], op: '!exists', values: [] };
   if ((m = term.match(/^([^\s!=()]+)$/))) return { key: m[1], op: 'exists', values: [] };
-  throw new Error(`invalid label selector term: "${term}"`);
+  throw new SelectorError(`invalid label selector term: "${term}"`);
 }
 
 /** A parsed selector: its matcher, and the `key in (values)` terms an index can answer. */

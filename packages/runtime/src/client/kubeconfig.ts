@@ -59,6 +59,14 @@ interface Credential {
 
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/** A kubeconfig that cannot be read: not YAML, or something in it of the wrong shape (and where). */
+export class KubeconfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KubeconfigError';
+  }
+}
+
 /**
  * A kubeconfig, read as kubectl reads it: several files merged (the first to name a cluster,
  * user or context wins, and the first current-context), relative paths against the file that
@@ -78,8 +86,27 @@ export class KubeConfig implements ClusterAccess {
   /** kubectl's merge of a KUBECONFIG list (or one file). */
   static fromFiles(paths: string[]): KubeConfig {
     const kc = new KubeConfig();
-    for (const p of paths) kc.merge(parse(readFileSync(p, 'utf8')) ?? {}, dirname(p), p);
+    for (const p of paths) kc.mergeText(readFileSync(p, 'utf8'), dirname(p), p);
     return kc;
+  }
+
+  /** One kubeconfig's text (relative paths against `base`). KubeconfigError when it is not one. */
+  static fromText(text: string, base = process.cwd(), source = 'kubeconfig'): KubeConfig {
+    const kc = new KubeConfig();
+    kc.mergeText(text, base, source);
+    return kc;
+  }
+
+  private mergeText(text: string, base: string, source: string): void {
+    let doc: unknown;
+    try {
+      doc = parse(text, { maxAliasCount: 100 });
+    } catch (err) {
+      throw new KubeconfigError(`${source} is not YAML: ${(err as Error).message.split('\n')[0]}`);
+    }
+    if (doc === null || doc === undefined) doc = {};
+    if (typeof doc !== 'object' || Array.isArray(doc)) throw new KubeconfigError(`${source} is not a kubeconfig: it holds a ${Array.isArray(doc) ? 'list' : typeof doc}, not a map`);
+    this.merge(doc as Record<string, unknown>, base, source);
   }
 
   /** The pod's ServiceAccount, as in-cluster clients read it. */
@@ -98,43 +125,67 @@ export class KubeConfig implements ClusterAccess {
     return kc;
   }
 
+  /** Merges one document; entries of the wrong shape are refused with where they are, not half-read. */
   private merge(doc: Record<string, unknown>, base: string, source: string): void {
     this.sources.push(source);
     const abs = (p: string | undefined) => (p && !isAbsolute(p) ? join(base, p) : p);
-    const list = (key: string) => (Array.isArray(doc[key]) ? (doc[key] as { name?: string; [k: string]: unknown }[]) : []);
-    for (const { name, cluster } of list('clusters') as { name: string; cluster?: Record<string, unknown> }[]) {
+    const fail = (where: string, what: string) => {
+      throw new KubeconfigError(`${source}: ${where} ${what}`);
+    };
+    const str = (v: unknown, where: string): string | undefined => (v === undefined || v === null ? undefined : typeof v === 'string' ? v : fail(where, 'must be a string'));
+    const map = (v: unknown, where: string): Record<string, unknown> | undefined => (v === undefined || v === null ? undefined : typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : fail(where, 'must be a map'));
+    const list = (key: string): { name: string; entry: Record<string, unknown> }[] => {
+      const v = doc[key];
+      if (v === undefined || v === null) return [];
+      if (!Array.isArray(v)) return fail(key, 'must be a list');
+      return v.map((item: unknown, i) => {
+        const e = map(item, `${key}[${i}]`) ?? {};
+        return { name: str(e.name, `${key}[${i}].name`) ?? '', entry: e };
+      });
+    };
+    for (const [i, { name, entry }] of list('clusters').entries()) {
+      const cluster = map(entry.cluster, `clusters[${i}].cluster`);
       if (!name || !cluster || this.clusters.has(name)) continue;
+      const at = `clusters[${i}].cluster`;
       this.clusters.set(name, {
-        server: String(cluster.server ?? ''),
-        certificateAuthority: abs(cluster['certificate-authority'] as string | undefined),
-        certificateAuthorityData: cluster['certificate-authority-data'] as string | undefined,
+        server: str(cluster.server, `${at}.server`) ?? '',
+        certificateAuthority: abs(str(cluster['certificate-authority'], `${at}.certificate-authority`)),
+        certificateAuthorityData: str(cluster['certificate-authority-data'], `${at}.certificate-authority-data`),
         insecureSkipTlsVerify: cluster['insecure-skip-tls-verify'] === true,
-        tlsServerName: cluster['tls-server-name'] as string | undefined,
+        tlsServerName: str(cluster['tls-server-name'], `${at}.tls-server-name`),
       });
     }
-    for (const { name, user } of list('users') as { name: string; user?: Record<string, unknown> }[]) {
+    for (const [i, { name, entry }] of list('users').entries()) {
       if (!name || this.users.has(name)) continue;
-      const u = user ?? {};
-      const exec = u.exec as ExecConfig | undefined;
+      const at = `users[${i}].user`;
+      const u = map(entry.user, at) ?? {};
+      const exec = map(u.exec, `${at}.exec`);
+      const command = exec ? str(exec.command, `${at}.exec.command`) : undefined;
+      if (exec && !command) fail(`${at}.exec.command`, 'is required');
+      if (exec?.args !== undefined && !(Array.isArray(exec.args) && exec.args.every((a) => typeof a === 'string'))) fail(`${at}.exec.args`, 'must be a list of strings');
+      if (exec?.env !== undefined && !(Array.isArray(exec.env) && exec.env.every((e) => e && typeof e === 'object' && typeof (e as { name?: unknown }).name === 'string' && typeof (e as { value?: unknown }).value === 'string'))) fail(`${at}.exec.env`, 'must be a list of {name, value} strings');
       this.users.set(name, {
-        token: u.token as string | undefined,
-        tokenFile: abs(u.tokenFile as string | undefined),
-        clientCertificate: abs(u['client-certificate'] as string | undefined),
-        clientCertificateData: u['client-certificate-data'] as string | undefined,
-        clientKey: abs(u['client-key'] as string | undefined),
-        clientKeyData: u['client-key-data'] as string | undefined,
-        username: u.username as string | undefined,
-        password: u.password as string | undefined,
+        token: str(u.token, `${at}.token`),
+        tokenFile: abs(str(u.tokenFile, `${at}.tokenFile`)),
+        clientCertificate: abs(str(u['client-certificate'], `${at}.client-certificate`)),
+        clientCertificateData: str(u['client-certificate-data'], `${at}.client-certificate-data`),
+        clientKey: abs(str(u['client-key'], `${at}.client-key`)),
+        clientKeyData: str(u['client-key-data'], `${at}.client-key-data`),
+        username: str(u.username, `${at}.username`),
+        password: str(u.password, `${at}.password`),
         // A relative command with a slash is relative to the kubeconfig; a bare name is looked up on PATH.
-        exec: exec && { ...exec, command: exec.command.includes('/') ? abs(exec.command)! : exec.command },
-        authProvider: u['auth-provider'],
+        exec: exec && command ? ({ ...exec, command: command.includes('/') ? abs(command)! : command } as ExecConfig) : undefined,
+        authProvider: map(u['auth-provider'], `${at}.auth-provider`),
       });
     }
-    for (const { name, context } of list('contexts') as { name: string; context?: Context }[]) {
+    for (const [i, { name, entry }] of list('contexts').entries()) {
+      const context = map(entry.context, `contexts[${i}].context`);
       if (!name || !context || this.contexts.has(name)) continue;
-      this.contexts.set(name, { cluster: context.cluster, user: context.user, namespace: context.namespace });
+      const at = `contexts[${i}].context`;
+      this.contexts.set(name, { cluster: str(context.cluster, `${at}.cluster`) ?? '', user: str(context.user, `${at}.user`) ?? '', namespace: str(context.namespace, `${at}.namespace`) });
     }
-    if (!this.current && typeof doc['current-context'] === 'string') this.current = doc['current-context'];
+    const current = str(doc['current-context'], 'current-context');
+    if (!this.current && current) this.current = current;
   }
 
   getCurrentContext(): string {

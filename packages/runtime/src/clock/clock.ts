@@ -31,7 +31,13 @@ const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 function systemTimer(ms: number, fn: () => void, ref: boolean): Timer {
   let handle: NodeJS.Timeout;
-  const due = performance.now() + Math.max(0, ms);
+  if (ms <= MAX_TIMEOUT_MS) {
+    // The common case, on hot paths (a reconcile's timeout): one timer, nothing else.
+    handle = setTimeout(fn, Math.max(0, ms));
+    if (!ref) handle.unref();
+    return { cancel: () => clearTimeout(handle) };
+  }
+  const due = performance.now() + ms;
   const arm = () => {
     const left = due - performance.now();
     handle = setTimeout(left > MAX_TIMEOUT_MS ? arm : fn, Math.min(MAX_TIMEOUT_MS, Math.max(0, left)));

@@ -96,19 +96,28 @@ export class ReconcileAttempt {
     const span = this.span;
     const work = Promise.resolve().then(() => (span ? deps.tracer!.withSpan(span, () => deps.reconciler(this.req, ctx)) : deps.reconciler(this.req, ctx)));
     const finished = work.then(
-      (result): AttemptOutcome => ({ kind: 'returned', result }),
-      (error: unknown): AttemptOutcome => ({ kind: 'threw', error }),
+      (result): AttemptOutcome => {
+        fence.dispose();
+        return { kind: 'returned', result };
+      },
+      (error: unknown): AttemptOutcome => {
+        fence.dispose();
+        return { kind: 'threw', error };
+      },
     );
-    this.settled = finished.then(() => fence.dispose());
     if (!this.timeoutMs) return finished;
-    let timer: { cancel(): void } | undefined;
-    const timedOut = new Promise<AttemptOutcome>((resolve) => {
-      timer = deps.clock.setTimer(this.timeoutMs, () => {
+    return new Promise<AttemptOutcome>((resolve) => {
+      const timer = deps.clock.setTimer(this.timeoutMs, () => {
         this.timedOut = true;
+        // Only a reconcile past its timeout needs watching until it returns (see the class comment).
+        this.settled = finished.then(() => undefined);
         fence.abort(new ReconcileTimeoutError(this.timeoutMs));
         resolve({ kind: 'timedOut', timeoutMs: this.timeoutMs });
       });
+      void finished.then((outcome) => {
+        timer.cancel();
+        resolve(outcome);
+      });
     });
-    return Promise.race([finished, timedOut]).finally(() => timer?.cancel());
   }
 }

@@ -11,7 +11,7 @@ import type { RuntimeMetrics } from '../metrics/metrics.js';
 import { defaultControllerRateLimiter, type RateLimiter } from '../queue/rate-limiters.js';
 import { WorkQueue } from '../queue/work-queue.js';
 import type { Span, Tracer } from '../tracing/tracer.js';
-import { ReconcileAttempt, ReconcileTimeoutError, type Reconciler } from './attempt.js';
+import { ReconcileAttempt, ReconcileTimeoutError, type AttemptDeps, type Reconciler } from './attempt.js';
 import { CacheHolds } from './read-your-writes.js';
 import { DeniedPermissions, deniedPermissionOf } from './denied-permissions.js';
 import { FailureReports, type ErrorStatus } from './failure-report.js';
@@ -108,7 +108,8 @@ export class Controller {
   private readonly reports: FailureReports;
   /** Why each key is queued, and why each key's last reconcile ran (/debug/queue). */
   readonly provenance = new Provenance();
-  private references?: ReferenceReader;
+  /** What every attempt of this controller shares (made once: a reconcile's own cost is the hot path). */
+  private attemptDeps?: AttemptDeps;
 
   constructor(
     readonly name: string,
@@ -251,8 +252,9 @@ export class Controller {
     const end = metrics.reconcileTime.startTimer(labels);
     for (const t of triggers) metrics.reconcileTriggers.inc({ ...labels, trigger: triggerLabel(t) });
     const span = this.startSpan(req, reconcileId, triggers);
+    this.attemptDeps ??= { reconciler: this.reconciler, cache: this.deps.cache, client: this.deps.client, recorder: this.deps.recorder, references: new ReferenceReader(this.deps.cache), clock: this.clock, tracer: this.deps.tracer, log: this.log };
     const attempt = new ReconcileAttempt(
-      { reconciler: this.reconciler, cache: this.deps.cache, client: this.deps.client, recorder: this.deps.recorder, references: (this.references ??= new ReferenceReader(this.deps.cache)), clock: this.clock, tracer: this.deps.tracer, log: this.log },
+      this.attemptDeps,
       req,
       reconcileId,
       triggers,

@@ -4,16 +4,29 @@
  */
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
+/** Go's longest duration (int64 nanoseconds, about 292 years), in milliseconds. */
+export const MAX_DURATION_MS = 9_223_372_036_854;
+
+/** Text that is not a Go duration, or one longer than Go can hold. */
+export class DurationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DurationError';
+  }
+}
+
 /** A Go duration string (`2160h`, `1h30m`, `90s`) in milliseconds, as metav1.Duration parses it. */
 export function parseDuration(s: string): number {
   const re = /([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g;
   let total = 0;
   let consumed = 0;
   for (const m of s.matchAll(re)) {
-    total += Number(m[1]) * UNITS[m[2]];
+    total += Number(m[1]) * UNITS[m[2]!]!;
     consumed += m[0].length;
   }
-  if (!s || consumed !== s.length) throw new Error(`invalid duration "${s}": use Go's format, e.g. 2160h or 1h30m`);
+  if (!s || consumed !== s.length) throw new DurationError(`invalid duration "${s.length > 64 ? `${s.slice(0, 64)}…` : s}": use Go's format, e.g. 2160h or 1h30m`);
+  // Go refuses these (time: invalid duration), and a date that far off is not a date JavaScript can write.
+  if (!(total <= MAX_DURATION_MS)) throw new DurationError(`duration "${s.length > 64 ? `${s.slice(0, 64)}…` : s}" is longer than Go's longest (2562047h)`);
   return total;
 }
 

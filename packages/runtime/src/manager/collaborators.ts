@@ -39,10 +39,12 @@ export function makeCollaborators(options: ManagerOptions): Collaborators {
   const environment = options.environment ?? operatorEnvironment();
   const metrics = new RuntimeMetrics(options.processMetrics ?? true);
   const tracer = new Tracer();
+  const identity = leaderIdentity(environment);
   const transport = new Transport(kubeConfig, {
     qps: options.qps,
     burst: options.burst,
-    userAgent: `${options.name}/opkit`,
+    // The replica in every request: the audit log tells replicas apart (and which one wrote when).
+    userAgent: `${options.name}/opkit (${identity})`,
     tracer,
     clock,
     onResponse: (method, code, seconds) => {
@@ -65,7 +67,7 @@ export function makeCollaborators(options: ManagerOptions): Collaborators {
     clock,
     kubeConfig,
     environment,
-    identity: leaderIdentity(environment),
+    identity,
     metrics,
     tracer,
     transport,

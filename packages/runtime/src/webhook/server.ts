@@ -111,6 +111,8 @@ export class WebhookServer {
     try {
       reply(200, await handler(body));
     } catch (err) {
+      // A body that is not a review is the caller's mistake; anything else is ours.
+      if ((err as Error).name === 'ReviewError') return reply(400, `${(err as Error).message}\n`);
       this.log.error({ err, path }, 'webhook handler failed');
       reply(500, `${(err as Error).message}\n`);
     }

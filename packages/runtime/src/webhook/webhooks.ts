@@ -112,24 +112,8 @@ export class Webhooks {
     if (!this.any || !o.bindAddress) return;
     const log = this.deps.log.child({ component: 'webhooks' });
     const server = new WebhookServer(o.bindAddress, log, this.deps.metrics);
-    for (const hook of this.admission) {
-      server.route(hook.path, async (body) => {
-        const request = (body as { request?: AdmissionRequest }).request;
-        if (!request?.uid) throw new Error('not an AdmissionReview');
-        const response = await hook.handle(request);
-        if (!response.allowed) log.info({ webhook: hook.name, operation: request.operation, namespace: request.namespace, name: request.name, user: request.userInfo.username, message: response.status?.message }, 'admission refused');
-        return admissionReview(response);
-      });
-    }
-    if (this.converter.resources.length) {
-      server.route(CONVERSION_PATH, (body) => {
-        const request = (body as { request?: Parameters<Converter['review']>[0] }).request;
-        if (!request?.uid) throw new Error('not a ConversionReview');
-        const response = this.converter.review(request);
-        if (response.result.status === 'Failure') log.warn({ desiredAPIVersion: request.desiredAPIVersion, message: response.result.message }, 'conversion failed');
-        return conversionReview(response);
-      });
-    }
+    for (const hook of this.admission) server.route(hook.path, admissionRoute(hook, log));
+    if (this.converter.resources.length) server.route(CONVERSION_PATH, conversionRoute(this.converter, log));
     if (o.certDir) {
       this.certFiles = new CertificateFiles(o.certDir, (pair) => server.setCertificate(pair), log);
       await this.certFiles.start();
@@ -179,4 +163,48 @@ export class Webhooks {
     this.certFiles?.stop();
     await this.certificates?.stop();
   }
+}
+
+/** A body that is not the review its route serves: the caller's mistake, answered 400. */
+export class ReviewError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReviewError';
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * What the webhook Service hears on an admission path: the API server's AdmissionReview, or
+ * anything any pod that reaches the Service sends. A review is answered; anything else is a
+ * ReviewError (400), before the hook sees it.
+ */
+export function admissionRoute(hook: AdmissionWebhook, log: Logger): (body: unknown) => Promise<unknown> {
+  return async (body) => {
+    const request = isObject(body) ? body.request : undefined;
+    if (!isObject(request) || typeof request.uid !== 'string' || !request.uid) throw new ReviewError('not an AdmissionReview: request.uid is missing');
+    if (typeof request.operation !== 'string') throw new ReviewError('not an AdmissionReview: request.operation is missing');
+    if (!isObject(request.userInfo)) throw new ReviewError('not an AdmissionReview: request.userInfo is missing');
+    for (const field of ['object', 'oldObject'] as const) {
+      if (request[field] !== undefined && request[field] !== null && !isObject(request[field])) throw new ReviewError(`not an AdmissionReview: request.${field} is not an object`);
+    }
+    const r = request as unknown as AdmissionRequest;
+    const response = await hook.handle(r);
+    if (!response.allowed) log.info({ webhook: hook.name, operation: r.operation, namespace: r.namespace, name: r.name, user: r.userInfo.username, message: response.status?.message }, 'admission refused');
+    return admissionReview(response);
+  };
+}
+
+/** The same for the conversion path: a ConversionReview is converted; anything else is a ReviewError. */
+export function conversionRoute(converter: Converter, log: Logger): (body: unknown) => unknown {
+  return (body) => {
+    const request = isObject(body) ? body.request : undefined;
+    if (!isObject(request) || typeof request.uid !== 'string' || !request.uid) throw new ReviewError('not a ConversionReview: request.uid is missing');
+    if (typeof request.desiredAPIVersion !== 'string') throw new ReviewError('not a ConversionReview: request.desiredAPIVersion is missing');
+    if (!Array.isArray(request.objects) || !request.objects.every(isObject)) throw new ReviewError('not a ConversionReview: request.objects is not a list of objects');
+    const response = converter.review(request as unknown as Parameters<Converter['review']>[0]);
+    if (response.result.status === 'Failure') log.warn({ desiredAPIVersion: request.desiredAPIVersion, message: response.result.message }, 'conversion failed');
+    return conversionReview(response);
+  };
 }

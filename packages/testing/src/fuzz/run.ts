@@ -1,7 +1,7 @@
 import { build } from 'esbuild';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { FuzzWorkerInput, FuzzWorkerResult } from './worker-runtime.js';
@@ -72,6 +72,12 @@ function bundleFor(file: string): Promise<string> {
   return b;
 }
 
+/** The package a file belongs to (its fuzz.test.ts runs the targets). */
+function packageDir(file: string): string {
+  for (let d = dirname(file); d !== dirname(d); d = dirname(d)) if (existsSync(join(d, 'package.json'))) return d;
+  return dirname(file);
+}
+
 const envNumber = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
 
 interface Outcome {
@@ -98,7 +104,8 @@ function runWorker(bundle: string, input: Omit<FuzzWorkerInput, 'progress'>, per
     // The worker cannot report a decoder stuck in a loop: its progress stops, and it is stopped.
     const watch = setInterval(() => {
       const run = Atomics.load(view, 0);
-      if (run !== seen) [seen, since] = [run, performance.now()];
+      // Before the first input the worker is loading the module (keys generated, libraries loaded): not a hang.
+      if (run !== seen || run === 0) [seen, since] = [run, performance.now()];
       else if (performance.now() - since > perInputMs && !Atomics.load(view, 1)) finish({ stopped: { kind: 'hang', run, error: `input ${run} took longer than ${perInputMs} ms` } });
     }, 50);
     worker.on('message', (result: FuzzWorkerResult) => finish({ result }));
@@ -134,8 +141,7 @@ export async function runFuzzTarget(file: string | URL, target: string, o: FuzzO
     const described = await runWorker(bundle, { target, seed, runs: 1, path: runPath, describe: true, timeLimitMs }, perInputMs, memoryMb);
     findings.push({ kind: outcome.stopped.kind, path: runPath, input: described.result?.input, error: outcome.stopped.error });
   }
-  const rel = relative(process.cwd(), path);
-  const replay = findings[0] ? `OPKIT_FUZZ_SEED=${seed} OPKIT_FUZZ_PATH=${findings[0].path} npx vitest run ${rel.replace(/\.fuzz\.ts$/, '.fuzz.test.ts')} -t '${target}'` : undefined;
+  const replay = findings[0] ? `cd ${relative(process.cwd(), packageDir(path)) || '.'} && OPKIT_FUZZ_SEED=${seed} OPKIT_FUZZ_PATH=${findings[0].path} npx vitest run fuzz.test.ts -t '${target.replaceAll("'", "'\\''")}'` : undefined;
   return { target, seed, runs: done, ms, runsPerSecond: ms ? Math.round((done / ms) * 1000) : 0, findings, replay };
 }
 

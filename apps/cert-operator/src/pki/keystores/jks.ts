@@ -33,9 +33,18 @@ const u64 = (n: number) => {
   b.writeBigUInt64BE(BigInt(n));
   return b;
 };
+/** A keystore that cannot be written as asked (an alias Java cannot store). */
+export class KeystoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeystoreError';
+  }
+}
+
 /** Java's DataOutput.writeUTF: a two-byte length, then (modified) UTF-8; plain UTF-8 for the ASCII aliases used here. */
 const utf = (s: string) => {
   const b = Buffer.from(s, 'utf8');
+  if (b.length > 0xffff) throw new KeystoreError(`the alias is ${b.length} bytes long: a JKS alias holds at most 65,535`);
   return Buffer.concat([u16(b.length), b]);
 };
 const certificate = (c: X509Certificate) => Buffer.concat([utf('X.509'), u32(c.raw.length), c.raw]);

@@ -8,7 +8,7 @@ import { addMemcachedOperator } from '../../operator.js';
 import { memcachedRbac } from './rbac.js';
 
 const NS = 'shop';
-const condition = (mc: MemcachedObject, type: string) => mc.status?.conditions?.find((c) => c.type === type);
+const condition = (mc: { status?: MemcachedObject['status'] }, type: string) => mc.status?.conditions?.find((c) => c.type === type);
 
 /**
  * The operator as its chart runs it, under a role with exactly the rules it declares; then a verb
