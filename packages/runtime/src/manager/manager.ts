@@ -20,6 +20,7 @@ import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
 import { Lease } from '../client/kind.js';
 import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
+import { retryTransient } from '../client/retry.js';
 import type { Tracer } from '../tracing/tracer.js';
 import { OtlpExporter } from '../tracing/otlp-exporter.js';
 import { resolveWebhookOptions, type Webhooks, type WebhookOptions, type WebhookSettings } from '../webhook/webhooks.js';
@@ -437,7 +438,13 @@ export class Manager {
       perms.push(...permissionsFor([{ ...rule(Lease, ['get', 'update']), resourceNames: [name] }, rule(Lease, ['create'])], [namespace]));
     }
     if (!perms.length) return;
-    const missing = await missingPermissions(this.client, perms);
+    // An API server that blinks at start-up is no reason to exit: retry what is transient.
+    const missing = await retryTransient(() => missingPermissions(this.client, perms), {
+      clock: this.clock,
+      maxMs: this.options.cacheSyncTimeoutMs ?? 120_000,
+      signal: this.abort.signal,
+      onRetry: (err, inMs) => this.log.warn({ err: err.message, retryInMs: inMs }, 'could not check the RBAC permissions; retrying'),
+    });
     if (missing.length) throw new RbacError(missing);
     this.log.info({ permissions: perms.length }, 'RBAC: every declared permission is granted');
   }

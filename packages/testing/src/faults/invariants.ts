@@ -12,18 +12,23 @@ const objectOf = (e: AuditEvent) => {
 };
 const at = (t: string) => Date.parse(t);
 
+/** Creates that store nothing (questions to the API server): not writes of the cluster's state. */
+const REVIEWS = new Set(['selfsubjectaccessreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'selfsubjectrulesreviews', 'tokenreviews', 'selfsubjectreviews']);
+/** Writes of objects, not of Events, Leases (leader election's own) or reviews. */
+const stateWrite = (e: AuditEvent) => !['events', 'leases'].includes(e.objectRef?.resource ?? '') && !REVIEWS.has(e.objectRef?.resource ?? '');
+
 /** The operator's writes (by user agent prefix) in a window, successful or not: every one cost the API server. */
 export function operatorWrites(audit: AuditLog, userAgent: string, since?: Date, until?: Date): AuditEvent[] {
   return audit
     .query({ since, verbs: WRITE_VERBS })
-    .filter((e) => e.userAgent?.startsWith(userAgent) && (!until || at(e.requestReceivedTimestamp) <= until.getTime()));
+    .filter((e) => e.userAgent?.startsWith(userAgent) && !REVIEWS.has(e.objectRef?.resource ?? '') && (!until || at(e.requestReceivedTimestamp) <= until.getTime()));
 }
 
 /** The most writes one object got in any minute-long window, and which object. */
 export function maxWritesPerObjectPerMinute(writes: AuditEvent[]): { writes: number; object?: string } {
   const byObject = new Map<string, number[]>();
   for (const e of writes) {
-    if (e.objectRef?.resource === 'events' || e.objectRef?.resource === 'leases') continue;
+    if (!stateWrite(e)) continue;
     const k = objectOf(e);
     (byObject.get(k) ?? byObject.set(k, []).get(k)!).push(at(e.requestReceivedTimestamp));
   }
@@ -61,7 +66,7 @@ export function writesByNonLeaders(audit: AuditLog, o: { userAgent: string; leas
   };
   const out: { write: string; by: string; holder: string; at: string }[] = [];
   for (const e of events) {
-    if (e.objectRef?.resource === 'leases' || e.objectRef?.resource === 'events') continue;
+    if (!stateWrite(e)) continue;
     const holder = holderAt(at(e.requestReceivedTimestamp));
     const by = replicaOf(e);
     // No lease update yet: nobody led, so nobody should have written.

@@ -62,7 +62,8 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
     });
     // The API server away: as the client would see it without the proxy, the connection fails.
     up.on('error', () => res.destroy());
-    req.on('close', () => !res.writableFinished && up.destroy());
+    // The client gone before its answer ended (a cut watch, a timeout): the upstream request goes too.
+    res.on('close', () => !res.writableFinished && up.destroy());
     req.pipe(up);
     return up;
   };
@@ -145,7 +146,8 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
     stats,
     kubeConfig() {
       const kc = new KubeConfig();
-      kc.loadFromOptions({ clusters: [{ name: 'proxy', server: url, skipTLSVerify: false }], users: [{ name: 'proxy' }], contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxy' }], currentContext: 'proxy' });
+      // Plain HTTP on loopback; client-node refuses http:// unless TLS verification is off (there is no TLS to verify).
+      kc.loadFromOptions({ clusters: [{ name: 'proxy', server: url, skipTLSVerify: true }], users: [{ name: 'proxy' }], contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxy' }], currentContext: 'proxy' });
       return kc;
     },
     faults(on) {
