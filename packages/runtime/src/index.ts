@@ -79,7 +79,7 @@ export { renderWebhooksTemplate } from './webhook/chart.js';
 export { diffPatch, type PatchOp } from './webhook/json-patch.js';
 export { issueCa, issueServing, type KeyPair } from './webhook/self-signed.js';
 export { decideRotation, type RotationDecision } from './webhook/rotation.js';
-export { ServingCertificates, type ServingCertificateOptions } from './webhook/serving-certificates.js';
+export { ServingCertificates, everyReplicaFieldManager, type ServingCertificateOptions } from './webhook/serving-certificates.js';
 export { WebhookServer } from './webhook/server.js';
 export { type WebhookOptions } from './webhook/webhooks.js';
 

@@ -36,3 +36,4 @@ export { fuzzTargets, refusesWith, type FuzzTarget } from './fuzz/target.js';
 export { startFaultProxy, type FaultProxy, type FaultProxyOptions } from './faults/proxy.js';
 export { decideFault, DEFAULT_RATES, type Fault, type FaultRates } from './faults/schedule.js';
 export { maxWritesPerObjectPerMinute, operatorWrites, writesByNonLeaders } from './faults/invariants.js';
+export { faultReplay } from './faults/replay.js';

@@ -438,12 +438,16 @@ export class Manager {
       perms.push(...permissionsFor([{ ...rule(Lease, ['get', 'update']), resourceNames: [name] }, rule(Lease, ['create'])], [namespace]));
     }
     if (!perms.length) return;
-    // An API server that blinks at start-up is no reason to exit: retry what is transient.
-    const missing = await retryTransient(() => missingPermissions(this.client, perms), {
-      clock: this.clock,
-      maxMs: this.options.cacheSyncTimeoutMs ?? 120_000,
-      signal: this.abort.signal,
-      onRetry: (err, inMs) => this.log.warn({ err: err.message, retryInMs: inMs }, 'could not check the RBAC permissions; retrying'),
+    // An API server that blinks at start-up is no reason to exit: each review retries what is transient.
+    const deadline = this.clock.monotonic() + (this.options.cacheSyncTimeoutMs ?? 120_000);
+    const missing = await missingPermissions(this.client, perms, {
+      ask: (review) =>
+        retryTransient(review, {
+          clock: this.clock,
+          maxMs: Math.max(0, deadline - this.clock.monotonic()),
+          signal: this.abort.signal,
+          onRetry: (err, inMs) => this.log.warn({ err: err.message, retryInMs: inMs }, 'could not check an RBAC permission; retrying'),
+        }),
     });
     if (missing.length) throw new RbacError(missing);
     this.log.info({ permissions: perms.length }, 'RBAC: every declared permission is granted');

@@ -56,20 +56,31 @@ export class RbacError extends Error {
  * Asks the API server, with one SelfSubjectAccessReview per permission (a few at a time), which of
  * them this identity lacks. Every verb counts, writes included: a missing `patch` otherwise shows
  * only when the first object needs patching, as a failed reconcile.
+ *
+ * `ask` wraps each review (the manager retries transient failures there): an operator declares
+ * dozens of permissions, and retrying the whole set when one review fails would almost never
+ * succeed against an API server that drops one request in ten.
  */
-export async function missingPermissions(client: Client, permissions: Permission[], concurrency = 8): Promise<Permission[]> {
+export async function missingPermissions(
+  client: Client,
+  permissions: Permission[],
+  o: { concurrency?: number; ask?: <T>(review: () => Promise<T>) => Promise<T> } = {},
+): Promise<Permission[]> {
   const missing: Permission[] = [];
+  const ask = o.ask ?? ((review) => review());
   let next = 0;
   const worker = async () => {
     while (next < permissions.length) {
-      const p = permissions[next++];
-      const review = await client.create(SelfSubjectAccessReview, {
-        metadata: {},
-        spec: { resourceAttributes: { verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, namespace: p.namespace, name: p.name } },
-      });
+      const p = permissions[next++]!;
+      const review = await ask(() =>
+        client.create(SelfSubjectAccessReview, {
+          metadata: {},
+          spec: { resourceAttributes: { verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, namespace: p.namespace, name: p.name } },
+        }),
+      );
       if (!review.status?.allowed) missing.push(p);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, permissions.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(o.concurrency ?? 8, permissions.length) }, worker));
   return missing.sort((a, b) => describePermission(a).localeCompare(describePermission(b)));
 }

@@ -1,4 +1,4 @@
-import { startControlPlane, type ControlPlane } from '@opkit/testing';
+import { startControlPlane, startFaultProxy, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CacheSyncError } from '../cache/cache.js';
 import { Client } from '../client/client.js';
@@ -14,7 +14,7 @@ describe('a manager without the rights it needs', () => {
   beforeAll(async () => {
     plane = await startControlPlane();
     const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
-    await admin.create(Namespace, { metadata: { name: 'ops' } });
+    for (const name of ['ops', 'a', 'b', 'c']) await admin.create(Namespace, { metadata: { name } });
     await admin.create(ServiceAccount, { metadata: { name: 'limited', namespace: 'ops' } });
     // It may get ConfigMaps, but not list or watch them.
     await admin.create(Role, { metadata: { name: 'get-only', namespace: 'ops' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });
@@ -68,5 +68,25 @@ describe('a manager without the rights it needs', () => {
     expect(err.message).not.toContain('cannot create');
     expect(reconciles).toBe(0);
     expect(manager.running).toBe(false);
+  });
+
+  it('checks its permissions through an API server that drops one review in five', async () => {
+    // 35 permissions (8 verbs in 4 namespaces, 3 cluster-wide): retried as a set, the check would
+    // pass about once in 1,600 tries; each review retries alone.
+    const proxy = await startFaultProxy({ upstream: plane.kubeConfig, seed: 7, rates: { reset: 0.1, serverError: 0.1, delay: 0, hang: 0, throttle: 0, writeThenFail: 0 } });
+    const { manager } = testManager(proxy.kubeConfig(), { namespaces: ['ops', 'a', 'b', 'c'], cacheSyncTimeoutMs: 30_000 });
+    manager.add(
+      controllerFor(ConfigMap)
+        .withRbac([rule(ConfigMap, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection']), rule(Namespace, ['get', 'list', 'watch'])])
+        .reconcile(() => undefined),
+    );
+    try {
+      await manager.start();
+      expect(proxy.stats.injected).toBeGreaterThan(3);
+      expect(manager.running).toBe(true);
+    } finally {
+      await manager.stop();
+      await proxy.stop();
+    }
   });
 });

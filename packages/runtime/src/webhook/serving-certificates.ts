@@ -41,15 +41,25 @@ const secretData = (s: KubeObject | undefined) => (s as { data?: Record<string, 
  * at once write once, and the others read the result and find nothing left to do. Replicas called
  * by different names converge on one serving certificate for all of them.
  */
+/**
+ * The field manager of the writes every replica makes, leader or not (the webhook certificates:
+ * conversion must be served before any leader exists). Each is guarded by resourceVersion. The
+ * fault-run invariants exempt these writes, and only these, from "only the leader writes".
+ */
+export const everyReplicaFieldManager = (fieldManager: string): string => `${fieldManager}-webhook-certificates`;
+
 export class ServingCertificates {
   private readonly secretInformer: Informer<KubeObject>;
   private readonly targetInformers: { target: Target; informer: Informer<KubeObject> }[];
   private readonly clock: Clock;
   private wake?: () => void;
   private lastError?: string;
+  /** Every replica writes these, not only the leader: managedFields and audit logs say so. */
+  private readonly writes: { fieldManager: string };
 
   constructor(private readonly client: Client, transport: Transport, private readonly log: Logger, readonly options: ServingCertificateOptions) {
     this.clock = options.clock ?? systemClock;
+    this.writes = { fieldManager: everyReplicaFieldManager(client.options.fieldManager) };
     const byName = (name: string) => ({ fieldSelector: `metadata.name=${name}` });
     this.secretInformer = new Informer(transport, Secret as Kind<KubeObject>, log.child({ informer: 'webhook-secret' }), { namespace: options.secret.namespace, ...byName(options.secret.name) });
     const targets: Target[] = [
@@ -194,9 +204,9 @@ export class ServingCertificates {
     try {
       if (!current) {
         // Opaque, as the chart makes it (empty, so that `helm uninstall` removes it): a Secret's type cannot change.
-        await this.client.create(Secret, { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'Opaque', data } as never);
+        await this.client.create(Secret, { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'Opaque', data } as never, this.writes);
       } else {
-        await this.client.update(Secret, { ...(current as object), data } as never);
+        await this.client.update(Secret, { ...(current as object), data } as never, this.writes);
       }
     } catch (err) {
       // Another writer got there first (a previous leader): read again, decide again.
@@ -221,7 +231,7 @@ export class ServingCertificates {
         for (const h of hooks) h.clientConfig.caBundle = caBundle;
       }
       try {
-        await this.client.update(target.kind, next);
+        await this.client.update(target.kind, next, this.writes);
         this.log.info({ kind: target.kind.kind, name: target.name }, 'injected the webhook CA');
       } catch (err) {
         if (isConflict(err) || isNotFound(err)) continue; // the informer brings the newer one; we are woken

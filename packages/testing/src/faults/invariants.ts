@@ -11,6 +11,7 @@ const objectOf = (e: AuditEvent) => {
   return `${o.resource ?? '?'}${o.subresource ? `/${o.subresource}` : ''} ${o.namespace ? `${o.namespace}/` : ''}${o.name ?? '(collection)'}`;
 };
 const at = (t: string) => Date.parse(t);
+const fieldManagerOf = (e: AuditEvent) => new URL(e.requestURI, 'http://audit').searchParams.get('fieldManager') ?? undefined;
 
 /** Creates that store nothing (questions to the API server): not writes of the cluster's state. */
 const REVIEWS = new Set(['selfsubjectaccessreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'selfsubjectrulesreviews', 'tokenreviews', 'selfsubjectreviews']);
@@ -47,9 +48,14 @@ export function maxWritesPerObjectPerMinute(writes: AuditEvent[]): { writes: num
  * Writes made by a replica the Lease did not name at the time. The holder at any moment is the
  * replica whose lease update succeeded last (from the audit log: a successful update is an acquire
  * or a renewal); each replica's user agent names it (`<operator>/opkit (<identity>)`). A write
- * received while another replica held the lease is a split brain.
+ * received while another replica held the lease is a split brain. Writes by the field managers in
+ * `everyReplicaFieldManagers` (made by every replica by design, guarded by resourceVersion) are not.
  */
-export function writesByNonLeaders(audit: AuditLog, o: { userAgent: string; lease: { namespace: string; name: string }; since?: Date }): { write: string; by: string; holder: string; at: string }[] {
+export function writesByNonLeaders(
+  audit: AuditLog,
+  o: { userAgent: string; lease: { namespace: string; name: string }; since?: Date; everyReplicaFieldManagers?: string[] },
+): { write: string; by: string; holder: string; at: string }[] {
+  const everyReplica = new Set(o.everyReplicaFieldManagers ?? []);
   const replicaOf = (e: AuditEvent) => /\(([^)]+)\)/.exec(e.userAgent ?? '')?.[1] ?? e.userAgent ?? '?';
   const events = audit.query({ since: o.since, verbs: WRITE_VERBS }).filter((e) => e.userAgent?.startsWith(o.userAgent));
   const leaseChanges = events
@@ -66,7 +72,7 @@ export function writesByNonLeaders(audit: AuditLog, o: { userAgent: string; leas
   };
   const out: { write: string; by: string; holder: string; at: string }[] = [];
   for (const e of events) {
-    if (!stateWrite(e)) continue;
+    if (!stateWrite(e) || everyReplica.has(fieldManagerOf(e) ?? '')) continue;
     const holder = holderAt(at(e.requestReceivedTimestamp));
     const by = replicaOf(e);
     // No lease update yet: nobody led, so nobody should have written.
