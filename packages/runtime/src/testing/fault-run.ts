@@ -26,7 +26,7 @@ export interface FaultRunOptions {
   install(manager: Manager, replica: number, kubeConfig: KubeConfig): void | Promise<void>;
   /** One change, made by an admin (not through the proxies), while the faults go on. */
   churn(step: number): Promise<void>;
-  /** How long the changes go on (default 20 s), and the pause between two (default 250 ms). */
+  /** How long the changes go on (default OPKIT_FAULT_CHURN_MS, else 20 s), and the pause between two (default 250 ms). */
   churnMs?: number;
   churnIntervalMs?: number;
   /** True once every object matches its spec; may throw to say what lags (shown on timeout). */
@@ -49,6 +49,17 @@ export interface FaultRunReport {
   splitBrain: ReturnType<typeof writesByNonLeaders>;
   /** The worst event-loop delay of this process over the run. */
   lagMaxMs: number;
+}
+
+/**
+ * One operator's fault run, made once and used by its test (a short churn, two seeds) and by the
+ * soak bench (a long churn, more seeds): the objects it made, how it churns them, what converged
+ * means, and the bound on writes (per minute, so it holds for any length of churn).
+ */
+export interface FaultScenario {
+  run: Omit<FaultRunOptions, 'plane' | 'seed'>;
+  /** The most writes one object may take in a minute while faults go on, and why so many. */
+  maxWritesPerObjectPerMinute: number;
 }
 
 /** The seeds to run: OPKIT_FAULT_SEEDS (comma-separated) replays chosen ones, else `defaults`. */
@@ -84,7 +95,7 @@ export async function runUnderFaults(o: FaultRunOptions, replay: string): Promis
       await o.install(manager, r, kc);
       await manager.start();
     }
-    const until = performance.now() + (o.churnMs ?? 20_000);
+    const until = performance.now() + (o.churnMs ?? faultChurnMs());
     for (let i = 0; performance.now() < until; i++) {
       await o.churn(i);
       await new Promise((r) => setTimeout(r, o.churnIntervalMs ?? 250));
@@ -116,6 +127,12 @@ export async function runUnderFaults(o: FaultRunOptions, replay: string): Promis
     await Promise.all(managers.map((m) => m.stop()));
     await Promise.all(proxies.map((p) => p.stop()));
   }
+}
+
+/** How long a run churns: OPKIT_FAULT_CHURN_MS (the soak bench sets minutes), else 20 s. */
+export function faultChurnMs(): number {
+  const v = Number(process.env['OPKIT_FAULT_CHURN_MS']);
+  return Number.isFinite(v) && v > 0 ? v : 20_000;
 }
 
 /** One line per run: the faults, the convergence, the writes, the lag. */
