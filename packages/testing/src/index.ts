@@ -31,7 +31,7 @@ export { installTraefik, type InClusterIngress } from './e2e/traefik.js';
 export { e2eModes, startE2ECluster, helmInstall, helmTest, operatorPods, restartOperator, resourceVersions, leftovers, operatorIdentities, type Release } from './e2e/operator.js';
 export { startLocalAcme, type LocalAcme } from './acme/local-acme.js';
 export { validateBundle, type BundleFinding } from './olm/validator.js';
-export { runFuzzTarget, assertNoFindings, type FuzzOptions, type FuzzReport, type FuzzFinding } from './fuzz/run.js';
+export { runFuzzTarget, listFuzzTargets, assertNoFindings, type FuzzOptions, type FuzzReport, type FuzzFinding } from './fuzz/run.js';
 export { fuzzTargets, refusesWith, type FuzzTarget } from './fuzz/target.js';
 export { startFaultProxy, type FaultProxy, type FaultProxyOptions } from './faults/proxy.js';
 export { decideFault, DEFAULT_RATES, type Fault, type FaultRates } from './faults/schedule.js';

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workspaceRoot } from '../e2e/workspace.js';
 import type { FuzzWorkerInput, FuzzWorkerResult } from './worker-runtime.js';
 
 export interface FuzzOptions {
@@ -44,6 +45,16 @@ export interface FuzzReport {
 const bundles = new Map<string, Promise<string>>();
 
 /**
+ * worker-runtime.ts, bundled into each fuzz worker. Resolved when needed, not at load: @opkit/testing
+ * is also bundled to CommonJS (the benches), where import.meta is empty, and built to dist/, where
+ * the .ts is not beside it; then it is found from the workspace.
+ */
+function workerRuntimeSource(): string {
+  const beside = import.meta.url ? fileURLToPath(new URL('./worker-runtime.ts', import.meta.url)) : undefined;
+  return beside && existsSync(beside) ? beside : join(workspaceRoot(), 'packages/testing/src/fuzz/worker-runtime.ts');
+}
+
+/**
  * The fuzz module, bundled with fast-check and the worker runtime into one file a worker thread
  * runs: the decoders are TypeScript, read from source (`@opkit/source`), as the tests read them.
  */
@@ -52,8 +63,7 @@ function bundleFor(file: string): Promise<string> {
   if (!b) {
     const dir = mkdtempSync(join(tmpdir(), 'opkit-fuzz-'));
     const out = join(dir, 'fuzz.mjs');
-    // Resolved here, not at load: @opkit/testing is also bundled to CommonJS (the benches), where import.meta is empty.
-    const workerRuntime = fileURLToPath(new URL('./worker-runtime.ts', import.meta.url));
+    const workerRuntime = workerRuntimeSource();
     b = build({
       stdin: { contents: `import { targets } from ${JSON.stringify(file)};\nimport { runFuzzWorker } from ${JSON.stringify(workerRuntime)};\nvoid runFuzzWorker(targets);\n`, resolveDir: dir, loader: 'ts' },
       outfile: out,
@@ -143,6 +153,13 @@ export async function runFuzzTarget(file: string | URL, target: string, o: FuzzO
   }
   const replay = findings[0] ? `cd ${relative(process.cwd(), packageDir(path)) || '.'} && OPKIT_FUZZ_SEED=${seed} OPKIT_FUZZ_PATH=${findings[0].path} npx vitest run fuzz.test.ts -t '${target.replaceAll("'", "'\\''")}'` : undefined;
   return { target, seed, runs: done, ms, runsPerSecond: ms ? Math.round((done / ms) * 1000) : 0, findings, replay };
+}
+
+/** The names of a `*.fuzz.ts` module's targets (read in a worker, as they run). */
+export async function listFuzzTargets(file: string): Promise<string[]> {
+  const outcome = await runWorker(await bundleFor(file), { target: '', seed: 0, runs: 0, list: true, timeLimitMs: 0 }, 60_000, 256);
+  if (!outcome.result?.targets) throw new Error(`could not list the fuzz targets of ${file}: ${outcome.stopped?.error ?? 'no answer'}`);
+  return outcome.result.targets;
 }
 
 /** A test's verdict on a report: the findings, each with what replays it, as the error message. */

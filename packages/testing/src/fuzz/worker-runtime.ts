@@ -9,6 +9,8 @@ export interface FuzzWorkerInput {
   /** Replay from this run (fast-check's path); with `describe`, only print that run's input. */
   path?: string;
   describe?: boolean;
+  /** Only name the module's targets (the long fuzz bench finds them so). */
+  list?: boolean;
   timeLimitMs: number;
   /** [run index, finished flag], shared with the main thread's watchdog. */
   progress: SharedArrayBuffer;
@@ -20,6 +22,8 @@ export interface FuzzWorkerResult {
   /** The first run's input when describing, or the (shrunk) counterexample of a failure. */
   input?: string;
   failure?: { path: string; error: string };
+  /** With `list`: the module's targets. */
+  targets?: string[];
 }
 
 /**
@@ -28,6 +32,10 @@ export interface FuzzWorkerResult {
  */
 export async function runFuzzWorker(targets: FuzzTarget[]): Promise<void> {
   const o = workerData as FuzzWorkerInput;
+  if (o.list) {
+    parentPort!.postMessage({ runs: 0, ms: 0, targets: targets.map((t) => t.name) } satisfies FuzzWorkerResult);
+    return;
+  }
   const target = targets.find((t) => t.name === o.target);
   if (!target) throw new Error(`no fuzz target named ${o.target} (there are: ${targets.map((t) => t.name).join(', ')})`);
   const progress = new Int32Array(o.progress);
