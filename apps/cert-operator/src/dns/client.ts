@@ -14,32 +14,47 @@ export function parseServer(server: string): { host: string; port: number } {
 
 export { DnsError, DnsFormatError } from './errors.js';
 
+/**
+ * One UDP exchange. The socket is connected, so the kernel drops datagrams from any other address
+ * or port (an off-path spoofer's), and a datagram with another id (a stale answer, a guess) is
+ * skipped: the exchange waits for its own answer until the timeout.
+ */
 function udp(server: { host: string; port: number }, wire: Buffer, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const sock = createSocket(server.host.includes(':') ? 'udp6' : 'udp4');
-    const timer = setTimeout(() => {
+    const done = (err: Error | undefined, msg?: Buffer) => {
+      clearTimeout(timer);
       sock.close();
-      reject(new DnsError(`no answer from ${server.host}:${server.port} within ${timeoutMs} ms`));
-    }, timeoutMs);
+      if (err) reject(err);
+      else resolve(msg!);
+    };
+    const timer = setTimeout(() => done(new DnsError(`no answer from ${server.host}:${server.port} within ${timeoutMs} ms`)), timeoutMs);
     sock.on('message', (msg) => {
-      clearTimeout(timer);
-      sock.close();
-      resolve(msg);
+      if (msg.length >= 2 && msg.readUInt16BE(0) === wire.readUInt16BE(0)) done(undefined, msg);
     });
-    sock.on('error', (err) => {
-      clearTimeout(timer);
-      sock.close();
-      reject(new DnsError(`${server.host}:${server.port}: ${err.message}`));
-    });
-    sock.send(wire, server.port, server.host);
+    sock.on('error', (err) => done(new DnsError(`${server.host}:${server.port}: ${err.message}`)));
+    sock.connect(server.port, server.host, () => sock.send(wire));
   });
 }
 
+/**
+ * One TCP exchange, bounded as a whole: a server that drips its answer a byte at a time is cut off
+ * at the timeout like one that sends nothing (an idle timeout alone would wait for ever).
+ */
 function tcp(server: { host: string; port: number }, wire: Buffer, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const sock = connect({ host: server.host, port: server.port });
     let got = Buffer.alloc(0);
-    sock.setTimeout(timeoutMs, () => sock.destroy(new DnsError(`no answer from ${server.host}:${server.port} within ${timeoutMs} ms (TCP)`)));
+    let settled = false;
+    const done = (err: Error | undefined, msg?: Buffer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock.destroy();
+      if (err) reject(err);
+      else resolve(msg!);
+    };
+    const timer = setTimeout(() => done(new DnsError(`no answer from ${server.host}:${server.port} within ${timeoutMs} ms (TCP)`)), timeoutMs);
     sock.on('connect', () => {
       const len = Buffer.alloc(2);
       len.writeUInt16BE(wire.length);
@@ -47,13 +62,10 @@ function tcp(server: { host: string; port: number }, wire: Buffer, timeoutMs: nu
     });
     sock.on('data', (d) => {
       got = Buffer.concat([got, d]);
-      if (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) {
-        sock.end();
-        resolve(got.subarray(2, 2 + got.readUInt16BE(0)));
-      }
+      if (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) done(undefined, got.subarray(2, 2 + got.readUInt16BE(0)));
     });
-    sock.on('error', (err) => reject(new DnsError(`${server.host}:${server.port}: ${err.message}`)));
-    sock.on('close', () => reject(new DnsError(`${server.host}:${server.port} closed the connection without an answer`)));
+    sock.on('error', (err) => done(new DnsError(`${server.host}:${server.port}: ${err.message}`)));
+    sock.on('close', () => done(new DnsError(`${server.host}:${server.port} closed the connection without an answer`)));
   });
 }
 
@@ -99,13 +111,19 @@ export async function query(server: string, name: string, type: number, opts: { 
 }
 
 /** An RFC 2136 update of one zone: records to add and records to delete (by name, type and value). */
-export async function update(server: string, zone: string, changes: { add?: ResourceRecord[]; remove?: ResourceRecord[] }, tsig?: TsigKey): Promise<void> {
+export async function update(
+  server: string,
+  zone: string,
+  changes: { add?: ResourceRecord[]; remove?: ResourceRecord[] },
+  tsig?: TsigKey,
+  opts: { timeoutMs?: number } = {},
+): Promise<void> {
   const updates: ResourceRecord[] = [
     ...(changes.add ?? []),
     // Delete an RR from an RRset (RFC 2136 §2.5.4): class NONE, TTL 0, the RDATA to remove.
     ...(changes.remove ?? []).map((r) => ({ ...r, class: CLASS.NONE, ttl: 0 })),
   ];
-  const res = await exchange(server, { id: newId(), flags: OPCODE.UPDATE << 11, questions: [{ name: zone, type: TYPE.SOA, class: CLASS.IN }], answers: [], authorities: updates, additionals: [] }, { tsig, tcp: true });
+  const res = await exchange(server, { id: newId(), flags: OPCODE.UPDATE << 11, questions: [{ name: zone, type: TYPE.SOA, class: CLASS.IN }], answers: [], authorities: updates, additionals: [] }, { tsig, tcp: true, timeoutMs: opts.timeoutMs });
   const rcode = rcodeOf(res);
   if (rcode !== 0) throw new DnsError(`${server} refused the update of zone ${zone}: ${RCODE_NAMES[rcode] ?? rcode}${rcode === 9 ? ' (the TSIG key is not accepted for this zone)' : rcode === 5 ? ' (updates are not allowed for this key or address)' : ''}`, RCODE_NAMES[rcode]);
 }

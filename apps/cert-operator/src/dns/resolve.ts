@@ -45,15 +45,31 @@ export async function challengeRecordName(dnsName: string, follow: boolean, serv
   throw new DnsError(`CNAME chain from _acme-challenge.${dnsName} is longer than 10`);
 }
 
-/** The addresses (host:53) of a zone's authoritative servers, resolved through the recursive ones. */
+/**
+ * How many of a zone's nameservers the self-check asks, and how many addresses. Real zones name 2
+ * to 6 (Route 53 4, Cloud DNS 4, Cloudflare 2); a tenant's zone can name hundreds.
+ */
+export const MAX_NAMESERVERS = 8;
+const MAX_ADDRESSES = 16;
+
+/**
+ * The addresses (host:53) of a zone's authoritative servers, resolved through the recursive ones.
+ * What the zone says is the tenant's: at most MAX_NAMESERVERS names, resolved at once, so a zone
+ * naming hundreds that never resolve costs one query timeout, not one per name.
+ */
 export async function authoritativeServers(zone: string, servers: string[]): Promise<string[]> {
   const ns = (await ask(servers, (s) => query(s, zone, TYPE.NS))).answers.filter((r) => r.type === TYPE.NS).map((r) => r.value as string);
-  const out: string[] = [];
-  for (const host of ns) {
-    const a = (await ask(servers, (s) => query(s, host, TYPE.A))).answers.filter((r) => r.type === TYPE.A).map((r) => `${r.value}:53`);
-    out.push(...a);
-  }
-  if (!out.length) throw new DnsError(`zone ${zone} has no authoritative servers with an address`);
+  const asked = [...new Set(ns)].sort().slice(0, MAX_NAMESERVERS);
+  const resolved = await Promise.all(
+    asked.map((host) =>
+      ask(servers, (s) => query(s, host, TYPE.A)).then(
+        (res) => res.answers.filter((r) => r.type === TYPE.A).map((r) => `${r.value}:53`),
+        () => [],
+      ),
+    ),
+  );
+  const out = [...new Set(resolved.flat())].slice(0, MAX_ADDRESSES);
+  if (!out.length) throw new DnsError(`zone ${zone} has no authoritative servers with an address (asked for ${asked.length} of its ${ns.length} nameservers)`);
   return out;
 }
 
@@ -62,14 +78,18 @@ export async function authoritativeServers(zone: string, servers: string[]): Pro
  * what is missing, or nothing once it has propagated.
  */
 export async function txtPropagated(name: string, value: string, servers: string[]): Promise<string | undefined> {
-  for (const s of servers) {
-    let values: string[];
-    try {
-      values = (await query(s, name, TYPE.TXT)).answers.filter((r) => r.type === TYPE.TXT && canonical(r.name) === canonical(name)).map((r) => (r.value as string[]).join(''));
-    } catch (err) {
-      return `${s} did not answer for ${name} TXT: ${(err as Error).message}`;
-    }
-    if (!values.includes(value)) return `${s} does not have the TXT record ${name} "${value}" yet${values.length ? ` (it has ${values.length} other${values.length > 1 ? 's' : ''})` : ''}`;
-  }
-  return undefined;
+  // Asked at once: the check costs one query timeout however many servers there are.
+  const verdicts = await Promise.all(
+    servers.map(async (s) => {
+      let values: string[];
+      try {
+        values = (await query(s, name, TYPE.TXT)).answers.filter((r) => r.type === TYPE.TXT && canonical(r.name) === canonical(name)).map((r) => (r.value as string[]).join(''));
+      } catch (err) {
+        return `${s} did not answer for ${name} TXT: ${(err as Error).message}`;
+      }
+      if (!values.includes(value)) return `${s} does not have the TXT record ${name} "${value}" yet${values.length ? ` (it has ${values.length} other${values.length > 1 ? 's' : ''})` : ''}`;
+      return undefined;
+    }),
+  );
+  return verdicts.find((v) => v !== undefined);
 }
