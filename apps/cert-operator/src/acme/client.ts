@@ -3,6 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
+import { requestFailure, type Observed } from './request-failure.js';
 
 // acme-client retries 429s and 5xx itself, sleeping for Retry-After inside the call: a reconcile
 // would hang for as long as the CA asks (minutes, hours). We want the wait persisted and shown on
@@ -52,6 +53,7 @@ export class AcmeProblemError extends Error {
 const REQUEST_TIMEOUT_MS = 30_000;
 /** The largest answer read from an ACME server: a certificate chain is a few KiB. */
 const MAX_RESPONSE_BYTES = 1 << 20;
+const MAX_REDIRECTS = 2;
 
 export interface AcmeServerOptions {
   directoryUrl: string;
@@ -150,20 +152,27 @@ export class AcmeSession {
       const started = performance.now();
       const observe = (status: number | 'error') => options.observe?.({ method: String(method).toUpperCase(), url: String(url), status, seconds: (performance.now() - started) / 1000 });
       let resp: Response;
+      const seen: Observed = { timedOut: false, bytes: 0, redirects: 0 };
+      const deadline = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
       try {
         // Bounded in time as a whole (not only between bytes: a server may trickle) and in size.
-        resp = await request(url, method, { ...opts, ...agents, timeout: REQUEST_TIMEOUT_MS, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), maxContentLength: MAX_RESPONSE_BYTES, maxBodyLength: MAX_RESPONSE_BYTES, maxRedirects: 2 });
+        resp = await request(url, method, {
+          ...opts,
+          ...agents,
+          timeout: REQUEST_TIMEOUT_MS,
+          signal: deadline,
+          maxContentLength: MAX_RESPONSE_BYTES,
+          maxBodyLength: MAX_RESPONSE_BYTES,
+          maxRedirects: MAX_REDIRECTS,
+          onDownloadProgress: (e: { loaded: number }) => void (seen.bytes = e.loaded),
+          beforeRedirect: () => void seen.redirects++,
+        });
         observe(resp.status);
       } catch (err) {
         observe('error');
-        const e = err as { code?: string; message: string };
-        const socketError = t?.socketError ?? this.recent.error;
-        const cause = socketError
-          ? `${(socketError as NodeJS.ErrnoException).code ?? ''} ${socketError.message}`.trim()
-          : e.code === 'ECONNABORTED'
-            ? 'no answer within 30s'
-            : 'the connection failed without a response';
-        throw new AcmeUnavailableError(options.directoryUrl, cause);
+        seen.timedOut = deadline.aborted;
+        const f = requestFailure(err as Error & { code?: string }, t?.socketError ?? this.recent.error, seen, { timeoutMs: REQUEST_TIMEOUT_MS, maxBytes: MAX_RESPONSE_BYTES, maxRedirects: MAX_REDIRECTS });
+        throw f.kind === 'protocol' ? new AcmeProtocolError(options.directoryUrl, f.cause) : new AcmeUnavailableError(options.directoryUrl, f.cause);
       }
       if (t) t.lastResponse = resp;
       const nonce = resp.headers?.['replay-nonce'];
@@ -185,7 +194,7 @@ export class AcmeSession {
     try {
       return await this.trace.run(t, () => fn(this.client));
     } catch (err) {
-      if (err instanceof AcmeUnavailableError) throw err;
+      if (err instanceof AcmeUnavailableError || err instanceof AcmeProtocolError) throw err;
       const resp = t.lastResponse;
       const problem = (resp?.data ?? {}) as { type?: string; detail?: string };
       const detail = problem.detail ?? (err as Error).message;

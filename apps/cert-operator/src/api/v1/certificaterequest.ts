@@ -4,7 +4,8 @@ import { Duration, GROUP, IssuerRef, Usages } from './shared.js';
 
 export const CertificateRequestSpec = Type.Object(
   {
-    request: Type.String({ minLength: 1, description: 'The PEM CSR, base64-encoded (as cert-manager).' }),
+    // 64 KiB: a CSR with the most names a Certificate may ask for fits several times over.
+    request: Type.String({ minLength: 1, maxLength: 65_536, description: 'The PEM CSR, base64-encoded (as cert-manager).' }),
     issuerRef: IssuerRef,
     duration: Type.Optional(Duration({ description: 'Requested lifetime of the certificate; the issuer may not honour it.' })),
     isCA: Type.Optional(Type.Boolean({ description: 'Request a CA certificate (basicConstraints CA:TRUE).' })),

@@ -1,5 +1,5 @@
 import { AccountNotReadyError } from '../../acme/accounts.js';
-import { AcmeProblemError, AcmeRateLimitError, AcmeUnavailableError } from '../../acme/client.js';
+import { AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError } from '../../acme/client.js';
 import { DnsError } from '../../dns/client.js';
 
 export type AcmeFailure =
@@ -22,6 +22,10 @@ export type AcmeFailure =
 export function classify(err: unknown): AcmeFailure {
   if (err instanceof AcmeRateLimitError) return { kind: 'retry', message: err.message, atLeastMs: err.retryAfterMs };
   if (err instanceof AcmeUnavailableError) return { kind: 'retry', message: err.message };
+  // A server answering what is not ACME is named on the object and retried after the backoff (it
+  // may be fixed, or be a proxy in the way), never left to the reconcile's error path, which says
+  // nothing on the Issuer.
+  if (err instanceof AcmeProtocolError) return { kind: 'retry', message: err.message };
   if (err instanceof AccountNotReadyError) return { kind: 'wait', message: err.message, requeueAfter: 5_000 };
   // The DNS server refused or did not answer (a wrong TSIG key, a server down): said, and retried
   // after the backoff, since fixing the key or the server needs no change to the Challenge.
