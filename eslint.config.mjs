@@ -1,4 +1,6 @@
-// Flat config shared by every project: typescript-eslint's recommended rules, plus nx's module
+// Flat config shared by every project: typescript-eslint's recommended rules, the type-checked
+// rules that catch what an operator cannot afford (an unawaited promise is a lost write or an
+// unhandled rejection; a switch missing a state is a state machine with a hole), plus nx's module
 // boundaries so apps never import each other and libraries never import apps.
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
@@ -16,6 +18,22 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       'no-constant-condition': ['error', { checkLoops: false }],
     },
+  },
+  {
+    // Type-aware: each file is checked with its project's tsconfig (the TypeScript project service).
+    files: ['**/*.ts', '**/*.mts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+    },
+  },
+  {
+    // Config files outside every project's tsconfig: linted without types.
+    files: ['**/vitest.config.ts', 'tools/**/*.ts'],
+    ...tseslint.configs.disableTypeChecked,
   },
   {
     // Project sources only: config files legitimately import the shared root configs.

@@ -32,19 +32,19 @@ const serial = () => {
   return b.toString('hex');
 };
 
-function extensions(t: SigningTemplate, authority?: x509.X509Certificate) {
-  return Promise.all([
+async function extensions(t: SigningTemplate, authority?: x509.X509Certificate): Promise<x509.Extension[]> {
+  return [
     new x509.BasicConstraintsExtension(t.isCA, undefined, true),
     ...usageExtensions(t.usages),
     // The SANs as parsed (otherNames included), critical when the subject is empty.
     ...sanExtension(t.csr, t.csr.subject),
     // A CA's name constraints, as its CSR asks for them.
     ...(t.isCA ? [csrExtension(t.csr, OID_NAME_CONSTRAINTS)].filter((e): e is x509.Extension => !!e) : []),
-    x509.SubjectKeyIdentifierExtension.create(t.csr.csr.publicKey),
-    ...(authority ? [x509.AuthorityKeyIdentifierExtension.create(authority)] : []),
+    await x509.SubjectKeyIdentifierExtension.create(t.csr.csr.publicKey),
+    ...(authority ? [await x509.AuthorityKeyIdentifierExtension.create(authority)] : []),
     ...(t.crlDistributionPoints?.length ? [new x509.CRLDistributionPointsExtension(t.crlDistributionPoints)] : []),
     ...(t.ocspServers?.length || t.issuingCertificateURLs?.length ? [new x509.AuthorityInfoAccessExtension({ ocsp: t.ocspServers ?? [], caIssuers: t.issuingCertificateURLs ?? [] })] : []),
-  ]);
+  ];
 }
 
 /** Signs the CSR with its own key: the SelfSigned issuer. The key must be the CSR's. */

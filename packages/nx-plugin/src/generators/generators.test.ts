@@ -97,11 +97,11 @@ describe('the api generator', () => {
     expect(text(tree, 'apps/webapp-operator/src/controllers/store/store.int.test.ts')).toContain('const key = (name: string) => ({ name });');
   });
 
-  it('adds a second version of a kind beside the first, leaving its controller alone, and says how to convert', () => {
+  it('adds a second version of a kind beside the first, leaving its controller alone, and says how to convert', async () => {
     apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', skipTasks: true });
     const before = text(tree, 'apps/webapp-operator/src/api/index.ts');
     const log = vi.spyOn(console, 'log');
-    apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', apiVersion: 'v1', skipTasks: true })();
+    await apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', apiVersion: 'v1', skipTasks: true })();
     expect(tree.exists('apps/webapp-operator/src/api/v1/webapp.ts')).toBe(true);
     expect(text(tree, 'apps/webapp-operator/src/api/index.ts')).toBe(before);
     expect(log.mock.calls.flat().join('\n')).toContain('nx g @opkit/nx-plugin:webhook webapp --kind WebApp --conversion');

@@ -175,7 +175,7 @@ export class Controller {
   private async mapAndEnqueue<T extends KubeObject>(w: WatchSpec<T>, objs: T[], event: 'add' | 'update' | 'delete') {
     const obj = objs[objs.length - 1]!;
     try {
-      const mapped = await Promise.all(objs.map((o) => w.map(o as Cached<T>, { cache: this.deps.cache })));
+      const mapped = await Promise.all(objs.map(async (o) => w.map(o as Cached<T>, { cache: this.deps.cache })));
       const requests = new Map(mapped.flat().map((r) => [requestKey(r), r] as const));
       if (!requests.size) return;
       const trigger: Trigger = { source: 'watch', kind: w.kind.kind, namespace: obj.metadata.namespace || undefined, name: obj.metadata.name!, event, at: this.clock.now() };
