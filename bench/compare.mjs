@@ -35,7 +35,10 @@ try {
   }
   const cells = { base: [], head: [] };
   for (let round = 1; round <= Number(rounds); round++) {
-    for (const [label, dir] of [['base', baseDir], ['head', root]]) {
+    for (const [label, dir] of [
+      ['base', baseDir],
+      ['head', root],
+    ]) {
       const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
       console.log(`\n# ${label} (${label === 'base' ? baseArg : 'working tree'}), round ${round}, load average ${load}`);
       const run = spawnSync(process.execPath, ['bench/run.mjs', filter], { cwd: dir, encoding: 'utf8' });
@@ -68,7 +71,10 @@ function numericCells(output) {
   for (const line of output.split('\n')) {
     if (line.startsWith('## ')) bench = line.slice(3).trim();
     if (!line.startsWith('|') || line.startsWith('| ---')) continue;
-    const row = line.split('|').slice(1, -1).map((c) => c.trim());
+    const row = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
     const numeric = (c) => /^-?[\d,]+(\.\d+)?$/.test(c);
     if (!row.slice(2).some(numeric)) {
       header = row;

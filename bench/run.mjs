@@ -28,7 +28,18 @@ for (const file of files.sort()) {
   const name = relative(here, file).replace(/\.bench\.ts$/, '');
   const outfile = join(out, `${name.replace(/\//g, '-')}.cjs`);
   // Bundled like the operator images are (one CommonJS file), so memory figures match production.
-  await build({ entryPoints: [file], bundle: true, platform: 'node', format: 'cjs', target: 'node20', outfile, conditions: ['@opkit/source'], logLevel: 'error', mainFields: ['module', 'main'], external: ['esbuild'] });
+  await build({
+    entryPoints: [file],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    outfile,
+    conditions: ['@opkit/source'],
+    logLevel: 'error',
+    mainFields: ['module', 'main'],
+    external: ['esbuild'],
+  });
   console.log(`\n## ${name}`);
   const code = await new Promise((resolve) => {
     const child = spawn(process.execPath, ['--expose-gc', outfile], { stdio: 'inherit' });

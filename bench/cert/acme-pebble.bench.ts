@@ -24,9 +24,20 @@ async function run(n: number, names: number) {
     const { admin, manager } = await startCertOperator(plane, { selfCheckNameservers: [pebble.dnsServer], selfCheckPort: httpPort });
     await admin.create(Issuer.kind, {
       metadata: { name: 'acme', namespace: 'bench' },
-      spec: { acme: { server: pebble.directoryUrl, caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'), privateKeySecretRef: { name: 'acme-account' }, solvers: [{ http01: { ingress: {} } }] } },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl,
+          caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'),
+          privateKeySecretRef: { name: 'acme-account' },
+          solvers: [{ http01: { ingress: {} } }],
+        },
+      },
     });
-    await waitFor('the ACME issuer', async () => (await admin.get(Issuer.kind, { namespace: 'bench', name: 'acme' })).status?.conditions?.[0]?.status === 'True', { timeoutMs: 30_000 });
+    await waitFor(
+      'the ACME issuer',
+      async () => (await admin.get(Issuer.kind, { namespace: 'bench', name: 'acme' })).status?.conditions?.[0]?.status === 'True',
+      { timeoutMs: 30_000 },
+    );
 
     const requestsBefore = (await scrape(manager, '/metrics')).body;
     const validationsBefore = standIn.requests.length;
@@ -39,22 +50,32 @@ async function run(n: number, names: number) {
         createdAt.set(name, performance.now());
         await admin.create(Certificate.kind, {
           metadata: { name, namespace: 'bench' },
-          spec: { secretName: name, dnsNames: Array.from({ length: names }, (_, j) => `n${j}.c-${i}.bench.example.test`), issuerRef: { name: 'acme' }, privateKey: { algorithm: 'ECDSA' } },
+          spec: {
+            secretName: name,
+            dnsNames: Array.from({ length: names }, (_, j) => `n${j}.c-${i}.bench.example.test`),
+            issuerRef: { name: 'acme' },
+            privateKey: { algorithm: 'ECDSA' },
+          },
         });
       }),
     );
     const readyAt = new Map<string, number>();
     let lastReport = 0;
-    await waitFor(`${n} Ready`, async () => {
-      for (const c of await admin.listAll(Certificate.kind, { namespace: 'bench' })) {
-        if (!readyAt.has(c.metadata.name!) && c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')) readyAt.set(c.metadata.name!, performance.now());
-      }
-      if (performance.now() - lastReport > 10_000) {
-        lastReport = performance.now();
-        console.log(`  ${readyAt.size}/${n} Ready after ${Math.round((lastReport - t0) / 1000)} s`);
-      }
-      return readyAt.size === n;
-    }, { timeoutMs: 900_000, intervalMs: 200 });
+    await waitFor(
+      `${n} Ready`,
+      async () => {
+        for (const c of await admin.listAll(Certificate.kind, { namespace: 'bench' })) {
+          if (!readyAt.has(c.metadata.name!) && c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'))
+            readyAt.set(c.metadata.name!, performance.now());
+        }
+        if (performance.now() - lastReport > 10_000) {
+          lastReport = performance.now();
+          console.log(`  ${readyAt.size}/${n} Ready after ${Math.round((lastReport - t0) / 1000)} s`);
+        }
+        return readyAt.size === n;
+      },
+      { timeoutMs: 900_000, intervalMs: 200 },
+    );
     const seconds = (performance.now() - t0) / 1000;
     const latencies = [...readyAt].map(([name, at]) => (at - createdAt.get(name)!) / 1000).sort((a, b) => a - b);
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
@@ -63,14 +84,24 @@ async function run(n: number, names: number) {
     const metrics = (await scrape(manager, '/metrics')).body;
     const requests = metricValue(metrics, 'opkit_acme_client_requests_total') - metricValue(requestsBefore, 'opkit_acme_client_requests_total');
     const acmeBreakdown = [...acmeRequests(metrics)].map(([k, v]) => [k, v - (acmeRequests(requestsBefore).get(k) ?? 0)] as const).filter(([, v]) => v > 0);
-    console.log(`  ACME requests per certificate: ${acmeBreakdown.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${Math.round((v / n) * 10) / 10}`).join(', ')}`);
+    console.log(
+      `  ACME requests per certificate: ${acmeBreakdown
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${Math.round((v / n) * 10) / 10}`)
+        .join(', ')}`,
+    );
     const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith('cert-operator/'));
     const breakdown = new Map<string, number>();
     for (const w of writes) {
       const k = `${w.verb} ${w.objectRef?.resource}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`;
       breakdown.set(k, (breakdown.get(k) ?? 0) + 1);
     }
-    console.log(`  API writes per certificate: ${[...breakdown].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${Math.round((v / n) * 10) / 10}`).join(', ')}`);
+    console.log(
+      `  API writes per certificate: ${[...breakdown]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${Math.round((v / n) * 10) / 10}`)
+        .join(', ')}`,
+    );
     const validations = standIn.requests.slice(validationsBefore).filter((r) => /Pebble-VA/.test(r.userAgent)).length;
     await manager.stop();
     const per = (x: number) => Math.round((x / n) * 10) / 10;

@@ -11,9 +11,13 @@ async function run(n: number) {
   const plane = await startControlPlane({ audit: true });
   try {
     const { admin, manager } = await startCertOperator(plane);
-    const ready = async (name: string) => (await admin.get(Certificate.kind, { namespace: 'bench', name })).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    const ready = async (name: string) =>
+      (await admin.get(Certificate.kind, { namespace: 'bench', name })).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     await admin.create(Issuer.kind, { metadata: { name: 'selfsigned', namespace: 'bench' }, spec: { selfSigned: {} } });
-    await admin.create(Certificate.kind, { metadata: { name: 'ca', namespace: 'bench' }, spec: { secretName: 'ca', isCA: true, commonName: 'bench CA', duration: '8760h', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } } });
+    await admin.create(Certificate.kind, {
+      metadata: { name: 'ca', namespace: 'bench' },
+      spec: { secretName: 'ca', isCA: true, commonName: 'bench CA', duration: '8760h', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } },
+    });
     await waitFor('the CA', () => ready('ca'), { timeoutMs: 60_000 });
     await admin.create(Issuer.kind, { metadata: { name: 'ca', namespace: 'bench' }, spec: { ca: { secretName: 'ca' } } });
     await waitFor('the CA issuer', async () => (await admin.get(Issuer.kind, { namespace: 'bench', name: 'ca' })).status?.conditions?.[0]?.status === 'True');
@@ -23,15 +27,22 @@ async function run(n: number) {
     for (let i = 0; i < n; i += 25) {
       await Promise.all(
         Array.from({ length: Math.min(25, n - i) }, (_, j) =>
-          admin.create(Certificate.kind, { metadata: { name: `c-${i + j}`, namespace: 'bench' }, spec: { secretName: `c-${i + j}`, dnsNames: [`c-${i + j}.bench.example.com`], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'ECDSA' } } }),
+          admin.create(Certificate.kind, {
+            metadata: { name: `c-${i + j}`, namespace: 'bench' },
+            spec: { secretName: `c-${i + j}`, dnsNames: [`c-${i + j}.bench.example.com`], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'ECDSA' } },
+          }),
         ),
       );
     }
     const created = performance.now();
-    await waitFor(`${n} Ready`, async () => {
-      const list = await admin.listAll(Certificate.kind, { namespace: 'bench' });
-      return list.filter((c) => c.metadata.name !== 'ca' && c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')).length === n;
-    }, { timeoutMs: 900_000, intervalMs: 500 });
+    await waitFor(
+      `${n} Ready`,
+      async () => {
+        const list = await admin.listAll(Certificate.kind, { namespace: 'bench' });
+        return list.filter((c) => c.metadata.name !== 'ca' && c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True')).length === n;
+      },
+      { timeoutMs: 900_000, intervalMs: 500 },
+    );
     const seconds = (performance.now() - t0) / 1000;
     await new Promise((r) => setTimeout(r, 1_000));
     const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith('cert-operator/'));
@@ -44,7 +55,7 @@ async function run(n: number) {
       'certificates/s': Math.round((n / seconds) * 10) / 10,
       'writes/cert': Math.round((writes.length / n) * 10) / 10,
       'of which secrets': Math.round((byKind('secrets') / n) * 10) / 10,
-      'certificaterequests': Math.round((byKind('certificaterequests') / n) * 10) / 10,
+      certificaterequests: Math.round((byKind('certificaterequests') / n) * 10) / 10,
       'certificates (status)': Math.round((byKind('certificates') / n) * 10) / 10,
     };
   } finally {

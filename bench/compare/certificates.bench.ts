@@ -48,18 +48,40 @@ async function runOnce(plane: ControlPlane, admin: Client, side: Side, ns: strin
   const [cmd, args] = side.command(ns);
   let stderr = '';
   // opkit with the environment its image sets (apps/Dockerfile).
-  const child: ChildProcess = spawn(cmd, args, { env: { ...process.env, ...(side.label === 'opkit' ? workspaceApp('cert-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(cmd, args, {
+    env: { ...process.env, ...(side.label === 'opkit' ? workspaceApp('cert-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   const v1 = `${side.group}/v1`;
   const apply = (items: object[]) => plane.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
   const ready = async (resource: string) => {
     if (child.exitCode !== null) throw new Error(`${side.label} exited (${child.exitCode}): ${stderr}`);
-    const out = await plane.kubectl(['get', `${resource}.${side.group}`, '-n', ns, '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+    const out = await plane.kubectl([
+      'get',
+      `${resource}.${side.group}`,
+      '-n',
+      ns,
+      '-o',
+      'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+    ]);
     return out.stdout.split('\n').filter((l) => l === 'True').length;
   };
   await apply([
     { apiVersion: v1, kind: 'Issuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } },
-    { apiVersion: v1, kind: 'Certificate', metadata: { name: 'root' }, spec: { secretName: 'root', isCA: true, commonName: 'bench root', duration: '8760h', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA', size: 256 } } },
+    {
+      apiVersion: v1,
+      kind: 'Certificate',
+      metadata: { name: 'root' },
+      spec: {
+        secretName: 'root',
+        isCA: true,
+        commonName: 'bench root',
+        duration: '8760h',
+        issuerRef: { name: 'selfsigned' },
+        privateKey: { algorithm: 'ECDSA', size: 256 },
+      },
+    },
     { apiVersion: v1, kind: 'Issuer', metadata: { name: 'ca' }, spec: { ca: { secretName: 'root' } } },
   ]);
   await waitFor(`${side.label}: the CA issuer Ready`, async () => (await ready('issuers')) === 2, { timeoutMs: 120_000, intervalMs: 250 });
@@ -68,7 +90,9 @@ async function runOnce(plane: ControlPlane, admin: Client, side: Side, ns: strin
   const apiCpu0 = descendantCpuSeconds(API_PROCESSES);
   const t0 = performance.now();
   const certs = Array.from({ length: N }, (_, i) => ({
-    apiVersion: v1, kind: 'Certificate', metadata: { name: `c${i}` },
+    apiVersion: v1,
+    kind: 'Certificate',
+    metadata: { name: `c${i}` },
     spec: { secretName: `c${i}`, dnsNames: [`c${i}.bench.example.com`], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'ECDSA', size: 256 } },
   }));
   for (let i = 0; i < N; i += 250) await apply(certs.slice(i, i + 250));
@@ -78,7 +102,9 @@ async function runOnce(plane: ControlPlane, admin: Client, side: Side, ns: strin
   const apiCpu = descendantCpuSeconds(API_PROCESSES) - apiCpu0;
   const rss = processMemory(child.pid!).rss / 2 ** 20;
   await new Promise((r) => setTimeout(r, 2_000));
-  const writes = plane.audit!.writes({ since }).filter((e) => (e.userAgent ?? '').startsWith(side.userAgent) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events').length;
+  const writes = plane
+    .audit!.writes({ since })
+    .filter((e) => (e.userAgent ?? '').startsWith(side.userAgent) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events').length;
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
@@ -93,19 +119,52 @@ async function main() {
   const node = await imageNodeBinary();
   const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   // cert-manager's CRDs, as its module ships them.
-  const cmModule = JSON.parse(spawnSync('go', ['mod', 'download', '-json', 'github.com/cert-manager/cert-manager@v1.21.2'], { cwd: tmpdir(), encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' } }).stdout) as { Dir: string };
+  const cmModule = JSON.parse(
+    spawnSync('go', ['mod', 'download', '-json', 'github.com/cert-manager/cert-manager@v1.21.2'], {
+      cwd: tmpdir(),
+      encoding: 'utf8',
+      env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
+    }).stdout,
+  ) as { Dir: string };
   const crdDir = join(cmModule.Dir, 'deploy/crds');
   const plane = await startControlPlane({ audit: true });
   const runs: Run[] = [];
   try {
     const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
-    await kubectlApply(plane.kubeconfigPath, readdirSync(crdDir).filter((f) => f.endsWith('.yaml')).map((f) => readFileSync(join(crdDir, f), 'utf8')).join('\n---\n'));
+    await kubectlApply(
+      plane.kubeconfigPath,
+      readdirSync(crdDir)
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => readFileSync(join(crdDir, f), 'utf8'))
+        .join('\n---\n'),
+    );
     await kubectlApply(plane.kubeconfigPath, CUSTOM_RESOURCES.map((r) => JSON.stringify(r.crd)).join('\n---\n'));
     await plane.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
     const kc = plane.kubeconfigPath;
     const sides: Side[] = [
-      { label: 'opkit', group: 'cert.opkit.dev', userAgent: 'cert-operator/', command: (ns) => [node, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-bind-address=0', `--cluster-resource-namespace=${ns}`]] },
-      { label: 'cert-manager', group: 'cert-manager.io', userAgent: 'cert-manager', command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`]] },
+      {
+        label: 'opkit',
+        group: 'cert.opkit.dev',
+        userAgent: 'cert-operator/',
+        command: (ns) => [
+          node,
+          [
+            ...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+            bundle,
+            `--kubeconfig=${kc}`,
+            '--metrics-bind-address=0',
+            '--health-probe-bind-address=0',
+            '--webhook-bind-address=0',
+            `--cluster-resource-namespace=${ns}`,
+          ],
+        ],
+      },
+      {
+        label: 'cert-manager',
+        group: 'cert-manager.io',
+        userAgent: 'cert-manager',
+        command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`]],
+      },
     ];
     for (let r = 0; r < ROUNDS; r++) {
       for (const side of sides) {
@@ -118,13 +177,38 @@ async function main() {
     await plane.stop();
   }
   const fmt = (x: number, d = 1) => x.toFixed(d);
-  table(runs.map((r, i) => ({ run: Math.floor(i / 2) + 1, operator: r.operator, 'all Ready s': fmt(r.seconds), 'certificates/s': fmt(N / r.seconds), 'CPU s': fmt(r.cpu, 2), 'API server + etcd CPU s': fmt(r.apiCpu, 2), 'RSS MiB': fmt(r.rss), 'writes / certificate': fmt(r.writesPerCert, 2) })));
+  table(
+    runs.map((r, i) => ({
+      run: Math.floor(i / 2) + 1,
+      operator: r.operator,
+      'all Ready s': fmt(r.seconds),
+      'certificates/s': fmt(N / r.seconds),
+      'CPU s': fmt(r.cpu, 2),
+      'API server + etcd CPU s': fmt(r.apiCpu, 2),
+      'RSS MiB': fmt(r.rss),
+      'writes / certificate': fmt(r.writesPerCert, 2),
+    })),
+  );
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));
-  table((['seconds', 'cpu', 'apiCpu', 'rss', 'writesPerCert'] as const).map((k) => ({ measure: k, opkit: fmt(of('opkit', k), 2), 'cert-manager': fmt(of('cert-manager', k), 2), 'ratio opkit/cert-manager': fmt(of('opkit', k) / of('cert-manager', k), 2) })));
-  console.log(`${N} ECDSA P-256 certificates from a CA issuer per run; opkit on Node ${nodeVersion}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  table(
+    (['seconds', 'cpu', 'apiCpu', 'rss', 'writesPerCert'] as const).map((k) => ({
+      measure: k,
+      opkit: fmt(of('opkit', k), 2),
+      'cert-manager': fmt(of('cert-manager', k), 2),
+      'ratio opkit/cert-manager': fmt(of('opkit', k) / of('cert-manager', k), 2),
+    })),
+  );
+  console.log(
+    `${N} ECDSA P-256 certificates from a CA issuer per run; opkit on Node ${nodeVersion}; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
-void main().then(() => process.exit(0), (e: Error) => {
-  console.error(e);
-  process.exit(1);
-});
+void main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -46,13 +46,20 @@ async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go'
   await admin.create(Namespace, { metadata: { name: ns } });
   await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', ns]).then(() => true), { timeoutMs: 30_000 });
   for (let i = 0; i < N; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, N - i) }, (_, j) => admin.create(Memcached.kind, { metadata: { name: `mc-${i + j}`, namespace: ns }, spec: { replicas: SIZE } } as never)));
+    await Promise.all(
+      Array.from({ length: Math.min(50, N - i) }, (_, j) =>
+        admin.create(Memcached.kind, { metadata: { name: `mc-${i + j}`, namespace: ns }, spec: { replicas: SIZE } } as never),
+      ),
+    );
   }
   const since = new Date();
   let stderr = '';
   const start = (): ChildProcess => {
     // opkit with the environment its image sets (apps/Dockerfile).
-    const c = spawn(cmd[0], cmd[1], { env: { ...process.env, ...(label === 'opkit' ? workspaceApp('memcached-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(cmd[0], cmd[1], {
+      env: { ...process.env, ...(label === 'opkit' ? workspaceApp('memcached-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     c.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
     return c;
   };
@@ -60,17 +67,25 @@ async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go'
   let child = start();
   // The operator's own part: every Memcached has its Deployment asking for its pods, and a status
   // for its generation. What follows (pods scheduled and running) is the simulated cluster's.
-  await waitFor(`${N} Deployments and statuses (${label})`, async () => {
-    if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}): ${stderr}`);
-    const [mcs, deps] = await Promise.all([admin.listAll(Memcached.kind, { namespace: ns }), admin.listAll(Deployment, { namespace: ns })]);
-    return deps.filter((d) => d.spec?.replicas === SIZE).length === N && mcs.every((m) => m.status?.observedGeneration === m.metadata.generation);
-  }, { timeoutMs: 30 * 60_000, intervalMs: 1_000 });
+  await waitFor(
+    `${N} Deployments and statuses (${label})`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}): ${stderr}`);
+      const [mcs, deps] = await Promise.all([admin.listAll(Memcached.kind, { namespace: ns }), admin.listAll(Deployment, { namespace: ns })]);
+      return deps.filter((d) => d.spec?.replicas === SIZE).length === N && mcs.every((m) => m.status?.observedGeneration === m.metadata.generation);
+    },
+    { timeoutMs: 30 * 60_000, intervalMs: 1_000 },
+  );
   const firstPass = (performance.now() - t0) / 1000;
   const firstPassCpu = cpuSeconds(child.pid!);
-  await waitFor(`${N} Memcacheds Available (${label})`, async () => {
-    const items = await admin.listAll(Memcached.kind, { namespace: ns });
-    return items.filter((m) => m.status?.phase === 'Available' && m.status.readyReplicas === SIZE).length === N;
-  }, { timeoutMs: 30 * 60_000, intervalMs: 1_000 });
+  await waitFor(
+    `${N} Memcacheds Available (${label})`,
+    async () => {
+      const items = await admin.listAll(Memcached.kind, { namespace: ns });
+      return items.filter((m) => m.status?.phase === 'Available' && m.status.readyReplicas === SIZE).length === N;
+    },
+    { timeoutMs: 30 * 60_000, intervalMs: 1_000 },
+  );
   const converge = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(child.pid!);
   await new Promise((r) => setTimeout(r, 2_000));
@@ -85,16 +100,24 @@ async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go'
   await new Promise((r) => setTimeout(r, 20_000));
   // Start-up cost: a fresh process over converged objects (start, cache sync, a full resync that writes nothing).
   const resyncCpu = cpuSeconds(child.pid!);
-  const resyncWrites = plane.audit!.writes({ since: resyncFrom }).filter((e) => ours(e) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events' && e.objectRef?.resource !== 'leases').length;
+  const resyncWrites = plane
+    .audit!.writes({ since: resyncFrom })
+    .filter((e) => ours(e) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events' && e.objectRef?.resource !== 'leases').length;
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   // Clean up for the next run: no operator removes the finalizers now, so the patch does.
   const left = await admin.listAll(Memcached.kind, { namespace: ns });
   for (let i = 0; i < left.length; i += 50) {
-    await Promise.all(left.slice(i, i + 50).map((m) => admin.patch(Memcached.kind, { namespace: ns, name: m.metadata.name! }, { metadata: { finalizers: null } })));
+    await Promise.all(
+      left.slice(i, i + 50).map((m) => admin.patch(Memcached.kind, { namespace: ns, name: m.metadata.name! }, { metadata: { finalizers: null } })),
+    );
   }
   await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
-  await waitFor(`namespace ${ns} gone (its pods free the simulated nodes for the next run)`, async () => (await plane.kubectl(['get', 'namespace', ns], { check: false })).code !== 0, { timeoutMs: 900_000, intervalMs: 2_000 });
+  await waitFor(
+    `namespace ${ns} gone (its pods free the simulated nodes for the next run)`,
+    async () => (await plane.kubectl(['get', 'namespace', ns], { check: false })).code !== 0,
+    { timeoutMs: 900_000, intervalMs: 2_000 },
+  );
   return { operator: label, firstPass, firstPassCpu, converge, resyncCpu, cpu, rss, writesPerCr: writes / N, resyncWrites };
 }
 
@@ -115,10 +138,24 @@ async function main() {
     await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(MemcachedAPI.crd) });
     await waitFor('the CRD', () => admin.list(Memcached.kind).then(() => true));
     const kc = plane.kubeconfigPath;
-    const opkit: [string, string[]] = [node, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bundle, `--kubeconfig=${kc}`, '--metrics-bind-address=0', '--health-probe-bind-address=0', '--webhook-bind-address=0', `--max-concurrent-reconciles=${WORKERS}`]];
+    const opkit: [string, string[]] = [
+      node,
+      [
+        ...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        bundle,
+        `--kubeconfig=${kc}`,
+        '--metrics-bind-address=0',
+        '--health-probe-bind-address=0',
+        '--webhook-bind-address=0',
+        `--max-concurrent-reconciles=${WORKERS}`,
+      ],
+    ];
     const go: [string, string[]] = [goBin, [`--kubeconfig=${kc}`, `--max-concurrent-reconciles=${WORKERS}`]];
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [label, cmd] of [['opkit', opkit], ['go', go]] as const) {
+      for (const [label, cmd] of [
+        ['opkit', opkit],
+        ['go', go],
+      ] as const) {
         const run = await runOnce(plane, admin, label, cmd, `${label}-${r}`);
         runs.push(run);
         console.log(`${label} run ${r + 1}: converged in ${run.converge.toFixed(1)} s; load ${loadavg()[0].toFixed(2)}`);
@@ -128,14 +165,41 @@ async function main() {
     await plane.stop();
   }
   const fmt = (x: number, d = 1) => x.toFixed(d);
-  table(runs.map((r, i) => ({ run: Math.floor(i / 2) + 1, operator: r.operator, 'first pass s': fmt(r.firstPass), 'CPU s first pass': fmt(r.firstPassCpu, 2), 'converge s': fmt(r.converge), 'CPU s to converge': fmt(r.cpu, 2), 'CPU s start + resync': fmt(r.resyncCpu, 2), 'RSS MiB converged': fmt(r.rss), 'writes / CR': fmt(r.writesPerCr, 2), 'no-op resync writes': r.resyncWrites })));
+  table(
+    runs.map((r, i) => ({
+      run: Math.floor(i / 2) + 1,
+      operator: r.operator,
+      'first pass s': fmt(r.firstPass),
+      'CPU s first pass': fmt(r.firstPassCpu, 2),
+      'converge s': fmt(r.converge),
+      'CPU s to converge': fmt(r.cpu, 2),
+      'CPU s start + resync': fmt(r.resyncCpu, 2),
+      'RSS MiB converged': fmt(r.rss),
+      'writes / CR': fmt(r.writesPerCr, 2),
+      'no-op resync writes': r.resyncWrites,
+    })),
+  );
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));
-  table((['firstPass', 'firstPassCpu', 'converge', 'cpu', 'resyncCpu', 'rss', 'writesPerCr'] as const).map((k) => ({ measure: k, opkit: fmt(of('opkit', k), 2), go: fmt(of('go', k), 2), 'ratio opkit/go': fmt(of('opkit', k) / of('go', k), 2) })));
-  console.log(`${N} Memcacheds of size ${SIZE}, ${WORKERS} workers each, no client-side rate limit; opkit on Node ${nodeVersion}; ${Math.max(20, Math.ceil((N * SIZE) / 100))} kwok nodes; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  table(
+    (['firstPass', 'firstPassCpu', 'converge', 'cpu', 'resyncCpu', 'rss', 'writesPerCr'] as const).map((k) => ({
+      measure: k,
+      opkit: fmt(of('opkit', k), 2),
+      go: fmt(of('go', k), 2),
+      'ratio opkit/go': fmt(of('opkit', k) / of('go', k), 2),
+    })),
+  );
+  console.log(
+    `${N} Memcacheds of size ${SIZE}, ${WORKERS} workers each, no client-side rate limit; opkit on Node ${nodeVersion}; ${Math.max(20, Math.ceil((N * SIZE) / 100))} kwok nodes; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   writeFileSync(join(root, 'dist/bench/compare-memcached/last.json'), JSON.stringify(runs, null, 1));
 }
 
-void main().then(() => process.exit(0), (e: Error) => {
-  console.error(e);
-  process.exit(1);
-});
+void main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

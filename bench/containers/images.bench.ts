@@ -6,7 +6,17 @@
 // Go builds (kubelet, kind, CoreDNS, Traefik) are not in here: tools/control-plane prints their
 // times when it builds them, and they are cached by version like the control-plane binaries.
 import {
-  buildAppImage, docker, ensureDebianBase, ensureEngine, ensureImage, ensureKindNodeImage, ensureKindToolset, imageSize, LOCAL_PREFIX, pebbleImage, recipes,
+  buildAppImage,
+  docker,
+  ensureDebianBase,
+  ensureEngine,
+  ensureImage,
+  ensureKindNodeImage,
+  ensureKindToolset,
+  imageSize,
+  LOCAL_PREFIX,
+  pebbleImage,
+  recipes,
 } from '@opkit/testing/containers';
 import { findBinary } from '@opkit/testing';
 import { spawnSync } from 'node:child_process';
@@ -44,7 +54,8 @@ async function main() {
     ...APPS.map((app): [string, () => Promise<string>] => [`${app} image`, () => buildAppImage(app)]),
   ];
   // Cold: every opkit.local image and the app images removed, BuildKit's cache pruned.
-  const local = spawnSync('docker', ['images', '--format', '{{.Repository}}:{{.Tag}}'], { encoding: 'utf8' }).stdout.split('\n')
+  const local = spawnSync('docker', ['images', '--format', '{{.Repository}}:{{.Tag}}'], { encoding: 'utf8' })
+    .stdout.split('\n')
     .filter((r) => r.startsWith(`${LOCAL_PREFIX}/`) || APPS.some((a) => r.startsWith(`opkit/${a}:`)));
   if (local.length) await docker(['rmi', '-f', ...local], { check: false });
   await docker(['builder', 'prune', '-af'], { check: false });
@@ -65,20 +76,41 @@ async function main() {
   const creates: Record<string, string | number>[] = [];
   for (const run of ['first', 'second']) {
     const t0 = Date.now();
-    const r = spawnSync(toolset.kind, ['create', 'cluster', '--name', 'opkit-bench', ...(toolset.nodeImage ? ['--image', toolset.nodeImage] : []), '--config', config, '--wait', '180s'], { encoding: 'utf8' });
+    const r = spawnSync(
+      toolset.kind,
+      ['create', 'cluster', '--name', 'opkit-bench', ...(toolset.nodeImage ? ['--image', toolset.nodeImage] : []), '--config', config, '--wait', '180s'],
+      { encoding: 'utf8' },
+    );
     const created = (Date.now() - t0) / 1000;
     // Ready for workloads: CoreDNS answering (its pods Ready), not only the node.
     const t1 = Date.now();
-    spawnSync(findBinary('kubectl'), ['--context', 'kind-opkit-bench', 'wait', '-n', 'kube-system', '--for=condition=Ready', 'pod', '-l', 'k8s-app=kube-dns', '--timeout=180s'], { encoding: 'utf8' });
-    creates.push({ run, 'kind create (node Ready) s': created, '+ CoreDNS Ready s': (Date.now() - t1) / 1000, ok: r.status === 0 ? 'yes' : r.stderr.slice(-200) });
+    spawnSync(
+      findBinary('kubectl'),
+      ['--context', 'kind-opkit-bench', 'wait', '-n', 'kube-system', '--for=condition=Ready', 'pod', '-l', 'k8s-app=kube-dns', '--timeout=180s'],
+      { encoding: 'utf8' },
+    );
+    creates.push({
+      run,
+      'kind create (node Ready) s': created,
+      '+ CoreDNS Ready s': (Date.now() - t1) / 1000,
+      ok: r.status === 0 ? 'yes' : r.stderr.slice(-200),
+    });
     spawnSync(toolset.kind, ['delete', 'cluster', '--name', 'opkit-bench']);
   }
   rmSync(dir, { recursive: true, force: true });
   table(creates);
-  console.log(`load average: ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average: ${(await import('node:os'))
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
-void main().then(() => process.exit(0), (e: Error) => {
-  console.error(e);
-  process.exit(1);
-});
+void main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

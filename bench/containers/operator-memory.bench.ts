@@ -4,9 +4,7 @@
 // host process's RssAnon; the working set adds the page cache the kubelet counts against limits.
 // The host process runs twice: on this machine's Node and on the image's Node 24 binary.
 import { imageNodeBinary } from '@opkit/testing/containers';
-import {
-  findBinary, helmInstall, requireBuilt, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster,
-} from '@opkit/testing';
+import { findBinary, helmInstall, requireBuilt, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster } from '@opkit/testing';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,17 +24,30 @@ interface Op {
   cleanup(cluster: E2ECluster): Promise<void>;
 }
 
-const samples = (file: string) => parseAllDocuments(readFileSync(join(workspaceRoot(), file), 'utf8')).map((d) => d.toJSON() as { kind: string; metadata: { name: string }; spec: Record<string, unknown> });
-const apply = (cluster: E2ECluster, ns: string, objs: object[]) => cluster.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }) });
+const samples = (file: string) =>
+  parseAllDocuments(readFileSync(join(workspaceRoot(), file), 'utf8')).map(
+    (d) => d.toJSON() as { kind: string; metadata: { name: string }; spec: Record<string, unknown> },
+  );
+const apply = (cluster: E2ECluster, ns: string, objs: object[]) =>
+  cluster.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }) });
 const ready = (cluster: E2ECluster, ns: string, what: string, jsonpath: string, want: string) =>
-  waitFor(`${what} ${want}`, async () => (await cluster.kubectl(['get', what, '-n', ns, '-o', `jsonpath=${jsonpath}`])).stdout.trim() === want, { timeoutMs: 180_000, intervalMs: 1_000 });
+  waitFor(`${what} ${want}`, async () => (await cluster.kubectl(['get', what, '-n', ns, '-o', `jsonpath=${jsonpath}`])).stdout.trim() === want, {
+    timeoutMs: 180_000,
+    intervalMs: 1_000,
+  });
 
 const OPERATORS: Op[] = [
   {
-    app: 'memcached-operator', release: 'memcached', namespace: 'memcached-system',
+    app: 'memcached-operator',
+    release: 'memcached',
+    namespace: 'memcached-system',
     async work(c) {
       await c.kubectl(['create', 'namespace', 'cache']);
-      await apply(c, 'cache', samples('apps/memcached-operator/examples/memcached.yaml').map((s) => ({ ...s, spec: { ...s.spec, image: c.images.memcached } })));
+      await apply(
+        c,
+        'cache',
+        samples('apps/memcached-operator/examples/memcached.yaml').map((s) => ({ ...s, spec: { ...s.spec, image: c.images.memcached } })),
+      );
       await ready(c, 'cache', 'memcached/memcached-sample', '{.status.phase}', 'Available');
     },
     async cleanup(c) {
@@ -44,10 +55,16 @@ const OPERATORS: Op[] = [
     },
   },
   {
-    app: 'cdn-operator', release: 'cdn', namespace: 'cdn-system',
+    app: 'cdn-operator',
+    release: 'cdn',
+    namespace: 'cdn-system',
     async work(c) {
       await c.kubectl(['create', 'namespace', 'edge']);
-      await apply(c, 'edge', samples('apps/cdn-operator/examples/cdnclusters.yaml').map((s) => ({ ...s, spec: { ...s.spec, image: c.images.nginx } })));
+      await apply(
+        c,
+        'edge',
+        samples('apps/cdn-operator/examples/cdnclusters.yaml').map((s) => ({ ...s, spec: { ...s.spec, image: c.images.nginx } })),
+      );
       for (const n of ['cache-live', 'cache-vod', 'balancer']) await ready(c, 'edge', `cdncluster/${n}`, '{.status.state}', 'Running');
     },
     async cleanup(c) {
@@ -55,7 +72,9 @@ const OPERATORS: Op[] = [
     },
   },
   {
-    app: 'cert-operator', release: 'cert', namespace: 'cert-system',
+    app: 'cert-operator',
+    release: 'cert',
+    namespace: 'cert-system',
     async work(c) {
       await c.kubectl(['create', 'namespace', 'shop']);
       await apply(c, 'shop', samples('apps/cert-operator/examples/ca-issuer.yaml'));
@@ -70,7 +89,9 @@ const OPERATORS: Op[] = [
 /** The operator container's memory, from the kubelet's summary (cAdvisor reading its cgroup). */
 async function containerMemory(c: E2ECluster, ns: string, release: string) {
   const node = (await c.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).stdout.trim();
-  const pod = (await c.kubectl(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${release}`, '-o', 'jsonpath={.items[0].metadata.name}'])).stdout.trim();
+  const pod = (
+    await c.kubectl(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${release}`, '-o', 'jsonpath={.items[0].metadata.name}'])
+  ).stdout.trim();
   // The summary is refreshed every ~10 s: take the median of three reads.
   const reads: { ws: number; rss: number }[] = [];
   for (let i = 0; i < 3; i++) {
@@ -88,10 +109,20 @@ async function containerMemory(c: E2ECluster, ns: string, release: string) {
 /** The same bundle as a host process against the cluster, with the image's environment; its RSS and RssAnon once settled. */
 async function hostMemory(c: E2ECluster, op: Op, node: string) {
   const app = workspaceApp(op.app);
-  const child = spawn(node, [app.bundle, `--kubeconfig=${c.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0', '--webhook-bind-address=127.0.0.1:0'], {
-    env: { PATH: process.env.PATH, ...app.local.env, POD_NAMESPACE: op.namespace },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    node,
+    [
+      app.bundle,
+      `--kubeconfig=${c.kubeconfigPath}`,
+      '--metrics-bind-address=127.0.0.1:0',
+      '--health-probe-bind-address=127.0.0.1:0',
+      '--webhook-bind-address=127.0.0.1:0',
+    ],
+    {
+      env: { PATH: process.env.PATH, ...app.local.env, POD_NAMESPACE: op.namespace },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let log = '';
   child.stdout!.on('data', (d) => (log = (log + d).slice(-20_000)));
   child.stderr!.on('data', (d) => (log = (log + d).slice(-20_000)));
@@ -108,7 +139,12 @@ async function hostMemory(c: E2ECluster, op: Op, node: string) {
 const scale = async (c: E2ECluster, op: Op, replicas: number) => {
   await c.kubectl(['scale', 'deployment', '-n', op.namespace, '-l', `app.kubernetes.io/instance=${op.release}`, `--replicas=${replicas}`]);
   if (replicas) await c.waitOperatorReady(op.namespace, op.release);
-  else await waitFor('the operator pod gone', async () => !(await c.kubectl(['get', 'pods', '-n', op.namespace, '-l', `app.kubernetes.io/instance=${op.release}`, '-o', 'name'])).stdout.trim(), { timeoutMs: 90_000 });
+  else
+    await waitFor(
+      'the operator pod gone',
+      async () => !(await c.kubectl(['get', 'pods', '-n', op.namespace, '-l', `app.kubernetes.io/instance=${op.release}`, '-o', 'name'])).stdout.trim(),
+      { timeoutMs: 90_000 },
+    );
 };
 
 async function main() {
@@ -130,10 +166,12 @@ async function main() {
         const host24 = await hostMemory(cluster, op, node24);
         await scale(cluster, op, 1);
         rows.push({
-          operator: op.app, when: phase,
-          'container working set MiB': mib(inContainer.ws), 'container rss MiB': mib(inContainer.rss),
+          operator: op.app,
+          when: phase,
+          'container working set MiB': mib(inContainer.ws),
+          'container rss MiB': mib(inContainer.rss),
           [`host Node ${process.versions.node} VmRSS / RssAnon MiB`]: `${mib(host.rss)} / ${mib(host.anon)}`,
-          'host Node 24 (the image\'s) VmRSS / RssAnon MiB': `${mib(host24.rss)} / ${mib(host24.anon)}`,
+          "host Node 24 (the image's) VmRSS / RssAnon MiB": `${mib(host24.rss)} / ${mib(host24.anon)}`,
         });
       }
       await op.cleanup(cluster);
@@ -143,10 +181,18 @@ async function main() {
     await cluster.stop();
   }
   table(rows);
-  console.log(`kubectl ${findBinary('kubectl')}; load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `kubectl ${findBinary('kubectl')}; load average ${(await import('node:os'))
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
-void main().then(() => process.exit(0), (e: Error) => {
-  console.error(e);
-  process.exit(1);
-});
+void main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

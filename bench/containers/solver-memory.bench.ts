@@ -18,7 +18,16 @@ const challenge = {
   apiVersion: 'acme.cert.opkit.dev/v1',
   kind: 'Challenge',
   metadata: { name: 'bench', namespace: NS, uid: '00000000-0000-0000-0000-000000000001' },
-  spec: { url: 'https://ca.test/chall/1', authorizationURL: 'https://ca.test/authz/1', dnsName: 'bench.example.test', type: 'HTTP-01', token: 'tok', key: 'tok.thumb', solver: { http01: { ingress: {} } }, issuerRef: { name: 'x' } },
+  spec: {
+    url: 'https://ca.test/chall/1',
+    authorizationURL: 'https://ca.test/authz/1',
+    dnsName: 'bench.example.test',
+    type: 'HTTP-01',
+    token: 'tok',
+    key: 'tok.thumb',
+    solver: { http01: { ingress: {} } },
+    issuerRef: { name: 'x' },
+  },
 } as unknown as ChallengeObject;
 
 /** The solver container's memory from the kubelet's summary (median of three reads, ~10 s apart). */
@@ -41,7 +50,8 @@ async function hostMemory(node: string, bundle: string) {
   const child = spawn(node, [bundle, '--listen-port=18089', '--domain=bench.example.test', '--token=tok', '--key=tok.thumb'], { stdio: 'ignore' });
   try {
     await sleep(1_000);
-    for (let i = 0; i < 200; i++) await fetch('http://127.0.0.1:18089/.well-known/acme-challenge/tok', { headers: { host: 'bench.example.test' } }).then((r) => r.text());
+    for (let i = 0; i < 200; i++)
+      await fetch('http://127.0.0.1:18089/.well-known/acme-challenge/tok', { headers: { host: 'bench.example.test' } }).then((r) => r.text());
     await sleep(2_000);
     return processMemory(child.pid!);
   } finally {
@@ -61,7 +71,11 @@ async function main() {
     pod.metadata.name = 'solver';
     delete pod.metadata.generateName;
     await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(pod) });
-    await waitFor('the solver pod Ready', async () => (await cluster.kubectl(['get', 'pod/solver', '-n', NS, '-o', 'jsonpath={.status.containerStatuses[0].ready}'])).stdout === 'true', { timeoutMs: 120_000 });
+    await waitFor(
+      'the solver pod Ready',
+      async () => (await cluster.kubectl(['get', 'pod/solver', '-n', NS, '-o', 'jsonpath={.status.containerStatuses[0].ready}'])).stdout === 'true',
+      { timeoutMs: 120_000 },
+    );
     const limit = pod.spec!.containers[0].resources!.limits!.memory as string;
     const limitBytes = Number(/^(\d+)Mi$/.exec(limit)![1]) * 1024 * 1024;
     const idle = await containerMemory(cluster, 'solver');
@@ -74,18 +88,42 @@ async function main() {
     const served = await containerMemory(cluster, 'solver');
     const restarts = (await cluster.kubectl(['get', 'pod/solver', '-n', NS, '-o', 'jsonpath={.status.containerStatuses[0].restartCount}'])).stdout;
     const host = await hostMemory(await imageNodeBinary(), app.bundle);
-    for (const [when, m] of [['idle', idle], ['after 500 validations', served]] as const) {
-      rows.push({ when, 'working set MiB': mib(m.ws), 'rss MiB': mib(m.rss), limit, 'headroom over the working set': `${Math.round((limitBytes / m.ws - 1) * 100)} %`, restarts });
+    for (const [when, m] of [
+      ['idle', idle],
+      ['after 500 validations', served],
+    ] as const) {
+      rows.push({
+        when,
+        'working set MiB': mib(m.ws),
+        'rss MiB': mib(m.rss),
+        limit,
+        'headroom over the working set': `${Math.round((limitBytes / m.ws - 1) * 100)} %`,
+        restarts,
+      });
     }
-    rows.push({ when: 'host process, Node 24 (the image\'s), after 200 requests', 'working set MiB': '', 'rss MiB': `${mib(host.rss)} (VmRSS) / ${mib(host.anon)} (RssAnon)`, limit: '', 'headroom over the working set': '', restarts: '' });
+    rows.push({
+      when: "host process, Node 24 (the image's), after 200 requests",
+      'working set MiB': '',
+      'rss MiB': `${mib(host.rss)} (VmRSS) / ${mib(host.anon)} (RssAnon)`,
+      limit: '',
+      'headroom over the working set': '',
+      restarts: '',
+    });
   } finally {
     await cluster.stop();
   }
   table(rows);
-  console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; the express solver measured 63.5 MB (issue 14)`);
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; the express solver measured 63.5 MB (issue 14)`,
+  );
 }
 
-void main().then(() => process.exit(0), (e: Error) => {
-  console.error(e);
-  process.exit(1);
-});
+void main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -68,7 +68,11 @@ async function main() {
   const rows: Record<string, string | number>[] = [];
   const failures: string[] = [];
   const started = performance.now();
-  console.log(`churn ${Number(process.env['OPKIT_FAULT_CHURN_MS']) / 1000} s per run, seeds ${seeds.join(', ')}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `churn ${Number(process.env['OPKIT_FAULT_CHURN_MS']) / 1000} s per run, seeds ${seeds.join(', ')}, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   for (const op of Object.keys(TEST) as Operator[]) {
     if (!only.includes(op)) continue;
     const setup = await setUp(op);
@@ -105,8 +109,15 @@ async function main() {
   }
   table(rows);
   const reports = rows.filter((r) => typeof r['converged ms after faults'] === 'number');
-  console.log(`\n${rows.length} runs in ${Math.round((performance.now() - started) / 1000)} s; ${CHECKS.length * rows.length} invariant checks (${CHECKS.join(', ')}), ${failures.length} runs broke one`);
-  if (reports.length) console.log(`worst convergence ${Math.max(...reports.map((r) => r['converged ms after faults'] as number))} ms; worst event-loop lag ${Math.max(...reports.map((r) => r['worst event-loop lag ms'] as number))} ms; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `\n${rows.length} runs in ${Math.round((performance.now() - started) / 1000)} s; ${CHECKS.length * rows.length} invariant checks (${CHECKS.join(', ')}), ${failures.length} runs broke one`,
+  );
+  if (reports.length)
+    console.log(
+      `worst convergence ${Math.max(...reports.map((r) => r['converged ms after faults'] as number))} ms; worst event-loop lag ${Math.max(...reports.map((r) => r['worst event-loop lag ms'] as number))} ms; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
   for (const f of failures) console.log(`\n${f}`);
 }
 

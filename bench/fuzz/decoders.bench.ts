@@ -34,18 +34,33 @@ async function main() {
   const found: FuzzReport[] = [];
   const started = performance.now();
   let runs = 0;
-  console.log(`${timeLimitMs / 1000} s per target, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `${timeLimitMs / 1000} s per target, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   for (const file of fuzzModules()) {
     for (const target of await listFuzzTargets(file)) {
       // Unbounded runs: the time budget ends each target.
       const r = await runFuzzTarget(file, target, { runs: 1e9, timeLimitMs });
       runs += r.runs;
       if (r.findings.length) found.push(r);
-      rows.push({ module: relative(root, file), target, seed: String(r.seed), runs: r.runs, 'runs/s': r.runsPerSecond, findings: r.findings.map((f) => f.kind).join(', ') || 'none' });
+      rows.push({
+        module: relative(root, file),
+        target,
+        seed: String(r.seed),
+        runs: r.runs,
+        'runs/s': r.runsPerSecond,
+        findings: r.findings.map((f) => f.kind).join(', ') || 'none',
+      });
     }
   }
   table(rows);
-  console.log(`\n${rows.length} targets, ${runs.toLocaleString('en-US')} inputs in ${Math.round((performance.now() - started) / 1000)} s; ${found.length} with findings; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `\n${rows.length} targets, ${runs.toLocaleString('en-US')} inputs in ${Math.round((performance.now() - started) / 1000)} s; ${found.length} with findings; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   for (const r of found) {
     console.log(`\n${r.target} (seed ${r.seed}):`);
     for (const f of r.findings) console.log(`- ${f.kind}: ${f.error.split('\n')[0]}\n  input: ${(f.input ?? '(unknown)').slice(0, 300)}`);

@@ -21,7 +21,12 @@ function pods(n: number): KubeObject[] {
         namespace: `ns-${Math.floor(i / PER_INSTANCE) % NAMESPACES}`,
         uid: `uid-${i}`,
         resourceVersion: '1',
-        labels: { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': instance, 'app.kubernetes.io/managed-by': 'memcached-operator', 'pod-template-hash': 'abc' },
+        labels: {
+          'app.kubernetes.io/name': 'memcached',
+          'app.kubernetes.io/instance': instance,
+          'app.kubernetes.io/managed-by': 'memcached-operator',
+          'pod-template-hash': 'abc',
+        },
       },
     };
   });
@@ -70,4 +75,8 @@ for (const n of [1_000, 10_000, 50_000]) {
   });
 }
 table(rows);
-console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; the pod lookup is the memcached operator's podsOf (3 matches), run once per reconcile`);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}; the pod lookup is the memcached operator's podsOf (3 matches), run once per reconcile`,
+);

@@ -16,10 +16,13 @@ import { median, processMemory } from '../process-stats.js';
 import { table } from '../report.js';
 
 const r1 = (x: number) => Math.round(x * 10) / 10;
-const version = (node: string) => new Promise<string>((resolve) => {
-  let out = '';
-  spawn(node, ['--version']).stdout.on('data', (d) => (out += d)).on('end', () => resolve(out.trim()));
-});
+const version = (node: string) =>
+  new Promise<string>((resolve) => {
+    let out = '';
+    spawn(node, ['--version'])
+      .stdout.on('data', (d) => (out += d))
+      .on('end', () => resolve(out.trim()));
+  });
 
 /** Samples a process five times, a second apart, after it has settled: medians in MiB. */
 async function sample(pid: number) {
@@ -51,37 +54,69 @@ async function main() {
       const a = workspaceApp(app);
       const out = join(workspaceRoot(), `dist/bench/idle-${app}/main.js`);
       await bundle(join(workspaceRoot(), `apps/${app}/src/main.ts`), out);
-      const crds = parseAllDocuments(await helmTemplate(a.chart!, {})).map((d) => d.toJSON() as { kind?: string }).filter((o) => o?.kind === 'CustomResourceDefinition');
+      const crds = parseAllDocuments(await helmTemplate(a.chart!, {}))
+        .map((d) => d.toJSON() as { kind?: string })
+        .filter((o) => o?.kind === 'CustomResourceDefinition');
       await kubectlApply(plane.kubeconfigPath, crds.map((o) => JSON.stringify(o)).join('\n---\n'));
       await plane.kubectl(['create', 'namespace', `idle-${app}`]);
       for (const [bin, v] of nodes) {
-        const child = spawn(bin, [...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), out, `--kubeconfig=${plane.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', '--metrics-secure', '--health-probe-bind-address=127.0.0.1:0', '--webhook-bind-address=127.0.0.1:0'], {
-          // With the environment the image sets (apps/Dockerfile: NODE_OPTIONS, malloc settings).
-          env: { ...process.env, ...a.local.env, WATCH_NAMESPACE: `idle-${app}`, POD_NAMESPACE: `idle-${app}` },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          bin,
+          [
+            ...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+            out,
+            `--kubeconfig=${plane.kubeconfigPath}`,
+            '--metrics-bind-address=127.0.0.1:0',
+            '--metrics-secure',
+            '--health-probe-bind-address=127.0.0.1:0',
+            '--webhook-bind-address=127.0.0.1:0',
+          ],
+          {
+            // With the environment the image sets (apps/Dockerfile: NODE_OPTIONS, malloc settings).
+            env: { ...process.env, ...a.local.env, WATCH_NAMESPACE: `idle-${app}`, POD_NAMESPACE: `idle-${app}` },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         let log = '';
         child.stdout!.on('data', (d) => (log += d));
         child.stderr!.on('data', (d) => (log += d));
-        await waitFor(`${app} to start`, () => {
-          if (child.exitCode !== null) throw new Error(`${app} exited: ${log.slice(-2000)}`);
-          return log.includes('controller started');
-        }, { timeoutMs: 60_000 });
+        await waitFor(
+          `${app} to start`,
+          () => {
+            if (child.exitCode !== null) throw new Error(`${app} exited: ${log.slice(-2000)}`);
+            return log.includes('controller started');
+          },
+          { timeoutMs: 60_000 },
+        );
         await new Promise((r) => setTimeout(r, 10_000));
         const m = await sample(child.pid!);
         child.kill('SIGTERM');
         await new Promise((r) => child.on('exit', r));
-        rows.push({ process: app, node: v, 'bundle MB': r1(statSync(out).size / 1e6), 'VmRSS MiB': r1(m.rss), 'RssAnon MiB': r1(m.anon), 'RssFile MiB': r1(m.file) });
+        rows.push({
+          process: app,
+          node: v,
+          'bundle MB': r1(statSync(out).size / 1e6),
+          'VmRSS MiB': r1(m.rss),
+          'RssAnon MiB': r1(m.anon),
+          'RssFile MiB': r1(m.file),
+        });
       }
     }
   } finally {
     await plane.stop();
   }
   table(rows);
-  console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; target: each operator <= 60 MiB VmRSS idle (issue 18)`);
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; target: each operator <= 60 MiB VmRSS idle (issue 18)`,
+  );
 }
 
-void main().then(() => process.exit(0), (e: Error) => {
-  console.error(e);
-  process.exit(1);
-});
+void main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -25,7 +25,13 @@ async function run(keys: number, workers: number, addsPerKey: number) {
 
 async function main() {
   const rows = [];
-  for (const [keys, workers, adds] of [[100_000, 1, 1], [100_000, 4, 1], [100_000, 4, 5], [1_000, 1, 100]] as const) rows.push(await run(keys, workers, adds));
+  for (const [keys, workers, adds] of [
+    [100_000, 1, 1],
+    [100_000, 4, 1],
+    [100_000, 4, 5],
+    [1_000, 1, 100],
+  ] as const)
+    rows.push(await run(keys, workers, adds));
   table(rows);
   console.log('adds of a key already queued are merged, so "reconciles" counts distinct pending keys');
 }

@@ -9,7 +9,11 @@ import { createWriteStream } from 'node:fs';
 import { table } from '../report.js';
 
 const Widget = defineCustomResource({
-  group: 'bench.opkit.dev', version: 'v1', kind: 'Widget', plural: 'widgets', scope: 'Namespaced',
+  group: 'bench.opkit.dev',
+  version: 'v1',
+  kind: 'Widget',
+  plural: 'widgets',
+  scope: 'Namespaced',
   spec: Type.Object({ size: Type.Integer() }),
   status: Type.Object({ observedGeneration: Type.Optional(Type.Integer()), run: Type.Optional(Type.Integer()) }),
 });
@@ -26,11 +30,20 @@ async function main() {
     await client.create(CustomResourceDefinition, Widget.crd as never);
     await client.create(Namespace, { metadata: { name: 'rt' } });
     await waitFor('CRD', () => client.list(Widget.kind, { namespace: 'rt' }).then(() => true));
-    for (let i = 0; i < N; i += 50) await Promise.all(Array.from({ length: 50 }, (_, j) => client.create(Widget.kind, { metadata: { name: `w-${i + j}`, namespace: 'rt' }, spec: { size: 1 } })));
+    for (let i = 0; i < N; i += 50)
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) => client.create(Widget.kind, { metadata: { name: `w-${i + j}`, namespace: 'rt' }, spec: { size: 1 } })),
+      );
 
     const rows = [];
     let run = 0;
-    for (const [mode, workers] of [['cache read only', 1], ['cache read only', 4], ['read + status write', 1], ['read + status write', 4], ['read + status write', 16]] as const) {
+    for (const [mode, workers] of [
+      ['cache read only', 1],
+      ['cache read only', 4],
+      ['read + status write', 1],
+      ['read + status write', 4],
+      ['read + status write', 16],
+    ] as const) {
       run++;
       const done = new Set<string>();
       let allDone: number | undefined; // when the last object's first reconcile ended (not when a poll saw it)
@@ -53,17 +66,27 @@ async function main() {
       const seconds = (allDone! - synced) / 1000;
       await new Promise((r) => setTimeout(r, 300));
       const writes = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`bench-${run}/`)).length;
-      rows.push({ reconciler: mode, workers, objects: N, 'cache sync ms': Math.round(synced - t0), 'reconcile seconds': seconds, 'reconciles/s': Math.round(N / seconds), 'writes/object': Math.round((writes / N) * 100) / 100 });
+      rows.push({
+        reconciler: mode,
+        workers,
+        objects: N,
+        'cache sync ms': Math.round(synced - t0),
+        'reconcile seconds': seconds,
+        'reconciles/s': Math.round(N / seconds),
+        'writes/object': Math.round((writes / N) * 100) / 100,
+      });
       await manager.stop();
     }
     // A resync of converged objects: a fresh manager reconciles everything again and must write nothing.
     const { manager } = testManager(plane.kubeConfig, { name: 'bench-resync', namespaces: ['rt'], logger: operatorLogger() });
     let reconciled = 0;
-    manager.add(controllerFor(Widget.kind).reconcile(async (req, ctx) => {
-      const w = await ctx.cache.get(Widget.kind, req);
-      if (w) await ctx.updateStatus(Widget.kind, w, { observedGeneration: w.metadata.generation, run });
-      reconciled++;
-    }));
+    manager.add(
+      controllerFor(Widget.kind).reconcile(async (req, ctx) => {
+        const w = await ctx.cache.get(Widget.kind, req);
+        if (w) await ctx.updateStatus(Widget.kind, w, { observedGeneration: w.metadata.generation, run });
+        reconciled++;
+      }),
+    );
     const since = new Date();
     await manager.start();
     await waitFor('resync', () => reconciled === N, { timeoutMs: 120_000 });

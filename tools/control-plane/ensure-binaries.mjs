@@ -33,57 +33,108 @@ const k8sStamp = (v) => {
   const [maj, min] = v.replace(/^v/, '').split('.');
   const date = '2026-01-01T00:00:00Z'; // fixed so rebuilds are byte-reproducible
   return ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].flatMap((p) => [
-    `-X ${p}.gitVersion=${v}`, `-X ${p}.gitMajor=${maj}`, `-X ${p}.gitMinor=${min}`,
-    `-X ${p}.gitCommit=0000000000000000000000000000000000000000`, `-X ${p}.gitTreeState=clean`, `-X ${p}.buildDate=${date}`,
+    `-X ${p}.gitVersion=${v}`,
+    `-X ${p}.gitMajor=${maj}`,
+    `-X ${p}.gitMinor=${min}`,
+    `-X ${p}.gitCommit=0000000000000000000000000000000000000000`,
+    `-X ${p}.gitTreeState=clean`,
+    `-X ${p}.buildDate=${date}`,
   ]);
 };
 
 /** What each wrapper module builds, and how its version is stamped so `--version` tells the truth. */
 const tools = [
   {
-    name: 'etcd', version: versions.etcd,
-    binaries: [['etcd', 'go.etcd.io/etcd/server/v3'], ['etcdctl', 'go.etcd.io/etcd/etcdctl/v3']],
+    name: 'etcd',
+    version: versions.etcd,
+    binaries: [
+      ['etcd', 'go.etcd.io/etcd/server/v3'],
+      ['etcdctl', 'go.etcd.io/etcd/etcdctl/v3'],
+    ],
     ldflags: [`-X go.etcd.io/etcd/api/v3/version.GitSHA=${versions.etcd}`],
   },
   {
-    name: 'kubernetes', version: versions.kubernetes,
+    name: 'kubernetes',
+    version: versions.kubernetes,
     binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'].map((b) => [b, `k8s.io/kubernetes/cmd/${b}`]),
     ldflags: k8sStamp(versions.kubernetes),
   },
   // The kind node's own binaries, from the same wrapper module (so `kubeadm version` says the
   // version kubeadm derives its image tags from).
   {
-    name: 'kubernetes-node', wrapper: 'kubernetes', group: 'kind', version: versions.kubernetes,
+    name: 'kubernetes-node',
+    wrapper: 'kubernetes',
+    group: 'kind',
+    version: versions.kubernetes,
     binaries: ['kubelet', 'kubeadm', 'kube-proxy'].map((b) => [b, `k8s.io/kubernetes/cmd/${b}`]),
     ldflags: k8sStamp(versions.kubernetes),
     minutes: 'about 2 min for the three once kube-apiserver is built',
   },
   { name: 'kind', group: 'kind', version: versions.kind, binaries: [['kind', 'sigs.k8s.io/kind']], ldflags: [], minutes: 'about 2 min' },
-  { name: 'coredns', group: 'kind', version: versions.coredns, binaries: [['coredns', 'github.com/coredns/coredns']], ldflags: [`-X github.com/coredns/coredns/coremain.GitCommit=${versions.coredns}`], minutes: 'about 5 min' },
-  { name: 'traefik', group: 'kind', version: versions.traefik, binaries: [['traefik', 'github.com/traefik/traefik/v3/cmd/traefik']], ldflags: [`-X github.com/traefik/traefik/v3/pkg/version.Version=${versions.traefik}`], minutes: 'about 6 min' },
+  {
+    name: 'coredns',
+    group: 'kind',
+    version: versions.coredns,
+    binaries: [['coredns', 'github.com/coredns/coredns']],
+    ldflags: [`-X github.com/coredns/coredns/coremain.GitCommit=${versions.coredns}`],
+    minutes: 'about 5 min',
+  },
+  {
+    name: 'traefik',
+    group: 'kind',
+    version: versions.traefik,
+    binaries: [['traefik', 'github.com/traefik/traefik/v3/cmd/traefik']],
+    ldflags: [`-X github.com/traefik/traefik/v3/pkg/version.Version=${versions.traefik}`],
+    minutes: 'about 6 min',
+  },
   { name: 'kwok', version: versions.kwok, binaries: [['kwok', 'sigs.k8s.io/kwok/cmd/kwok']], ldflags: [] },
   {
-    name: 'helm', version: versions.helm,
+    name: 'helm',
+    version: versions.helm,
     binaries: [['helm', 'helm.sh/helm/v3/cmd/helm']],
     ldflags: (() => {
       const [maj, min] = versions.kubernetes.replace(/^v/, '').split('.');
-      return [`-X helm.sh/helm/v3/internal/version.version=${versions.helm}`, `-X helm.sh/helm/v3/internal/version.gitTreeState=clean`,
-        ...['pkg/chartutil', 'pkg/lint/rules'].flatMap((p) => [`-X helm.sh/helm/v3/${p}.k8sVersionMajor=${maj}`, `-X helm.sh/helm/v3/${p}.k8sVersionMinor=${min}`])];
+      return [
+        `-X helm.sh/helm/v3/internal/version.version=${versions.helm}`,
+        `-X helm.sh/helm/v3/internal/version.gitTreeState=clean`,
+        ...['pkg/chartutil', 'pkg/lint/rules'].flatMap((p) => [
+          `-X helm.sh/helm/v3/${p}.k8sVersionMajor=${maj}`,
+          `-X helm.sh/helm/v3/${p}.k8sVersionMinor=${min}`,
+        ]),
+      ];
     })(),
   },
   // The chart READMEs are generated from values.yaml comments (nx run <app>:chart-docs).
-  { name: 'helm-docs', version: versions.helmDocs, binaries: [['helm-docs', 'github.com/norwoodj/helm-docs/cmd/helm-docs']], ldflags: [`-X main.version=${versions.helmDocs.replace(/^v/, '')}`] },
   {
-    name: 'pebble', version: versions.pebble,
-    binaries: [['pebble', 'github.com/letsencrypt/pebble/v2/cmd/pebble'], ['pebble-challtestsrv', 'github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv']],
+    name: 'helm-docs',
+    version: versions.helmDocs,
+    binaries: [['helm-docs', 'github.com/norwoodj/helm-docs/cmd/helm-docs']],
+    ldflags: [`-X main.version=${versions.helmDocs.replace(/^v/, '')}`],
+  },
+  {
+    name: 'pebble',
+    version: versions.pebble,
+    binaries: [
+      ['pebble', 'github.com/letsencrypt/pebble/v2/cmd/pebble'],
+      ['pebble-challtestsrv', 'github.com/letsencrypt/pebble/v2/cmd/pebble-challtestsrv'],
+    ],
     ldflags: [`-X main.version=${versions.pebble}`],
   },
 ];
 
-const log = (msg) => { if (!quiet) process.stdout.write(`${msg}\n`); };
-const fail = (msg) => { process.stderr.write(`\nensure-binaries: ${msg}\n`); process.exit(1); };
-const elapsed = (t0) => { const s = Math.round((Date.now() - t0) / 1000); return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`; };
-const ALT = 'or set KUBEBUILDER_ASSETS to a directory that already holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, helm, helm-docs, pebble and pebble-challtestsrv';
+const log = (msg) => {
+  if (!quiet) process.stdout.write(`${msg}\n`);
+};
+const fail = (msg) => {
+  process.stderr.write(`\nensure-binaries: ${msg}\n`);
+  process.exit(1);
+};
+const elapsed = (t0) => {
+  const s = Math.round((Date.now() - t0) / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+};
+const ALT =
+  'or set KUBEBUILDER_ASSETS to a directory that already holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok, helm, helm-docs, pebble and pebble-challtestsrv';
 
 const args = process.argv.slice(2);
 const quiet = args.includes('--quiet');
@@ -127,11 +178,22 @@ function runGo(argv, cwd, label) {
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     const beat = setInterval(() => log(`    ${label}: ${packages ? `${packages} packages compiled, ` : ''}${elapsed(t0)} elapsed`), 15_000);
-    const cleanup = () => { clearInterval(beat); process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); };
-    const onSignal = (sig) => { child.kill(sig); cleanup(); process.exit(130); };
+    const cleanup = () => {
+      clearInterval(beat);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    };
+    const onSignal = (sig) => {
+      child.kill(sig);
+      cleanup();
+      process.exit(130);
+    };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    child.on('error', (e) => { cleanup(); reject(e); });
+    child.on('error', (e) => {
+      cleanup();
+      reject(e);
+    });
     child.on('close', (code) => {
       cleanup();
       if (code === 0) resolvePromise({ packages, seconds: (Date.now() - t0) / 1000 });
@@ -143,10 +205,12 @@ function runGo(argv, cwd, label) {
 function explainGoFailure(err, what) {
   const tail = err.tail || err.message;
   const network = /proxy\.golang\.org|dial tcp|lookup .* no such host|connection refused|i\/o timeout|TLS handshake|403 Forbidden|410 Gone/.test(tail);
-  fail(`${what} failed.\n${tail.split('\n').slice(-15).join('\n')}\n` +
-    (network
-      ? `The Go module proxy (${process.env.GOPROXY || 'https://proxy.golang.org'}) looks unreachable. Allow access to it (or set GOPROXY to a mirror), ${ALT}.`
-      : `See the output above. If this persists, delete ${cacheDir()} and retry, ${ALT}.`));
+  fail(
+    `${what} failed.\n${tail.split('\n').slice(-15).join('\n')}\n` +
+      (network
+        ? `The Go module proxy (${process.env.GOPROXY || 'https://proxy.golang.org'}) looks unreachable. Allow access to it (or set GOPROXY to a mirror), ${ALT}.`
+        : `See the output above. If this persists, delete ${cacheDir()} and retry, ${ALT}.`),
+  );
 }
 
 const wrapperOf = (tool) => join(here, 'go', tool.wrapper ?? tool.name);
@@ -162,13 +226,19 @@ function stampOf(tool, goVersion) {
 async function ensure(tool, dir, goVersion, assets) {
   const inAssets = assets ? tool.binaries.filter(([b]) => existsSync(join(assets, b))).map(([b]) => b) : [];
   const wanted = tool.binaries.filter(([b]) => !inAssets.includes(b));
-  if (!wanted.length) { log(`  ✓ ${tool.name}: using ${inAssets.join(', ')} from KUBEBUILDER_ASSETS`); return; }
+  if (!wanted.length) {
+    log(`  ✓ ${tool.name}: using ${inAssets.join(', ')} from KUBEBUILDER_ASSETS`);
+    return;
+  }
 
   const stampFile = join(dir, '.stamps', `${tool.name}.json`);
   const stamp = goVersion ? stampOf(tool, goVersion) : null;
   const have = existsSync(stampFile) ? readFileSync(stampFile, 'utf8') : '';
   const built = wanted.every(([b]) => existsSync(join(dir, b)));
-  if (built && (!stamp || JSON.stringify(stamp) === have)) { log(`  ✓ ${tool.name} ${tool.version} (cached)`); return; }
+  if (built && (!stamp || JSON.stringify(stamp) === have)) {
+    log(`  ✓ ${tool.name} ${tool.version} (cached)`);
+    return;
+  }
   if (!stamp) checkGo(); // exits with a clear message
 
   const wrapper = wrapperOf(tool);
@@ -179,10 +249,13 @@ async function ensure(tool, dir, goVersion, assets) {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   for (const [bin, pkg] of wanted) {
-    log(`  • ${tool.name}: building ${bin} (first time on 2 cores: ${tool.minutes ?? (tool.name === 'kubernetes' ? 'about 4 min for all four' : 'about a minute')})…`);
+    log(
+      `  • ${tool.name}: building ${bin} (first time on 2 cores: ${tool.minutes ?? (tool.name === 'kubernetes' ? 'about 4 min for all four' : 'about a minute')})…`,
+    );
     const ld = ['-s', '-w', ...tool.ldflags].join(' ');
-    const r = await runGo(['build', '-trimpath', '-v', '-ldflags', ld, '-o', join(tmp, bin), pkg], wrapper, `${tool.name}/${bin}`)
-      .catch((e) => explainGoFailure(e, `Building ${bin}`));
+    const r = await runGo(['build', '-trimpath', '-v', '-ldflags', ld, '-o', join(tmp, bin), pkg], wrapper, `${tool.name}/${bin}`).catch((e) =>
+      explainGoFailure(e, `Building ${bin}`),
+    );
     log(`    ${bin}: done in ${Math.round(r.seconds)}s (${r.packages} packages compiled)`);
   }
   for (const [bin] of wanted) renameSync(join(tmp, bin), join(dir, bin));
@@ -194,7 +267,10 @@ async function ensure(tool, dir, goVersion, assets) {
 
 async function main() {
   const dir = cacheDir();
-  if (args.includes('--print-dir')) { process.stdout.write(`${dir}\n`); return; }
+  if (args.includes('--print-dir')) {
+    process.stdout.write(`${dir}\n`);
+    return;
+  }
   const assets = process.env.KUBEBUILDER_ASSETS || '';
   mkdirSync(dir, { recursive: true });
   const t0 = Date.now();

@@ -16,13 +16,15 @@ if (!missing.length) process.exit(0);
 const root = process.getuid?.() === 0;
 const apt = has('apt-get');
 if (!root || !apt) {
-  for (const p of missing) console.log(`    ${p.binary} is not installed and this is not a root Debian shell: ${p.for} will report themselves skipped (install ${p.pkg})`);
+  for (const p of missing)
+    console.log(`    ${p.binary} is not installed and this is not a root Debian shell: ${p.for} will report themselves skipped (install ${p.pkg})`);
   process.exit(0);
 }
 const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 const pkgs = missing.map((p) => p.pkg);
 console.log(`    installing ${pkgs.join(', ')} from Debian's packages (for ${missing.map((p) => p.for).join(' and ')})…`);
-const install = () => spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...pkgs], { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+const install = () =>
+  spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...pkgs], { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
 let r = install();
 if (r.status !== 0) {
   spawnSync('apt-get', ['update', '-q'], { env, stdio: 'ignore' });

@@ -20,7 +20,12 @@ import { parseArgs } from 'node:util';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: opts } = parseArgs({
-  options: { runs: { type: 'string', default: '1' }, 'cold-go': { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, mode: { type: 'string' } },
+  options: {
+    runs: { type: 'string', default: '1' },
+    'cold-go': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+    mode: { type: 'string' },
+  },
 });
 const runs = Number(opts.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: a whole number of at least 1, not "${opts.runs}"`);
@@ -59,5 +64,7 @@ for (let i = 1; i <= runs; i++) {
 writeFileSync(join(base, 'summary.json'), `${JSON.stringify({ head, cache, results }, null, 2)}\n`);
 if (!opts.keep && results.every((r) => r.code === 0)) rmSync(base, { recursive: true, force: true });
 else console.log(`kept: ${base}`);
-console.log(`${head}: ${results.map((r) => `run ${r.run} ${r.code === 0 ? 'passed' : 'failed'} ${Math.floor(r.seconds / 60)}m${String(r.seconds % 60).padStart(2, '0')}s`).join(', ')}`);
+console.log(
+  `${head}: ${results.map((r) => `run ${r.run} ${r.code === 0 ? 'passed' : 'failed'} ${Math.floor(r.seconds / 60)}m${String(r.seconds % 60).padStart(2, '0')}s`).join(', ')}`,
+);
 process.exit(results.every((r) => r.code === 0) && results.length === runs ? 0 : 1);

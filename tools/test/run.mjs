@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The README's test command (npm test): lint, typecheck, build, unit and integration tests, and the
+// The README's test command (npm test): format, lint, typecheck, build, unit and integration tests, and the
 // e2e suites in both cluster modes. Before nx runs, what takes minutes the first time is prepared
 // with progress shown: the control-plane binaries, the Debian packages some tests run (nginx, BIND
 // 9; where this is a root Debian shell) and, where the kind mode can run, the Docker
@@ -12,9 +12,15 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const env = process.env;
-const wantsKind = (process.env.OPKIT_E2E_MODE ?? 'local,kind').split(',').map((s) => s.trim()).includes('kind');
+const wantsKind = (process.env.OPKIT_E2E_MODE ?? 'local,kind')
+  .split(',')
+  .map((s) => s.trim())
+  .includes('kind');
 // The engine is held for this process while it runs (the helper commands come and go).
-const containers = (command) => ['node', [join(root, 'tools/build/run-ts.mjs'), 'packages/testing/src/containers/cli.ts', command, '--for-pid', String(process.pid)]];
+const containers = (command) => [
+  'node',
+  [join(root, 'tools/build/run-ts.mjs'), 'packages/testing/src/containers/cli.ts', command, '--for-pid', String(process.pid)],
+];
 
 let child;
 // Ctrl-C reaches the whole foreground process group; the step running gets it and ends, and this
@@ -43,11 +49,17 @@ function step(label, [cmd, args], { optional = false } = {}) {
 }
 
 let status = await step('control-plane binaries (built once from Go modules, then cached)', ['node', [join(root, 'tools/control-plane/ensure-binaries.mjs')]]);
-if (status === 0 && !interrupted) status = await step('Debian packages some tests run (nginx, BIND 9)', ['node', [join(root, 'tools/test/debian-packages.mjs')]]);
+if (status === 0 && !interrupted)
+  status = await step('Debian packages some tests run (nginx, BIND 9)', ['node', [join(root, 'tools/test/debian-packages.mjs')]]);
 if (status === 0 && wantsKind && !interrupted) status = await step('the kind mode: container engine, kind, node image, images', containers('kind-prepare'));
 if (status === 0 && !interrupted) status = await step('nx sync:check', ['npx', ['nx', 'sync:check']]);
+// First and cheap (a few seconds): a formatting slip fails here, not after an hour of tests.
+if (status === 0 && !interrupted) status = await step('format (prettier --check)', ['npx', ['prettier', '--check', '--log-level=warn', '.']]);
 if (status === 0 && !interrupted) {
-  status = await step('lint, typecheck, build, unit and integration tests, e2e', ['npx', ['nx', 'run-many', '-t', 'lint', 'typecheck', 'build', 'test', 'e2e', '--outputStyle=stream', ...process.argv.slice(2)]]);
+  status = await step('lint, typecheck, build, unit and integration tests, e2e', [
+    'npx',
+    ['nx', 'run-many', '-t', 'lint', 'typecheck', 'build', 'test', 'e2e', '--outputStyle=stream', ...process.argv.slice(2)],
+  ]);
 }
 if (wantsKind) await step('stopping what this run started', containers('engine-stop'), { optional: true });
 process.exit(interrupted && !status ? 130 : status);

@@ -12,7 +12,10 @@ const root = join(import.meta.dirname, '../..');
 /** The e2e projects' globalSetup: stops, at the end, a Docker engine opkit started for the kind mode. */
 export const e2eGlobalSetup = join(root, 'packages/testing/src/e2e/global-setup.ts');
 
-export function projectConfig(projectDir: string, overrides: { testTimeout?: number; hookTimeout?: number; include?: string[]; setupFiles?: string[]; globalSetup?: string[] } = {}): ViteUserConfig {
+export function projectConfig(
+  projectDir: string,
+  overrides: { testTimeout?: number; hookTimeout?: number; include?: string[]; setupFiles?: string[]; globalSetup?: string[] } = {},
+): ViteUserConfig {
   const name = relative(root, projectDir).replace(/\//g, '-');
   // Only add our condition to vite's defaults: conditions such as `import` would also reach Node for
   // external packages, and Node 20.19's require(esm) would then hand CommonJS callers ESM namespaces.

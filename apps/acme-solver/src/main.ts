@@ -7,7 +7,13 @@ function main() {
   let values;
   try {
     values = parseArgs({
-      options: { 'listen-port': { type: 'string', default: '8089' }, domain: { type: 'string' }, token: { type: 'string' }, key: { type: 'string' }, help: { type: 'boolean', default: false } },
+      options: {
+        'listen-port': { type: 'string', default: '8089' },
+        domain: { type: 'string' },
+        token: { type: 'string' },
+        key: { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
       strict: true,
     }).values;
   } catch (err) {

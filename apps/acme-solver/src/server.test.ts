@@ -27,7 +27,11 @@ describe('the HTTP-01 solver', () => {
   afterAll(() => server.close());
 
   it('answers the key authorization for its domain and token, uncached', async () => {
-    expect(await get(port, '/.well-known/acme-challenge/tok-123', 'shop.example.com')).toEqual({ status: 200, body: 'tok-123.thumbprint', cache: 'no-cache, no-store, must-revalidate' });
+    expect(await get(port, '/.well-known/acme-challenge/tok-123', 'shop.example.com')).toEqual({
+      status: 200,
+      body: 'tok-123.thumbprint',
+      cache: 'no-cache, no-store, must-revalidate',
+    });
     expect((await get(port, '/.well-known/acme-challenge/tok-123', 'shop.example.com:80')).status).toBe(200);
   });
 

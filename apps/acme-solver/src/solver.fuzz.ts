@@ -43,10 +43,26 @@ const get = (p: number, method: string, path: string, host: string) =>
     req.end();
   });
 
-const line = fc.tuple(fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'OPTIONS', 'G\u00e9T', ''), fc.oneof(fc.constant(`/.well-known/acme-challenge/${TOKEN}`), fc.string({ maxLength: 40 }).map((s) => `/${s}`), fc.string({ maxLength: 20 })), fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/9', ''));
-const headers = fc.array(fc.tuple(fc.constantFrom('Host', 'Content-Length', 'Transfer-Encoding', 'X'), fc.oneof(fc.constantFrom(DOMAIN, `${DOMAIN}:80`, 'SHOP.EXAMPLE.COM', '[::1]:80', 'chunked', '-1', '99999999999'), fc.string({ maxLength: 20 }))), { maxLength: 4 });
+const line = fc.tuple(
+  fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'OPTIONS', 'G\u00e9T', ''),
+  fc.oneof(
+    fc.constant(`/.well-known/acme-challenge/${TOKEN}`),
+    fc.string({ maxLength: 40 }).map((s) => `/${s}`),
+    fc.string({ maxLength: 20 }),
+  ),
+  fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/9', ''),
+);
+const headers = fc.array(
+  fc.tuple(
+    fc.constantFrom('Host', 'Content-Length', 'Transfer-Encoding', 'X'),
+    fc.oneof(fc.constantFrom(DOMAIN, `${DOMAIN}:80`, 'SHOP.EXAMPLE.COM', '[::1]:80', 'chunked', '-1', '99999999999'), fc.string({ maxLength: 20 })),
+  ),
+  { maxLength: 4 },
+);
 const rawRequest = fc.oneof(
-  fc.tuple(line, headers, fc.string({ maxLength: 40 })).map(([[m, p, v], hs, b]) => Buffer.from(`${m} ${p} ${v}\r\n${hs.map(([k, x]) => `${k}: ${x}`).join('\r\n')}\r\n\r\n${b}`, 'latin1')),
+  fc
+    .tuple(line, headers, fc.string({ maxLength: 40 }))
+    .map(([[m, p, v], hs, b]) => Buffer.from(`${m} ${p} ${v}\r\n${hs.map(([k, x]) => `${k}: ${x}`).join('\r\n')}\r\n\r\n${b}`, 'latin1')),
   fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
 );
 
@@ -62,13 +78,26 @@ export const targets = fuzzTargets(
     },
   },
   {
-    name: 'the solver: the key authorization for the CA\'s exact request only',
-    arbitrary: fc.tuple(fc.constantFrom('GET', 'HEAD', 'POST', 'DELETE'), fc.oneof(fc.constant(`/.well-known/acme-challenge/${TOKEN}`), fc.constant(`/.well-known/acme-challenge/${TOKEN}?x=1`), fc.constant(`/.well-known/acme-challenge/${TOKEN}/`), fc.string({ maxLength: 30 }).map((s) => `/.well-known/acme-challenge/${encodeURIComponent(s)}`)), fc.constantFrom(DOMAIN, `${DOMAIN}:8089`, 'SHOP.example.com', 'other.example.com', `${DOMAIN}.evil.com`, '')),
+    name: "the solver: the key authorization for the CA's exact request only",
+    arbitrary: fc.tuple(
+      fc.constantFrom('GET', 'HEAD', 'POST', 'DELETE'),
+      fc.oneof(
+        fc.constant(`/.well-known/acme-challenge/${TOKEN}`),
+        fc.constant(`/.well-known/acme-challenge/${TOKEN}?x=1`),
+        fc.constant(`/.well-known/acme-challenge/${TOKEN}/`),
+        fc.string({ maxLength: 30 }).map((s) => `/.well-known/acme-challenge/${encodeURIComponent(s)}`),
+      ),
+      fc.constantFrom(DOMAIN, `${DOMAIN}:8089`, 'SHOP.example.com', 'other.example.com', `${DOMAIN}.evil.com`, ''),
+    ),
     run: async ([method, path, host]: [string, string, string]) => {
       const r = await get(await solver(), method, path, host);
-      const exact = (method === 'GET' || method === 'HEAD') && path.split('?')[0] === `/.well-known/acme-challenge/${TOKEN}` && host.replace(/:\d+$/, '').toLowerCase() === DOMAIN;
+      const exact =
+        (method === 'GET' || method === 'HEAD') &&
+        path.split('?')[0] === `/.well-known/acme-challenge/${TOKEN}` &&
+        host.replace(/:\d+$/, '').toLowerCase() === DOMAIN;
       const gotKey = r.status === 200 && (method === 'HEAD' || r.body === KEY);
-      if (exact !== gotKey) throw new Error(`${method} ${path} (host ${host}) answered ${r.status} ${JSON.stringify(r.body)}: ${exact ? 'the CA would fail' : 'the key leaked'}`);
+      if (exact !== gotKey)
+        throw new Error(`${method} ${path} (host ${host}) answered ${r.status} ${JSON.stringify(r.body)}: ${exact ? 'the CA would fail' : 'the key leaked'}`);
     },
   },
 );

@@ -14,7 +14,7 @@ void runOperator({
   },
   setup(manager, v) {
     const resolver = v.originResolver || systemNameserver();
-    if (!resolver) throw new Error('no DNS server for origins\' host names: /etc/resolv.conf names none; pass --origin-resolver <ip>');
+    if (!resolver) throw new Error("no DNS server for origins' host names: /etc/resolv.conf names none; pass --origin-resolver <ip>");
     manager.add(cdnClusterController({ resolver }));
   },
 });

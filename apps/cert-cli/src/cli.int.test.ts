@@ -1,5 +1,16 @@
 import { Client, Transport } from '@opkit/runtime';
-import { freePort, helmTemplate, kubectlApply, requireBuilt, startControlPlane, startPebble, waitFor, workspaceApp, type ControlPlane, type Pebble } from '@opkit/testing';
+import {
+  freePort,
+  helmTemplate,
+  kubectlApply,
+  requireBuilt,
+  startControlPlane,
+  startPebble,
+  waitFor,
+  workspaceApp,
+  type ControlPlane,
+  type Pebble,
+} from '@opkit/testing';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,10 +33,14 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
   };
   const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
   const ready = (namespace: string, name: string, revision = 1) =>
-    waitFor(`${name} Ready at revision ${revision}`, async () => {
-      const c = await admin.get(Certificate, { namespace, name });
-      return c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') && (c.status.revision ?? 0) >= revision && c;
-    }, { timeoutMs: 30_000 });
+    waitFor(
+      `${name} Ready at revision ${revision}`,
+      async () => {
+        const c = await admin.get(Certificate, { namespace, name });
+        return c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') && (c.status.revision ?? 0) >= revision && c;
+      },
+      { timeoutMs: 30_000 },
+    );
 
   beforeAll(async () => {
     plane = await startControlPlane();
@@ -34,19 +49,49 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
     // The CRDs as the chart installs them, and the operator as it ships: its bundle, as a process.
     const app = workspaceApp('cert-operator');
     requireBuilt([app]);
-    const rendered = parseAllDocuments(await helmTemplate(app.chart!, {})).map((d) => d.toJSON() as { kind?: string }).filter((o) => o?.kind === 'CustomResourceDefinition');
+    const rendered = parseAllDocuments(await helmTemplate(app.chart!, {}))
+      .map((d) => d.toJSON() as { kind?: string })
+      .filter((o) => o?.kind === 'CustomResourceDefinition');
     await kubectlApply(plane.kubeconfigPath, rendered.map((o) => JSON.stringify(o)).join('\n---\n'));
     await waitFor('CRDs served', () => admin.list(Certificate).then(() => true));
     for (const ns of [SYSTEM, 'shop', 'manual']) await plane.kubectl(['create', 'namespace', ns]);
     const probes = await freePort();
-    operator = spawn(process.execPath, [app.bundle, `--kubeconfig=${plane.kubeconfigPath}`, '--metrics-bind-address=127.0.0.1:0', `--health-probe-bind-address=127.0.0.1:${probes}`, `--cluster-resource-namespace=${SYSTEM}`], { stdio: 'ignore' });
-    await waitFor('the operator ready', () => fetch(`http://127.0.0.1:${probes}/readyz`).then((r) => r.ok, () => false), { timeoutMs: 60_000, intervalMs: 250 });
+    operator = spawn(
+      process.execPath,
+      [
+        app.bundle,
+        `--kubeconfig=${plane.kubeconfigPath}`,
+        '--metrics-bind-address=127.0.0.1:0',
+        `--health-probe-bind-address=127.0.0.1:${probes}`,
+        `--cluster-resource-namespace=${SYSTEM}`,
+      ],
+      { stdio: 'ignore' },
+    );
+    await waitFor(
+      'the operator ready',
+      () =>
+        fetch(`http://127.0.0.1:${probes}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace: 'shop' }, spec: { selfSigned: {} } });
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'root', namespace: 'shop' }, spec: { secretName: 'root', isCA: true, commonName: 'cli root', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } } });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'root', namespace: 'shop' },
+      spec: { secretName: 'root', isCA: true, commonName: 'cli root', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } },
+    });
     await ready('shop', 'root');
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace: 'shop' }, spec: { ca: { secretName: 'root' } } });
     for (const name of ['web', 'api']) {
-      await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name, namespace: 'shop', labels: { team: 'shop' } }, spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.com`], issuerRef: { name: 'ca' } } });
+      await apply({
+        apiVersion: 'cert.opkit.dev/v1',
+        kind: 'Certificate',
+        metadata: { name, namespace: 'shop', labels: { team: 'shop' } },
+        spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.com`], issuerRef: { name: 'ca' } },
+      });
     }
     await ready('shop', 'web');
     await ready('shop', 'api');
@@ -69,16 +114,41 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
 
   it('status explains a stuck ACME challenge in one screen', async () => {
     await apply({
-      apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'le', namespace: 'shop' },
-      spec: { acme: { server: pebble.directoryUrl, caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'), privateKeySecretRef: { name: 'le-account' }, solvers: [{ http01: { ingress: { ingressClassName: 'nowhere' } } }] } },
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Issuer',
+      metadata: { name: 'le', namespace: 'shop' },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl,
+          caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'),
+          privateKeySecretRef: { name: 'le-account' },
+          solvers: [{ http01: { ingress: { ingressClassName: 'nowhere' } } }],
+        },
+      },
     });
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'stuck', namespace: 'shop' }, spec: { secretName: 'stuck-tls', dnsNames: ['stuck.example.test'], issuerRef: { name: 'le' } } });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'stuck', namespace: 'shop' },
+      spec: { secretName: 'stuck-tls', dnsNames: ['stuck.example.test'], issuerRef: { name: 'le' } },
+    });
     // No ingress controller serves the solver: the self-check cannot pass.
-    const r = await waitFor('a stuck challenge explained', async () => {
-      const x = await cli('status', 'certificate', 'stuck', '-n', 'shop');
-      const why = x.out.slice(x.out.findIndex((l) => l.startsWith('Why: '))).join(' ').replace(/\s+/g, ' ');
-      return why.startsWith('Why: The HTTP-01 challenge for stuck.example.test is pending: Waiting for HTTP-01 challenge propagation: GET http://stuck.example.test') && x;
-    }, { timeoutMs: 60_000, intervalMs: 1_000 });
+    const r = await waitFor(
+      'a stuck challenge explained',
+      async () => {
+        const x = await cli('status', 'certificate', 'stuck', '-n', 'shop');
+        const why = x.out
+          .slice(x.out.findIndex((l) => l.startsWith('Why: ')))
+          .join(' ')
+          .replace(/\s+/g, ' ');
+        return (
+          why.startsWith(
+            'Why: The HTTP-01 challenge for stuck.example.test is pending: Waiting for HTTP-01 challenge propagation: GET http://stuck.example.test',
+          ) && x
+        );
+      },
+      { timeoutMs: 60_000, intervalMs: 1_000 },
+    );
     console.log(r.text);
     expect(r.out.length).toBeLessThanOrEqual(24);
     // The explanation is whole: wrapped, not cut.
@@ -110,7 +180,12 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
     expect(inShop.out.sort()).toEqual(shop.map((n) => `Manually triggered issuance of Certificate shop/${n}`));
     for (const [name, rev] of Object.entries(before)) await ready('shop', name, rev + 1);
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace: 'manual' }, spec: { selfSigned: {} } });
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'other', namespace: 'manual' }, spec: { secretName: 'other-tls', dnsNames: ['other.example.com'], issuerRef: { name: 'selfsigned' } } });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'other', namespace: 'manual' },
+      spec: { secretName: 'other-tls', dnsNames: ['other.example.com'], issuerRef: { name: 'selfsigned' } },
+    });
     await ready('manual', 'other');
     const everywhere = await cli('renew', '--all', '-A');
     expect(everywhere.out.sort()).toEqual(['manual/other', ...shop.map((n) => `shop/${n}`)].map((n) => `Manually triggered issuance of Certificate ${n}`));
@@ -123,7 +198,11 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const { parse, stringify } = await import('yaml');
-    const kc = parse(readFileSync(plane.kubeconfigPath, 'utf8')) as { clusters: { name: string; cluster: { server: string } }[]; contexts: { name: string; context: { cluster: string; user: string } }[]; 'current-context': string };
+    const kc = parse(readFileSync(plane.kubeconfigPath, 'utf8')) as {
+      clusters: { name: string; cluster: { server: string } }[];
+      contexts: { name: string; context: { cluster: string; user: string } }[];
+      'current-context': string;
+    };
     const good = kc.contexts.find((c) => c.name === kc['current-context'])!;
     kc.clusters.push({ name: 'nowhere', cluster: { server: `https://127.0.0.1:${await freePort()}` } });
     kc.contexts.push({ name: 'nowhere', context: { cluster: 'nowhere', user: good.context.user } });
@@ -155,17 +234,37 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
     // A request made by hand for an issuer this operator serves, with auto-approval on, is approved
     // at once: deny one before the operator sees it is not possible, so a request names an issuer
     // of another group (an external issuer) to stay undecided.
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'external', namespace: 'manual' }, spec: { request: 'LS0tLQ==', issuerRef: { name: 'x', kind: 'VaultIssuer', group: 'example.com' } } });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'CertificateRequest',
+      metadata: { name: 'external', namespace: 'manual' },
+      spec: { request: 'LS0tLQ==', issuerRef: { name: 'x', kind: 'VaultIssuer', group: 'example.com' } },
+    });
     expect((await cli('approve', 'external', '-n', 'manual')).out).toEqual(['Approved CertificateRequest manual/external']);
     const cr = await admin.get(CertificateRequest, { namespace: 'manual', name: 'external' });
-    expect(cr.status?.conditions?.find((c) => c.type === 'Approved')).toMatchObject({ status: 'True', reason: 'OpkitCert', message: 'manually approved by opkit-cert' });
+    expect(cr.status?.conditions?.find((c) => c.type === 'Approved')).toMatchObject({
+      status: 'True',
+      reason: 'OpkitCert',
+      message: 'manually approved by opkit-cert',
+    });
     const again = await cli('deny', 'external', '-n', 'manual');
     expect(again).toMatchObject({ code: 1, err: ['opkit-cert: CertificateRequest manual/external is already approved'] });
     // Denied, with the reason given: the request is final, and says why.
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'unwanted', namespace: 'manual' }, spec: { request: 'LS0tLQ==', issuerRef: { name: 'x', kind: 'VaultIssuer', group: 'example.com' } } });
-    expect((await cli('deny', 'unwanted', '-n', 'manual', '--reason', 'NotOurs', '--message', 'this team does not issue for example.com')).out).toEqual(['Denied CertificateRequest manual/unwanted']);
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'CertificateRequest',
+      metadata: { name: 'unwanted', namespace: 'manual' },
+      spec: { request: 'LS0tLQ==', issuerRef: { name: 'x', kind: 'VaultIssuer', group: 'example.com' } },
+    });
+    expect((await cli('deny', 'unwanted', '-n', 'manual', '--reason', 'NotOurs', '--message', 'this team does not issue for example.com')).out).toEqual([
+      'Denied CertificateRequest manual/unwanted',
+    ]);
     const denied = await admin.get(CertificateRequest, { namespace: 'manual', name: 'unwanted' });
-    expect(denied.status?.conditions?.find((c) => c.type === 'Denied')).toMatchObject({ status: 'True', reason: 'NotOurs', message: 'this team does not issue for example.com' });
+    expect(denied.status?.conditions?.find((c) => c.type === 'Denied')).toMatchObject({
+      status: 'True',
+      reason: 'NotOurs',
+      message: 'this team does not issue for example.com',
+    });
     expect((await cli('approve', 'unwanted', '-n', 'manual')).code).toBe(1);
   });
 
@@ -174,9 +273,16 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
     const bare = await startControlPlane();
     try {
       const out: string[] = [];
-      const code = await runCli(['check', 'api', '--kubeconfig', bare.kubeconfigPath], { out: () => undefined, err: (l) => out.push(l), now: Date.now, width: 120 });
+      const code = await runCli(['check', 'api', '--kubeconfig', bare.kubeconfigPath], {
+        out: () => undefined,
+        err: (l) => out.push(l),
+        now: Date.now,
+        width: 120,
+      });
       expect(code).toBe(1);
-      expect(out).toEqual(['opkit-cert: the cert operator API is not ready: the CRD certificates.cert.opkit.dev is not installed (helm install the cert-operator chart)']);
+      expect(out).toEqual([
+        'opkit-cert: the cert operator API is not ready: the CRD certificates.cert.opkit.dev is not installed (helm install the cert-operator chart)',
+      ]);
     } finally {
       await bare.stop();
     }

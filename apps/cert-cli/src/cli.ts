@@ -80,7 +80,12 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
         if (!targets.length) throw new UsageError('renew: name Certificates, or give -l <selector> or --all');
         const stamp = new Date(io.now()).toISOString();
         for (const c of targets) {
-          await client.patch(Certificate, { namespace: c.metadata.namespace, name: c.metadata.name! }, { metadata: { annotations: { [RENEW_ANNOTATION]: stamp } } }, 'merge');
+          await client.patch(
+            Certificate,
+            { namespace: c.metadata.namespace, name: c.metadata.name! },
+            { metadata: { annotations: { [RENEW_ANNOTATION]: stamp } } },
+            'merge',
+          );
           io.out(`Manually triggered issuance of Certificate ${c.metadata.namespace}/${c.metadata.name}`);
         }
         return 0;
@@ -99,7 +104,11 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
         const decided = cr.status?.conditions?.find((c) => (c.type === 'Approved' || c.type === 'Denied') && c.status === 'True');
         if (decided) return (io.err(`opkit-cert: CertificateRequest ${namespace}/${args[1]} is already ${decided.type.toLowerCase()}`), 1);
         const condition: Condition = {
-          type: verdict, status: 'True', reason: v.reason ?? 'OpkitCert', message: v.message ?? `manually ${verdict.toLowerCase()} by opkit-cert`, lastTransitionTime: new Date(io.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
+          type: verdict,
+          status: 'True',
+          reason: v.reason ?? 'OpkitCert',
+          message: v.message ?? `manually ${verdict.toLowerCase()} by opkit-cert`,
+          lastTransitionTime: new Date(io.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
         };
         await client.updateStatus(CertificateRequest, { ...cr, status: { ...cr.status, conditions: [...(cr.status?.conditions ?? []), condition] } });
         io.out(`${verdict} CertificateRequest ${namespace}/${args[1]}`);
@@ -125,7 +134,12 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   }
 }
 
-async function renewTargets(client: Client, names: string[], namespace: string, v: { allNamespaces: boolean; selector?: string; all: boolean }): Promise<KubeObject[]> {
+async function renewTargets(
+  client: Client,
+  names: string[],
+  namespace: string,
+  v: { allNamespaces: boolean; selector?: string; all: boolean },
+): Promise<KubeObject[]> {
   if (names.length) return Promise.all(names.map((name) => client.get(Certificate, { namespace, name })));
   if (!v.selector && !v.all) return [];
   return client.listAll(Certificate, { namespace: v.allNamespaces ? undefined : namespace, labelSelector: v.selector });
@@ -142,7 +156,14 @@ async function apiProblem(client: Client, namespace: string): Promise<string | u
     if (!crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return `the CRD ${name} is not established yet`;
   }
   try {
-    await client.create(Certificate, { metadata: { generateName: 'opkit-cert-check-', namespace }, spec: { secretName: 'opkit-cert-check', dnsNames: ['check.example.com'], issuerRef: { name: 'check' } } } as never, { dryRun: true });
+    await client.create(
+      Certificate,
+      {
+        metadata: { generateName: 'opkit-cert-check-', namespace },
+        spec: { secretName: 'opkit-cert-check', dnsNames: ['check.example.com'], issuerRef: { name: 'check' } },
+      } as never,
+      { dryRun: true },
+    );
   } catch (err) {
     return `a dry-run Certificate was refused: ${(err as Error).message}`;
   }

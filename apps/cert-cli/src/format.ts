@@ -10,7 +10,8 @@ export function relative(iso: string | undefined, now: number): string {
 }
 
 /** A condition in one line: `Ready=False (Pending): Waiting for…`. */
-export const conditionLine = (c: Condition | undefined) => (c ? `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}` : '-');
+export const conditionLine = (c: Condition | undefined) =>
+  c ? `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}${c.message ? `: ${c.message}` : ''}` : '-';
 
 export const conditionOf = (o: { status?: { conditions?: Condition[] } }, type: string) => o.status?.conditions?.find((c) => c.type === type);
 

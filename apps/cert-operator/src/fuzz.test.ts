@@ -8,6 +8,7 @@ const modules = import.meta.glob<{ targets: FuzzTarget[] }>('./**/*.fuzz.ts', { 
 
 for (const [file, { targets }] of Object.entries(modules)) {
   describe(`fuzzing ${file}`, () => {
-    for (const t of targets) it(t.name, async () => assertNoFindings(await runFuzzTarget(new URL(file, import.meta.url), t.name, { runs: 300, timeLimitMs: 6_000 })), 60_000);
+    for (const t of targets)
+      it(t.name, async () => assertNoFindings(await runFuzzTarget(new URL(file, import.meta.url), t.name, { runs: 300, timeLimitMs: 6_000 })), 60_000);
   });
 }

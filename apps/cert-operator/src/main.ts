@@ -12,10 +12,24 @@ void runOperator({
     acmeHttp01SolverImage: flag.string({ metavar: '<image>', default: defaultConfig().acmeSolverImage, help: 'image of the HTTP-01 solver pods' }),
     maxConcurrentChallenges: flag.int({ min: 1, default: defaultConfig().maxConcurrentChallenges, help: 'ACME challenges processed at once' }),
     acmeHttp01SolverNameservers: flag.list({ metavar: '<host:port,...>', help: 'DNS servers for the HTTP-01 self-check', defaultText: 'the system resolver' }),
-    acmeHttp01SelfCheckPort: flag.int({ metavar: '<port>', min: 1, max: 65_535, default: defaultConfig().selfCheckPort, help: 'port of the HTTP-01 self-check (test CAs may differ)' }),
-    acmeHttp01SelfCheckTimeout: flag.duration({ default: defaultConfig().selfCheck.timeoutMs, defaultText: '10m', help: 'give up on a self-check after this long' }),
+    acmeHttp01SelfCheckPort: flag.int({
+      metavar: '<port>',
+      min: 1,
+      max: 65_535,
+      default: defaultConfig().selfCheckPort,
+      help: 'port of the HTTP-01 self-check (test CAs may differ)',
+    }),
+    acmeHttp01SelfCheckTimeout: flag.duration({
+      default: defaultConfig().selfCheck.timeoutMs,
+      defaultText: '10m',
+      help: 'give up on a self-check after this long',
+    }),
     enableGatewayApi: flag.boolean({ help: 'allow gatewayHTTPRoute solvers and run gateway-shim (needs the Gateway API CRDs)' }),
-    dns01RecursiveNameservers: flag.list({ metavar: '<host:port,...>', help: 'resolvers for DNS-01 zone lookups and self-checks', defaultText: 'the system resolver' }),
+    dns01RecursiveNameservers: flag.list({
+      metavar: '<host:port,...>',
+      help: 'resolvers for DNS-01 zone lookups and self-checks',
+      defaultText: 'the system resolver',
+    }),
     dns01RecursiveNameserversOnly: flag.boolean({ help: "check DNS-01 propagation with those resolvers only, not the zone's authoritative servers" }),
     dns01CheckRetryPeriod: flag.duration({ default: defaultConfig().dns01.checkIntervalMs, defaultText: '10s', help: 'pause between DNS-01 self-checks' }),
     disableIngressShim: flag.boolean({ help: 'do not make Certificates for annotated Ingresses' }),
@@ -38,7 +52,9 @@ void runOperator({
       enableGatewayAPI: v.enableGatewayApi,
       ingressShim: !v.disableIngressShim,
       dns01: { recursiveNameservers: v.dns01RecursiveNameservers, recursiveOnly: v.dns01RecursiveNameserversOnly, checkIntervalMs: v.dns01CheckRetryPeriod },
-      defaultIssuer: v.defaultIssuerName ? { name: v.defaultIssuerName, kind: v.defaultIssuerKind, ...(v.defaultIssuerGroup ? { group: v.defaultIssuerGroup } : {}) } : undefined,
+      defaultIssuer: v.defaultIssuerName
+        ? { name: v.defaultIssuerName, kind: v.defaultIssuerKind, ...(v.defaultIssuerGroup ? { group: v.defaultIssuerGroup } : {}) }
+        : undefined,
     });
   },
 });

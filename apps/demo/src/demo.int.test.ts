@@ -10,19 +10,28 @@ async function processesIn(dir: string): Promise<string[]> {
 }
 
 describe('npm run demo', () => {
-  it('the README\'s command, in a real terminal: brings up the cluster, the three operators and the samples, converges, and stops leaving nothing running', async () => {
+  it("the README's command, in a real terminal: brings up the cluster, the three operators and the samples, converges, and stops leaving nothing running", async () => {
     // `script` gives the command a pseudo-terminal, as a user's shell would: nx prompts there (its
     // "Share usage data?" question) where CI never sees it. CI=false: nx skips prompts under CI.
     const nxJson = readFileSync(`${workspaceRoot()}/nx.json`, 'utf8');
     const r = await run('script', ['-qefc', 'npm run demo -- --exit-when-ready --timeout=150', '/dev/null'], {
-      cwd: workspaceRoot(), check: false, timeoutMs: 170_000, input: '', env: { ...process.env, CI: 'false', TERM: 'xterm' },
+      cwd: workspaceRoot(),
+      check: false,
+      timeoutMs: 170_000,
+      input: '',
+      env: { ...process.env, CI: 'false', TERM: 'xterm' },
     });
     const out = r.stdout + r.stderr;
     expect(out).not.toMatch(/Share usage data/);
     expect(r.code, out).toBe(0);
     expect(readFileSync(`${workspaceRoot()}/nx.json`, 'utf8')).toBe(nxJson);
     expect(out).toMatch(/all samples converged/i);
-    for (const line of [/Memcached\s+demo\/memcached-sample\s+✓ Available/, /CdnCluster\s+demo\/balancer\s+✓ Running/, /Certificate\s+demo\/shop\s+✓ Ready/, /Operator\s+opkit-system\/cert\s+✓ Ready/]) {
+    for (const line of [
+      /Memcached\s+demo\/memcached-sample\s+✓ Available/,
+      /CdnCluster\s+demo\/balancer\s+✓ Running/,
+      /Certificate\s+demo\/shop\s+✓ Ready/,
+      /Operator\s+opkit-system\/cert\s+✓ Ready/,
+    ]) {
       expect(out).toMatch(line);
     }
     expect(out).toMatch(/stopped; nothing is left running/);
@@ -33,7 +42,11 @@ describe('npm run demo', () => {
 
   it('stops cleanly on Ctrl-C while it runs, leaving nothing behind', async () => {
     // A terminal's Ctrl-C signals the whole foreground process group: so does this test.
-    const child = spawn(process.execPath, ['tools/build/run-ts.mjs', 'apps/demo/src/main.ts'], { cwd: workspaceRoot(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['tools/build/run-ts.mjs', 'apps/demo/src/main.ts'], {
+      cwd: workspaceRoot(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -3,7 +3,17 @@
 // applied, and their status shown live until Ctrl-C.
 //   --exit-when-ready   stop once everything has converged (exit 0), or fail after --timeout
 //   --timeout=<s>       how long to wait for convergence with --exit-when-ready (default 300)
-import { findBinary, helmInstall, startLocalAcme, startLocalCluster, workspaceApp, workspaceRoot, type LocalAcme, type LocalCluster, type Release } from '@opkit/testing';
+import {
+  findBinary,
+  helmInstall,
+  startLocalAcme,
+  startLocalCluster,
+  workspaceApp,
+  workspaceRoot,
+  type LocalAcme,
+  type LocalCluster,
+  type Release,
+} from '@opkit/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -81,7 +91,12 @@ async function main() {
             },
           },
         },
-        { apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'shop' }, spec: { secretName: 'shop-tls', dnsNames: ['shop.demo.test', 'www.shop.demo.test'], issuerRef: { name: 'pebble' } } },
+        {
+          apiVersion: 'cert.opkit.dev/v1',
+          kind: 'Certificate',
+          metadata: { name: 'shop' },
+          spec: { secretName: 'shop-tls', dnsNames: ['shop.demo.test', 'www.shop.demo.test'], issuerRef: { name: 'pebble' } },
+        },
       ],
     }),
   );
@@ -102,7 +117,9 @@ async function main() {
     const rows = await read().catch(() => [] as Row[]);
     if (!convergedAt && converged(rows)) convergedAt = Date.now();
     if (tty) {
-      const title = convergedAt ? `All samples converged in ${((convergedAt - started) / 1000).toFixed(1)}s. Ctrl-C stops everything.` : `Converging… (${elapsed()})  Ctrl-C stops everything.`;
+      const title = convergedAt
+        ? `All samples converged in ${((convergedAt - started) / 1000).toFixed(1)}s. Ctrl-C stops everything.`
+        : `Converging… (${elapsed()})  Ctrl-C stops everything.`;
       process.stdout.write(`\x1b[H\x1b[2J${title}\n\n${renderTable(rows, process.stdout.columns || 160)}\n\n${hint}\n`);
     } else {
       const { changed, gone } = changes(before, rows);

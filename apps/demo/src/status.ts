@@ -39,24 +39,47 @@ export function statusReader(kubeConfig: KubeConfig, releases: { release: string
         kind: 'Operator',
         name: `${r.namespace}/${r.release}`,
         status: ready.length ? 'Ready' : mine.length ? 'Starting' : 'NoPod',
-        detail: ready.length ? `pid ${ready[0].pid}, metrics https://127.0.0.1:${metrics}/metrics${ready[0].restarts ? `, ${ready[0].restarts} restarts` : ''}` : '',
+        detail: ready.length
+          ? `pid ${ready[0].pid}, metrics https://127.0.0.1:${metrics}/metrics${ready[0].restarts ? `, ${ready[0].restarts} restarts` : ''}`
+          : '',
         done: ready.length > 0,
       });
     }
     for (const m of await list('cache.opkit.dev', 'v1beta1', 'memcacheds')) {
       const phase = m.status?.phase ?? 'Pending';
       const readyN = m.status?.readyReplicas ?? 0;
-      out.push({ kind: 'Memcached', name: id(m), status: phase, detail: `${readyN}/${m.spec?.replicas} ready`, done: phase === 'Available' && readyN === m.spec?.replicas });
+      out.push({
+        kind: 'Memcached',
+        name: id(m),
+        status: phase,
+        detail: `${readyN}/${m.spec?.replicas} ready`,
+        done: phase === 'Available' && readyN === m.spec?.replicas,
+      });
     }
     for (const c of await list('cdn.opkit.dev', 'v1', 'cdnclusters')) {
       const state = c.status?.state ?? 'Pending';
       const sources = (c.status?.upstreams ?? []).map((u: { name: string; ready: boolean }) => `${u.name}${u.ready ? '' : ' (down)'}`).join(', ');
-      out.push({ kind: 'CdnCluster', name: id(c), status: state, detail: c.status?.message || (sources ? `routes to ${sources}` : c.spec?.role ?? ''), done: state === 'Running' });
+      out.push({
+        kind: 'CdnCluster',
+        name: id(c),
+        status: state,
+        detail: c.status?.message || (sources ? `routes to ${sources}` : (c.spec?.role ?? '')),
+        done: state === 'Running',
+      });
     }
-    for (const [plural, kind] of [['clusterissuers', 'ClusterIssuer'], ['issuers', 'Issuer']] as const) {
+    for (const [plural, kind] of [
+      ['clusterissuers', 'ClusterIssuer'],
+      ['issuers', 'Issuer'],
+    ] as const) {
       for (const i of await list('cert.opkit.dev', 'v1', plural)) {
         const ready = cond(i, 'Ready');
-        out.push({ kind, name: id(i), status: ready?.status === 'True' ? 'Ready' : ready?.reason ?? 'Pending', detail: ready?.message ?? '', done: ready?.status === 'True' });
+        out.push({
+          kind,
+          name: id(i),
+          status: ready?.status === 'True' ? 'Ready' : (ready?.reason ?? 'Pending'),
+          detail: ready?.message ?? '',
+          done: ready?.status === 'True',
+        });
       }
     }
     for (const c of await list('cert.opkit.dev', 'v1', 'certificates')) {
@@ -66,14 +89,20 @@ export function statusReader(kubeConfig: KubeConfig, releases: { release: string
       out.push({
         kind: 'Certificate',
         name: id(c),
-        status: ok ? 'Ready' : issuing?.status === 'True' ? 'Issuing' : ready?.reason ?? 'Pending',
+        status: ok ? 'Ready' : issuing?.status === 'True' ? 'Issuing' : (ready?.reason ?? 'Pending'),
         detail: ok ? `valid until ${c.status?.notAfter}, renews ${c.status?.renewalTime}` : (issuing?.message ?? ready?.message ?? ''),
         done: ok,
       });
     }
     // ACME progress, while it lasts.
     for (const ch of await list('acme.cert.opkit.dev', 'v1', 'challenges')) {
-      out.push({ kind: 'Challenge', name: id(ch), status: ch.status?.state ?? 'new', detail: `${ch.spec?.dnsName}: ${ch.status?.reason ?? ''}`, done: ch.status?.state === 'valid' });
+      out.push({
+        kind: 'Challenge',
+        name: id(ch),
+        status: ch.status?.state ?? 'new',
+        detail: `${ch.spec?.dnsName}: ${ch.status?.reason ?? ''}`,
+        done: ch.status?.state === 'valid',
+      });
     }
     return out;
   };

@@ -5,7 +5,10 @@ const row = (kind: string, name: string, status: string, detail = '', done = fal
 
 describe('the demo status table', () => {
   it('aligns columns and marks converged rows', () => {
-    const text = renderTable([row('Memcached', 'demo/memcached-sample', 'Available', '3/3 ready', true), row('Certificate', 'demo/shop', 'Issuing', 'waiting')]);
+    const text = renderTable([
+      row('Memcached', 'demo/memcached-sample', 'Available', '3/3 ready', true),
+      row('Certificate', 'demo/shop', 'Issuing', 'waiting'),
+    ]);
     expect(text.split('\n')).toEqual([
       'KIND         NAME                   STATUS       DETAIL',
       'Memcached    demo/memcached-sample  ✓ Available  3/3 ready',

@@ -16,7 +16,10 @@ export function renderTable(rows: Row[], maxWidth = 160): string {
   const w = [0, 1, 2].map((c) => width(cells, c));
   return cells
     .map((r) => {
-      const head = r.slice(0, 3).map((c, i) => c.padEnd(w[i])).join('  ');
+      const head = r
+        .slice(0, 3)
+        .map((c, i) => c.padEnd(w[i]))
+        .join('  ');
       const room = Math.max(10, maxWidth - head.length - 2);
       const detail = r[3].length > room ? `${r[3].slice(0, room - 1)}…` : r[3];
       return `${head}  ${detail}`.trimEnd();

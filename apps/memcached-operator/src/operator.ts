@@ -13,6 +13,9 @@ export interface MemcachedOperatorOptions {
  */
 export function addMemcachedOperator(manager: Manager, options: MemcachedOperatorOptions = {}): Manager {
   manager.addConversion(MemcachedAPI);
-  manager.add({ ...memcachedController, options: { ...memcachedController.options, ...(options.maxConcurrentReconciles ? { maxConcurrentReconciles: options.maxConcurrentReconciles } : {}) } });
+  manager.add({
+    ...memcachedController,
+    options: { ...memcachedController.options, ...(options.maxConcurrentReconciles ? { maxConcurrentReconciles: options.maxConcurrentReconciles } : {}) },
+  });
   return manager;
 }

@@ -1,6 +1,19 @@
 import {
-  e2eModes, helmInstall, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
-  type E2ECluster, type Release,
+  e2eModes,
+  helmInstall,
+  helmTest,
+  leftovers,
+  operatorIdentities,
+  operatorPods,
+  resourceVersions,
+  restartOperator,
+  runInCluster,
+  startE2ECluster,
+  waitFor,
+  workspaceApp,
+  workspaceRoot,
+  type E2ECluster,
+  type Release,
 } from '@opkit/testing';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +21,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 const app = workspaceApp('cdn-operator');
-const samples = parseAllDocuments(readFileSync(join(workspaceRoot(), 'apps/cdn-operator/examples/cdnclusters.yaml'), 'utf8')).map((d) => d.toJSON() as { metadata: { name: string } });
+const samples = parseAllDocuments(readFileSync(join(workspaceRoot(), 'apps/cdn-operator/examples/cdnclusters.yaml'), 'utf8')).map(
+  (d) => d.toJSON() as { metadata: { name: string } },
+);
 const sample = (name: string) => samples.find((s) => s.metadata.name === name)!;
 const NS = 'edge';
 const TRAFFIC = 'traffic';
@@ -16,28 +31,46 @@ const TRAFFIC = 'traffic';
 /** An origin for the kind spec: nginx answering every request with its name, the URI and the client's address. */
 const origin = (name: string, image: string) => {
   const conf = [
-    'pid /tmp/nginx.pid;', 'error_log stderr warn;', 'events {}', 'http {', '  access_log off;',
+    'pid /tmp/nginx.pid;',
+    'error_log stderr warn;',
+    'events {}',
+    'http {',
+    '  access_log off;',
     ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path /tmp/${t};`),
-    `  server { listen 8080; default_type text/plain; location / { return 200 "origin=${name} uri=$request_uri from=$remote_addr\\n"; } }`, '}',
+    `  server { listen 8080; default_type text/plain; location / { return 200 "origin=${name} uri=$request_uri from=$remote_addr\\n"; } }`,
+    '}',
   ].join('\n');
   const labels = { app: `origin-${name}` };
   return [
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `origin-${name}` }, data: { 'nginx.conf': conf } },
     {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `origin-${name}` },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: `origin-${name}` },
       spec: {
         selector: { matchLabels: labels },
         template: {
           metadata: { labels },
           spec: {
             securityContext: { runAsNonRoot: true, runAsUser: 101, seccompProfile: { type: 'RuntimeDefault' } },
-            containers: [{
-              name: 'nginx', image, command: ['nginx', '-c', '/etc/nginx/origin/nginx.conf', '-g', 'daemon off;'], ports: [{ containerPort: 8080 }],
-              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 2 },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              volumeMounts: [{ name: 'conf', mountPath: '/etc/nginx/origin' }, { name: 'tmp', mountPath: '/tmp' }],
-            }],
-            volumes: [{ name: 'conf', configMap: { name: `origin-${name}` } }, { name: 'tmp', emptyDir: {} }],
+            containers: [
+              {
+                name: 'nginx',
+                image,
+                command: ['nginx', '-c', '/etc/nginx/origin/nginx.conf', '-g', 'daemon off;'],
+                ports: [{ containerPort: 8080 }],
+                readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 2 },
+                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+                volumeMounts: [
+                  { name: 'conf', mountPath: '/etc/nginx/origin' },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'conf', configMap: { name: `origin-${name}` } },
+              { name: 'tmp', emptyDir: {} },
+            ],
           },
         },
       },
@@ -70,7 +103,12 @@ ${requests}
 `;
 
 interface CdnCluster {
-  status?: { state?: string; message?: string; upstreams?: { name: string; address?: string; ready: boolean }[]; conditions?: { type: string; reason: string }[] };
+  status?: {
+    state?: string;
+    message?: string;
+    upstreams?: { name: string; address?: string; ready: boolean }[];
+    conditions?: { type: string; reason: string }[];
+  };
 }
 
 for (const mode of e2eModes()) {
@@ -87,11 +125,20 @@ for (const mode of e2eModes()) {
     };
     const get = async (name: string, ns = NS) => JSON.parse((await kubectl('get', `cdncluster/${name}`, '-n', ns, '-o', 'json')).stdout) as CdnCluster;
     const waitState = (name: string, state: string, ns = NS) =>
-      waitFor(`${name} to be ${state}`, async () => {
-        const c = await get(name, ns);
-        return c.status?.state === state && c;
-      }, { timeoutMs: 120_000, intervalMs: 500 });
-    const cycle = (name: string, sources: string[]) => ({ apiVersion: 'cdn.opkit.dev/v1', kind: 'CdnCluster', metadata: { name }, spec: { role: 'cache', sources: sources.map((s) => ({ name: s })) } });
+      waitFor(
+        `${name} to be ${state}`,
+        async () => {
+          const c = await get(name, ns);
+          return c.status?.state === state && c;
+        },
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+    const cycle = (name: string, sources: string[]) => ({
+      apiVersion: 'cdn.opkit.dev/v1',
+      kind: 'CdnCluster',
+      metadata: { name },
+      spec: { role: 'cache', sources: sources.map((s) => ({ name: s })) },
+    });
 
     beforeAll(async () => {
       cluster = await startE2ECluster(mode.name, { apps: [app], workloads: ['nginx', 'shell'] });
@@ -100,7 +147,7 @@ for (const mode of e2eModes()) {
     });
     afterAll(() => cluster?.stop());
 
-    it.runIf(mode.name === 'kind')('helm test: the chart\'s test Pod reads the operator\'s metrics through its Service', async () => {
+    it.runIf(mode.name === 'kind')("helm test: the chart's test Pod reads the operator's metrics through its Service", async () => {
       expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+cdn-cdn-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
     });
 
@@ -121,7 +168,12 @@ for (const mode of e2eModes()) {
       const who = operatorIdentities(cluster, 'cdn-operator');
       if (who) expect(who).toEqual(['system:serviceaccount:cdn-system:cdn-cdn-operator']);
       const cols = await kubectl('get', 'cdn', '-n', NS, '--no-headers', '--sort-by=.metadata.name');
-      expect(cols.stdout.trim().split('\n').map((l) => l.split(/\s+/).slice(0, 3))).toEqual([
+      expect(
+        cols.stdout
+          .trim()
+          .split('\n')
+          .map((l) => l.split(/\s+/).slice(0, 3)),
+      ).toEqual([
         ['balancer', 'balancer', 'Running'],
         ['cache-live', 'cache', 'Running'],
         ['cache-vod', 'cache', 'Running'],
@@ -149,15 +201,18 @@ for (const mode of e2eModes()) {
       await waitState('a', 'Running', ns);
     });
 
-    it.runIf(mode.name === 'kind')('real nginx serves the routes: each path reaches its cache and the cache its origin; a source change re-routes traffic; pod restarts keep it serving', async () => {
-      await kubectl('create', 'namespace', TRAFFIC);
-      try {
-        await realTraffic();
-      } finally {
-        await kubectl('delete', 'cdnclusters', '--all', '-n', TRAFFIC, '--wait=true', '--timeout=60s');
-        await kubectl('delete', 'namespace', TRAFFIC, '--wait=true', '--timeout=120s');
-      }
-    });
+    it.runIf(mode.name === 'kind')(
+      'real nginx serves the routes: each path reaches its cache and the cache its origin; a source change re-routes traffic; pod restarts keep it serving',
+      async () => {
+        await kubectl('create', 'namespace', TRAFFIC);
+        try {
+          await realTraffic();
+        } finally {
+          await kubectl('delete', 'cdnclusters', '--all', '-n', TRAFFIC, '--wait=true', '--timeout=60s');
+          await kubectl('delete', 'namespace', TRAFFIC, '--wait=true', '--timeout=120s');
+        }
+      },
+    );
 
     async function realTraffic() {
       for (const o of [...origin('live', cluster.images.nginx!), ...origin('vod', cluster.images.nginx!)]) await apply(TRAFFIC, o);
@@ -165,7 +220,15 @@ for (const mode of e2eModes()) {
       // Origins by their cluster DNS names: the caches resolve them per request.
       await apply(TRAFFIC, cdn('cache-live', { role: 'cache', replicas: 1, origin: `http://origin-live.${TRAFFIC}.svc.cluster.local` }));
       await apply(TRAFFIC, cdn('cache-vod', { role: 'cache', replicas: 1, origin: `http://origin-vod.${TRAFFIC}.svc.cluster.local` }));
-      const balancer = (live: string) => cdn('balancer', { role: 'balancer', replicas: 2, sources: [{ name: 'cache-live', pathCondition: live }, { name: 'cache-vod', pathCondition: '^/vod/' }] });
+      const balancer = (live: string) =>
+        cdn('balancer', {
+          role: 'balancer',
+          replicas: 2,
+          sources: [
+            { name: 'cache-live', pathCondition: live },
+            { name: 'cache-vod', pathCondition: '^/vod/' },
+          ],
+        });
       await apply(TRAFFIC, balancer('^/live/'));
       for (const name of ['cache-live', 'cache-vod', 'balancer']) await waitState(name, 'Running', TRAFFIC);
       // The origins are the test's own, not the operator's: wait for them as a user would, or a
@@ -177,8 +240,14 @@ for (const mode of e2eModes()) {
       });
       expect(originsUp.exitCode, 'the origins answer through their Services').toBe(0);
       const podIPs = async (instance: string) =>
-        (await kubectl('get', 'pods', '-n', TRAFFIC, '-l', `app.kubernetes.io/instance=${instance}`, '-o', 'jsonpath={.items[*].status.podIP}')).stdout.split(' ').filter(Boolean);
-      const requests = async (script: string) => (await runInCluster(cluster, { namespace: TRAFFIC, script: httpClient(script) })).output.trim().split('\n').map((l) => l.split('|'));
+        (await kubectl('get', 'pods', '-n', TRAFFIC, '-l', `app.kubernetes.io/instance=${instance}`, '-o', 'jsonpath={.items[*].status.podIP}')).stdout
+          .split(' ')
+          .filter(Boolean);
+      const requests = async (script: string) =>
+        (await runInCluster(cluster, { namespace: TRAFFIC, script: httpClient(script) })).output
+          .trim()
+          .split('\n')
+          .map((l) => l.split('|'));
 
       const [liveMiss, liveHit, vod, other] = await requests('get /live/a.m3u8; get /live/a.m3u8; get /vod/b.mp4; get /other');
       const [liveIPs, vodIPs] = [await podIPs('cache-live'), await podIPs('cache-vod')];
@@ -193,26 +262,47 @@ for (const mode of e2eModes()) {
 
       // A source's route changes: the balancer rolls out the new configuration, and traffic follows.
       await apply(TRAFFIC, balancer('^/sport/'));
-      await waitFor('/sport/ routed to cache-live, /live/ no longer', async () => {
-        const [sport, live] = await requests('get /sport/final.ts; get /live/a.m3u8');
-        return sport[1] === '200' && sport[3].startsWith('origin=live uri=/sport/final.ts') && live[1] === '404';
-      }, { timeoutMs: 120_000, intervalMs: 1_000 });
+      await waitFor(
+        '/sport/ routed to cache-live, /live/ no longer',
+        async () => {
+          const [sport, live] = await requests('get /sport/final.ts; get /live/a.m3u8');
+          return sport[1] === '200' && sport[3].startsWith('origin=live uri=/sport/final.ts') && live[1] === '404';
+        },
+        { timeoutMs: 120_000, intervalMs: 1_000 },
+      );
       await waitState('balancer', 'Running', TRAFFIC);
 
       // A balancer pod restarts while requests flow: the other replica serves every one of them.
       const during = runInCluster(cluster, { namespace: TRAFFIC, script: httpClient('for i in $(seq 1 30); do get /vod/clip-$i.mp4; sleep 0.3; done') });
       await new Promise((r) => setTimeout(r, 3_000));
-      await kubectl('delete', 'pod', '-n', TRAFFIC, '-l', 'app.kubernetes.io/instance=balancer', '--field-selector', `status.podIP=${(await podIPs('balancer'))[0]}`, '--wait=false');
-      const answers = (await during).output.trim().split('\n').map((l) => l.split('|'));
+      await kubectl(
+        'delete',
+        'pod',
+        '-n',
+        TRAFFIC,
+        '-l',
+        'app.kubernetes.io/instance=balancer',
+        '--field-selector',
+        `status.podIP=${(await podIPs('balancer'))[0]}`,
+        '--wait=false',
+      );
+      const answers = (await during).output
+        .trim()
+        .split('\n')
+        .map((l) => l.split('|'));
       expect(answers).toHaveLength(30);
       expect(answers.filter((a) => a[1] !== '200')).toEqual([]);
       // The cache's only pod restarts: its replacement serves again, from the origin (its cache was in its pod).
       await kubectl('delete', 'pod', '-n', TRAFFIC, '-l', 'app.kubernetes.io/instance=cache-vod', '--wait=true');
       await waitState('balancer', 'Running', TRAFFIC);
-      await waitFor('cache-vod serving again', async () => {
-        const [a] = await requests('get /vod/after-restart.mp4');
-        return a[1] === '200' && a[3].startsWith('origin=vod') && (await podIPs('cache-vod')).includes(a[3].split('from=')[1]);
-      }, { timeoutMs: 120_000, intervalMs: 1_000 });
+      await waitFor(
+        'cache-vod serving again',
+        async () => {
+          const [a] = await requests('get /vod/after-restart.mp4');
+          return a[1] === '200' && a[3].startsWith('origin=vod') && (await podIPs('cache-vod')).includes(a[3].split('from=')[1]);
+        },
+        { timeoutMs: 120_000, intervalMs: 1_000 },
+      );
     }
 
     it('a restarted operator does not redo finished work', async () => {
@@ -231,10 +321,14 @@ for (const mode of e2eModes()) {
       // Namespaced RBAC now: a Role in the watched namespace, no cluster-wide grant of CdnClusters.
       expect((await kubectl('get', 'roles', '-n', NS, '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name')).stdout.trim()).not.toBe('');
       await apply(NS, { ...sample('cache-vod'), spec: { ...(sample('cache-vod') as unknown as { spec: object }).spec, replicas: 2 } });
-      await waitFor('the balancer to follow cache-vod\'s new capacity', async () => {
-        const conf = JSON.parse((await kubectl('get', 'configmap/balancer-nginx', '-n', NS, '-o', 'json')).stdout) as { data: Record<string, string> };
-        return conf.data['nginx.conf'].includes('max_conns=1024;') && (await get('balancer')).status?.state === 'Running';
-      }, { timeoutMs: 60_000 });
+      await waitFor(
+        "the balancer to follow cache-vod's new capacity",
+        async () => {
+          const conf = JSON.parse((await kubectl('get', 'configmap/balancer-nginx', '-n', NS, '-o', 'json')).stdout) as { data: Record<string, string> };
+          return conf.data['nginx.conf'].includes('max_conns=1024;') && (await get('balancer')).status?.state === 'Running';
+        },
+        { timeoutMs: 60_000 },
+      );
     });
 
     it('helm uninstall, after the CdnClusters are deleted, leaves nothing the operator made; the CRD is kept', async () => {
@@ -245,8 +339,14 @@ for (const mode of e2eModes()) {
       await waitFor('the operator pods gone', async () => (await operatorPods(cluster, r)).length === 0, { timeoutMs: 60_000 });
       await kubectl('get', 'crd', 'cdnclusters.cdn.opkit.dev');
       // Owned Deployments, Services and ConfigMaps go by garbage collection.
-      await waitFor('nothing left', async () => (await leftovers(cluster, 'cdn-operator', ['deployments', 'services', 'configmaps', 'secrets', 'leases', 'cdnclusters'])).length === 0, { timeoutMs: 90_000 });
-      expect((await cluster.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name'])).stdout.trim()).toBe('');
+      await waitFor(
+        'nothing left',
+        async () => (await leftovers(cluster, 'cdn-operator', ['deployments', 'services', 'configmaps', 'secrets', 'leases', 'cdnclusters'])).length === 0,
+        { timeoutMs: 90_000 },
+      );
+      expect(
+        (await cluster.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name'])).stdout.trim(),
+      ).toBe('');
     });
   });
 }

@@ -44,12 +44,25 @@ export async function kindAcme(cluster: E2ECluster): Promise<AcmeEnv> {
   const serving = await ca.issue({ commonName: 'pebble', usage: 'server', dnsNames: ['pebble', `pebble.${ns}.svc`, `pebble.${ns}.svc.cluster.local`] });
   const config = {
     pebble: {
-      listenAddress: '0.0.0.0:14000', managementListenAddress: '0.0.0.0:15000', certificate: '/tls/tls.crt', privateKey: '/tls/tls.key',
-      httpPort: 80, tlsPort: 443, ocspResponderURL: '', externalAccountBindingRequired: false, retryAfter: { authz: 1, order: 1 },
+      listenAddress: '0.0.0.0:14000',
+      managementListenAddress: '0.0.0.0:15000',
+      certificate: '/tls/tls.crt',
+      privateKey: '/tls/tls.key',
+      httpPort: 80,
+      tlsPort: 443,
+      ocspResponderURL: '',
+      externalAccountBindingRequired: false,
+      retryAfter: { authz: 1, order: 1 },
     },
   };
   const manifests = [
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pebble-tls', namespace: ns }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': serving.cert, 'tls.key': serving.key } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'pebble-tls', namespace: ns },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': serving.cert, 'tls.key': serving.key },
+    },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pebble', namespace: ns }, data: { 'pebble.json': JSON.stringify(config) } },
     {
       apiVersion: 'apps/v1',
@@ -63,19 +76,54 @@ export async function kindAcme(cluster: E2ECluster): Promise<AcmeEnv> {
             securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [
               {
-                name: 'pebble', image: pebbleImage, imagePullPolicy: 'IfNotPresent',
+                name: 'pebble',
+                image: pebbleImage,
+                imagePullPolicy: 'IfNotPresent',
                 command: ['/usr/local/bin/pebble', '-config', '/config/pebble.json', '-dnsserver', '127.0.0.1:8053'],
-                env: [{ name: 'PEBBLE_VA_NOSLEEP', value: '1' }, { name: 'PEBBLE_WFE_NONCEREJECT', value: '0' }, { name: 'PEBBLE_AUTHZREUSE', value: '0' }],
+                env: [
+                  { name: 'PEBBLE_VA_NOSLEEP', value: '1' },
+                  { name: 'PEBBLE_WFE_NONCEREJECT', value: '0' },
+                  { name: 'PEBBLE_AUTHZREUSE', value: '0' },
+                ],
                 ports: [{ containerPort: 14000 }, { containerPort: 15000 }],
-                volumeMounts: [{ name: 'config', mountPath: '/config' }, { name: 'tls', mountPath: '/tls' }],
+                volumeMounts: [
+                  { name: 'config', mountPath: '/config' },
+                  { name: 'tls', mountPath: '/tls' },
+                ],
               },
               {
-                name: 'challtestsrv', image: pebbleImage, imagePullPolicy: 'IfNotPresent',
-                command: ['/usr/local/bin/pebble-challtestsrv', '-defaultIPv4', ingressIP, '-defaultIPv6', '', '-dnsserver', ':8053', '-http01', '', '-https01', '', '-tlsalpn01', '', '-doh', '', '-management', ':8055'],
-                ports: [{ containerPort: 8053, protocol: 'UDP' }, { containerPort: 8053, protocol: 'TCP' }],
+                name: 'challtestsrv',
+                image: pebbleImage,
+                imagePullPolicy: 'IfNotPresent',
+                command: [
+                  '/usr/local/bin/pebble-challtestsrv',
+                  '-defaultIPv4',
+                  ingressIP,
+                  '-defaultIPv6',
+                  '',
+                  '-dnsserver',
+                  ':8053',
+                  '-http01',
+                  '',
+                  '-https01',
+                  '',
+                  '-tlsalpn01',
+                  '',
+                  '-doh',
+                  '',
+                  '-management',
+                  ':8055',
+                ],
+                ports: [
+                  { containerPort: 8053, protocol: 'UDP' },
+                  { containerPort: 8053, protocol: 'TCP' },
+                ],
               },
             ],
-            volumes: [{ name: 'config', configMap: { name: 'pebble' } }, { name: 'tls', secret: { secretName: 'pebble-tls' } }],
+            volumes: [
+              { name: 'config', configMap: { name: 'pebble' } },
+              { name: 'tls', secret: { secretName: 'pebble-tls' } },
+            ],
           },
         },
       },
@@ -105,7 +153,9 @@ export async function kindAcme(cluster: E2ECluster): Promise<AcmeEnv> {
     chartValues: { acme: { selfCheck: { nameservers: [`${dnsIP}:8053`] } } },
     // The API server's service proxy reaches Pebble's management port from outside the cluster.
     root: () =>
-      waitFor('Pebble\'s root', async () => (await kubectl(['get', '--raw', `/api/v1/namespaces/${ns}/services/https:pebble:mgmt/proxy/roots/0`])).stdout, { timeoutMs: 30_000 }),
+      waitFor("Pebble's root", async () => (await kubectl(['get', '--raw', `/api/v1/namespaces/${ns}/services/https:pebble:mgmt/proxy/roots/0`])).stdout, {
+        timeoutMs: 30_000,
+      }),
     async stop() {
       await kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
       await ingress.uninstall();

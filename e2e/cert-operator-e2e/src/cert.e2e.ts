@@ -1,5 +1,18 @@
 import {
-  e2eModes, helmInstall, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster, type Release,
+  e2eModes,
+  helmInstall,
+  helmTest,
+  leftovers,
+  operatorIdentities,
+  operatorPods,
+  resourceVersions,
+  restartOperator,
+  startE2ECluster,
+  waitFor,
+  workspaceApp,
+  workspaceRoot,
+  type E2ECluster,
+  type Release,
 } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -46,7 +59,14 @@ for (const mode of e2eModes()) {
     it('installs with helm: the six CRDs and the operator, ready', async () => {
       await helmInstall(cluster, r, values);
       const crds = (await kubectl('get', 'crds', '-o', 'name')).stdout;
-      for (const crd of ['certificates.cert.opkit.dev', 'certificaterequests.cert.opkit.dev', 'issuers.cert.opkit.dev', 'clusterissuers.cert.opkit.dev', 'orders.acme.cert.opkit.dev', 'challenges.acme.cert.opkit.dev']) {
+      for (const crd of [
+        'certificates.cert.opkit.dev',
+        'certificaterequests.cert.opkit.dev',
+        'issuers.cert.opkit.dev',
+        'clusterissuers.cert.opkit.dev',
+        'orders.acme.cert.opkit.dev',
+        'challenges.acme.cert.opkit.dev',
+      ]) {
         expect(crds).toContain(crd);
       }
     });
@@ -65,11 +85,21 @@ for (const mode of e2eModes()) {
       expect(pem(leafSecret, 'ca.crt').trim()).toBe(ca.toString().trim());
     });
 
-    it('records who made each CertificateRequest (the identity webhook, called by the API server): the operator\'s ServiceAccount, and no one can claim another user', async () => {
+    it("records who made each CertificateRequest (the identity webhook, called by the API server): the operator's ServiceAccount, and no one can claim another user", async () => {
       const crs = (await get('certificaterequests')) as unknown as { items: { spec: { username?: string; groups?: string[] } }[] };
       expect(crs.items.length).toBeGreaterThan(0);
       for (const cr of crs.items) expect(cr.spec.username).toBe('system:serviceaccount:cert-system:cert-cert-operator');
-      const forged = { apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'forged' }, spec: { request: crs.items.length ? (crs.items[0] as unknown as { spec: { request: string } }).spec.request : '', issuerRef: { name: 'does-not-exist' }, username: 'alice', groups: ['team-a'] } };
+      const forged = {
+        apiVersion: 'cert.opkit.dev/v1',
+        kind: 'CertificateRequest',
+        metadata: { name: 'forged' },
+        spec: {
+          request: crs.items.length ? (crs.items[0] as unknown as { spec: { request: string } }).spec.request : '',
+          issuerRef: { name: 'does-not-exist' },
+          username: 'alice',
+          groups: ['team-a'],
+        },
+      };
       await cluster.kubectl(['create', '-n', NS, '-f', '-'], { input: JSON.stringify(forged) });
       try {
         // Recorded as whoever kubectl authenticates as here (the local admin, or kind's kubeadm admin), never as alice.
@@ -89,10 +119,25 @@ for (const mode of e2eModes()) {
           kind: 'List',
           items: [
             {
-              apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'acme' },
-              spec: { acme: { server: acme.directoryUrl, email: 'ops@example.test', caBundle: Buffer.from(acme.tlsCaPem).toString('base64'), privateKeySecretRef: { name: 'acme-account' }, solvers: [{ http01: { ingress: { ingressClassName: acme.ingressClass } } }] } },
+              apiVersion: 'cert.opkit.dev/v1',
+              kind: 'Issuer',
+              metadata: { name: 'acme' },
+              spec: {
+                acme: {
+                  server: acme.directoryUrl,
+                  email: 'ops@example.test',
+                  caBundle: Buffer.from(acme.tlsCaPem).toString('base64'),
+                  privateKeySecretRef: { name: 'acme-account' },
+                  solvers: [{ http01: { ingress: { ingressClassName: acme.ingressClass } } }],
+                },
+              },
             },
-            { apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'shop' }, spec: { secretName: 'shop-tls', dnsNames: ACME_NAMES, issuerRef: { name: 'acme' }, privateKey: { algorithm: 'ECDSA' } } },
+            {
+              apiVersion: 'cert.opkit.dev/v1',
+              kind: 'Certificate',
+              metadata: { name: 'shop' },
+              spec: { secretName: 'shop-tls', dnsNames: ACME_NAMES, issuerRef: { name: 'acme' }, privateKey: { algorithm: 'ECDSA' } },
+            },
           ],
         }),
       });
@@ -101,7 +146,14 @@ for (const mode of e2eModes()) {
       let watching = mode.name === 'kind';
       const watchSolvers = (async () => {
         while (watching) {
-          const pods = JSON.parse((await kubectl('get', 'pods', '-n', NS, '-l', 'acme.cert.opkit.dev/http01-solver=true', '-o', 'json')).stdout) as { items: { metadata: { name: string }; status?: { containerStatuses?: { restartCount: number; state?: { terminated?: { reason?: string } }; lastState?: { terminated?: { reason?: string } } }[] } }[] };
+          const pods = JSON.parse((await kubectl('get', 'pods', '-n', NS, '-l', 'acme.cert.opkit.dev/http01-solver=true', '-o', 'json')).stdout) as {
+            items: {
+              metadata: { name: string };
+              status?: {
+                containerStatuses?: { restartCount: number; state?: { terminated?: { reason?: string } }; lastState?: { terminated?: { reason?: string } } }[];
+              };
+            }[];
+          };
           for (const p of pods.items) {
             for (const c of p.status?.containerStatuses ?? []) {
               const reason = c.lastState?.terminated?.reason ?? c.state?.terminated?.reason;
@@ -122,22 +174,32 @@ for (const mode of e2eModes()) {
       // Everything, ACME solvers included, was done as the chart's ServiceAccount.
       const who = operatorIdentities(cluster, 'cert-operator');
       if (who) expect(who).toEqual(['system:serviceaccount:cert-system:cert-cert-operator']);
-      await waitFor('challenges and solver objects removed', async () => {
-        const left = await kubectl('get', 'challenges,pods,services,ingresses', '-n', NS, '-o', 'name');
-        return left.stdout.trim() === '';
-      }, { timeoutMs: 60_000 });
+      await waitFor(
+        'challenges and solver objects removed',
+        async () => {
+          const left = await kubectl('get', 'challenges,pods,services,ingresses', '-n', NS, '-o', 'name');
+          return left.stdout.trim() === '';
+        },
+        { timeoutMs: 60_000 },
+      );
     });
 
     it('ingress-shim: an Ingress annotated cert-manager.io/issuer, served by the ingress controller, ends with a valid certificate from the ACME server', async () => {
       const t0 = Date.now();
       await cluster.kubectl(['apply', '-n', NS, '-f', '-'], {
         input: JSON.stringify({
-          apiVersion: 'networking.k8s.io/v1', kind: 'Ingress',
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'Ingress',
           metadata: { name: 'storefront', annotations: { 'cert-manager.io/issuer': 'acme', 'cert-manager.io/private-key-algorithm': 'ECDSA' } },
           spec: {
             ingressClassName: acme.ingressClass,
             tls: [{ hosts: ['store.example.test'], secretName: 'store-tls' }],
-            rules: [{ host: 'store.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'storefront', port: { number: 80 } } } }] } }],
+            rules: [
+              {
+                host: 'store.example.test',
+                http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'storefront', port: { number: 80 } } } }] },
+              },
+            ],
           },
         }),
       });
@@ -151,14 +213,21 @@ for (const mode of e2eModes()) {
       expect(leaf.subjectAltName).toBe('DNS:store.example.test');
       // The Ingress deleted: its Certificate goes with it (owner reference), the Secret stays.
       await kubectl('delete', 'ingress/storefront', '-n', NS, '--wait=true');
-      await waitFor('the Certificate collected with its Ingress', async () => !(await kubectl('get', 'certificates', '-n', NS, '-o', 'name')).stdout.includes('store-tls'), { timeoutMs: 120_000 });
+      await waitFor(
+        'the Certificate collected with its Ingress',
+        async () => !(await kubectl('get', 'certificates', '-n', NS, '-o', 'name')).stdout.includes('store-tls'),
+        { timeoutMs: 120_000 },
+      );
       await kubectl('delete', 'secret/store-tls', '-n', NS);
     });
 
-    it.runIf(mode.name === 'kind')("helm test: the chart's test Pod reads the operator's metrics through its Service, cert-manager's certificate metrics among them", async () => {
-      // The test Pod fails unless /metrics carries certmanager_certificate_{expiration_timestamp_seconds,ready_status,renewal_timestamp_seconds}.
-      expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+cert-cert-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
-    });
+    it.runIf(mode.name === 'kind')(
+      "helm test: the chart's test Pod reads the operator's metrics through its Service, cert-manager's certificate metrics among them",
+      async () => {
+        // The test Pod fails unless /metrics carries certmanager_certificate_{expiration_timestamp_seconds,ready_status,renewal_timestamp_seconds}.
+        expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+cert-cert-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
+      },
+    );
 
     it('a restarted operator does not redo finished work', async () => {
       await new Promise((res) => setTimeout(res, 3_000));
@@ -174,8 +243,16 @@ for (const mode of e2eModes()) {
       await helmInstall(cluster, r, values);
       const [pod] = await operatorPods(cluster, r);
       expect(pod.args).toContain('--enable-certificate-owner-ref');
-      for (const [secret, cert] of [['example-ca', 'example-ca'], ['example-com-tls', 'example-com'], ['shop-tls', 'shop']]) {
-        await waitFor(`Secret ${secret} owned by Certificate ${cert}`, async () => (await get(`secret/${secret}`)).metadata.ownerReferences?.some((o) => o.kind === 'Certificate' && o.name === cert), { timeoutMs: 60_000 });
+      for (const [secret, cert] of [
+        ['example-ca', 'example-ca'],
+        ['example-com-tls', 'example-com'],
+        ['shop-tls', 'shop'],
+      ]) {
+        await waitFor(
+          `Secret ${secret} owned by Certificate ${cert}`,
+          async () => (await get(`secret/${secret}`)).metadata.ownerReferences?.some((o) => o.kind === 'Certificate' && o.name === cert),
+          { timeoutMs: 60_000 },
+        );
       }
     });
 
@@ -187,7 +264,9 @@ for (const mode of e2eModes()) {
       // Kept by policy, as cert-manager does: an ACME account key is the account; deleting it loses it.
       const keep = (o: { kind: string; name: string }) => o.kind === 'Secret' && o.name === 'acme-account';
       const resources = ['secrets', 'certificaterequests', 'orders', 'challenges', 'pods', 'services', 'ingresses', 'leases', 'configmaps'];
-      await waitFor('nothing left but the account key', async () => (await leftovers(cluster, 'cert-operator', resources, keep)).length === 0, { timeoutMs: 90_000 });
+      await waitFor('nothing left but the account key', async () => (await leftovers(cluster, 'cert-operator', resources, keep)).length === 0, {
+        timeoutMs: 90_000,
+      });
       expect(await leftovers(cluster, 'cert-operator', ['secrets'])).toEqual([`Secret ${NS}/acme-account`]);
     });
   });

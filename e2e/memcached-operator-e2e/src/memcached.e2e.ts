@@ -1,6 +1,20 @@
 import {
-  e2eModes, helmInstall, vendorChartDependencies, helmTest, leftovers, operatorIdentities, operatorPods, resourceVersions, restartOperator, runInCluster, startE2ECluster, waitFor, workspaceApp, workspaceRoot,
-  type E2ECluster, type Release,
+  e2eModes,
+  helmInstall,
+  vendorChartDependencies,
+  helmTest,
+  leftovers,
+  operatorIdentities,
+  operatorPods,
+  resourceVersions,
+  restartOperator,
+  runInCluster,
+  startE2ECluster,
+  waitFor,
+  workspaceApp,
+  workspaceRoot,
+  type E2ECluster,
+  type Release,
 } from '@opkit/testing';
 import { buildBundleImage } from '@opkit/testing/containers';
 import { execFileSync } from 'node:child_process';
@@ -11,7 +25,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 const app = workspaceApp('memcached-operator');
-const sampleYaml = parse(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8')) as { metadata: { name: string }; spec: Record<string, unknown> };
+const sampleYaml = parse(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8')) as {
+  metadata: { name: string };
+  spec: Record<string, unknown>;
+};
 const NS = 'cache';
 /** Where the Memcacheds from before the conversion live. */
 const OLD = 'before-conversion';
@@ -52,21 +69,38 @@ for (const mode of e2eModes()) {
     const r: Release = { release: 'memcached', namespace: 'memcached-system', app };
     // In kind the pods are real memcached servers, from the image this machine can run.
     const memcached = (name: string, spec: Record<string, unknown>) =>
-      JSON.stringify({ ...sampleYaml, metadata: { name }, spec: { ...sampleYaml.spec, ...spec, ...(cluster.images.memcached ? { image: cluster.images.memcached } : {}) } });
+      JSON.stringify({
+        ...sampleYaml,
+        metadata: { name },
+        spec: { ...sampleYaml.spec, ...spec, ...(cluster.images.memcached ? { image: cluster.images.memcached } : {}) },
+      });
     const sample = () => memcached(sampleYaml.metadata.name, {});
     const kubectl = (...args: string[]) => cluster.kubectl(args);
     const get = async <T>(what: string, ns = NS) => JSON.parse((await kubectl('get', what, '-n', ns, '-o', 'json')).stdout) as T;
     const waitPhase = (name: string, phase: string, ready: number, ns = NS, timeoutMs = 120_000) =>
-      waitFor(`Memcached ${ns}/${name} ${phase} with ${ready} ready`, async () => {
-        const mc = await get<Memcached>(`memcached/${name}`, ns);
-        return mc.status?.phase === phase && mc.status.readyReplicas === ready && mc;
-      }, { timeoutMs, intervalMs: 500 });
+      waitFor(
+        `Memcached ${ns}/${name} ${phase} with ${ready} ready`,
+        async () => {
+          const mc = await get<Memcached>(`memcached/${name}`, ns);
+          return mc.status?.phase === phase && mc.status.readyReplicas === ready && mc;
+        },
+        { timeoutMs, intervalMs: 500 },
+      );
     const CRD = 'memcacheds.cache.opkit.dev';
-    type Crd = { metadata: Record<string, any>; spec: { versions: { name: string; storage: boolean }[]; conversion?: unknown }; status?: { storedVersions?: string[] } };
+    type Crd = {
+      metadata: Record<string, any>;
+      spec: { versions: { name: string; storage: boolean }[]; conversion?: unknown };
+      status?: { storedVersions?: string[] };
+    };
     const storedVersions = async () => ((await get<Crd>(`crd/${CRD}`, 'default')).status?.storedVersions ?? []).sort();
     /** A Memcached written through v1alpha1 (as a manifest from before v1beta1 is). */
     const legacy = (name: string, size: number) =>
-      JSON.stringify({ apiVersion: 'cache.opkit.dev/v1alpha1', kind: 'Memcached', metadata: { name, namespace: OLD }, spec: { size, ...(cluster.images.memcached ? { image: cluster.images.memcached } : {}) } });
+      JSON.stringify({
+        apiVersion: 'cache.opkit.dev/v1alpha1',
+        kind: 'Memcached',
+        metadata: { name, namespace: OLD },
+        spec: { size, ...(cluster.images.memcached ? { image: cluster.images.memcached } : {}) },
+      });
 
     beforeAll(async () => {
       cluster = await startE2ECluster(mode.name, { apps: [app], workloads: ['memcached', 'shell'] });
@@ -78,16 +112,34 @@ for (const mode of e2eModes()) {
       // conversion webhook. Owned by the release, so that the install below upgrades it, as a
       // `helm upgrade` from that chart would.
       await vendorChartDependencies(r.app.chart!);
-      const rendered = await cluster.helm(['template', r.release, r.app.chart!, '--namespace', r.namespace, '--show-only', `templates/crds/cache.opkit.dev_memcacheds.yaml`]);
+      const rendered = await cluster.helm([
+        'template',
+        r.release,
+        r.app.chart!,
+        '--namespace',
+        r.namespace,
+        '--show-only',
+        `templates/crds/cache.opkit.dev_memcacheds.yaml`,
+      ]);
       const crd = parse(rendered.stdout) as Crd;
-      crd.spec.versions = crd.spec.versions.filter((v) => v.name === 'v1alpha1').map(({ deprecated: _d, deprecationWarning: _w, ...v }: Record<string, any>) => ({ ...v, storage: true })) as Crd['spec']['versions'];
+      crd.spec.versions = crd.spec.versions
+        .filter((v) => v.name === 'v1alpha1')
+        .map(({ deprecated: _d, deprecationWarning: _w, ...v }: Record<string, any>) => ({ ...v, storage: true })) as Crd['spec']['versions'];
       delete crd.spec.conversion;
       crd.metadata.annotations = { ...crd.metadata.annotations, 'meta.helm.sh/release-name': r.release, 'meta.helm.sh/release-namespace': r.namespace };
       crd.metadata.labels = { ...crd.metadata.labels, 'app.kubernetes.io/managed-by': 'Helm' };
       await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(crd) });
       await kubectl('wait', '--for=condition=Established', `crd/${CRD}`, '--timeout=60s');
       await kubectl('create', 'namespace', OLD);
-      await waitFor('a v1alpha1 Memcached stored', () => cluster.kubectl(['apply', '-f', '-'], { input: legacy('old', 1) }).then(() => true, () => false), { timeoutMs: 30_000 });
+      await waitFor(
+        'a v1alpha1 Memcached stored',
+        () =>
+          cluster.kubectl(['apply', '-f', '-'], { input: legacy('old', 1) }).then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 30_000 },
+      );
       expect(await storedVersions()).toEqual(['v1alpha1']);
     });
 
@@ -132,21 +184,35 @@ for (const mode of e2eModes()) {
       const readyAfter = performance.now() - restarted;
       // One replica: between the old pod's end and kube-proxy routing to the new one, the webhook
       // Service has no endpoint, and a call through it fails; a user's retry succeeds.
-      await waitFor('the scale accepted', () => cluster.kubectl(['scale', 'memcached/kept', '-n', OLD, '--replicas=2']).then(() => true, () => false), { timeoutMs: 30_000, intervalMs: 500 });
+      await waitFor(
+        'the scale accepted',
+        () =>
+          cluster.kubectl(['scale', 'memcached/kept', '-n', OLD, '--replicas=2']).then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 30_000, intervalMs: 500 },
+      );
       const scaled = performance.now();
-      await waitFor('the Deployment scaled by the new pod', async () => (await get<{ spec: { replicas: number } }>('deployment/kept', OLD)).spec.replicas === 2, { timeoutMs: 60_000, intervalMs: 250 });
-      console.log(`the new pod was ready ${Math.round(readyAfter)} ms after the old one was deleted, and reconciled a change ${Math.round(performance.now() - scaled)} ms after it was made`);
+      await waitFor(
+        'the Deployment scaled by the new pod',
+        async () => (await get<{ spec: { replicas: number } }>('deployment/kept', OLD)).spec.replicas === 2,
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
+      console.log(
+        `the new pod was ready ${Math.round(readyAfter)} ms after the old one was deleted, and reconciled a change ${Math.round(performance.now() - scaled)} ms after it was made`,
+      );
       expect(readyAfter).toBeLessThan(60_000);
       await waitFor('storedVersions trimmed to v1beta1 again', async () => (await storedVersions()).join() === 'v1beta1', { timeoutMs: 60_000 });
       await kubectl('delete', 'memcacheds', '--all', '-n', OLD, '--cascade=foreground', '--wait=true', '--timeout=120s');
       await kubectl('delete', 'namespace', OLD, '--wait=true', '--timeout=60s');
     });
 
-    it.runIf(mode.name === 'kind')('helm test: the chart\'s test Pod reads the operator\'s metrics through its Service', async () => {
+    it.runIf(mode.name === 'kind')("helm test: the chart's test Pod reads the operator's metrics through its Service", async () => {
       expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+memcached-memcached-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
     });
 
-    it.runIf(mode.name === 'kind')('the operator\'s container has no shell and no package manager, and runs as non-root on a read-only root', async () => {
+    it.runIf(mode.name === 'kind')("the operator's container has no shell and no package manager, and runs as non-root on a read-only root", async () => {
       const [pod] = await operatorPods(cluster, r);
       const exec = (...cmd: string[]) => cluster.kubectl(['exec', '-n', r.namespace, pod.name, '--', ...cmd], { check: false });
       // An attacker's first step, and a debugging habit: neither finds a shell.
@@ -154,13 +220,17 @@ for (const mode of e2eModes()) {
       expect(sh.code).not.toBe(0);
       expect(sh.stderr).toMatch(/no such file or directory|executable file not found/);
       // The only program in the image is node: ask it what the container holds and allows.
-      const probe = await exec('/nodejs/bin/node', '-e', `
+      const probe = await exec(
+        '/nodejs/bin/node',
+        '-e',
+        `
         const fs = require('node:fs');
         const found = ['/bin/sh', '/bin/bash', '/usr/bin/sh', '/bin/busybox', '/usr/bin/apt-get', '/usr/bin/apt', '/usr/bin/dpkg', '/sbin/apk', '/usr/bin/npm', '/nodejs/bin/npm']
           .filter((p) => fs.existsSync(p));
         let write = 'ok';
         try { fs.writeFileSync('/app/x', 'x'); } catch (e) { write = e.code; }
-        console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), found, write }));`);
+        console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), found, write }));`,
+      );
       expect(probe.stderr).toBe('');
       expect(JSON.parse(probe.stdout)).toEqual({ uid: 65532, gid: 65532, found: [], write: 'EROFS' });
     });
@@ -169,7 +239,15 @@ for (const mode of e2eModes()) {
       await kubectl('create', 'namespace', 'legacy');
       const old = { apiVersion: 'cache.opkit.dev/v1alpha1', kind: 'Memcached', metadata: { name: 'old', namespace: 'legacy' }, spec: { size: 0 } };
       // The API server calls the webhook (kind: through its Service; local: the operator's process) once the CA is injected.
-      await waitFor('a v1alpha1 Memcached accepted', () => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(old) }).then(() => true, () => false), { timeoutMs: 60_000 });
+      await waitFor(
+        'a v1alpha1 Memcached accepted',
+        () =>
+          cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(old) }).then(
+            () => true,
+            () => false,
+          ),
+        { timeoutMs: 60_000 },
+      );
       const beta = await get<{ apiVersion: string; spec: { replicas: number } }>('memcacheds.v1beta1.cache.opkit.dev/old', 'legacy');
       expect(beta).toMatchObject({ apiVersion: 'cache.opkit.dev/v1beta1', spec: { replicas: 0 } });
       const alpha = await get<{ spec: { size: number } }>('memcacheds.v1alpha1.cache.opkit.dev/old', 'legacy');
@@ -180,21 +258,33 @@ for (const mode of e2eModes()) {
       await kubectl('delete', 'namespace', 'legacy', '--wait=true', '--timeout=60s');
     });
 
-    it.runIf(mode.name === 'kind')('the OLM bundle builds into an image with the containers tooling: the bundle\'s files, its annotations as labels', async () => {
-      const ref = await buildBundleImage('memcached-operator');
-      const labels = JSON.parse(execFileSync('docker', ['image', 'inspect', ref, '--format', '{{json .Config.Labels}}'], { encoding: 'utf8' })) as Record<string, string>;
-      const annotations = (parse(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/bundle/metadata/annotations.yaml'), 'utf8')) as { annotations: Record<string, string> }).annotations;
-      expect(labels).toMatchObject(annotations);
-      const dir = mkdtempSync(join(tmpdir(), 'opkit-bundle-image-'));
-      try {
-        const id = execFileSync('docker', ['create', ref, 'none'], { encoding: 'utf8' }).trim();
-        execFileSync('docker', ['cp', `${id}:/manifests`, dir]);
-        execFileSync('docker', ['rm', id]);
-        expect(readFileSync(join(dir, 'manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8')).toBe(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/bundle/manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8'));
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+    it.runIf(mode.name === 'kind')(
+      "the OLM bundle builds into an image with the containers tooling: the bundle's files, its annotations as labels",
+      async () => {
+        const ref = await buildBundleImage('memcached-operator');
+        const labels = JSON.parse(execFileSync('docker', ['image', 'inspect', ref, '--format', '{{json .Config.Labels}}'], { encoding: 'utf8' })) as Record<
+          string,
+          string
+        >;
+        const annotations = (
+          parse(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/bundle/metadata/annotations.yaml'), 'utf8')) as {
+            annotations: Record<string, string>;
+          }
+        ).annotations;
+        expect(labels).toMatchObject(annotations);
+        const dir = mkdtempSync(join(tmpdir(), 'opkit-bundle-image-'));
+        try {
+          const id = execFileSync('docker', ['create', ref, 'none'], { encoding: 'utf8' }).trim();
+          execFileSync('docker', ['cp', `${id}:/manifests`, dir]);
+          execFileSync('docker', ['rm', id]);
+          expect(readFileSync(join(dir, 'manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8')).toBe(
+            readFileSync(join(workspaceRoot(), 'apps/memcached-operator/bundle/manifests/memcached-operator.clusterserviceversion.yaml'), 'utf8'),
+          );
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    );
 
     it('runs the sample: 3 pods, Available; scales to 1; deleting it removes what it made', async () => {
       await kubectl('create', 'namespace', NS);
@@ -210,30 +300,39 @@ for (const mode of e2eModes()) {
       expect((await get<{ spec: { replicas: number } }>('deployment/memcached-sample')).spec.replicas).toBe(1);
 
       await kubectl('delete', 'memcached/memcached-sample', '-n', NS, '--wait=true', '--timeout=60s');
-      await waitFor('its Deployment and Service gone', async () => (await get<{ items: unknown[] }>('deployments,services')).items.length === 0, { timeoutMs: 60_000 });
+      await waitFor('its Deployment and Service gone', async () => (await get<{ items: unknown[] }>('deployments,services')).items.length === 0, {
+        timeoutMs: 60_000,
+      });
     });
 
-    it.runIf(mode.name === 'kind')('the pods are real memcached servers: a client in the cluster stores and reads a key through the Service; scaling changes how many answer', async () => {
-      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: memcached('live', { replicas: 2 }) });
-      const servers = async (size: number) => {
-        await waitPhase('live', 'Available', size);
-        // The Service's DNS follows the pods' readiness: wait until it names exactly `size` servers that answer.
-        return waitFor(`${size} memcached servers answering`, async () => {
-          const run = await runInCluster(cluster, { namespace: NS, script: memcachedClient('live', 'greeting', 'hello-kind') });
-          const answering = run.output.split('\n').filter((l) => l.startsWith('server '));
-          return answering.length === size && run;
-        }, { timeoutMs: 120_000, intervalMs: 2_000 });
-      };
-      const two = await servers(2);
-      expect(two.output).toContain('roundtrip hello-kind');
-      await kubectl('scale', 'memcached/live', '-n', NS, '--replicas=3');
-      const three = await servers(3);
-      expect(three.output).toContain('roundtrip hello-kind');
-      await kubectl('scale', 'memcached/live', '-n', NS, '--replicas=1');
-      const one = await servers(1);
-      expect(one.output).toContain('roundtrip hello-kind');
-      await kubectl('delete', 'memcached/live', '-n', NS, '--wait=true', '--timeout=60s');
-    });
+    it.runIf(mode.name === 'kind')(
+      'the pods are real memcached servers: a client in the cluster stores and reads a key through the Service; scaling changes how many answer',
+      async () => {
+        await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: memcached('live', { replicas: 2 }) });
+        const servers = async (size: number) => {
+          await waitPhase('live', 'Available', size);
+          // The Service's DNS follows the pods' readiness: wait until it names exactly `size` servers that answer.
+          return waitFor(
+            `${size} memcached servers answering`,
+            async () => {
+              const run = await runInCluster(cluster, { namespace: NS, script: memcachedClient('live', 'greeting', 'hello-kind') });
+              const answering = run.output.split('\n').filter((l) => l.startsWith('server '));
+              return answering.length === size && run;
+            },
+            { timeoutMs: 120_000, intervalMs: 2_000 },
+          );
+        };
+        const two = await servers(2);
+        expect(two.output).toContain('roundtrip hello-kind');
+        await kubectl('scale', 'memcached/live', '-n', NS, '--replicas=3');
+        const three = await servers(3);
+        expect(three.output).toContain('roundtrip hello-kind');
+        await kubectl('scale', 'memcached/live', '-n', NS, '--replicas=1');
+        const one = await servers(1);
+        expect(one.output).toContain('roundtrip hello-kind');
+        await kubectl('delete', 'memcached/live', '-n', NS, '--wait=true', '--timeout=60s');
+      },
+    );
 
     it("prints JSON lines only: the operator as `logger`, a reconcile's object as `namespace` and `name`, once each", async () => {
       const lines = await cluster.operatorOutput(r.namespace, r.release);
@@ -258,7 +357,12 @@ for (const mode of e2eModes()) {
     });
 
     it('helm upgrade with changed values rolls the operator, which keeps working', async () => {
-      await helmInstall(cluster, r, { logLevel: 'debug', logLevelEncoding: 'string', logTimeEncoding: 'iso8601', resources: { requests: { cpu: '20m', memory: '100Mi' }, limits: { memory: '300Mi' } } });
+      await helmInstall(cluster, r, {
+        logLevel: 'debug',
+        logLevelEncoding: 'string',
+        logTimeEncoding: 'iso8601',
+        resources: { requests: { cpu: '20m', memory: '100Mi' }, limits: { memory: '300Mi' } },
+      });
       const [pod] = await operatorPods(cluster, r);
       expect(pod.args).toContain('--log-level=debug');
       await kubectl('scale', 'memcached/memcached-sample', '-n', NS, '--replicas=2');
@@ -279,9 +383,20 @@ for (const mode of e2eModes()) {
       await kubectl('get', 'crd', 'memcacheds.cache.opkit.dev');
       const left = await leftovers(cluster, 'memcached-operator', ['deployments', 'services', 'configmaps', 'secrets', 'leases', 'memcacheds']);
       expect(left).toEqual([]);
-      const release = await cluster.kubectl(['get', 'serviceaccounts,roles,rolebindings,deployments,services', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name']);
+      const release = await cluster.kubectl([
+        'get',
+        'serviceaccounts,roles,rolebindings,deployments,services',
+        '-n',
+        r.namespace,
+        '-l',
+        `app.kubernetes.io/instance=${r.release}`,
+        '-o',
+        'name',
+      ]);
       expect(release.stdout.trim()).toBe('');
-      expect((await cluster.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name'])).stdout.trim()).toBe('');
+      expect(
+        (await cluster.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name'])).stdout.trim(),
+      ).toBe('');
     });
   });
 }

@@ -22,7 +22,9 @@ async function sh(ws: string, command: string): Promise<void> {
 
 /** What a project's last test run recorded (its vitest JSON report): every test's title and status. */
 function results(ws: string, project: string): Record<string, string> {
-  const report = JSON.parse(readFileSync(join(ws, project, 'test-output/vitest/report.json'), 'utf8')) as { testResults: { assertionResults: { fullName: string; status: string }[] }[] };
+  const report = JSON.parse(readFileSync(join(ws, project, 'test-output/vitest/report.json'), 'utf8')) as {
+    testResults: { assertionResults: { fullName: string; status: string }[] }[];
+  };
   return Object.fromEntries(report.testResults.flatMap((f) => f.assertionResults.map((a) => [a.fullName, a.status])));
 }
 
@@ -47,7 +49,11 @@ describe('the nx plugin in a copy of the workspace', () => {
     const steps = guideSteps(readFileSync(join(root, 'docs/runtime.md'), 'utf8'), '8. ');
     // The guide runs the generators, the targets as generated, edits, then the targets again.
     expect(steps.filter((s) => s.type === 'run').map((s) => (s as { command: string }).command.split(' ').slice(0, 3).join(' '))).toEqual([
-      'npx nx g', 'npx nx g', 'OPKIT_E2E_MODE=local npx nx', 'npx nx run', 'OPKIT_E2E_MODE=local npx nx',
+      'npx nx g',
+      'npx nx g',
+      'OPKIT_E2E_MODE=local npx nx',
+      'npx nx run',
+      'OPKIT_E2E_MODE=local npx nx',
     ]);
     let ranAsGenerated = false;
     for (const step of steps) {
@@ -68,7 +74,9 @@ describe('the nx plugin in a copy of the workspace', () => {
     const app = results(ws, 'apps/webapp-operator');
     expect(app['the WebApp controller is deleted with what it made: the Deployment and the Service go with it']).toBe('passed');
     expect(app['computeWebAppStatus every pod available']).toBe('passed');
-    expect(results(ws, 'e2e/webapp-operator-e2e')['webapp operator with helm, local mode runs every example: each one is Ready for its generation']).toBe('passed');
+    expect(results(ws, 'e2e/webapp-operator-e2e')['webapp operator with helm, local mode runs every example: each one is Ready for its generation']).toBe(
+      'passed',
+    );
     expect(readFileSync(join(ws, 'charts/webapp-operator/templates/crds/apps.opkit.dev_webapps.yaml'), 'utf8')).toContain('nodePort:');
     expect(readFileSync(join(ws, 'charts/webapp-operator/templates/_rules.tpl'), 'utf8')).toContain('deployments');
     // It ships to OperatorHub too: its OLM bundle passes operator-framework's validators, warnings included.
@@ -85,14 +93,25 @@ describe('the nx plugin in a copy of the workspace', () => {
       'npx nx g @opkit/nx-plugin:api shop --api-version shop.example.com/v1 --kind Store --no-namespaced --scale',
       'npx nx g @opkit/nx-plugin:webhook shop --kind Store --conversion',
       'npx nx sync:check',
+      // As npm test checks the workspace: the generators format what they write.
+      'npx prettier --check apps/shop-operator e2e/shop-operator-e2e',
       'OPKIT_E2E_MODE=local npx nx run-many -t lint typecheck test e2e -p @opkit/shop-operator @opkit/shop-operator-e2e',
     ]) {
       await sh(ws, command);
     }
     const app = results(ws, 'apps/shop-operator');
     expect(Object.entries(app).filter(([, status]) => status !== 'passed')).toEqual([]);
-    for (const suite of ['the Store validating webhook', 'the Store mutating webhook', 'the Store conversion webhook', 'the Store controller', 'charts/shop-operator']) {
-      expect(Object.keys(app).some((t) => t.startsWith(suite)), suite).toBe(true);
+    for (const suite of [
+      'the Store validating webhook',
+      'the Store mutating webhook',
+      'the Store conversion webhook',
+      'the Store controller',
+      'charts/shop-operator',
+    ]) {
+      expect(
+        Object.keys(app).some((t) => t.startsWith(suite)),
+        suite,
+      ).toBe(true);
     }
     const e2e = results(ws, 'e2e/shop-operator-e2e');
     expect(e2e['shop operator with helm, local mode runs every example: each one is Ready for its generation']).toBe('passed');

@@ -29,7 +29,13 @@ function load(name) {
 }
 
 module.exports = {
-  get operator() { return load('operator'); },
-  get api() { return load('api'); },
-  get webhook() { return load('webhook'); },
+  get operator() {
+    return load('operator');
+  },
+  get api() {
+    return load('api');
+  },
+  get webhook() {
+    return load('webhook');
+  },
 };

@@ -4,7 +4,14 @@ import { checkGroup, checkVersion, compareVersions, kindNames, operatorNames, pl
 describe('operatorNames', () => {
   it('derives every name of an operator from one word, with or without -operator', () => {
     for (const given of ['webapp', 'webapp-operator']) {
-      expect(operatorNames(given)).toEqual({ name: 'webapp', app: 'webapp-operator', project: '@opkit/webapp-operator', e2eProject: '@opkit/webapp-operator-e2e', title: 'Webapp', pascal: 'Webapp' });
+      expect(operatorNames(given)).toEqual({
+        name: 'webapp',
+        app: 'webapp-operator',
+        project: '@opkit/webapp-operator',
+        e2eProject: '@opkit/webapp-operator-e2e',
+        title: 'Webapp',
+        pascal: 'Webapp',
+      });
     }
     expect(operatorNames('web-app')).toMatchObject({ title: 'Web app', pascal: 'WebApp', app: 'web-app-operator' });
   });
@@ -48,6 +55,14 @@ describe('groups and versions', () => {
   });
 
   it('orders versions as Kubernetes prefers them: GA over beta over alpha, then by number', () => {
-    expect(['v1', 'v1alpha1', 'v2beta1', 'v1beta2', 'v1beta1', 'v2', 'v1alpha2'].sort(compareVersions)).toEqual(['v1alpha1', 'v1alpha2', 'v1beta1', 'v1beta2', 'v2beta1', 'v1', 'v2']);
+    expect(['v1', 'v1alpha1', 'v2beta1', 'v1beta2', 'v1beta1', 'v2', 'v1alpha2'].sort(compareVersions)).toEqual([
+      'v1alpha1',
+      'v1alpha2',
+      'v1beta1',
+      'v1beta2',
+      'v2beta1',
+      'v1',
+      'v2',
+    ]);
   });
 });

@@ -22,7 +22,9 @@ export const operatorDirs = (n: Pick<OperatorNames, 'app'>) => ({ app: `apps/${n
 export function operatorNames(given: string): OperatorNames {
   const name = given.trim().replace(/-operator$/, '');
   if (!DNS_LABEL.test(name) || name.length > 40) {
-    throw new Error(`"${given}" is not an operator name: lower-case letters, digits and dashes, starting with a letter (it names the app, its chart, image and Kubernetes objects), at most 40 characters`);
+    throw new Error(
+      `"${given}" is not an operator name: lower-case letters, digits and dashes, starting with a letter (it names the app, its chart, image and Kubernetes objects), at most 40 characters`,
+    );
   }
   const words = name.split('-');
   const app = `${name}-operator`;

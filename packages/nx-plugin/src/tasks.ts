@@ -15,8 +15,17 @@ export function chartSteps(app: string): Step[] {
   ];
 }
 
+/** Formats what a generator wrote as the workspace's formatter does (`npm test` checks it). */
+export const formatStep = (dirs: string[]): Step => ({
+  what: `format ${dirs.join(', ')} (prettier)`,
+  command: ['npx', 'prettier', '--write', '--log-level=warn', ...dirs],
+});
+
 /** Records new workspaces in package-lock.json (so `npm ci` installs them) without touching node_modules. */
-export const lockfileStep: Step = { what: 'package-lock.json (the new workspaces)', command: ['npm', 'install', '--package-lock-only', '--no-audit', '--no-fund', '--loglevel=error'] };
+export const lockfileStep: Step = {
+  what: 'package-lock.json (the new workspaces)',
+  command: ['npm', 'install', '--package-lock-only', '--no-audit', '--no-fund', '--loglevel=error'],
+};
 
 export function runSteps(root: string, steps: Step[]): void {
   for (const s of steps) {

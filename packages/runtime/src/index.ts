@@ -4,14 +4,61 @@ export { Transport, type TransportOptions, type RequestSpec } from './client/tra
 export { ApiServerLiveness, type LivenessOptions } from './client/liveness.js';
 export { sleep, systemClock, type Clock } from './clock/clock.js';
 export {
-  ApiError, ConnectionError, isNotFound, isAlreadyExists, isConflict, isGone, isTooManyRequests, isInvalid, isForbidden, isUnauthorized, isTransient, type Status,
+  ApiError,
+  ConnectionError,
+  isNotFound,
+  isAlreadyExists,
+  isConflict,
+  isGone,
+  isTooManyRequests,
+  isInvalid,
+  isForbidden,
+  isUnauthorized,
+  isTransient,
+  type Status,
 } from './client/errors.js';
 export {
-  defineKind, apiVersionOf, resourcePath, resourceName, kindKey, type Kind, type ObjectOf,
-  Pod, Service, ConfigMap, Secret, ServiceAccount, Endpoints, CoreEvent, Namespace, Node, Deployment, ReplicaSet, Lease, Ingress,
-  CustomResourceDefinition, Role, RoleBinding, ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration, ValidatingWebhookConfiguration, TokenReview, SubjectAccessReview,
+  defineKind,
+  apiVersionOf,
+  resourcePath,
+  resourceName,
+  kindKey,
+  type Kind,
+  type ObjectOf,
+  Pod,
+  Service,
+  ConfigMap,
+  Secret,
+  ServiceAccount,
+  Endpoints,
+  CoreEvent,
+  Namespace,
+  Node,
+  Deployment,
+  ReplicaSet,
+  Lease,
+  Ingress,
+  CustomResourceDefinition,
+  Role,
+  RoleBinding,
+  ClusterRole,
+  ClusterRoleBinding,
+  MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration,
+  TokenReview,
+  SubjectAccessReview,
 } from './client/kind.js';
-export { keyOf, parseKey, type Cached, type KubeObject, type ObjectList, type ObjectKey, type ObjectMeta, type OwnerReference, type Wire } from './client/types.js';
+export {
+  keyOf,
+  parseKey,
+  type Cached,
+  type KubeObject,
+  type ObjectList,
+  type ObjectKey,
+  type ObjectMeta,
+  type OwnerReference,
+  type Wire,
+} from './client/types.js';
 export { TokenBucket } from './client/rate-limiter.js';
 
 // Cache
@@ -24,7 +71,14 @@ export { deepFreeze, thaw } from './cache/freeze.js';
 
 // Queue
 export { WorkQueue, type QueueMetrics, type WorkQueueOptions } from './queue/work-queue.js';
-export { ItemExponentialRateLimiter, BucketRateLimiter, MaxOfRateLimiter, defaultControllerRateLimiter, DEFAULT_MAX_ITEM_BACKOFF_MS, type RateLimiter } from './queue/rate-limiters.js';
+export {
+  ItemExponentialRateLimiter,
+  BucketRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+  DEFAULT_MAX_ITEM_BACKOFF_MS,
+  type RateLimiter,
+} from './queue/rate-limiters.js';
 
 // Controllers
 export { controllerFor, ControllerBuilder, referenceIndex, type ControllerDefinition, type IndexSpec } from './controller/builder.js';
@@ -35,14 +89,35 @@ export { type ReconcileContext, type ReadClient, type FinalizeOptions } from './
 export { compareResourceVersions } from './controller/read-your-writes.js';
 export { TerminalError, requestKey, type Request, type Result } from './controller/result.js';
 export { requestForObject, requestsForOwner, type MapFunc, type MapContext } from './controller/handlers.js';
-export { generationChanged, resourceVersionChanged, labelsChanged, annotationsChanged, hasLabels, and, or, not, type Predicate } from './controller/predicates.js';
+export {
+  generationChanged,
+  resourceVersionChanged,
+  labelsChanged,
+  annotationsChanged,
+  hasLabels,
+  and,
+  or,
+  not,
+  type Predicate,
+} from './controller/predicates.js';
 
 // Manager
 export { Manager, leaderIdentity, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
 export { runOperator, operatorUsage, parseOperatorFlags, type OperatorDefinition } from './manager/run-operator.js';
 export { LeaderElector, microTime, type LeaderElectionConfig, type LeadershipCallbacks } from './manager/leader-election.js';
 export { parseDuration, formatDuration, DurationError, MAX_DURATION_MS } from './helpers/duration.js';
-export { flag, parseFlags, flagHelp, flagName, MANAGER_FLAGS, FlagError, type Flag, type FlagDefinitions, type FlagValues, type ManagerFlags } from './manager/flags.js';
+export {
+  flag,
+  parseFlags,
+  flagHelp,
+  flagName,
+  MANAGER_FLAGS,
+  FlagError,
+  type Flag,
+  type FlagDefinitions,
+  type FlagValues,
+  type ManagerFlags,
+} from './manager/flags.js';
 export { operatorEnvironment, instanceName, ENVIRONMENT_HELP, type OperatorEnvironment } from './manager/environment.js';
 export { loadKubeConfig, currentNamespace } from './manager/kubeconfig.js';
 export { KubeConfig, type ClusterAccess } from './client/kubeconfig.js';
@@ -72,7 +147,15 @@ export { undescribedFields } from './crd/descriptions.js';
 export { rule, mergeRules, renderRulesTemplate, type PolicyRule, type Verb } from './rbac/rules.js';
 
 // Webhooks
-export { mutatingWebhook, validatingWebhook, type AdmissionWebhook, type AdmissionRequest, type UserInfo, type Operation, type Denial } from './webhook/admission.js';
+export {
+  mutatingWebhook,
+  validatingWebhook,
+  type AdmissionWebhook,
+  type AdmissionRequest,
+  type UserInfo,
+  type Operation,
+  type Denial,
+} from './webhook/admission.js';
 export { Converter } from './webhook/conversion.js';
 export { webhookConfigurations, withConversionClient, type ClientConfig } from './webhook/configuration.js';
 export { renderWebhooksTemplate } from './webhook/chart.js';

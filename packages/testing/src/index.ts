@@ -28,7 +28,18 @@ export { workspaceRoot, workspaceApp, localImages, requireBuilt, type WorkspaceA
 export { containerArgv, localProcess, dockerfileImageConfig, type LocalImage } from './e2e/image-command.js';
 export { runInCluster, type InClusterRun } from './e2e/in-cluster.js';
 export { installTraefik, type InClusterIngress } from './e2e/traefik.js';
-export { e2eModes, startE2ECluster, helmInstall, helmTest, operatorPods, restartOperator, resourceVersions, leftovers, operatorIdentities, type Release } from './e2e/operator.js';
+export {
+  e2eModes,
+  startE2ECluster,
+  helmInstall,
+  helmTest,
+  operatorPods,
+  restartOperator,
+  resourceVersions,
+  leftovers,
+  operatorIdentities,
+  type Release,
+} from './e2e/operator.js';
 export { startLocalAcme, type LocalAcme } from './acme/local-acme.js';
 export { validateBundle, type BundleFinding } from './olm/validator.js';
 export { runFuzzTarget, listFuzzTargets, assertNoFindings, type FuzzOptions, type FuzzReport, type FuzzFinding } from './fuzz/run.js';

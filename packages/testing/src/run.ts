@@ -16,7 +16,10 @@ export interface RunOptions {
 }
 
 export class CommandError extends Error {
-  constructor(readonly command: string, readonly result: RunResult) {
+  constructor(
+    readonly command: string,
+    readonly result: RunResult,
+  ) {
     super(`${command} exited with ${result.code}: ${(result.stderr || result.stdout).trim().slice(-2000)}`);
     this.name = 'CommandError';
   }

@@ -13,7 +13,11 @@ export function generatedFiles(repoRoot: string): Record<string, string> {
   return {
     [join(chart, 'values.schema.json')]: renderValuesSchema(chart, join(repoRoot, 'charts/opkit-lib')),
     [join(chart, 'values.yaml')]: renderValuesYaml(chart, join(repoRoot, 'charts/opkit-lib'), GENERATOR),
-    [join(chart, 'templates/crds/cdn.opkit.dev_cdnclusters.yaml')]: renderCrdTemplate(CdnCluster, { labelsTemplate: 'opkit-lib.v1.labels', annotationsTemplate: 'opkit-lib.v1.annotations', generator: GENERATOR }),
+    [join(chart, 'templates/crds/cdn.opkit.dev_cdnclusters.yaml')]: renderCrdTemplate(CdnCluster, {
+      labelsTemplate: 'opkit-lib.v1.labels',
+      annotationsTemplate: 'opkit-lib.v1.annotations',
+      generator: GENERATOR,
+    }),
     [join(chart, 'templates/_rules.tpl')]: renderRulesTemplate(CHART, CDN_RULES, GENERATOR),
   };
 }

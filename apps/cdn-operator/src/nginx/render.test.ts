@@ -40,7 +40,13 @@ describe('renderNginxConfig', () => {
   });
 
   it('puts a cache in front of its origin, resolving its host name per request, with its host and TLS name', () => {
-    const conf = renderNginxConfig({ namespace: 'cdn', name: 'cache-live', role: 'cache', resolver: '10.96.0.10', routes: [{ name: 'origin', address: 'https://media.example.com/live' }] });
+    const conf = renderNginxConfig({
+      namespace: 'cdn',
+      name: 'cache-live',
+      role: 'cache',
+      resolver: '10.96.0.10',
+      routes: [{ name: 'origin', address: 'https://media.example.com/live' }],
+    });
     expect(conf).toContain('proxy_cache_path /tmp/cache');
     expect(conf).toContain('proxy_cache cdn_cache;');
     expect(conf).toContain('resolver 10.96.0.10 valid=30s ipv6=off;');
@@ -58,7 +64,9 @@ describe('renderNginxConfig', () => {
   });
 
   it('refuses an origin named by host without a resolver', () => {
-    expect(() => renderNginxConfig({ namespace: 'cdn', name: 'c', role: 'cache', routes: [{ name: 'origin', address: 'http://origin.example.com' }] })).toThrow(/needs a resolver/);
+    expect(() => renderNginxConfig({ namespace: 'cdn', name: 'c', role: 'cache', routes: [{ name: 'origin', address: 'http://origin.example.com' }] })).toThrow(
+      /needs a resolver/,
+    );
   });
 
   it('quotes regular expressions so nginx reads them back unchanged', () => {
@@ -113,7 +121,8 @@ describeNginx('the rendered configuration in a real nginx', () => {
           const r = await fetch(`http://127.0.0.1:${input.port}${path}`);
           return `${r.status} ${await r.text()}`;
         } catch (e) {
-          if (i > 50 || proc.exitCode !== null) throw new Error(`nginx is not serving (${proc.exitCode === null ? (e as Error).message : `exited: ${stderr}`})`);
+          if (i > 50 || proc.exitCode !== null)
+            throw new Error(`nginx is not serving (${proc.exitCode === null ? (e as Error).message : `exited: ${stderr}`})`);
           await new Promise((r) => setTimeout(r, 100));
         }
       }
@@ -124,8 +133,14 @@ describeNginx('the rendered configuration in a real nginx', () => {
   it.each([
     ['balancer', balancer],
     ['balancer with a missing source', { ...balancer, routes: [balancer.routes[0], { name: 'cache-vod', pathCondition: '^/vod/' }] }],
-    ['cache with sources and a default', { ...balancer, name: 'edge', role: 'cache' as const, routes: [...balancer.routes, { name: 'origin', address: 'http://127.0.0.1:9/' }] }],
-    ['cache in front of an https origin', { namespace: 'cdn', name: 'c', role: 'cache' as const, routes: [{ name: 'origin', address: 'https://127.0.0.1:8443/media' }] }],
+    [
+      'cache with sources and a default',
+      { ...balancer, name: 'edge', role: 'cache' as const, routes: [...balancer.routes, { name: 'origin', address: 'http://127.0.0.1:9/' }] },
+    ],
+    [
+      'cache in front of an https origin',
+      { namespace: 'cdn', name: 'c', role: 'cache' as const, routes: [{ name: 'origin', address: 'https://127.0.0.1:8443/media' }] },
+    ],
   ])('nginx -t accepts the %s', (_label, input) => {
     const r = check(input);
     expect(r.stderr).toBe('');
@@ -171,7 +186,11 @@ describeNginx('the rendered configuration in a real nginx', () => {
     const origin = await listen('origin');
     const [port, dns, mgmt] = [await freePort(), await freePort(), await freePort()];
     const { get, stop, stderr } = serve('origin', {
-      namespace: 'cdn', name: 'cache', role: 'cache', port, resolver: `127.0.0.1:${dns}`,
+      namespace: 'cdn',
+      name: 'cache',
+      role: 'cache',
+      port,
+      resolver: `127.0.0.1:${dns}`,
       routes: [{ name: 'origin', address: `http://origin.example.test:${origin}/media` }],
     });
     let dnsServer: ReturnType<typeof spawn> | undefined;
@@ -180,7 +199,28 @@ describeNginx('the rendered configuration in a real nginx', () => {
       const first = await get('/clip.mp4');
       expect(first.slice(0, 3), `${first}\n${stderr()}`).toBe('502');
       // The name now resolves (a DNS server answering every name with 127.0.0.1): no restart needed.
-      dnsServer = spawn(findBinary('pebble-challtestsrv'), ['-dnsserver', `127.0.0.1:${dns}`, '-defaultIPv4', '127.0.0.1', '-defaultIPv6', '', '-management', `127.0.0.1:${mgmt}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-doh', ''], { stdio: 'ignore' });
+      dnsServer = spawn(
+        findBinary('pebble-challtestsrv'),
+        [
+          '-dnsserver',
+          `127.0.0.1:${dns}`,
+          '-defaultIPv4',
+          '127.0.0.1',
+          '-defaultIPv6',
+          '',
+          '-management',
+          `127.0.0.1:${mgmt}`,
+          '-http01',
+          '',
+          '-https01',
+          '',
+          '-tlsalpn01',
+          '',
+          '-doh',
+          '',
+        ],
+        { stdio: 'ignore' },
+      );
       let last = '';
       for (let i = 0; i < 100 && !last.startsWith('200'); i++) {
         last = await get('/clip.mp4');

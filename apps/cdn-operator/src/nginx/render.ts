@@ -51,7 +51,12 @@ export function parseOrigin(url: string): OriginParts {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`origin must be an http(s) URL, not ${u.protocol}`);
   const scheme = u.protocol === 'https:' ? 'https' : 'http';
   const port = u.port || (scheme === 'https' ? '443' : '80');
-  return { scheme, host: u.hostname, hostPort: `${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${port}`, path: u.pathname === '/' ? '' : u.pathname };
+  return {
+    scheme,
+    host: u.hostname,
+    hostPort: `${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${port}`,
+    path: u.pathname === '/' ? '' : u.pathname,
+  };
 }
 
 /** An IPv4 or IPv6 address rather than a name (which nginx must resolve). */
@@ -89,11 +94,7 @@ function proxyTo(route: Route): string[] {
       ...tls,
     ];
   }
-  return [
-    `      proxy_pass ${o.scheme}://origin${o.path ? `${o.path.replace(/\/?$/, '/')}` : ''};`,
-    `      proxy_set_header Host ${quote(o.host)};`,
-    ...tls,
-  ];
+  return [`      proxy_pass ${o.scheme}://origin${o.path ? `${o.path.replace(/\/?$/, '/')}` : ''};`, `      proxy_set_header Host ${quote(o.host)};`, ...tls];
 }
 
 /**

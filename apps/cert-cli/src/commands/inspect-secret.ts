@@ -26,7 +26,10 @@ function describe(x: X509Certificate, now: number, indent: string): string[] {
 }
 
 /** `inspect secret`: what is in a TLS Secret, decoded: each certificate of the chain, whether the key fits, the CA. */
-export function inspectSecret(secret: { metadata: { name?: string; namespace?: string; annotations?: Record<string, string> }; data?: Record<string, string> }, now: number): string[] {
+export function inspectSecret(
+  secret: { metadata: { name?: string; namespace?: string; annotations?: Record<string, string> }; data?: Record<string, string> },
+  now: number,
+): string[] {
   const lines = [`Secret ${secret.metadata.namespace}/${secret.metadata.name}`];
   const owner = secret.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] ?? secret.metadata.annotations?.['cert-manager.io/certificate-name'];
   if (owner) lines.push(`  Written for Certificate ${owner}`);
@@ -45,13 +48,17 @@ export function inspectSecret(secret: { metadata: { name?: string; namespace?: s
       lines.push(`  Private key: unreadable (${(err as Error).message})`);
     }
   }
-  for (let i = 0; i < chain.length - 1; i++) if (!chain[i].verify(chain[i + 1].publicKey)) lines.push(`  Chain ${i} is not signed by chain ${i + 1}: the chain is out of order or broken`);
+  for (let i = 0; i < chain.length - 1; i++)
+    if (!chain[i].verify(chain[i + 1].publicKey)) lines.push(`  Chain ${i} is not signed by chain ${i + 1}: the chain is out of order or broken`);
   const caPem = decode(secret.data?.['ca.crt']);
   if (caPem) {
     const ca = (caPem.match(PEM) ?? []).map((p) => new X509Certificate(p));
     lines.push(`  ca.crt: ${ca.map((x) => (x.subject ?? '').replace(/\n/g, ', ')).join('; ')}`);
     const top = chain.at(-1);
-    if (top && ca.length) lines.push(`  The chain ${ca.some((x) => top.verify(x.publicKey) || top.fingerprint256 === x.fingerprint256) ? 'verifies' : 'does NOT verify'} against ca.crt`);
+    if (top && ca.length)
+      lines.push(
+        `  The chain ${ca.some((x) => top.verify(x.publicKey) || top.fingerprint256 === x.fingerprint256) ? 'verifies' : 'does NOT verify'} against ca.crt`,
+      );
   }
   const extra = Object.keys(secret.data ?? {}).filter((k) => !['tls.crt', 'tls.key', 'ca.crt'].includes(k));
   if (extra.length) lines.push(`  Also: ${extra.join(', ')}`);

@@ -46,7 +46,10 @@ export class AcmeAccounts {
     const keyName = keyRef.key ?? 'tls.key';
     let keyPem = secretData(await reader.read({ namespace: resourceNamespace, name: keyRef.name }), keyName);
     if (!keyPem) {
-      if (spec.disableAccountKeyGeneration) throw new AccountNotReadyError(`account key Secret "${keyRef.name}" (key ${keyName}) not found in ${resourceNamespace}, and disableAccountKeyGeneration is set`);
+      if (spec.disableAccountKeyGeneration)
+        throw new AccountNotReadyError(
+          `account key Secret "${keyRef.name}" (key ${keyName}) not found in ${resourceNamespace}, and disableAccountKeyGeneration is set`,
+        );
       keyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
       await ctx.create(Secret, {
         metadata: { name: keyRef.name, namespace: resourceNamespace, labels: { [L.fao]: 'true' } },
@@ -73,7 +76,18 @@ export class AcmeAccounts {
     const uid = issuer.metadata.uid!;
     let entry = this.sessions.get(uid);
     if (entry?.id !== id || (registered && accountUrlOf(entry.session) !== recorded!.uri)) {
-      entry = { id, session: new AcmeSession({ directoryUrl: spec.server, accountKeyPem: keyPem, accountUrl: registered ? recorded!.uri : undefined, caPem, skipTLSVerify: spec.skipTLSVerify, externalAccountBinding: eab, observe: this.observe }) };
+      entry = {
+        id,
+        session: new AcmeSession({
+          directoryUrl: spec.server,
+          accountKeyPem: keyPem,
+          accountUrl: registered ? recorded!.uri : undefined,
+          caPem,
+          skipTLSVerify: spec.skipTLSVerify,
+          externalAccountBinding: eab,
+          observe: this.observe,
+        }),
+      };
       this.sessions.set(uid, entry);
     }
     return { session: entry.session, registered, keyHash };
@@ -82,7 +96,7 @@ export class AcmeAccounts {
   /** The session of an issuer that must already be registered (Orders, Challenges). */
   async registered(issuer: IssuerObject, resourceNamespace: string, ctx: ReconcileContext): Promise<AcmeSession> {
     const s = await this.session(issuer, resourceNamespace, ctx);
-    if (!s.registered) throw new AccountNotReadyError('the issuer\'s ACME account is not registered yet');
+    if (!s.registered) throw new AccountNotReadyError("the issuer's ACME account is not registered yet");
     return s.session;
   }
 
@@ -93,7 +107,11 @@ export class AcmeAccounts {
   async forget(issuer: IssuerObject, ctx: ReconcileContext): Promise<void> {
     this.sessions.delete(issuer.metadata.uid!);
     const kind = issuer.metadata.namespace ? Issuer.kind : ClusterIssuer.kind;
-    await ctx.patch(kind as typeof Issuer.kind, { namespace: issuer.metadata.namespace, name: issuer.metadata.name }, { status: { acme: null } }, 'merge', { subresource: 'status' }).catch(() => undefined);
+    await ctx
+      .patch(kind as typeof Issuer.kind, { namespace: issuer.metadata.namespace, name: issuer.metadata.name }, { status: { acme: null } }, 'merge', {
+        subresource: 'status',
+      })
+      .catch(() => undefined);
     ctx.recorder.warning(issuer, 'ACMEAccountLost', 'The ACME server does not know this account any more; registering it again');
   }
 }

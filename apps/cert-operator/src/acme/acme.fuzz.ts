@@ -16,13 +16,49 @@ interface Reply {
 
 const json = fc.jsonValue({ maxDepth: 3 });
 const url = (path: string) => fc.constantFrom(`BASE${path}`, 'not a url', 'http://127.0.0.1:1/x', '');
-const directory = fc.record({ newNonce: url('/nonce'), newAccount: url('/account'), newOrder: url('/order'), revokeCert: url('/revoke'), keyChange: url('/key') }, { requiredKeys: [] });
-const problem = fc.record({ type: fc.constantFrom('urn:ietf:params:acme:error:badNonce', 'urn:ietf:params:acme:error:rateLimited', 'urn:ietf:params:acme:error:malformed', 'about:blank'), detail: fc.string({ maxLength: 20 }) }, { requiredKeys: [] });
-const order = fc.record({ status: fc.constantFrom('pending', 'ready', 'valid', 'invalid'), authorizations: fc.array(url('/authz'), { maxLength: 2 }), finalize: url('/finalize'), identifiers: json }, { requiredKeys: [] });
-const body = fc.oneof(directory.map((d) => JSON.stringify(d)), problem.map((p) => JSON.stringify(p)), order.map((o) => JSON.stringify(o)), json.map((j) => JSON.stringify(j)), fc.string({ maxLength: 60 }));
+const directory = fc.record(
+  { newNonce: url('/nonce'), newAccount: url('/account'), newOrder: url('/order'), revokeCert: url('/revoke'), keyChange: url('/key') },
+  { requiredKeys: [] },
+);
+const problem = fc.record(
+  {
+    type: fc.constantFrom(
+      'urn:ietf:params:acme:error:badNonce',
+      'urn:ietf:params:acme:error:rateLimited',
+      'urn:ietf:params:acme:error:malformed',
+      'about:blank',
+    ),
+    detail: fc.string({ maxLength: 20 }),
+  },
+  { requiredKeys: [] },
+);
+const order = fc.record(
+  {
+    status: fc.constantFrom('pending', 'ready', 'valid', 'invalid'),
+    authorizations: fc.array(url('/authz'), { maxLength: 2 }),
+    finalize: url('/finalize'),
+    identifiers: json,
+  },
+  { requiredKeys: [] },
+);
+const body = fc.oneof(
+  directory.map((d) => JSON.stringify(d)),
+  problem.map((p) => JSON.stringify(p)),
+  order.map((o) => JSON.stringify(o)),
+  json.map((j) => JSON.stringify(j)),
+  fc.string({ maxLength: 60 }),
+);
 const reply: fc.Arbitrary<Reply> = fc.record({
   status: fc.constantFrom(200, 201, 204, 301, 400, 403, 404, 429, 500, 503),
-  headers: fc.record({ 'replay-nonce': fc.string({ maxLength: 12 }), location: url('/acct/1'), 'retry-after': fc.oneof(fc.nat({ max: 100_000 }).map(String), fc.string({ maxLength: 12 })), 'content-type': fc.constantFrom('application/json', 'application/problem+json', 'text/plain') }, { requiredKeys: [] }),
+  headers: fc.record(
+    {
+      'replay-nonce': fc.string({ maxLength: 12 }),
+      location: url('/acct/1'),
+      'retry-after': fc.oneof(fc.nat({ max: 100_000 }).map(String), fc.string({ maxLength: 12 })),
+      'content-type': fc.constantFrom('application/json', 'application/problem+json', 'text/plain'),
+    },
+    { requiredKeys: [] },
+  ),
   body,
 });
 
@@ -35,7 +71,12 @@ const server = () =>
     const s = createServer((req, res) => {
       req.resume();
       const r = replies[Math.min(n++, replies.length - 1)] ?? { status: 500, headers: {}, body: '' };
-      const headers = Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, v.replaceAll('BASE', `http://127.0.0.1:${(s.address() as AddressInfo).port}`).replace(/[^\x20-\x7e]/g, '')]));
+      const headers = Object.fromEntries(
+        Object.entries(r.headers).map(([k, v]) => [
+          k,
+          v.replaceAll('BASE', `http://127.0.0.1:${(s.address() as AddressInfo).port}`).replace(/[^\x20-\x7e]/g, ''),
+        ]),
+      );
       res.writeHead(r.status, headers);
       res.end(r.body.replaceAll('BASE', `http://127.0.0.1:${(s.address() as AddressInfo).port}`));
     });

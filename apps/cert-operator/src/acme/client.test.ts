@@ -16,19 +16,30 @@ describe('AcmeSession against a scripted ACME server', () => {
   let log: { method: string; path: string; nonce?: string }[] = [];
   let nonce = 0;
   const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  const problem = (status: number, type: string, detail: string, headers: Record<string, string> = {}) => (res: ServerResponse) =>
-    res.writeHead(status, { 'content-type': 'application/problem+json', 'replay-nonce': `n${++nonce}`, ...headers }).end(JSON.stringify({ type: `urn:ietf:params:acme:error:${type}`, detail, status }));
+  const problem =
+    (status: number, type: string, detail: string, headers: Record<string, string> = {}) =>
+    (res: ServerResponse) =>
+      res
+        .writeHead(status, { 'content-type': 'application/problem+json', 'replay-nonce': `n${++nonce}`, ...headers })
+        .end(JSON.stringify({ type: `urn:ietf:params:acme:error:${type}`, detail, status }));
   const order = (res: ServerResponse) =>
-    res.writeHead(201, { 'content-type': 'application/json', 'replay-nonce': `n${++nonce}`, location: `${base}/order/1` }).end(JSON.stringify({ status: 'pending', identifiers: [], authorizations: [], finalize: `${base}/finalize/1` }));
+    res
+      .writeHead(201, { 'content-type': 'application/json', 'replay-nonce': `n${++nonce}`, location: `${base}/order/1` })
+      .end(JSON.stringify({ status: 'pending', identifiers: [], authorizations: [], finalize: `${base}/finalize/1` }));
 
   beforeAll(async () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
       let body = '';
       req.on('data', (d) => (body += d));
       req.on('end', () => {
-        const protectedHeader = body ? (JSON.parse(Buffer.from((JSON.parse(body) as { protected: string }).protected, 'base64url').toString()) as { nonce: string }) : undefined;
+        const protectedHeader = body
+          ? (JSON.parse(Buffer.from((JSON.parse(body) as { protected: string }).protected, 'base64url').toString()) as { nonce: string })
+          : undefined;
         log.push({ method: req.method!, path: req.url!, nonce: protectedHeader?.nonce });
-        if (req.url === '/dir') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ newNonce: `${base}/nonce`, newAccount: `${base}/acct`, newOrder: `${base}/order` }));
+        if (req.url === '/dir')
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ newNonce: `${base}/nonce`, newAccount: `${base}/acct`, newOrder: `${base}/order` }));
         else if (req.url === '/nonce') res.writeHead(200, { 'replay-nonce': `n${++nonce}` }).end();
         else (replies.shift() ?? problem(500, 'serverInternal', 'unscripted'))(res);
       });
@@ -77,7 +88,7 @@ describe('AcmeSession against a scripted ACME server', () => {
     expect(classify(down)).toEqual({ kind: 'retry', message: (down as Error).message });
   });
 
-  it('reports a refusal as final, with the CA\'s words', async () => {
+  it("reports a refusal as final, with the CA's words", async () => {
     replies = [problem(400, 'rejectedIdentifier', 'a.example is blocked by policy')];
     const err = await newOrder(session()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AcmeProblemError);

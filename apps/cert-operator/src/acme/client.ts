@@ -12,7 +12,10 @@ import { requestFailure, type Observed } from './request-failure.js';
 
 /** The ACME server asked us to slow down (429, or a rateLimited problem). */
 export class AcmeRateLimitError extends Error {
-  constructor(readonly retryAfterMs: number, detail: string) {
+  constructor(
+    readonly retryAfterMs: number,
+    detail: string,
+  ) {
     super(`rate limited by the ACME server: ${detail}; retrying after ${new Date(Date.now() + retryAfterMs).toISOString()}`);
     this.name = 'AcmeRateLimitError';
   }
@@ -20,7 +23,10 @@ export class AcmeRateLimitError extends Error {
 
 /** The ACME server could not be reached (refused, reset, timed out, 5xx). Retried with backoff. */
 export class AcmeUnavailableError extends Error {
-  constructor(readonly server: string, cause: string) {
+  constructor(
+    readonly server: string,
+    cause: string,
+  ) {
     super(`ACME server ${server} is unreachable: ${cause}`);
     this.name = 'AcmeUnavailableError';
   }
@@ -28,7 +34,10 @@ export class AcmeUnavailableError extends Error {
 
 /** The ACME server answered something that is not ACME (a body that does not parse, a field missing or of the wrong kind). */
 export class AcmeProtocolError extends Error {
-  constructor(readonly server: string, cause: string) {
+  constructor(
+    readonly server: string,
+    cause: string,
+  ) {
     super(`the ACME server ${server} answered something that is not ACME: ${cause}`);
     this.name = 'AcmeProtocolError';
   }
@@ -36,7 +45,11 @@ export class AcmeProtocolError extends Error {
 
 /** An ACME problem document (RFC 8555 §6.7) answered with a 4xx: final unless noted. */
 export class AcmeProblemError extends Error {
-  constructor(readonly type: string, readonly status: number, detail: string) {
+  constructor(
+    readonly type: string,
+    readonly status: number,
+    detail: string,
+  ) {
     super(detail);
     this.name = 'AcmeProblemError';
   }
@@ -142,7 +155,11 @@ export class AcmeSession {
       backoffAttempts: 1,
     });
     const agents = recordingAgents(this.trace, { ca: options.caPem, rejectUnauthorized: !options.skipTLSVerify }, this.recent);
-    const http = (this.client as unknown as { http: { request: (url: unknown, method: unknown, opts?: Record<string, unknown>) => Promise<Response>; getNonce: () => Promise<string> } }).http;
+    const http = (
+      this.client as unknown as {
+        http: { request: (url: unknown, method: unknown, opts?: Record<string, unknown>) => Promise<Response>; getNonce: () => Promise<string> };
+      }
+    ).http;
     const request = http.request.bind(http);
     const getNonce = http.getNonce.bind(http);
     http.request = async (url: unknown, method: unknown, opts: Record<string, unknown> = {}) => {
@@ -150,7 +167,8 @@ export class AcmeSession {
       const t = this.trace.getStore();
       this.recent.error = undefined;
       const started = performance.now();
-      const observe = (status: number | 'error') => options.observe?.({ method: String(method).toUpperCase(), url: String(url), status, seconds: (performance.now() - started) / 1000 });
+      const observe = (status: number | 'error') =>
+        options.observe?.({ method: String(method).toUpperCase(), url: String(url), status, seconds: (performance.now() - started) / 1000 });
       let resp: Response;
       const seen: Observed = { timedOut: false, bytes: 0, redirects: 0 };
       const deadline = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
@@ -171,7 +189,11 @@ export class AcmeSession {
       } catch (err) {
         observe('error');
         seen.timedOut = deadline.aborted;
-        const f = requestFailure(err as Error & { code?: string }, t?.socketError ?? this.recent.error, seen, { timeoutMs: REQUEST_TIMEOUT_MS, maxBytes: MAX_RESPONSE_BYTES, maxRedirects: MAX_REDIRECTS });
+        const f = requestFailure(err as Error & { code?: string }, t?.socketError ?? this.recent.error, seen, {
+          timeoutMs: REQUEST_TIMEOUT_MS,
+          maxBytes: MAX_RESPONSE_BYTES,
+          maxRedirects: MAX_REDIRECTS,
+        });
         throw f.kind === 'protocol' ? new AcmeProtocolError(options.directoryUrl, f.cause) : new AcmeUnavailableError(options.directoryUrl, f.cause);
       }
       if (t) t.lastResponse = resp;

@@ -39,7 +39,13 @@ export function requestFailure(
   const codes = [code, socketError?.code ?? ''];
   const said = `${message} ${socketError?.message ?? ''}`;
   // Our own limits first: hitting one also aborts the socket, whose error would hide the reason.
-  if (observed.timedOut || codes.includes('ECONNABORTED') || codes.includes('ETIMEDOUT') || err.name === 'TimeoutError' || /timeout of \d+ms exceeded/.test(said)) {
+  if (
+    observed.timedOut ||
+    codes.includes('ECONNABORTED') ||
+    codes.includes('ETIMEDOUT') ||
+    err.name === 'TimeoutError' ||
+    /timeout of \d+ms exceeded/.test(said)
+  ) {
     return { kind: 'unavailable', cause: `no complete answer within ${limits.timeoutMs / 1000} s` };
   }
   if (observed.bytes > limits.maxBytes || /maxContentLength|maxBodyLength|content length exceeded/i.test(said)) {

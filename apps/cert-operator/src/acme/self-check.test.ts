@@ -30,7 +30,9 @@ describe('selfCheck', () => {
   });
 
   it('says why it failed, without echoing the body', async () => {
-    expect(await selfCheck('localhost', 'missing', 'k', { port })).toBe(`GET http://localhost:${port}/.well-known/acme-challenge/missing: expected status 200, got 404`);
+    expect(await selfCheck('localhost', 'missing', 'k', { port })).toBe(
+      `GET http://localhost:${port}/.well-known/acme-challenge/missing: expected status 200, got 404`,
+    );
     const wrong = await selfCheck('localhost', 'wrong', 'wrong.thumb', { port });
     expect(wrong).toBe(`GET http://localhost:${port}/.well-known/acme-challenge/wrong: the response is not the key authorization for token wrong`);
     expect(await selfCheck('localhost', 'loop', 'k', { port })).toMatch(/too many redirects/);

@@ -20,7 +20,8 @@ function lookupVia(nameservers: string[] | undefined): LookupFunction | undefine
   resolver.setServers(nameservers);
   return (hostname, options, callback) => {
     void resolver.resolve4(hostname).then(
-      (addrs) => ((options as { all?: boolean }).all ? callback(null, addrs.map((address) => ({ address, family: 4 })) as never, 4) : callback(null, addrs[0], 4)),
+      (addrs) =>
+        (options as { all?: boolean }).all ? callback(null, addrs.map((address) => ({ address, family: 4 })) as never, 4) : callback(null, addrs[0], 4),
       (err: Error) => callback(err as NodeJS.ErrnoException, '', 4),
     );
   };

@@ -54,6 +54,7 @@ export function applySolverOverrides(solver: SolverSpec, annotations: Record<str
   }
   const route = out.http01?.gatewayHTTPRoute;
   const parentName = read(annotations, OVERRIDES.parentRefName);
-  if (route && parentName) route.parentRefs = [{ name: parentName, kind: read(annotations, OVERRIDES.parentRefKind) ?? 'Gateway', group: 'gateway.networking.k8s.io' }];
+  if (route && parentName)
+    route.parentRefs = [{ name: parentName, kind: read(annotations, OVERRIDES.parentRefKind) ?? 'Gateway', group: 'gateway.networking.k8s.io' }];
   return out;
 }

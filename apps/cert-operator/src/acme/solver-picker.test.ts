@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { pickSolver, solverProblems, type SolverSpec } from './solver-picker.js';
 
 const solver = (name: string, selector?: SolverSpec['selector']): SolverSpec => ({ selector, http01: { ingress: { ingressClassName: name } } });
-const picked = (solvers: SolverSpec[], dnsName: string, labels?: Record<string, string>) => pickSolver(solvers, dnsName, labels)?.http01?.ingress?.ingressClassName;
+const picked = (solvers: SolverSpec[], dnsName: string, labels?: Record<string, string>) =>
+  pickSolver(solvers, dnsName, labels)?.http01?.ingress?.ingressClassName;
 
 describe('pickSolver (cert-manager precedence)', () => {
   const all = [
@@ -39,8 +40,16 @@ describe('pickSolver (cert-manager precedence)', () => {
 
   it.each([
     ['rfc2136 is supported', [{ dns01: { rfc2136: { nameserver: 'ns:53' } } }], []],
-    ['another provider is named, not ignored', [{ http01: { ingress: {} } }, { dns01: { cloudflare: { apiTokenSecretRef: { name: 'cf' } } } as never }], ['solvers[1].dns01: the cloudflare DNS-01 provider is not supported by this operator (only rfc2136)']],
-    ['a key name without its secret', [{ dns01: { rfc2136: { nameserver: 'ns', tsigKeyName: 'k' } } }], ['solvers[0].dns01.rfc2136: tsigKeyName and tsigSecretSecretRef go together']],
+    [
+      'another provider is named, not ignored',
+      [{ http01: { ingress: {} } }, { dns01: { cloudflare: { apiTokenSecretRef: { name: 'cf' } } } as never }],
+      ['solvers[1].dns01: the cloudflare DNS-01 provider is not supported by this operator (only rfc2136)'],
+    ],
+    [
+      'a key name without its secret',
+      [{ dns01: { rfc2136: { nameserver: 'ns', tsigKeyName: 'k' } } }],
+      ['solvers[0].dns01.rfc2136: tsigKeyName and tsigSecretSecretRef go together'],
+    ],
     ['no provider at all', [{ dns01: { cnameStrategy: 'Follow' } }], ['solvers[0].dns01: no provider set (rfc2136)']],
   ] as [string, SolverSpec[], string[]][])('solverProblems: %s', (_, solvers, want) => {
     expect(solverProblems(solvers)).toEqual(want);

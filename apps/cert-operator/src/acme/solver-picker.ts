@@ -17,7 +17,10 @@ export function solverProblems(solvers: readonly SolverSpec[]): string[] {
     if (!s.dns01) return;
     const providers = Object.keys(s.dns01).filter((k) => k !== 'cnameStrategy');
     const unsupported = providers.filter((p) => !DNS01_PROVIDERS.includes(p));
-    if (unsupported.length) problems.push(`solvers[${i}].dns01: the ${unsupported.join(', ')} DNS-01 provider${unsupported.length > 1 ? 's are' : ' is'} not supported by this operator (only rfc2136)`);
+    if (unsupported.length)
+      problems.push(
+        `solvers[${i}].dns01: the ${unsupported.join(', ')} DNS-01 provider${unsupported.length > 1 ? 's are' : ' is'} not supported by this operator (only rfc2136)`,
+      );
     else if (!providers.length) problems.push(`solvers[${i}].dns01: no provider set (rfc2136)`);
     const r = s.dns01.rfc2136;
     if (r && !!r.tsigKeyName !== !!r.tsigSecretSecretRef) problems.push(`solvers[${i}].dns01.rfc2136: tsigKeyName and tsigSecretSecretRef go together`);
@@ -38,7 +41,7 @@ export function pickSolver(solvers: readonly SolverSpec[], dnsName: string, labe
   const asWritten = wildcard ? `*.${name}` : dnsName;
   let best: { s: SolverSpec; tier: number; zone: number; labels: number; index: number } | undefined;
   solvers.forEach((s, index) => {
-    if (!(s.http01 && !wildcard) && !(s.dns01?.rfc2136)) return;
+    if (!(s.http01 && !wildcard) && !s.dns01?.rfc2136) return;
     const sel = s.selector ?? {};
     const ml = Object.entries(sel.matchLabels ?? {});
     if (!ml.every(([k, v]) => labels[k] === v)) return;
@@ -54,7 +57,8 @@ export function pickSolver(solvers: readonly SolverSpec[], dnsName: string, labe
       zone = Math.max(...zones.map((z) => z.length));
     }
     const cand = { s, tier, zone, labels: ml.length, index };
-    if (!best || cand.tier > best.tier || (cand.tier === best.tier && (cand.zone > best.zone || (cand.zone === best.zone && cand.labels > best.labels)))) best = cand;
+    if (!best || cand.tier > best.tier || (cand.tier === best.tier && (cand.zone > best.zone || (cand.zone === best.zone && cand.labels > best.labels))))
+      best = cand;
   });
   return best?.s;
 }

@@ -7,7 +7,14 @@ const challenge = (http01: ChallengeObject['spec']['solver']['http01'], dnsName 
   kind: 'Challenge',
   metadata: { name: 'web-1-2', namespace: 'shop', uid: 'uid-1' },
   spec: {
-    url: 'https://ca/chall/1', authorizationURL: 'https://ca/authz/1', dnsName, type: 'HTTP-01', token: 'tok3n', key: 'tok3n.thumb', solver: { http01 }, issuerRef: { name: 'acme' },
+    url: 'https://ca/chall/1',
+    authorizationURL: 'https://ca/authz/1',
+    dnsName,
+    type: 'HTTP-01',
+    token: 'tok3n',
+    key: 'tok3n.thumb',
+    solver: { http01 },
+    issuerRef: { name: 'acme' },
   },
 });
 
@@ -41,7 +48,12 @@ describe('solver resources', () => {
         ingress: {
           podTemplate: {
             metadata: { labels: { team: 'web', 'acme.cert.opkit.dev/http01-solver': 'false' }, annotations: { 'sidecar.istio.io/inject': 'true' } },
-            spec: { nodeSelector: { zone: 'a' }, tolerations: [{ key: 'edge', operator: 'Exists' }], priorityClassName: 'high', resources: { limits: { memory: '32Mi' } } },
+            spec: {
+              nodeSelector: { zone: 'a' },
+              tolerations: [{ key: 'edge', operator: 'Exists' }],
+              priorityClassName: 'high',
+              resources: { limits: { memory: '32Mi' } },
+            },
           },
         },
       }),
@@ -68,7 +80,12 @@ describe('solver resources', () => {
     expect(ing.spec?.ingressClassName).toBe('nginx');
     expect(ing.metadata.annotations).toMatchObject({ a: 'b' });
     expect(ing.spec?.rules).toEqual([
-      { host: 'www.example.com', http: { paths: [{ path: '/.well-known/acme-challenge/tok3n', pathType: 'Exact', backend: { service: { name: 'svc-1', port: { number: SOLVER_PORT } } } }] } },
+      {
+        host: 'www.example.com',
+        http: {
+          paths: [{ path: '/.well-known/acme-challenge/tok3n', pathType: 'Exact', backend: { service: { name: 'svc-1', port: { number: SOLVER_PORT } } } }],
+        },
+      },
     ]);
     expect(solverIngress(challenge({ ingress: { class: 'traefik' } }), 's').metadata.annotations?.['kubernetes.io/ingress.class']).toBe('traefik');
     // IP identifiers have no host rule.

@@ -8,7 +8,13 @@ export const DOMAIN_LABEL = `${ACME_GROUP}/http-domain`;
 export const TOKEN_LABEL = `${ACME_GROUP}/http-token`;
 export const CHALLENGE_PATH = '/.well-known/acme-challenge/';
 /** Gateway API's HTTPRoute: only the fields the solver route uses are typed. */
-export const HTTPRoute = defineKind<KubeObject & { spec?: Record<string, unknown> }>({ group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true });
+export const HTTPRoute = defineKind<KubeObject & { spec?: Record<string, unknown> }>({
+  group: 'gateway.networking.k8s.io',
+  version: 'v1',
+  kind: 'HTTPRoute',
+  plural: 'httproutes',
+  namespaced: true,
+});
 /** Only our solver objects are cached. */
 export const SOLVER_INFORMER = { labelSelector: `${SOLVER_LABEL}=true` };
 

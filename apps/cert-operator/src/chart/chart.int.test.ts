@@ -23,42 +23,74 @@ describe('charts/cert-operator', () => {
       everything: {
         metrics: { prometheusRule: { enabled: true, force: true, labels: { release: 'prometheus' }, expiresWithin: '30d' } },
         certificateOwnerRef: true,
-        acme: { gatewayAPI: true, solver: { image: { digest: `sha256:${'f'.repeat(64)}` } }, dns01: { recursiveNameservers: ['10.96.0.10:53', '8.8.8.8:53'], recursiveNameserversOnly: true } },
+        acme: {
+          gatewayAPI: true,
+          solver: { image: { digest: `sha256:${'f'.repeat(64)}` } },
+          dns01: { recursiveNameservers: ['10.96.0.10:53', '8.8.8.8:53'], recursiveNameserversOnly: true },
+        },
         ingressShim: { defaultIssuerName: 'letsencrypt', defaultIssuerKind: 'ClusterIssuer' },
       },
     });
     const [dep] = rendered.defaults.filter((o) => o.kind === 'Deployment') as any[];
-    expect(dep.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(['--cluster-resource-namespace=opkit-system', '--acme-http01-solver-image=opkit/acme-solver:0.1.0']));
-    expect(rendered.defaults.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name).sort()).toEqual(
+    expect(dep.spec.template.spec.containers[0].args).toEqual(
+      expect.arrayContaining(['--cluster-resource-namespace=opkit-system', '--acme-http01-solver-image=opkit/acme-solver:0.1.0']),
+    );
+    expect(
+      rendered.defaults
+        .filter((o) => o.kind === 'CustomResourceDefinition')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(
       expect.arrayContaining(['certificaterequests.cert.opkit.dev', 'certificates.cert.opkit.dev', 'clusterissuers.cert.opkit.dev', 'issuers.cert.opkit.dev']),
     );
     // The identity webhook: on CREATE of CertificateRequests only, closed when it cannot answer.
     const [mwc] = rendered.defaults.filter((o) => o.kind === 'MutatingWebhookConfiguration') as any[];
-    expect(mwc.webhooks.map((w: any) => [w.name, w.failurePolicy, w.rules[0].resources, w.rules[0].operations])).toEqual([['identity.certificaterequests.cert.opkit.dev', 'Fail', ['certificaterequests'], ['CREATE']]]);
+    expect(mwc.webhooks.map((w: any) => [w.name, w.failurePolicy, w.rules[0].resources, w.rules[0].operations])).toEqual([
+      ['identity.certificaterequests.cert.opkit.dev', 'Fail', ['certificaterequests'], ['CREATE']],
+    ]);
     // Every toggle on: the solver image pulled by digest from the global registry, and alerts on
     // the certificate metrics (cert-manager's names) that group by the Certificate.
     const [depAll] = rendered.everything.filter((o) => o.kind === 'Deployment') as any[];
-    expect(depAll.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining([
-      `--acme-http01-solver-image=registry.example.com/opkit/acme-solver@sha256:${'f'.repeat(64)}`,
-      '--dns01-recursive-nameservers=10.96.0.10:53,8.8.8.8:53', '--dns01-recursive-nameservers-only', '--default-issuer-name=letsencrypt', '--default-issuer-kind=ClusterIssuer',
-    ]));
+    expect(depAll.spec.template.spec.containers[0].args).toEqual(
+      expect.arrayContaining([
+        `--acme-http01-solver-image=registry.example.com/opkit/acme-solver@sha256:${'f'.repeat(64)}`,
+        '--dns01-recursive-nameservers=10.96.0.10:53,8.8.8.8:53',
+        '--dns01-recursive-nameservers-only',
+        '--default-issuer-name=letsencrypt',
+        '--default-issuer-kind=ClusterIssuer',
+      ]),
+    );
     const [rule] = rendered.everything.filter((o) => o.kind === 'PrometheusRule') as any[];
     const alerts = Object.fromEntries(rule.spec.groups[0].rules.map((r: { alert: string }) => [r.alert, r]));
     expect(Object.keys(alerts)).toEqual(['CertificateExpiresSoon', 'CertificateNotReady']);
     expect(alerts.CertificateExpiresSoon.expr).toContain('certmanager_certificate_expiration_timestamp_seconds > 0');
     expect(alerts.CertificateExpiresSoon.expr).toContain(`< ${30 * 86400}`);
-    expect(alerts.CertificateNotReady).toMatchObject({ for: '10m', expr: expect.stringContaining('certmanager_certificate_ready_status{condition!="True"} == 1') });
+    expect(alerts.CertificateNotReady).toMatchObject({
+      for: '10m',
+      expr: expect.stringContaining('certmanager_certificate_ready_status{condition!="True"} == 1'),
+    });
     expect(rule.metadata.labels.release).toBe('prometheus');
     expect(rendered.defaults.filter((o) => o.kind === 'PrometheusRule')).toEqual([]);
     // Watching only team namespaces, the operator still reads ClusterIssuers' Secrets in its own.
     const own = rendered.namespaced.filter((o) => o.kind === 'Role' && o.metadata.name.endsWith('-cluster-resources')) as any[];
-    expect(own.map((r) => [r.metadata.namespace, r.rules])).toEqual([['opkit-system', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }]]]);
+    expect(own.map((r) => [r.metadata.namespace, r.rules])).toEqual([
+      ['opkit-system', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }]],
+    ]);
   });
 
   it('renders with the memcached chart in one parent chart, with cert-manager-style global values, each chart keeping its own names and labels', async () => {
     const objects = await helmTemplateUmbrella([join(repo, 'charts/memcached-operator'), join(repo, 'charts/cert-operator')], {
       // What a parent that also carries cert-manager passes down: its global keys are accepted and left alone.
-      global: { imagePullSecrets: [{ name: 'regcred' }], commonLabels: { 'example.com/team': 'platform' }, priorityClassName: 'system-cluster-critical', rbac: { create: true, aggregateClusterRoles: true }, podSecurityPolicy: { enabled: false }, logLevel: 2, leaderElection: { namespace: 'kube-system' }, revisionHistoryLimit: 2 },
+      global: {
+        imagePullSecrets: [{ name: 'regcred' }],
+        commonLabels: { 'example.com/team': 'platform' },
+        priorityClassName: 'system-cluster-critical',
+        rbac: { create: true, aggregateClusterRoles: true },
+        podSecurityPolicy: { enabled: false },
+        logLevel: 2,
+        leaderElection: { namespace: 'kube-system' },
+        revisionHistoryLimit: 2,
+      },
       'memcached-operator': { replicaCount: 2 },
       'cert-operator': { logLevel: 'debug' },
     });
@@ -67,7 +99,10 @@ describe('charts/cert-operator', () => {
     const cert = byChart('cert-operator');
     expect(memcached.length + cert.length).toBe(objects.length);
     // The cert chart's helpers never rename or relabel the memcached chart's objects.
-    for (const [chart, objs] of [['memcached-operator', memcached], ['cert-operator', cert]] as const) {
+    for (const [chart, objs] of [
+      ['memcached-operator', memcached],
+      ['cert-operator', cert],
+    ] as const) {
       expect(objs.length).toBeGreaterThan(5);
       for (const o of objs) {
         expect(o.metadata.labels?.['helm.sh/chart'], `${o.kind} ${o.metadata.name}`).toBe(`${chart}-0.1.0`);
@@ -85,14 +120,29 @@ describe('charts/cert-operator', () => {
     await plane.kubectl(['create', 'namespace', 'platform']);
     const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
     await kubectlApply(plane.kubeconfigPath, crds.map((o) => JSON.stringify(o)).join('\n---\n'));
-    await kubectlApply(plane.kubeconfigPath, objects.filter((o) => o.kind !== 'CustomResourceDefinition' && o.kind !== 'Pod').map((o) => JSON.stringify(o)).join('\n---\n'), { dryRun: 'server' });
+    await kubectlApply(
+      plane.kubeconfigPath,
+      objects
+        .filter((o) => o.kind !== 'CustomResourceDefinition' && o.kind !== 'Pod')
+        .map((o) => JSON.stringify(o))
+        .join('\n---\n'),
+      { dryRun: 'server' },
+    );
   });
 
-  it('accepts every example in apps/cert-operator/examples (server-side dry run against the chart\'s CRDs)', async () => {
+  it("accepts every example in apps/cert-operator/examples (server-side dry run against the chart's CRDs)", async () => {
     const dir = join(repo, 'apps/cert-operator/examples');
     await plane.kubectl(['create', 'namespace', 'examples']).catch(() => undefined);
     const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
-    expect(files.sort()).toEqual(['acme-issuer.yaml', 'ca-issuer.yaml', 'constrained-ca.yaml', 'dns01-rfc2136.yaml', 'gateway-shim.yaml', 'ingress-shim.yaml', 'keystores.yaml']);
+    expect(files.sort()).toEqual([
+      'acme-issuer.yaml',
+      'ca-issuer.yaml',
+      'constrained-ca.yaml',
+      'dns01-rfc2136.yaml',
+      'gateway-shim.yaml',
+      'ingress-shim.yaml',
+      'keystores.yaml',
+    ]);
     // The gateway-shim example is a Gateway: the Gateway API's published CRDs, as its users have.
     await kubectlApply(plane.kubeconfigPath, (await gatewayApiCrds()).join('\n---\n'));
     await plane.kubectl(['wait', '--for=condition=Established', 'crd/gateways.gateway.networking.k8s.io']);

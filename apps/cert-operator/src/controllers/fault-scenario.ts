@@ -14,7 +14,13 @@ const ACME_LEAVES = ['acme-0', 'acme-1'];
 
 const sansOf = (s: { data?: Record<string, string> }) => {
   const pem = Buffer.from(s.data?.['tls.crt'] ?? '', 'base64').toString();
-  return pem ? (new X509Certificate(pem).subjectAltName ?? '').split(', ').map((n) => n.replace(/^DNS:/, '')).sort().join(',') : '(none)';
+  return pem
+    ? (new X509Certificate(pem).subjectAltName ?? '')
+        .split(', ')
+        .map((n) => n.replace(/^DNS:/, ''))
+        .sort()
+        .join(',')
+    : '(none)';
 };
 
 /**
@@ -30,7 +36,12 @@ export async function certFaultScenario(plane: ControlPlane, ns: string, acme: {
   await plane.kubectl(['create', 'namespace', ns]);
   const apply = (obj: object) => plane.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(obj) });
   const cert = (name: string, issuer: string, spec: object) =>
-    apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name }, spec: { secretName: name, issuerRef: { name: issuer }, privateKey: { algorithm: 'ECDSA' }, ...spec } });
+    apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name },
+      spec: { secretName: name, issuerRef: { name: issuer }, privateKey: { algorithm: 'ECDSA' }, ...spec },
+    });
   const want = new Map<string, string[]>();
   await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } });
   await cert('root-ca', 'selfsigned', { isCA: true, commonName: 'faults root' });
@@ -40,7 +51,15 @@ export async function certFaultScenario(plane: ControlPlane, ns: string, acme: {
     apiVersion: 'cert.opkit.dev/v1',
     kind: 'Issuer',
     metadata: { name: 'le' },
-    spec: { acme: { server: pebble.directoryUrl, email: 'ops@example.test', caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'), privateKeySecretRef: { name: 'le-account' }, solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }] } },
+    spec: {
+      acme: {
+        server: pebble.directoryUrl,
+        email: 'ops@example.test',
+        caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'),
+        privateKeySecretRef: { name: 'le-account' },
+        solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }],
+      },
+    },
   });
   for (const c of [...CA_LEAVES, ...ACME_LEAVES]) want.set(c, [`${c}.${ns}.example.test`]);
   for (const c of CA_LEAVES) await cert(c, 'ca', { dnsNames: want.get(c) });
@@ -58,7 +77,12 @@ export async function certFaultScenario(plane: ControlPlane, ns: string, acme: {
       install: (manager) =>
         addCertificateControllers(
           manager,
-          defaultConfig({ clusterResourceNamespace: FAULTS_SYSTEM_NAMESPACE, selfCheckNameservers: [pebble.dnsServer], selfCheckPort: httpPort, selfCheck: { requiredPasses: 1, intervalMs: 500, timeoutMs: 20_000 } }),
+          defaultConfig({
+            clusterResourceNamespace: FAULTS_SYSTEM_NAMESPACE,
+            selfCheckNameservers: [pebble.dnsServer],
+            selfCheckPort: httpPort,
+            selfCheck: { requiredPasses: 1, intervalMs: 500, timeoutMs: 20_000 },
+          }),
         ),
       // A CA leaf renamed every second (each in turn every 4 s); an ACME one every 5 s.
       churn: async (i) => {

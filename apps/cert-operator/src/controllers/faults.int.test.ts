@@ -1,7 +1,16 @@
 import { Client, CustomResourceDefinition, Transport } from '@opkit/runtime';
 import { assertFaultInvariants, describeFaultRun, faultSeeds, runUnderFaults } from '@opkit/runtime/testing';
 import {
-  faultReplay, freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp, type ControlPlane, type IngressStandIn, type Pebble,
+  faultReplay,
+  freePort,
+  startControlPlane,
+  startIngressStandIn,
+  startPebble,
+  waitFor,
+  workspaceApp,
+  type ControlPlane,
+  type IngressStandIn,
+  type Pebble,
 } from '@opkit/testing';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, it } from 'vitest';

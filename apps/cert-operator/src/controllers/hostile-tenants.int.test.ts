@@ -98,7 +98,14 @@ async function hostileDnsServer(): Promise<{ server: string; updates: () => numb
       const q = decodeMessage(msg);
       const question = q.questions[0]!;
       const soa = Buffer.concat([encodeName('ns.attacker.test'), encodeName('root.attacker.test'), Buffer.alloc(20, 1)]);
-      const answer = encodeMessage({ id: q.id, flags: 0x8580, questions: q.questions, answers: [{ name: 'attacker.test', type: TYPE.SOA, class: CLASS.IN, ttl: 60, data: soa }], authorities: [], additionals: [] });
+      const answer = encodeMessage({
+        id: q.id,
+        flags: 0x8580,
+        questions: q.questions,
+        answers: [{ name: 'attacker.test', type: TYPE.SOA, class: CLASS.IN, ttl: 60, data: soa }],
+        authorities: [],
+        additionals: [],
+      });
       udp.send(question.type === TYPE.SOA ? answer : randomBytes(40), from.port, from.address);
     } catch {
       // not DNS: nothing to answer
@@ -159,7 +166,10 @@ describe('a hostile tenant and the cert operator every namespace shares', () => 
     acme = await hostileAcmeServer();
     dns = await hostileDnsServer();
     manager = testManager(plane.kubeConfig, { name: OPERATOR }).manager;
-    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM, dns01: { recursiveNameservers: [dns.server], recursiveOnly: true, checkIntervalMs: 1_000 } }));
+    addCertificateControllers(
+      manager,
+      defaultConfig({ clusterResourceNamespace: SYSTEM, dns01: { recursiveNameservers: [dns.server], recursiveOnly: true, checkIntervalMs: 1_000 } }),
+    );
     await manager.start();
   });
   afterAll(async () => {
@@ -173,7 +183,12 @@ describe('a hostile tenant and the cert operator every namespace shares', () => 
   it("bounds and reports everything the attacker starts, while the victim's certificates keep issuing on time", async () => {
     // The victim: SelfSigned → CA → leaves, as any namespace.
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace: 'victim' }, spec: { selfSigned: {} } });
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'root', namespace: 'victim' }, spec: { isCA: true, commonName: 'victim root', secretName: 'root', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } } });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'root', namespace: 'victim' },
+      spec: { isCA: true, commonName: 'victim root', secretName: 'root', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' } },
+    });
     await waitFor('the victim root', async () => cond(await admin.get(Certificate.kind, { namespace: 'victim', name: 'root' }), 'Ready')?.status === 'True');
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace: 'victim' }, spec: { ca: { secretName: 'root' } } });
     await waitFor('the victim CA issuer', async () => cond(await admin.get(Issuer.kind, { namespace: 'victim', name: 'ca' }), 'Ready')?.status === 'True');
@@ -185,28 +200,64 @@ describe('a hostile tenant and the cert operator every namespace shares', () => 
     const modes = ['slow', 'endless', 'huge', 'malformed', 'loop'];
     for (const mode of modes) {
       await apply({
-        apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: mode, namespace: 'attacker' },
-        spec: { acme: { server: acme.url(mode), caBundle: Buffer.from(acme.caPem).toString('base64'), privateKeySecretRef: { name: `${mode}-account` }, solvers: [{ http01: { ingress: {} } }] } },
+        apiVersion: 'cert.opkit.dev/v1',
+        kind: 'Issuer',
+        metadata: { name: mode, namespace: 'attacker' },
+        spec: {
+          acme: {
+            server: acme.url(mode),
+            caBundle: Buffer.from(acme.caPem).toString('base64'),
+            privateKeySecretRef: { name: `${mode}-account` },
+            solvers: [{ http01: { ingress: {} } }],
+          },
+        },
       });
     }
     await apply({
-      apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'dns', namespace: 'attacker' },
-      spec: { acme: { server: pebble.directoryUrl, caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'), privateKeySecretRef: { name: 'dns-account' }, solvers: [{ dns01: { rfc2136: { nameserver: dns.server } } }] } },
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Issuer',
+      metadata: { name: 'dns', namespace: 'attacker' },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl,
+          caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'),
+          privateKeySecretRef: { name: 'dns-account' },
+          solvers: [{ dns01: { rfc2136: { nameserver: dns.server } } }],
+        },
+      },
     });
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'wild', namespace: 'attacker' }, spec: { secretName: 'wild', issuerRef: { name: 'dns' }, dnsNames: ['*.attacker.test'] } });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'wild', namespace: 'attacker' },
+      spec: { secretName: 'wild', issuerRef: { name: 'dns' }, dnsNames: ['*.attacker.test'] },
+    });
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace: 'attacker' }, spec: { selfSigned: {} } });
     // A CSR that is not one: DER-looking bytes that lie about their lengths.
     const crafted = Buffer.concat([Buffer.from([0x30, 0x84, 0x7f, 0xff, 0xff, 0xff, 0x30, 0x82]), randomBytes(2_000)]);
     await apply({
-      apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'crafted', namespace: 'attacker' },
-      spec: { issuerRef: { name: 'selfsigned' }, request: Buffer.from(`-----BEGIN CERTIFICATE REQUEST-----\n${crafted.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`).toString('base64') },
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'CertificateRequest',
+      metadata: { name: 'crafted', namespace: 'attacker' },
+      spec: {
+        issuerRef: { name: 'selfsigned' },
+        request: Buffer.from(`-----BEGIN CERTIFICATE REQUEST-----\n${crafted.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`).toString('base64'),
+      },
     });
     // 4,000 names (240 KB) stalled the operator's event loop for half a second per issuance: the
     // API server refuses more than MAX_SANS, and the most it takes is issued.
     const names = (n: number) => Array.from({ length: n }, (_, i) => `host-${String(i).padStart(4, '0')}.${'x'.repeat(40)}.attacker.test`);
-    const refused = await admin.create(Certificate.kind, { metadata: { name: 'too-many', namespace: 'attacker' }, spec: { secretName: 'too-many', issuerRef: { name: 'selfsigned' }, dnsNames: names(4_000) } } as never).catch((e: Error) => e);
+    const refused = await admin
+      .create(Certificate.kind, {
+        metadata: { name: 'too-many', namespace: 'attacker' },
+        spec: { secretName: 'too-many', issuerRef: { name: 'selfsigned' }, dnsNames: names(4_000) },
+      } as never)
+      .catch((e: Error) => e);
     expect((refused as Error).message).toMatch(new RegExp(`must have at most ${MAX_SANS} items`));
-    await admin.create(Certificate.kind, { metadata: { name: 'many', namespace: 'attacker' }, spec: { secretName: 'many', issuerRef: { name: 'selfsigned' }, dnsNames: names(MAX_SANS) } } as never);
+    await admin.create(Certificate.kind, {
+      metadata: { name: 'many', namespace: 'attacker' },
+      spec: { secretName: 'many', issuerRef: { name: 'selfsigned' }, dnsNames: names(MAX_SANS) },
+    } as never);
 
     // Meanwhile the victim asks for a certificate every 2 s, for a minute.
     const latencies: number[] = [];
@@ -214,9 +265,17 @@ describe('a hostile tenant and the cert operator every namespace shares', () => 
     for (let i = 0; i < 30; i++) {
       const name = `v-${i}`;
       const t0 = performance.now();
-      await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name, namespace: 'victim' }, spec: { secretName: name, issuerRef: { name: 'ca' }, dnsNames: [`${name}.victim.test`], privateKey: { algorithm: 'ECDSA' } } });
+      await apply({
+        apiVersion: 'cert.opkit.dev/v1',
+        kind: 'Certificate',
+        metadata: { name, namespace: 'victim' },
+        spec: { secretName: name, issuerRef: { name: 'ca' }, dnsNames: [`${name}.victim.test`], privateKey: { algorithm: 'ECDSA' } },
+      });
       victims.push(
-        waitFor(`victim ${name} Ready`, async () => cond(await admin.get(Certificate.kind, { namespace: 'victim', name }), 'Ready')?.status === 'True', { timeoutMs: 60_000, intervalMs: 100 }).then(() => {
+        waitFor(`victim ${name} Ready`, async () => cond(await admin.get(Certificate.kind, { namespace: 'victim', name }), 'Ready')?.status === 'True', {
+          timeoutMs: 60_000,
+          intervalMs: 100,
+        }).then(() => {
           latencies.push(performance.now() - t0);
         }),
       );
@@ -237,14 +296,24 @@ describe('a hostile tenant and the cert operator every namespace shares', () => 
       if (kind === 'challenge') {
         const [ch] = (await admin.list(Challenge.kind, { namespace: 'attacker' })).items;
         // Past "scheduled": the update's failure, in the Challenge's own words.
-        return ch?.status?.reason && ch.status.reason !== 'scheduled' ? { type: 'Challenge', status: String(ch.status.state), message: ch.status.reason } : false;
+        return ch?.status?.reason && ch.status.reason !== 'scheduled'
+          ? { type: 'Challenge', status: String(ch.status.state), message: ch.status.reason }
+          : false;
       }
       const c = cond(await admin.get(Certificate.kind, { namespace: 'attacker', name }), 'Ready');
       return c?.status === 'True' || (c?.status === 'False' && /fail|too|large|invalid|exceed/i.test(c.message ?? '')) ? c : false;
     };
     const outcomes: Record<string, Cond> = {};
-    for (const [kind, name] of [...modes.map((m) => ['issuer', m] as const), ['cr', 'crafted'] as const, ['challenge', 'wild'] as const, ['cert', 'many'] as const]) {
-      outcomes[name] = await waitFor(`the attacker's ${name} reported`, () => reported(kind, name), { timeoutMs: Math.max(1_000, REPORT_BOUND_MS - (performance.now() - attackStarted)), intervalMs: 500 });
+    for (const [kind, name] of [
+      ...modes.map((m) => ['issuer', m] as const),
+      ['cr', 'crafted'] as const,
+      ['challenge', 'wild'] as const,
+      ['cert', 'many'] as const,
+    ]) {
+      outcomes[name] = await waitFor(`the attacker's ${name} reported`, () => reported(kind, name), {
+        timeoutMs: Math.max(1_000, REPORT_BOUND_MS - (performance.now() - attackStarted)),
+        intervalMs: 500,
+      });
     }
     lag.disable();
     const metrics = (await scrape(manager, '/metrics')).body;
@@ -252,7 +321,9 @@ describe('a hostile tenant and the cert operator every namespace shares', () => 
     console.log(
       `victim issuance under attack: ${latencies.length} certificates, median ${Math.round(latencies.sort((a, b) => a - b)[latencies.length >> 1]!)} ms, worst ${Math.round(worst)} ms; ` +
         `event-loop lag worst ${Math.round(lag.max / 1e6)} ms, p99 ${Math.round(lag.percentile(99) / 1e6)} ms (nodejs_eventloop_lag_seconds now ${metricValue(metrics, 'nodejs_eventloop_lag_seconds')}); DNS updates tried ${dns.updates()}\n` +
-        Object.entries(outcomes).map(([n, c]) => `  ${n}: ${c.status} ${c.reason ?? ''} ${c.message?.slice(0, 160)}`).join('\n'),
+        Object.entries(outcomes)
+          .map(([n, c]) => `  ${n}: ${c.status} ${c.reason ?? ''} ${c.message?.slice(0, 160)}`)
+          .join('\n'),
     );
     expect(worst).toBeLessThan(VICTIM_ISSUANCE_BOUND_MS);
     expect(lag.max / 1e6).toBeLessThan(LAG_BOUND_MS);

@@ -14,7 +14,14 @@ const closers: (() => void)[] = [];
 afterEach(() => closers.splice(0).forEach((c) => c()));
 
 const answerTo = (q: Message, id = q.id): Buffer =>
-  encodeMessage({ id, flags: 0x8180, questions: q.questions, answers: [{ name: q.questions[0]!.name, type: TYPE.A, class: CLASS.IN, ttl: 60, data: Buffer.from([10, 0, 0, 1]) }], authorities: [], additionals: [] });
+  encodeMessage({
+    id,
+    flags: 0x8180,
+    questions: q.questions,
+    answers: [{ name: q.questions[0]!.name, type: TYPE.A, class: CLASS.IN, ttl: 60, data: Buffer.from([10, 0, 0, 1]) }],
+    authorities: [],
+    additionals: [],
+  });
 
 async function udpServer(onQuery: (q: Message, reply: (b: Buffer) => void, from: { address: string; port: number }) => void): Promise<number> {
   const sock: Socket = createSocket('udp4');
@@ -39,7 +46,10 @@ async function tcpServer(onConnection: (write: (b: Buffer) => void, request: Buf
 const within = async <T>(ms: number, p: Promise<T>): Promise<{ value?: T; error?: unknown; ms: number }> => {
   const t0 = performance.now();
   const out = await Promise.race([
-    p.then((value) => ({ value }), (error: unknown) => ({ error })),
+    p.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    ),
     new Promise<{ error: unknown }>((r) => setTimeout(() => r({ error: new Error(`still running after ${ms} ms`) }), ms)),
   ]);
   return { ...out, ms: performance.now() - t0 };

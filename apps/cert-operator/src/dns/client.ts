@@ -104,7 +104,11 @@ const newId = () => randomInt(0, 0xffff);
 /** A recursive (or authoritative) query; the answer's records, or a DnsError naming the rcode. */
 export async function query(server: string, name: string, type: number, opts: { timeoutMs?: number } = {}): Promise<Message> {
   // RD set: a recursive resolver resolves; an authoritative server ignores it.
-  const res = await exchange(server, { id: newId(), flags: 0x0100, questions: [{ name, type, class: CLASS.IN }], answers: [], authorities: [], additionals: [] }, opts);
+  const res = await exchange(
+    server,
+    { id: newId(), flags: 0x0100, questions: [{ name, type, class: CLASS.IN }], answers: [], authorities: [], additionals: [] },
+    opts,
+  );
   const rcode = rcodeOf(res);
   if (rcode !== 0 && rcode !== 3) throw new DnsError(`${server} answered ${RCODE_NAMES[rcode] ?? rcode} for ${name} ${type}`, RCODE_NAMES[rcode]);
   return res;
@@ -123,7 +127,22 @@ export async function update(
     // Delete an RR from an RRset (RFC 2136 §2.5.4): class NONE, TTL 0, the RDATA to remove.
     ...(changes.remove ?? []).map((r) => ({ ...r, class: CLASS.NONE, ttl: 0 })),
   ];
-  const res = await exchange(server, { id: newId(), flags: OPCODE.UPDATE << 11, questions: [{ name: zone, type: TYPE.SOA, class: CLASS.IN }], answers: [], authorities: updates, additionals: [] }, { tsig, tcp: true, timeoutMs: opts.timeoutMs });
+  const res = await exchange(
+    server,
+    {
+      id: newId(),
+      flags: OPCODE.UPDATE << 11,
+      questions: [{ name: zone, type: TYPE.SOA, class: CLASS.IN }],
+      answers: [],
+      authorities: updates,
+      additionals: [],
+    },
+    { tsig, tcp: true, timeoutMs: opts.timeoutMs },
+  );
   const rcode = rcodeOf(res);
-  if (rcode !== 0) throw new DnsError(`${server} refused the update of zone ${zone}: ${RCODE_NAMES[rcode] ?? rcode}${rcode === 9 ? ' (the TSIG key is not accepted for this zone)' : rcode === 5 ? ' (updates are not allowed for this key or address)' : ''}`, RCODE_NAMES[rcode]);
+  if (rcode !== 0)
+    throw new DnsError(
+      `${server} refused the update of zone ${zone}: ${RCODE_NAMES[rcode] ?? rcode}${rcode === 9 ? ' (the TSIG key is not accepted for this zone)' : rcode === 5 ? ' (updates are not allowed for this key or address)' : ''}`,
+      RCODE_NAMES[rcode],
+    );
 }

@@ -13,7 +13,13 @@ const name = fc.array(label, { minLength: 1, maxLength: 5 }).map((ls) => ls.join
 const u16 = fc.integer({ min: 0, max: 0xffff });
 const record: fc.Arbitrary<ResourceRecord> = fc.oneof(
   fc.record({ name, type: fc.constant(TYPE.TXT), class: fc.constant(CLASS.IN), ttl: fc.nat(), data: fc.string({ maxLength: 300 }).map(txtData) }),
-  fc.record({ name, type: fc.constantFrom(TYPE.A, TYPE.AAAA, TYPE.OPT), class: u16, ttl: fc.nat(), data: fc.uint8Array({ maxLength: 16 }).map((b) => Buffer.from(b)) }),
+  fc.record({
+    name,
+    type: fc.constantFrom(TYPE.A, TYPE.AAAA, TYPE.OPT),
+    class: u16,
+    ttl: fc.nat(),
+    data: fc.uint8Array({ maxLength: 16 }).map((b) => Buffer.from(b)),
+  }),
 );
 const message: fc.Arbitrary<Message> = fc.record({
   id: u16,
@@ -25,13 +31,23 @@ const message: fc.Arbitrary<Message> = fc.record({
 });
 
 /** A valid message's bytes, then damaged: bytes changed, cut short, or spliced with garbage. */
-const damaged = fc.tuple(message.map((m) => encodeMessage(m)), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }), fc.option(fc.nat()), fc.uint8Array({ maxLength: 40 })).map(([wire, flips, cut, tail]) => {
-  const b = Buffer.from(wire);
-  for (const [at, v] of flips) if (b.length) b[at % b.length] = v;
-  const end = cut === null ? b.length : cut % (b.length + 1);
-  return Buffer.concat([b.subarray(0, end), cut === null ? Buffer.alloc(0) : Buffer.from(tail)]);
-});
-const anyBytes = fc.oneof(damaged, fc.uint8Array({ maxLength: 600 }).map((b) => Buffer.from(b)));
+const damaged = fc
+  .tuple(
+    message.map((m) => encodeMessage(m)),
+    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 8 }),
+    fc.option(fc.nat()),
+    fc.uint8Array({ maxLength: 40 }),
+  )
+  .map(([wire, flips, cut, tail]) => {
+    const b = Buffer.from(wire);
+    for (const [at, v] of flips) if (b.length) b[at % b.length] = v;
+    const end = cut === null ? b.length : cut % (b.length + 1);
+    return Buffer.concat([b.subarray(0, end), cut === null ? Buffer.alloc(0) : Buffer.from(tail)]);
+  });
+const anyBytes = fc.oneof(
+  damaged,
+  fc.uint8Array({ maxLength: 600 }).map((b) => Buffer.from(b)),
+);
 
 const key: TsigKey = { name: 'acme-update', algorithm: 'HMACSHA256', secret: Buffer.from('not a real secret, only for fuzzing').toString('base64') };
 
@@ -71,7 +87,10 @@ export const targets = fuzzTargets(
     arbitrary: fc.tuple(message, fc.uint8Array({ maxLength: 120 })),
     run: ([m, rdata]: [Message, Uint8Array]) => {
       const request = signRequest(encodeMessage(m), m, key);
-      const response: Message = { ...m, additionals: [...m.additionals, { name: key.name, type: TYPE.TSIG, class: CLASS.ANY, ttl: 0, data: Buffer.from(rdata) }] };
+      const response: Message = {
+        ...m,
+        additionals: [...m.additionals, { name: key.name, type: TYPE.TSIG, class: CLASS.ANY, ttl: 0, data: Buffer.from(rdata) }],
+      };
       const wire = encodeMessage(response);
       return verifyResponse(wire, decodeMessage(wire), key, request.mac);
     },

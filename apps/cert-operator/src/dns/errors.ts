@@ -1,6 +1,9 @@
 /** A DNS exchange failed: no answer, a refusal (its rcode), or an answer that could not be read. */
 export class DnsError extends Error {
-  constructor(message: string, readonly rcode?: string) {
+  constructor(
+    message: string,
+    readonly rcode?: string,
+  ) {
     super(message);
     this.name = 'DnsError';
   }

@@ -81,11 +81,17 @@ export function txtData(value: string): Buffer {
   return Buffer.concat(parts);
 }
 
-export const encodeRecord = (r: Omit<ResourceRecord, 'value'>) => Buffer.concat([encodeName(r.name), u16(r.type), u16(r.class), u32(r.ttl), u16(r.data.length), r.data]);
+export const encodeRecord = (r: Omit<ResourceRecord, 'value'>) =>
+  Buffer.concat([encodeName(r.name), u16(r.type), u16(r.class), u32(r.ttl), u16(r.data.length), r.data]);
 
 export function encodeMessage(m: Message): Buffer {
   return Buffer.concat([
-    u16(m.id), u16(m.flags), u16(m.questions.length), u16(m.answers.length), u16(m.authorities.length), u16(m.additionals.length),
+    u16(m.id),
+    u16(m.flags),
+    u16(m.questions.length),
+    u16(m.answers.length),
+    u16(m.authorities.length),
+    u16(m.additionals.length),
     ...m.questions.map((q) => Buffer.concat([encodeName(q.name), u16(q.type), u16(q.class)])),
     ...[...m.answers, ...m.authorities, ...m.additionals].map(encodeRecord),
   ]);
@@ -99,7 +105,8 @@ class Reader {
   constructor(readonly buf: Buffer) {}
 
   private need(at: number, n: number, what: string) {
-    if (!Number.isInteger(at) || at < 0 || at + n > this.buf.length) throw new DnsFormatError(`${what} runs past the end (${at + n} > ${this.buf.length} bytes)`);
+    if (!Number.isInteger(at) || at < 0 || at + n > this.buf.length)
+      throw new DnsFormatError(`${what} runs past the end (${at + n} > ${this.buf.length} bytes)`);
   }
 
   u8(at: number, what: string): number {
@@ -159,7 +166,7 @@ function decodeValue(r: Reader, type: number, start: number, length: number): Re
   const end = start + length;
   if (type === TYPE.TXT) {
     const strings: string[] = [];
-    for (let p = start; p < end; ) {
+    for (let p = start; p < end;) {
       const l = r.u8(p, 'a TXT string');
       if (p + 1 + l > end) throw new DnsFormatError('a TXT string runs past its record');
       strings.push(r.bytes(p + 1, l, 'a TXT string').toString('utf8'));
@@ -184,7 +191,8 @@ export function decodeMessage(buf: Buffer): Message {
   if (buf.length < 12) throw new DnsFormatError(`${buf.length} bytes, shorter than a header`);
   const counts = [r.u16(4, 'QDCOUNT'), r.u16(6, 'ANCOUNT'), r.u16(8, 'NSCOUNT'), r.u16(10, 'ARCOUNT')] as const;
   // Each question takes at least 5 bytes and each record 11: counts that cannot fit are lies.
-  if (12 + counts[0] * 5 + (counts[1] + counts[2] + counts[3]) * 11 > buf.length) throw new DnsFormatError(`its counts (${counts.join(', ')}) do not fit in ${buf.length} bytes`);
+  if (12 + counts[0] * 5 + (counts[1] + counts[2] + counts[3]) * 11 > buf.length)
+    throw new DnsFormatError(`its counts (${counts.join(', ')}) do not fit in ${buf.length} bytes`);
   let pos = 12;
   const questions: Question[] = [];
   for (let i = 0; i < counts[0]; i++) {
@@ -200,21 +208,51 @@ export function decodeMessage(buf: Buffer): Message {
       const length = r.u16(n.next + 8, 'a record length');
       const start = n.next + 10;
       const data = r.bytes(start, length, 'a record');
-      out.push({ name: n.name, type, class: r.u16(n.next + 2, 'a record class'), ttl: r.u32(n.next + 4, 'a TTL'), data, value: decodeValue(r, type, start, length) });
+      out.push({
+        name: n.name,
+        type,
+        class: r.u16(n.next + 2, 'a record class'),
+        ttl: r.u32(n.next + 4, 'a TTL'),
+        data,
+        value: decodeValue(r, type, start, length),
+      });
       pos = start + length;
     }
     return out;
   };
-  return { id: r.u16(0, 'the id'), flags: r.u16(2, 'the flags'), questions, answers: records(counts[1]), authorities: records(counts[2]), additionals: records(counts[3]) };
+  return {
+    id: r.u16(0, 'the id'),
+    flags: r.u16(2, 'the flags'),
+    questions,
+    answers: records(counts[1]),
+    authorities: records(counts[2]),
+    additionals: records(counts[3]),
+  };
 }
 
 /** TSIG RDATA (RFC 8945 §4.2): the algorithm, the time, the MAC and what follows it, bounds-checked. */
-export function decodeTsigData(data: Buffer): { algorithm: string; signed: number; fudge: number; mac: Buffer; originalId: number; error: number; other: Buffer } {
+export function decodeTsigData(data: Buffer): {
+  algorithm: string;
+  signed: number;
+  fudge: number;
+  mac: Buffer;
+  originalId: number;
+  error: number;
+  other: Buffer;
+} {
   const r = new Reader(data);
   const { name: algorithm, next: p } = r.name(0);
   const macSize = r.u16(p + 8, 'the TSIG MAC size');
   const otherLen = r.u16(p + 14 + macSize, 'the TSIG other length');
-  const tsig = { algorithm, signed: r.u48(p, 'the TSIG time'), fudge: r.u16(p + 6, 'the TSIG fudge'), mac: r.bytes(p + 10, macSize, 'the TSIG MAC'), originalId: r.u16(p + 10 + macSize, 'the TSIG original id'), error: r.u16(p + 12 + macSize, 'the TSIG error'), other: r.bytes(p + 16 + macSize, otherLen, 'the TSIG other data') };
+  const tsig = {
+    algorithm,
+    signed: r.u48(p, 'the TSIG time'),
+    fudge: r.u16(p + 6, 'the TSIG fudge'),
+    mac: r.bytes(p + 10, macSize, 'the TSIG MAC'),
+    originalId: r.u16(p + 10 + macSize, 'the TSIG original id'),
+    error: r.u16(p + 12 + macSize, 'the TSIG error'),
+    other: r.bytes(p + 16 + macSize, otherLen, 'the TSIG other data'),
+  };
   if (p + 16 + macSize + otherLen !== data.length) throw new DnsFormatError('the TSIG record holds more than its fields');
   return tsig;
 }

@@ -20,7 +20,13 @@ describe('authoritativeServers against a zone that names hundreds of nameservers
       const q = decodeMessage(msg);
       const question = q.questions[0]!;
       if (question.type === TYPE.A) return void aQueries.push(question.name); // never answered
-      const answers: ResourceRecord[] = Array.from({ length: 500 }, (_, i) => ({ name: question.name, type: TYPE.NS, class: CLASS.IN, ttl: 60, data: encodeName(`ns${i}.tenant.test`) }));
+      const answers: ResourceRecord[] = Array.from({ length: 500 }, (_, i) => ({
+        name: question.name,
+        type: TYPE.NS,
+        class: CLASS.IN,
+        ttl: 60,
+        data: encodeName(`ns${i}.tenant.test`),
+      }));
       sock.send(encodeMessage({ id: q.id, flags: 0x8180, questions: q.questions, answers, authorities: [], additionals: [] }), from.port, from.address);
     });
     await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));

@@ -3,7 +3,8 @@ import { DnsError, query } from './client.js';
 import { canonical, TYPE } from './message.js';
 
 /** Recursive nameservers: the given ones, else the system's (/etc/resolv.conf). */
-export const recursiveServers = (given: string[]) => (given.length ? given : getServers().map((s) => (s.includes(':') && !s.startsWith('[') ? `[${s}]:53` : s)));
+export const recursiveServers = (given: string[]) =>
+  given.length ? given : getServers().map((s) => (s.includes(':') && !s.startsWith('[') ? `[${s}]:53` : s));
 
 const ask = async <T>(servers: string[], fn: (server: string) => Promise<T>): Promise<T> => {
   let last: unknown;
@@ -83,11 +84,14 @@ export async function txtPropagated(name: string, value: string, servers: string
     servers.map(async (s) => {
       let values: string[];
       try {
-        values = (await query(s, name, TYPE.TXT)).answers.filter((r) => r.type === TYPE.TXT && canonical(r.name) === canonical(name)).map((r) => (r.value as string[]).join(''));
+        values = (await query(s, name, TYPE.TXT)).answers
+          .filter((r) => r.type === TYPE.TXT && canonical(r.name) === canonical(name))
+          .map((r) => (r.value as string[]).join(''));
       } catch (err) {
         return `${s} did not answer for ${name} TXT: ${(err as Error).message}`;
       }
-      if (!values.includes(value)) return `${s} does not have the TXT record ${name} "${value}" yet${values.length ? ` (it has ${values.length} other${values.length > 1 ? 's' : ''})` : ''}`;
+      if (!values.includes(value))
+        return `${s} does not have the TXT record ${name} "${value}" yet${values.length ? ` (it has ${values.length} other${values.length > 1 ? 's' : ''})` : ''}`;
       return undefined;
     }),
   );

@@ -33,7 +33,9 @@ describe.skipIf(!!skip)(`RFC 2136 updates and DNS-01 lookups against BIND 9${ski
     const served = (await query(bind.server, name, TYPE.TXT)).answers.map((r) => (r.value as string[]).join('')).sort();
     expect(served).toEqual(['first-value', 'second-value']);
     await cleanupTxt(p, 'example.test', name, 'first-value');
-    expect(await txtPropagated(name, 'first-value', [bind.server])).toMatch(/does not have the TXT record _acme-challenge.example.test "first-value" yet \(it has 1 other\)/);
+    expect(await txtPropagated(name, 'first-value', [bind.server])).toMatch(
+      /does not have the TXT record _acme-challenge.example.test "first-value" yet \(it has 1 other\)/,
+    );
     expect(await txtPropagated(name, 'second-value', [bind.server])).toBeUndefined();
     await cleanupTxt(p, 'example.test', name, 'second-value');
   });

@@ -32,7 +32,17 @@ const time48 = (seconds: number) => {
 
 /** The TSIG variables the MAC covers (RFC 8945 §4.3.3). */
 const variables = (key: TsigKey, signed: number, error = 0, other: Uint8Array = Buffer.alloc(0)) =>
-  Buffer.concat([encodeName(key.name), u16(CLASS.ANY), Buffer.alloc(4), encodeName(TSIG_ALGORITHMS[key.algorithm].name), time48(signed), u16(FUDGE), u16(error), u16(other.length), other]);
+  Buffer.concat([
+    encodeName(key.name),
+    u16(CLASS.ANY),
+    Buffer.alloc(4),
+    encodeName(TSIG_ALGORITHMS[key.algorithm].name),
+    time48(signed),
+    u16(FUDGE),
+    u16(error),
+    u16(other.length),
+    other,
+  ]);
 
 const hmac = (key: TsigKey, ...parts: Uint8Array[]) => {
   const h = createHmac(TSIG_ALGORITHMS[key.algorithm].hash, Buffer.from(key.secret, 'base64'));
@@ -44,7 +54,16 @@ const hmac = (key: TsigKey, ...parts: Uint8Array[]) => {
 export function signRequest(wire: Buffer, message: Message, key: TsigKey, now = Date.now()): { record: ResourceRecord; mac: Buffer } {
   const signed = Math.floor(now / 1000);
   const mac = hmac(key, wire, variables(key, signed));
-  const data = Buffer.concat([encodeName(TSIG_ALGORITHMS[key.algorithm].name), time48(signed), u16(FUDGE), u16(mac.length), mac, u16(message.id), u16(0), u16(0)]);
+  const data = Buffer.concat([
+    encodeName(TSIG_ALGORITHMS[key.algorithm].name),
+    time48(signed),
+    u16(FUDGE),
+    u16(mac.length),
+    mac,
+    u16(message.id),
+    u16(0),
+    u16(0),
+  ]);
   return { record: { name: key.name, type: TYPE.TSIG, class: CLASS.ANY, ttl: 0, data }, mac };
 }
 
@@ -65,7 +84,7 @@ export function verifyResponse(responseWire: Buffer, response: Message, key: Tsi
   if (error) return `TSIG error ${error === 16 ? 'BADSIG' : error === 17 ? 'BADKEY' : error === 18 ? 'BADTIME' : error}`;
   // The response without its TSIG record, ARCOUNT one less, and the ID it was sent with.
   const tsigLength = tsig.data.length + encodeName(tsig.name).length + 10;
-  if (tsigLength > responseWire.length - 12) return 'the response\'s TSIG record is longer than the response';
+  if (tsigLength > responseWire.length - 12) return "the response's TSIG record is longer than the response";
   const body = Buffer.from(responseWire.subarray(0, responseWire.length - tsigLength));
   body.writeUInt16BE(response.additionals.length - 1, 10);
   body.writeUInt16BE(originalId, 0);

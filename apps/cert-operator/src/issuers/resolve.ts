@@ -12,17 +12,33 @@ export interface ResolvedIssuer {
   resourceNamespace: string;
 }
 
-export type IssuerLookup = { ok: true; resolved: ResolvedIssuer } | { ok: false; reason: 'IssuerNotFound' | 'UnsupportedIssuerGroup' | 'InvalidIssuerKind'; message: string };
+export type IssuerLookup =
+  { ok: true; resolved: ResolvedIssuer } | { ok: false; reason: 'IssuerNotFound' | 'UnsupportedIssuerGroup' | 'InvalidIssuerKind'; message: string };
 
 /** `Issuer/name` or `ClusterIssuer/name`: how Certificates and requests are indexed by issuer. */
 export const issuerIndexKey = (ref: { name: string; kind?: string }) => `${ref.kind || 'Issuer'}/${ref.name}`;
 
-export async function resolveIssuer(cache: Cache, ref: { name: string; kind?: string; group?: string }, namespace: string, cfg: CertOperatorConfig): Promise<IssuerLookup> {
-  if (!isOurGroup(ref.group)) return { ok: false, reason: 'UnsupportedIssuerGroup', message: `issuerRef.group "${ref.group}" is not served by this operator (cert.opkit.dev, or cert-manager.io as an alias)` };
+export async function resolveIssuer(
+  cache: Cache,
+  ref: { name: string; kind?: string; group?: string },
+  namespace: string,
+  cfg: CertOperatorConfig,
+): Promise<IssuerLookup> {
+  if (!isOurGroup(ref.group))
+    return {
+      ok: false,
+      reason: 'UnsupportedIssuerGroup',
+      message: `issuerRef.group "${ref.group}" is not served by this operator (cert.opkit.dev, or cert-manager.io as an alias)`,
+    };
   const kind = (ref.kind || 'Issuer') as IssuerKindName;
-  if (kind !== 'Issuer' && kind !== 'ClusterIssuer') return { ok: false, reason: 'InvalidIssuerKind', message: `issuerRef.kind must be Issuer or ClusterIssuer, not "${ref.kind}"` };
-  const issuer = kind === 'Issuer' ? await cache.get(Issuer.kind, { namespace, name: ref.name }) : ((await cache.get(ClusterIssuer.kind, { name: ref.name })) as IssuerObject | undefined);
-  if (!issuer) return { ok: false, reason: 'IssuerNotFound', message: `${kind} "${ref.name}" not found${kind === 'Issuer' ? ` in namespace ${namespace}` : ''}` };
+  if (kind !== 'Issuer' && kind !== 'ClusterIssuer')
+    return { ok: false, reason: 'InvalidIssuerKind', message: `issuerRef.kind must be Issuer or ClusterIssuer, not "${ref.kind}"` };
+  const issuer =
+    kind === 'Issuer'
+      ? await cache.get(Issuer.kind, { namespace, name: ref.name })
+      : ((await cache.get(ClusterIssuer.kind, { name: ref.name })) as IssuerObject | undefined);
+  if (!issuer)
+    return { ok: false, reason: 'IssuerNotFound', message: `${kind} "${ref.name}" not found${kind === 'Issuer' ? ` in namespace ${namespace}` : ''}` };
   return { ok: true, resolved: { kind, issuer, resourceNamespace: kind === 'Issuer' ? namespace : cfg.clusterResourceNamespace } };
 }
 

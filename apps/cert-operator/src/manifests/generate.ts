@@ -1,6 +1,14 @@
 // The chart files derived from code: the CRDs (from the TypeBox schemas) and the RBAC rules (from
 // the rules declared next to the controllers).
-import { mergeRules, renderCrdTemplate, renderRulesTemplate, renderValuesSchema, renderValuesYaml, renderWebhooksTemplate, type CustomResource } from '@opkit/runtime';
+import {
+  mergeRules,
+  renderCrdTemplate,
+  renderRulesTemplate,
+  renderValuesSchema,
+  renderValuesYaml,
+  renderWebhooksTemplate,
+  type CustomResource,
+} from '@opkit/runtime';
 import { requestIdentity } from '../webhooks/request-identity.js';
 import { join } from 'node:path';
 import { Challenge } from '../api/acme/v1/challenge.js';
@@ -26,7 +34,11 @@ export function generatedFiles(repoRoot: string): Record<string, string> {
     [join(chart, 'templates/webhooks.yaml')]: renderWebhooksTemplate({ admission: [requestIdentity] }, { generator: GENERATOR, chart: CHART }),
   };
   for (const cr of CUSTOM_RESOURCES) {
-    files[join(chart, `templates/crds/${cr.definition.group}_${cr.definition.plural}.yaml`)] = renderCrdTemplate(cr, { labelsTemplate: 'opkit-lib.v1.labels', annotationsTemplate: 'opkit-lib.v1.annotations', generator: GENERATOR });
+    files[join(chart, `templates/crds/${cr.definition.group}_${cr.definition.plural}.yaml`)] = renderCrdTemplate(cr, {
+      labelsTemplate: 'opkit-lib.v1.labels',
+      annotationsTemplate: 'opkit-lib.v1.annotations',
+      generator: GENERATOR,
+    });
   }
   return files;
 }

@@ -29,7 +29,11 @@ describe('certificate metrics', () => {
 
   it.each([
     ['Issuer by default, in our group', {}, { issuer_name: 'ca', issuer_kind: 'Issuer', issuer_group: 'cert.opkit.dev' }],
-    ['a ClusterIssuer named in cert-manager\'s group', { kind: 'ClusterIssuer', group: 'cert-manager.io' }, { issuer_kind: 'ClusterIssuer', issuer_group: 'cert-manager.io' }],
+    [
+      "a ClusterIssuer named in cert-manager's group",
+      { kind: 'ClusterIssuer', group: 'cert-manager.io' },
+      { issuer_kind: 'ClusterIssuer', issuer_group: 'cert-manager.io' },
+    ],
   ])('labels: %s', (_, issuerRef, expected) => {
     expect(certificateSeries(cert('x', { issuerRef })).labels).toMatchObject({ name: 'x', namespace: 'web', ...expected });
   });
@@ -37,16 +41,30 @@ describe('certificate metrics', () => {
   it('exposes the current cache on each scrape: series come and go with the Certificates', async () => {
     const registry = new Registry();
     let certs = [cert('a', { status: { ...ready('True'), notAfter: '2026-04-01T00:00:00Z' } }), cert('b')];
-    registerCertificateMetrics(registry, () => certs, () => 1_767_225_600_000);
+    registerCertificateMetrics(
+      registry,
+      () => certs,
+      () => 1_767_225_600_000,
+    );
     const text = await registry.metrics();
-    expect(text).toContain('certmanager_certificate_expiration_timestamp_seconds{name="a",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 1775001600');
-    expect(text).toContain('certmanager_certificate_ready_status{condition="True",name="a",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 1');
-    expect(text).toContain('certmanager_certificate_ready_status{condition="False",name="a",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 0');
-    expect(text).toContain('certmanager_certificate_ready_status{condition="Unknown",name="b",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 1');
+    expect(text).toContain(
+      'certmanager_certificate_expiration_timestamp_seconds{name="a",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 1775001600',
+    );
+    expect(text).toContain(
+      'certmanager_certificate_ready_status{condition="True",name="a",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 1',
+    );
+    expect(text).toContain(
+      'certmanager_certificate_ready_status{condition="False",name="a",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 0',
+    );
+    expect(text).toContain(
+      'certmanager_certificate_ready_status{condition="Unknown",name="b",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 1',
+    );
     expect(text).toContain('certmanager_clock_time_seconds_gauge 1767225600');
     certs = [certs[1]];
     const after = await registry.metrics();
     expect(after).not.toContain('name="a"');
-    expect(after).toContain('certmanager_certificate_renewal_timestamp_seconds{name="b",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 0');
+    expect(after).toContain(
+      'certmanager_certificate_renewal_timestamp_seconds{name="b",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 0',
+    );
   });
 });

@@ -39,7 +39,13 @@ export function certificateSeries(c: CertificateObject): CertificateSeries {
   const ref = c.spec.issuerRef;
   const status = c.status?.conditions?.find((x) => x.type === 'Ready')?.status;
   return {
-    labels: { name: c.metadata.name, namespace: c.metadata.namespace, issuer_name: ref.name, issuer_kind: ref.kind || 'Issuer', issuer_group: ref.group || GROUP },
+    labels: {
+      name: c.metadata.name,
+      namespace: c.metadata.namespace,
+      issuer_name: ref.name,
+      issuer_kind: ref.kind || 'Issuer',
+      issuer_group: ref.group || GROUP,
+    },
     notAfter: seconds(c.status?.notAfter),
     notBefore: seconds(c.status?.notBefore),
     renewal: seconds(c.status?.renewalTime),
@@ -65,10 +71,26 @@ export function registerCertificateMetrics(registry: Registry, certificates: () 
         for (const s of refresh()) this.set(s.labels, pick(s));
       },
     });
-  timestamp('certmanager_certificate_expiration_timestamp_seconds', 'The date after which the certificate expires. Expressed as a Unix Epoch Time.', (s) => s.notAfter);
-  timestamp('certmanager_certificate_not_after_timestamp_seconds', 'The timestamp after which the certificate is invalid, expressed as a Unix Epoch Time.', (s) => s.notAfter);
-  timestamp('certmanager_certificate_not_before_timestamp_seconds', 'The timestamp before which the certificate is invalid, expressed as a Unix Epoch Time.', (s) => s.notBefore);
-  timestamp('certmanager_certificate_renewal_timestamp_seconds', 'The timestamp after which the certificate should be renewed, expressed as a Unix Epoch Time.', (s) => s.renewal);
+  timestamp(
+    'certmanager_certificate_expiration_timestamp_seconds',
+    'The date after which the certificate expires. Expressed as a Unix Epoch Time.',
+    (s) => s.notAfter,
+  );
+  timestamp(
+    'certmanager_certificate_not_after_timestamp_seconds',
+    'The timestamp after which the certificate is invalid, expressed as a Unix Epoch Time.',
+    (s) => s.notAfter,
+  );
+  timestamp(
+    'certmanager_certificate_not_before_timestamp_seconds',
+    'The timestamp before which the certificate is invalid, expressed as a Unix Epoch Time.',
+    (s) => s.notBefore,
+  );
+  timestamp(
+    'certmanager_certificate_renewal_timestamp_seconds',
+    'The timestamp after which the certificate should be renewed, expressed as a Unix Epoch Time.',
+    (s) => s.renewal,
+  );
   new Gauge({
     name: 'certmanager_certificate_ready_status',
     help: 'The ready status of the certificate.',

@@ -70,7 +70,15 @@ function subjectName(spec: CertificateSpecType): x509.Name {
 
 /** The subject fields of a parsed name. */
 export function subjectFieldsOf(name: x509.Name): SubjectFields {
-  const out = { organizations: [], countries: [], organizationalUnits: [], localities: [], provinces: [], streetAddresses: [], postalCodes: [] } as SubjectFields;
+  const out = {
+    organizations: [],
+    countries: [],
+    organizationalUnits: [],
+    localities: [],
+    provinces: [],
+    streetAddresses: [],
+    postalCodes: [],
+  } as SubjectFields;
   for (const [field, oid] of SUBJECT_ATTRIBUTES) {
     const values = name.getField(oid);
     if (field === 'serialNumber') {
@@ -81,7 +89,10 @@ export function subjectFieldsOf(name: x509.Name): SubjectFields {
 }
 
 /** The subjectAltName extension; critical when the subject is empty, as RFC 5280 §4.2.1.6 requires. */
-export function sanExtension(id: Pick<Identity, 'dnsNames' | 'ipAddresses' | 'uris' | 'emailAddresses'> & { otherNames?: OtherName[] }, subject: x509.Name): x509.Extension[] {
+export function sanExtension(
+  id: Pick<Identity, 'dnsNames' | 'ipAddresses' | 'uris' | 'emailAddresses'> & { otherNames?: OtherName[] },
+  subject: x509.Name,
+): x509.Extension[] {
   const critical = subject.toJSON().length === 0;
   if (id.otherNames?.length) return [sanWithOtherNames({ ...id, otherNames: id.otherNames }, critical)];
   const names = [
@@ -102,7 +113,16 @@ export async function createCSR(spec: CertificateSpecType, key: KeyObject): Prom
     keys: await toCryptoKeys(key),
     signingAlgorithm: signingAlgorithm(key),
     extensions: [
-      ...sanExtension({ dnsNames: spec.dnsNames ?? [], ipAddresses: spec.ipAddresses ?? [], uris: spec.uris ?? [], emailAddresses: spec.emailAddresses ?? [], otherNames: spec.otherNames ?? [] }, name),
+      ...sanExtension(
+        {
+          dnsNames: spec.dnsNames ?? [],
+          ipAddresses: spec.ipAddresses ?? [],
+          uris: spec.uris ?? [],
+          emailAddresses: spec.emailAddresses ?? [],
+          otherNames: spec.otherNames ?? [],
+        },
+        name,
+      ),
       // Some CAs refuse CSRs that carry usages: then they travel in the CertificateRequest only.
       ...(spec.encodeUsagesInRequest === false ? [] : usageExtensions(usages)),
       ...(spec.isCA ? [new x509.BasicConstraintsExtension(true, undefined, true)] : []),
@@ -155,7 +175,14 @@ export async function parseCSR(pem: string): Promise<ParsedCSR> {
   if (!valid) throw new CsrError('the certificate signing request has an invalid signature');
   try {
     const subject = new x509.Name(csr.subject);
-    return { csr, subject, subjectFields: subjectFieldsOf(subject), extensions: [...csr.extensions], publicKey: createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' }), ...identityOf(subject, csr.extensions) };
+    return {
+      csr,
+      subject,
+      subjectFields: subjectFieldsOf(subject),
+      extensions: [...csr.extensions],
+      publicKey: createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: 'der', type: 'spki' }),
+      ...identityOf(subject, csr.extensions),
+    };
   } catch (err) {
     throw new CsrError(`the certificate signing request cannot be read: ${(err as Error).message}`);
   }

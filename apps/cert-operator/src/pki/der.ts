@@ -98,7 +98,7 @@ export function readTlv(buf: Buffer, offset = 0): Tlv {
 /** The TLVs inside a constructed value (a SEQUENCE's items). */
 export function children(content: Buffer): Tlv[] {
   const out: Tlv[] = [];
-  for (let p = 0; p < content.length; ) {
+  for (let p = 0; p < content.length;) {
     const t = readTlv(content, p);
     out.push(t);
     p = t.next;

@@ -26,7 +26,10 @@ const ipBytes = (ip: string): Buffer => {
 const otherName = (o: OtherName) => tlv(TAG.otherName, Buffer.concat([oid(o.oid), explicit(0, utf8String(o.utf8Value))]));
 
 /** The subjectAltName extension written by hand, for the names peculiar's builder does not write (otherName). */
-export function sanWithOtherNames(id: { dnsNames: string[]; ipAddresses: string[]; uris: string[]; emailAddresses: string[]; otherNames: OtherName[] }, critical: boolean): x509.Extension {
+export function sanWithOtherNames(
+  id: { dnsNames: string[]; ipAddresses: string[]; uris: string[]; emailAddresses: string[]; otherNames: OtherName[] },
+  critical: boolean,
+): x509.Extension {
   const names = sequence(
     ...id.dnsNames.map((d) => ia5(TAG.dNSName, d)),
     ...id.ipAddresses.map((ip) => tlv(TAG.iPAddress, ipBytes(ip))),
@@ -45,7 +48,13 @@ const ipString = (b: Buffer): string => {
 };
 
 /** Every name of a subjectAltName extension's value, otherNames included (UTF8String values); DerError when it does not parse. */
-export function sanNames(sanValue: ArrayBuffer | Buffer): { dnsNames: string[]; ipAddresses: string[]; uris: string[]; emailAddresses: string[]; otherNames: OtherName[] } {
+export function sanNames(sanValue: ArrayBuffer | Buffer): {
+  dnsNames: string[];
+  ipAddresses: string[];
+  uris: string[];
+  emailAddresses: string[];
+  otherNames: OtherName[];
+} {
   const out = { dnsNames: [] as string[], ipAddresses: [] as string[], uris: [] as string[], emailAddresses: [] as string[], otherNames: [] as OtherName[] };
   const names = readTlv(Buffer.from(sanValue as ArrayBuffer));
   if (names.tag !== 0x30) throw new DerError('a subjectAltName that is not a SEQUENCE of names');
@@ -102,14 +111,18 @@ const subtrees = (tag: number, s: Subtrees | undefined) => {
 /** What is wrong with a nameConstraints spec, or nothing. */
 export function nameConstraintsProblems(nc: NameConstraintsSpec): string[] {
   const problems: string[] = [];
-  for (const [which, s] of [['permitted', nc.permitted], ['excluded', nc.excluded]] as const) {
+  for (const [which, s] of [
+    ['permitted', nc.permitted],
+    ['excluded', nc.excluded],
+  ] as const) {
     for (const r of s?.ipRanges ?? []) {
       const [addr, bits] = r.split('/');
       const max = isIP(addr) === 4 ? 32 : isIP(addr) === 6 ? 128 : 0;
       if (!max || !/^\d+$/.test(bits ?? '') || Number(bits) > max) problems.push(`spec.nameConstraints.${which}.ipRanges: "${r}" is not a CIDR range`);
     }
   }
-  if (!Object.values(nc.permitted ?? {}).some((v) => v?.length) && !Object.values(nc.excluded ?? {}).some((v) => v?.length)) problems.push('spec.nameConstraints: name at least one permitted or excluded subtree');
+  if (!Object.values(nc.permitted ?? {}).some((v) => v?.length) && !Object.values(nc.excluded ?? {}).some((v) => v?.length))
+    problems.push('spec.nameConstraints: name at least one permitted or excluded subtree');
   return problems;
 }
 

@@ -51,7 +51,7 @@ export const parsePrivateKey = (pem: string | Buffer): KeyObject => createPrivat
 export function describeKey(key: KeyObject): { algorithm: KeyAlgorithm; size: number } {
   const d = key.asymmetricKeyDetails ?? {};
   if (key.asymmetricKeyType === 'rsa') return { algorithm: 'RSA', size: d.modulusLength ?? 0 };
-  if (key.asymmetricKeyType === 'ec') return { algorithm: 'ECDSA', size: { 'prime256v1': 256, 'secp384r1': 384, 'secp521r1': 521 }[d.namedCurve ?? ''] ?? 0 };
+  if (key.asymmetricKeyType === 'ec') return { algorithm: 'ECDSA', size: { prime256v1: 256, secp384r1: 384, secp521r1: 521 }[d.namedCurve ?? ''] ?? 0 };
   if (key.asymmetricKeyType === 'ed25519') return { algorithm: 'Ed25519', size: 0 };
   throw new Error(`unsupported key type ${key.asymmetricKeyType}`);
 }

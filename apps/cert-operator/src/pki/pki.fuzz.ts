@@ -13,24 +13,44 @@ import { selfSign } from './sign.js';
 // refusal, soon, in bounded memory; the Secret reader never throws at all.
 
 const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-const spec = { dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.0.0.1', 'fd00::1'], uris: ['spiffe://example/x'], emailAddresses: ['a@example.com'], otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'upn@example.com' }], commonName: 'a.example.com' };
+const spec = {
+  dnsNames: ['a.example.com', 'b.example.com'],
+  ipAddresses: ['10.0.0.1', 'fd00::1'],
+  uris: ['spiffe://example/x'],
+  emailAddresses: ['a@example.com'],
+  otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'upn@example.com' }],
+  commonName: 'a.example.com',
+};
 const validCsr = await createCSR(spec as never, key);
-const validCert = (await selfSign({ csr: await parseCSR(validCsr), durationMs: 86_400_000, isCA: false, usages: ['digital signature', 'key encipherment'] } as never, key)).certificate;
+const validCert = (
+  await selfSign({ csr: await parseCSR(validCsr), durationMs: 86_400_000, isCA: false, usages: ['digital signature', 'key encipherment'] } as never, key)
+).certificate;
 const validSan = Buffer.from(sanWithOtherNames(spec, false).value);
 
 /** Bytes damaged: changed, cut, or spliced with garbage. */
 const damage = (valid: Buffer) =>
-  fc.tuple(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 6 }), fc.option(fc.nat()), fc.uint8Array({ maxLength: 32 })).map(([flips, cut, tail]) => {
-    const b = Buffer.from(valid);
-    for (const [at, v] of flips) b[at % b.length] = v;
-    return cut === null ? b : Buffer.concat([b.subarray(0, cut % (b.length + 1)), Buffer.from(tail)]);
-  });
-const bytes = (valid: Buffer) => fc.oneof(damage(valid), fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)));
+  fc
+    .tuple(fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 6 }), fc.option(fc.nat()), fc.uint8Array({ maxLength: 32 }))
+    .map(([flips, cut, tail]) => {
+      const b = Buffer.from(valid);
+      for (const [at, v] of flips) b[at % b.length] = v;
+      return cut === null ? b : Buffer.concat([b.subarray(0, cut % (b.length + 1)), Buffer.from(tail)]);
+    });
+const bytes = (valid: Buffer) =>
+  fc.oneof(
+    damage(valid),
+    fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+  );
 
 /** A PEM block whose body is damaged DER (or not base64 at all). */
 const pemOf = (label: string, der: Buffer) => `-----BEGIN ${label}-----\n${der.toString('base64').replace(/.{64}/g, '$&\n')}\n-----END ${label}-----\n`;
 const derOfPem = (pem: string) => Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
-const damagedPem = (label: string, valid: string) => fc.oneof(bytes(derOfPem(valid)).map((d) => pemOf(label, d)), fc.string({ maxLength: 200 }), fc.constant(''));
+const damagedPem = (label: string, valid: string) =>
+  fc.oneof(
+    bytes(derOfPem(valid)).map((d) => pemOf(label, d)),
+    fc.string({ maxLength: 200 }),
+    fc.constant(''),
+  );
 
 export const targets = fuzzTargets(
   {
@@ -53,8 +73,14 @@ export const targets = fuzzTargets(
   },
   {
     name: 'readSecretState: a state (with its problem) for whatever a Secret holds, never a throw',
-    arbitrary: fc.record({ crt: damagedPem('CERTIFICATE', validCert), key: fc.oneof(damagedPem('PRIVATE KEY', encodePrivateKey(key, 'PKCS8')), fc.constant(encodePrivateKey(key, 'PKCS8'))) }),
+    arbitrary: fc.record({
+      crt: damagedPem('CERTIFICATE', validCert),
+      key: fc.oneof(damagedPem('PRIVATE KEY', encodePrivateKey(key, 'PKCS8')), fc.constant(encodePrivateKey(key, 'PKCS8'))),
+    }),
     run: ({ crt, key: keyPem }: { crt: string; key: string }) =>
-      readSecretState({ metadata: { name: 's', namespace: 'n' }, data: { 'tls.crt': Buffer.from(crt).toString('base64'), 'tls.key': Buffer.from(keyPem).toString('base64') } } as never),
+      readSecretState({
+        metadata: { name: 's', namespace: 'n' },
+        data: { 'tls.crt': Buffer.from(crt).toString('base64'), 'tls.key': Buffer.from(keyPem).toString('base64') },
+      } as never),
   },
 );

@@ -17,7 +17,7 @@ const spec = (s: Partial<CertificateSpecType> = {}): CertificateSpecType => ({ s
 const HOUR = 3_600_000;
 
 describe('keys', () => {
-  it('follows cert-manager\'s defaults and encodings', async () => {
+  it("follows cert-manager's defaults and encodings", async () => {
     expect(keySpecOf(undefined)).toEqual({ algorithm: 'RSA', size: 2048, encoding: 'PKCS1' });
     expect(keySpecOf({ algorithm: 'ECDSA' })).toEqual({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
     expect(keySpecOf({ algorithm: 'Ed25519', encoding: 'PKCS1' })).toEqual({ algorithm: 'Ed25519', size: 0, encoding: 'PKCS8' });
@@ -40,7 +40,15 @@ describe('CSRs and signing', () => {
     expect(caKeyPairProblem(ca.certificate, caKey)).toBeUndefined();
 
     const leafKey = await generatePrivateKey({ algorithm: 'RSA', size: 2048, encoding: 'PKCS1' });
-    const csrPem = await createCSR(spec({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.1.2.3'], usages: ['server auth', 'digital signature'] }), leafKey);
+    const csrPem = await createCSR(
+      spec({
+        commonName: 'a.example.com',
+        dnsNames: ['a.example.com', 'b.example.com'],
+        ipAddresses: ['10.1.2.3'],
+        usages: ['server auth', 'digital signature'],
+      }),
+      leafKey,
+    );
     const csr = await parseCSR(csrPem);
     expect(csr).toMatchObject({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.1.2.3'] });
     const issued = await caSign({ csr, durationMs: HOUR, isCA: false, usages: ['server auth', 'digital signature'] }, { chainPem: ca.certificate, key: caKey });
@@ -61,7 +69,11 @@ describe('CSRs and signing', () => {
     const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
     const critical = (pem: string, kind: 'csr' | 'cert') =>
       (kind === 'csr' ? new x509.Pkcs10CertificateRequest(pem) : new x509.X509Certificate(pem)).getExtension('2.5.29.17')?.critical;
-    for (const [s, want] of [[spec({ dnsNames: ['only.example.com'] }), true], [spec({ dnsNames: ['named.example.com'], commonName: 'named.example.com' }), false], [spec({ dnsNames: ['org.example.com'], subject: { organizations: ['opkit'] } }), false]] as const) {
+    for (const [s, want] of [
+      [spec({ dnsNames: ['only.example.com'] }), true],
+      [spec({ dnsNames: ['named.example.com'], commonName: 'named.example.com' }), false],
+      [spec({ dnsNames: ['org.example.com'], subject: { organizations: ['opkit'] } }), false],
+    ] as const) {
       const csrPem = await createCSR(s, key);
       expect(critical(csrPem, 'csr')).toBe(want);
       const issued = await selfSign({ csr: await parseCSR(csrPem), durationMs: HOUR, isCA: false, usages: ['digital signature'] }, key);
@@ -75,13 +87,27 @@ describe('CSRs and signing', () => {
     const openssl = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8' });
     try {
       const caKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
-      const caSpec = spec({ commonName: 'constrained CA', isCA: true, nameConstraints: { critical: true, permitted: { dnsDomains: ['example.com'], ipRanges: ['10.0.0.0/8'] }, excluded: { dnsDomains: ['secret.example.com'] } } });
+      const caSpec = spec({
+        commonName: 'constrained CA',
+        isCA: true,
+        nameConstraints: {
+          critical: true,
+          permitted: { dnsDomains: ['example.com'], ipRanges: ['10.0.0.0/8'] },
+          excluded: { dnsDomains: ['secret.example.com'] },
+        },
+      });
       const ca = await selfSign({ csr: await parseCSR(await createCSR(caSpec, caKey)), durationMs: 24 * HOUR, isCA: true, usages: ['cert sign'] }, caKey);
       const caText = openssl('x509', '-in', file('ca.pem', ca.certificate), '-noout', '-text');
       expect(caText).toMatch(/X509v3 Name Constraints: critical\s+Permitted:\s+DNS:example.com\s+IP:10.0.0.0\/255.0.0.0\s+Excluded:\s+DNS:secret.example.com/);
 
       const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
-      const leafSpec = spec({ literalSubject: 'CN=app.example.com,OU=web,O=Example\\, Inc.,C=DE', dnsNames: ['app.example.com'], otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'app@example.com' }], encodeUsagesInRequest: false, usages: ['server auth', 'digital signature'] });
+      const leafSpec = spec({
+        literalSubject: 'CN=app.example.com,OU=web,O=Example\\, Inc.,C=DE',
+        dnsNames: ['app.example.com'],
+        otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'app@example.com' }],
+        encodeUsagesInRequest: false,
+        usages: ['server auth', 'digital signature'],
+      });
       const csrPem = await createCSR(leafSpec, key);
       const csr = await parseCSR(csrPem);
       expect(csr.otherNames).toEqual([{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'app@example.com' }]);
@@ -95,7 +121,10 @@ describe('CSRs and signing', () => {
       expect(leafText).toMatch(/TLS Web Server Authentication/);
       // The constraints hold: a name inside them verifies, one outside does not.
       expect(openssl('verify', '-CAfile', join(dir, 'ca.pem'), join(dir, 'leaf.pem'))).toMatch(/OK/);
-      const outside = await caSign({ csr: await parseCSR(await createCSR(spec({ dnsNames: ['secret.example.com'] }), key)), durationMs: HOUR, isCA: false, usages: ['server auth'] }, { chainPem: ca.certificate, key: caKey });
+      const outside = await caSign(
+        { csr: await parseCSR(await createCSR(spec({ dnsNames: ['secret.example.com'] }), key)), durationMs: HOUR, isCA: false, usages: ['server auth'] },
+        { chainPem: ca.certificate, key: caKey },
+      );
       const r = spawnSync('openssl', ['verify', '-CAfile', join(dir, 'ca.pem'), file('outside.pem', outside.certificate)], { encoding: 'utf8' });
       expect(r.status).not.toBe(0);
       expect(r.stdout + r.stderr).toMatch(/excluded subtree violation/);
@@ -104,21 +133,35 @@ describe('CSRs and signing', () => {
     }
   });
 
-  it('never issues past its CA\'s expiry', async () => {
+  it("never issues past its CA's expiry", async () => {
     const caKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
-    const ca = await selfSign({ csr: await parseCSR(await createCSR(spec({ commonName: 'short CA', isCA: true }), caKey)), durationMs: 2 * HOUR, isCA: true, usages: ['cert sign'] }, caKey);
+    const ca = await selfSign(
+      { csr: await parseCSR(await createCSR(spec({ commonName: 'short CA', isCA: true }), caKey)), durationMs: 2 * HOUR, isCA: true, usages: ['cert sign'] },
+      caKey,
+    );
     const key = await generatePrivateKey({ algorithm: 'Ed25519', size: 0, encoding: 'PKCS8' });
-    const issued = await caSign({ csr: await parseCSR(await createCSR(spec({ dnsNames: ['x.example.com'] }), key)), durationMs: 100 * HOUR, isCA: false, usages: ['digital signature'] }, { chainPem: ca.certificate, key: caKey });
+    const issued = await caSign(
+      { csr: await parseCSR(await createCSR(spec({ dnsNames: ['x.example.com'] }), key)), durationMs: 100 * HOUR, isCA: false, usages: ['digital signature'] },
+      { chainPem: ca.certificate, key: caKey },
+    );
     expect(inspectCertificate(issued.certificate).notAfter.getTime()).toBe(inspectCertificate(ca.certificate).notAfter.getTime());
   });
 
   it('refuses a tampered CSR and explains what is wrong with a CA pair', async () => {
-    await expect(parseCSR('-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----')).rejects.toThrow(/not a PEM certificate signing request/);
+    await expect(parseCSR('-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----')).rejects.toThrow(
+      /not a PEM certificate signing request/,
+    );
     const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
     const other = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
-    const leaf = await selfSign({ csr: await parseCSR(await createCSR(spec({ dnsNames: ['l.example.com'] }), key)), durationMs: HOUR, isCA: false, usages: ['digital signature'] }, key);
+    const leaf = await selfSign(
+      { csr: await parseCSR(await createCSR(spec({ dnsNames: ['l.example.com'] }), key)), durationMs: HOUR, isCA: false, usages: ['digital signature'] },
+      key,
+    );
     expect(caKeyPairProblem(leaf.certificate, key)).toMatch(/not a CA certificate/);
-    const ca = await selfSign({ csr: await parseCSR(await createCSR(spec({ commonName: 'ca', isCA: true }), key)), durationMs: HOUR, isCA: true, usages: ['cert sign'] }, key);
+    const ca = await selfSign(
+      { csr: await parseCSR(await createCSR(spec({ commonName: 'ca', isCA: true }), key)), durationMs: HOUR, isCA: true, usages: ['cert sign'] },
+      key,
+    );
     expect(caKeyPairProblem(ca.certificate, other)).toBe('its tls.key does not match its tls.crt');
     expect(caKeyPairProblem(undefined, key)).toBe('it has no tls.crt');
   });

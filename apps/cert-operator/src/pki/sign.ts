@@ -43,7 +43,9 @@ async function extensions(t: SigningTemplate, authority?: x509.X509Certificate):
     await x509.SubjectKeyIdentifierExtension.create(t.csr.csr.publicKey),
     ...(authority ? [await x509.AuthorityKeyIdentifierExtension.create(authority)] : []),
     ...(t.crlDistributionPoints?.length ? [new x509.CRLDistributionPointsExtension(t.crlDistributionPoints)] : []),
-    ...(t.ocspServers?.length || t.issuingCertificateURLs?.length ? [new x509.AuthorityInfoAccessExtension({ ocsp: t.ocspServers ?? [], caIssuers: t.issuingCertificateURLs ?? [] })] : []),
+    ...(t.ocspServers?.length || t.issuingCertificateURLs?.length
+      ? [new x509.AuthorityInfoAccessExtension({ ocsp: t.ocspServers ?? [], caIssuers: t.issuingCertificateURLs ?? [] })]
+      : []),
   ];
 }
 

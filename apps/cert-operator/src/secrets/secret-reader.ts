@@ -16,7 +16,10 @@ export const METADATA = { metadataOnly: true };
 export class SecretReader {
   private readonly fetched = new Map<string, SecretObject>();
 
-  constructor(private readonly cache: Cache, private readonly client: ReadClient) {}
+  constructor(
+    private readonly cache: Cache,
+    private readonly client: ReadClient,
+  ) {}
 
   async read(key: Required<ObjectKey>): Promise<SecretObject | undefined> {
     const full = await this.cache.get(Secret, key, LABELLED);

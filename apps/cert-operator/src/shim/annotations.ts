@@ -41,7 +41,10 @@ export function issuerFromAnnotations(a: Record<string, string> | undefined, def
   }
   if (issuer) return { name: issuer, kind: kind || 'Issuer', ...(group ? { group } : {}) };
   if (a?.[TLS_ACME] === 'true') {
-    if (!defaults) return { problem: `${TLS_ACME} is set, but the operator has no default issuer (--default-issuer-name): name one with ${CM}/issuer or ${CM}/cluster-issuer` };
+    if (!defaults)
+      return {
+        problem: `${TLS_ACME} is set, but the operator has no default issuer (--default-issuer-name): name one with ${CM}/issuer or ${CM}/cluster-issuer`,
+      };
     return defaults;
   }
   return { problem: 'no issuer annotation' };
@@ -49,7 +52,11 @@ export function issuerFromAnnotations(a: Record<string, string> | undefined, def
 
 export const hasShimTrigger = (a: Record<string, string> | undefined) => TRIGGERS.some((t) => shimAnnotation(a, t) !== undefined) || a?.[TLS_ACME] === 'true';
 
-const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 type Spec = Partial<CertificateSpecType>;
 
@@ -76,8 +83,13 @@ export function specFromAnnotations(a: Record<string, string> | undefined): { sp
   const emails = get('email-sans');
   if (emails) spec.emailAddresses = list(emails);
   for (const [annotation, field] of [
-    ['subject-organizations', 'organizations'], ['subject-organizationalunits', 'organizationalUnits'], ['subject-countries', 'countries'], ['subject-provinces', 'provinces'],
-    ['subject-localities', 'localities'], ['subject-postalcodes', 'postalCodes'], ['subject-streetaddresses', 'streetAddresses'],
+    ['subject-organizations', 'organizations'],
+    ['subject-organizationalunits', 'organizationalUnits'],
+    ['subject-countries', 'countries'],
+    ['subject-provinces', 'provinces'],
+    ['subject-localities', 'localities'],
+    ['subject-postalcodes', 'postalCodes'],
+    ['subject-streetaddresses', 'streetAddresses'],
   ] as const) {
     const v = get(annotation);
     if (v) subject[field] = list(v);
@@ -85,7 +97,10 @@ export function specFromAnnotations(a: Record<string, string> | undefined): { sp
   const serial = get('subject-serialnumber');
   if (serial) subject.serialNumber = serial;
   if (Object.keys(subject).length) spec.subject = subject;
-  for (const [annotation, field] of [['duration', 'duration'], ['renew-before', 'renewBefore']] as const) {
+  for (const [annotation, field] of [
+    ['duration', 'duration'],
+    ['renew-before', 'renewBefore'],
+  ] as const) {
     const v = get(annotation);
     if (!v) continue;
     try {

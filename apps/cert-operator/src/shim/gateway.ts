@@ -28,7 +28,10 @@ function listenerProblems(l: Listener, i: number, namespace: string): string[] {
   for (const [j, r] of (l.tls.certificateRefs ?? []).entries()) {
     if (r.group && r.group !== 'core') problems.push(`${at}.tls.certificateRef[${j}].group: Unsupported value: "${r.group}": supported values: "core", ""`);
     if (r.kind && r.kind !== 'Secret') problems.push(`${at}.tls.certificateRef[${j}].kind: Unsupported value: "${r.kind}": supported values: "Secret", ""`);
-    if (r.namespace && r.namespace !== namespace) problems.push(`${at}.tls.certificateRef[${j}].namespace: Invalid value: "${r.namespace}": cross-namespace secret references are not allowed in listeners`);
+    if (r.namespace && r.namespace !== namespace)
+      problems.push(
+        `${at}.tls.certificateRef[${j}].namespace: Invalid value: "${r.namespace}": cross-namespace secret references are not allowed in listeners`,
+      );
   }
   return problems;
 }

@@ -10,7 +10,13 @@ export type IngressObject = ObjectOf<typeof Ingress> & { metadata: { name: strin
 export interface DesiredCertificate {
   apiVersion: string;
   kind: 'Certificate';
-  metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences: ReturnType<typeof controllerReference>[] };
+  metadata: {
+    name: string;
+    namespace: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences: ReturnType<typeof controllerReference>[];
+  };
   spec: CertificateSpecType;
 }
 
@@ -100,7 +106,8 @@ export function planForIngress(ing: IngressObject, defaults?: IssuerChoice): Shi
   for (const [i, t] of tls.entries()) {
     if (!t.secretName) continue;
     const j = first.get(t.secretName);
-    if (j !== undefined) return { blocked: `spec.tls[${j}].secretName: "${t.secretName}" must only appear in a single TLS entry but is also used in spec.tls[${i}].secretName` };
+    if (j !== undefined)
+      return { blocked: `spec.tls[${j}].secretName: "${t.secretName}" must only appear in a single TLS entry but is also used in spec.tls[${i}].secretName` };
     first.set(t.secretName, i);
   }
   const { spec, problems } = specFromAnnotations(a);

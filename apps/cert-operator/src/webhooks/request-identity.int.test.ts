@@ -1,4 +1,13 @@
-import { Client, CustomResourceDefinition, MutatingWebhookConfiguration, Role, RoleBinding, Transport, webhookConfigurations, type Manager } from '@opkit/runtime';
+import {
+  Client,
+  CustomResourceDefinition,
+  MutatingWebhookConfiguration,
+  Role,
+  RoleBinding,
+  Transport,
+  webhookConfigurations,
+  type Manager,
+} from '@opkit/runtime';
 import { localWebhooks, testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +18,9 @@ import { CUSTOM_RESOURCES } from '../manifests/generate.js';
 import { requestIdentity } from './request-identity.js';
 
 // A CSR for "x.example.com" (the webhook does not read it; the issuer would).
-const CSR = Buffer.from('-----BEGIN CERTIFICATE REQUEST-----\nMIGbMEMCAQAwGDEWMBQGA1UEAwwNeC5leGFtcGxlLmNvbTBZMBMGByqGSM49AgEG\n-----END CERTIFICATE REQUEST-----\n').toString('base64');
+const CSR = Buffer.from(
+  '-----BEGIN CERTIFICATE REQUEST-----\nMIGbMEMCAQAwGDEWMBQGA1UEAwwNeC5leGFtcGxlLmNvbTBZMBMGByqGSM49AgEG\n-----END CERTIFICATE REQUEST-----\n',
+).toString('base64');
 
 describe('the cert operator records who created each CertificateRequest', () => {
   let plane: ControlPlane;
@@ -23,8 +34,15 @@ describe('the cert operator records who created each CertificateRequest', () => 
     for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
     await waitFor('CRDs served', () => admin.list(CertificateRequest.kind).then(() => true));
     for (const name of ['opkit-system', 'apps']) await plane.kubectl(['create', 'namespace', name]);
-    await admin.create(Role, { metadata: { namespace: 'apps', name: 'requester' }, rules: [{ apiGroups: ['cert.opkit.dev'], resources: ['certificaterequests'], verbs: ['get', 'create', 'update', 'patch'] }] });
-    await admin.create(RoleBinding, { metadata: { namespace: 'apps', name: 'requester' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'requester' }, subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }] });
+    await admin.create(Role, {
+      metadata: { namespace: 'apps', name: 'requester' },
+      rules: [{ apiGroups: ['cert.opkit.dev'], resources: ['certificaterequests'], verbs: ['get', 'create', 'update', 'patch'] }],
+    });
+    await admin.create(RoleBinding, {
+      metadata: { namespace: 'apps', name: 'requester' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'requester' },
+      subjects: [{ kind: 'User', name: 'alice', apiGroup: 'rbac.authorization.k8s.io' }],
+    });
     alice = new Client(new Transport((await plane.userCredentials('alice', ['team-a'])).kubeConfig), { fieldManager: 'alice' });
 
     const webhooks = await localWebhooks('opkit-system');
@@ -39,11 +57,19 @@ describe('the cert operator records who created each CertificateRequest', () => 
     await plane?.stop();
   });
 
-  const request = (name: string, spec: Record<string, unknown> = {}) => ({ metadata: { namespace: 'apps', name }, spec: { request: CSR, issuerRef: { name: 'ca' }, ...spec } });
+  const request = (name: string, spec: Record<string, unknown> = {}) => ({
+    metadata: { namespace: 'apps', name },
+    spec: { request: CSR, issuerRef: { name: 'ca' }, ...spec },
+  });
 
   it('overwrites a forged identity with the authenticated user, and the record cannot be changed afterwards', async () => {
     const created = await waitFor('the webhook to answer (its CA injected)', () =>
-      alice.create(CertificateRequest.kind, request(`forged-${Date.now()}`, { username: 'system:admin', groups: ['system:masters'], uid: 'fake', extra: { scopes: ['all'] } }) as never).catch(() => undefined),
+      alice
+        .create(
+          CertificateRequest.kind,
+          request(`forged-${Date.now()}`, { username: 'system:admin', groups: ['system:masters'], uid: 'fake', extra: { scopes: ['all'] } }) as never,
+        )
+        .catch(() => undefined),
     );
     expect(created.spec).toMatchObject({ username: 'alice', groups: ['team-a', 'system:authenticated'] });
     // What the API server knows of a client-certificate user: no uid, and the certificate's fingerprint as extra.
@@ -62,6 +88,8 @@ describe('the cert operator records who created each CertificateRequest', () => 
   it('refuses requests while the operator is down (failurePolicy Fail), saying which webhook failed', async () => {
     await manager!.stop();
     manager = undefined;
-    await expect(alice.create(CertificateRequest.kind, request('while-down') as never)).rejects.toThrow(/failed calling webhook "identity.certificaterequests.cert.opkit.dev"/);
+    await expect(alice.create(CertificateRequest.kind, request('while-down') as never)).rejects.toThrow(
+      /failed calling webhook "identity.certificaterequests.cert.opkit.dev"/,
+    );
   });
 });

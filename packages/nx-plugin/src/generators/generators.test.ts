@@ -11,12 +11,30 @@ import webhookGenerator from './webhook/generator.js';
 // what they generate).
 function workspaceTree(): Tree {
   const tree = createTree();
-  tree.write('apps/Dockerfile', ['FROM node AS deps', 'COPY package.json package-lock.json ./', 'COPY packages/runtime/package.json packages/runtime/', 'COPY apps/memcached-operator/package.json apps/memcached-operator/', 'COPY e2e/memcached-operator-e2e/package.json e2e/memcached-operator-e2e/', 'RUN npm ci', ''].join('\n'));
-  tree.write('README.md', ['# opkit', '', '| operator | resources | what it does |', '| --- | --- | --- |', '| memcached | `Memcached` | the classic |', ''].join('\n'));
+  tree.write(
+    'apps/Dockerfile',
+    [
+      'FROM node AS deps',
+      'COPY package.json package-lock.json ./',
+      'COPY packages/runtime/package.json packages/runtime/',
+      'COPY apps/memcached-operator/package.json apps/memcached-operator/',
+      'COPY e2e/memcached-operator-e2e/package.json e2e/memcached-operator-e2e/',
+      'RUN npm ci',
+      '',
+    ].join('\n'),
+  );
+  tree.write(
+    'README.md',
+    ['# opkit', '', '| operator | resources | what it does |', '| --- | --- | --- |', '| memcached | `Memcached` | the classic |', ''].join('\n'),
+  );
   tree.write('tsconfig.json', JSON.stringify({ files: [], references: [{ path: './packages/runtime' }, { path: './apps/memcached-operator' }] }));
   return tree;
 }
-const changed = (tree: Tree) => tree.listChanges().map((c) => `${c.type} ${c.path}`).sort();
+const changed = (tree: Tree) =>
+  tree
+    .listChanges()
+    .map((c) => `${c.type} ${c.path}`)
+    .sort();
 const text = (tree: Tree, path: string) => tree.read(path, 'utf8') ?? '';
 
 describe('the operator generator', () => {
@@ -28,16 +46,26 @@ describe('the operator generator', () => {
     const tree = workspaceTree();
     operatorGenerator(tree, { name: 'webapp', skipTasks: true });
     const files = changed(tree);
-    expect(files.filter((f) => f.startsWith('CREATE apps/webapp-operator/'))).toEqual(expect.arrayContaining([
-      'CREATE apps/webapp-operator/package.json',
-      'CREATE apps/webapp-operator/src/main.ts',
-      'CREATE apps/webapp-operator/src/operator.ts',
-      'CREATE apps/webapp-operator/src/manifests/generate.ts',
-      'CREATE apps/webapp-operator/src/chart/chart.int.test.ts',
-      'CREATE apps/webapp-operator/olm.yaml',
-    ]));
-    expect(files).toEqual(expect.arrayContaining(['CREATE charts/webapp-operator/Chart.yaml', 'CREATE charts/webapp-operator/.helmignore', 'CREATE e2e/webapp-operator-e2e/src/webapp.e2e.ts']));
-    expect(JSON.parse(text(tree, 'tsconfig.json')).references).toEqual(expect.arrayContaining([{ path: './apps/webapp-operator' }, { path: './e2e/webapp-operator-e2e' }]));
+    expect(files.filter((f) => f.startsWith('CREATE apps/webapp-operator/'))).toEqual(
+      expect.arrayContaining([
+        'CREATE apps/webapp-operator/package.json',
+        'CREATE apps/webapp-operator/src/main.ts',
+        'CREATE apps/webapp-operator/src/operator.ts',
+        'CREATE apps/webapp-operator/src/manifests/generate.ts',
+        'CREATE apps/webapp-operator/src/chart/chart.int.test.ts',
+        'CREATE apps/webapp-operator/olm.yaml',
+      ]),
+    );
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'CREATE charts/webapp-operator/Chart.yaml',
+        'CREATE charts/webapp-operator/.helmignore',
+        'CREATE e2e/webapp-operator-e2e/src/webapp.e2e.ts',
+      ]),
+    );
+    expect(JSON.parse(text(tree, 'tsconfig.json')).references).toEqual(
+      expect.arrayContaining([{ path: './apps/webapp-operator' }, { path: './e2e/webapp-operator-e2e' }]),
+    );
     expect(text(tree, 'README.md')).toContain('| webapp | (none yet');
     // Every nx target the README's test command runs, and the ones an operator ships with.
     const pkg = JSON.parse(text(tree, 'apps/webapp-operator/package.json')) as { name: string; nx: { targets: Record<string, unknown> } };
@@ -45,9 +73,17 @@ describe('the operator generator', () => {
     expect(Object.keys(pkg.nx.targets).sort()).toEqual(['build', 'bundle', 'bundle-image', 'chart-docs', 'docker-build', 'generate']);
     expect(text(tree, 'apps/webapp-operator/src/main.ts')).toContain("name: 'webapp-operator'");
     expect(text(tree, 'apps/Dockerfile')).toContain('COPY apps/webapp-operator/package.json apps/webapp-operator/\n');
-    expect(parse(text(tree, 'charts/webapp-operator/Chart.yaml'))).toMatchObject({ name: 'webapp-operator', dependencies: [{ name: 'opkit-lib', repository: 'file://../opkit-lib' }] });
+    expect(parse(text(tree, 'charts/webapp-operator/Chart.yaml'))).toMatchObject({
+      name: 'webapp-operator',
+      dependencies: [{ name: 'opkit-lib', repository: 'file://../opkit-lib' }],
+    });
     // Nothing is left templated.
-    expect(tree.listChanges().filter((c) => /<%|__\w+__|__tmpl__/.test(c.path + (c.content?.toString() ?? ''))).map((c) => c.path)).toEqual([]);
+    expect(
+      tree
+        .listChanges()
+        .filter((c) => /<%|__\w+__|__tmpl__/.test(c.path + (c.content?.toString() ?? '')))
+        .map((c) => c.path),
+    ).toEqual([]);
   });
 
   it('writes a description into JSON, YAML and TypeScript without breaking any of them', () => {
@@ -78,13 +114,29 @@ describe('the api generator', () => {
   it('adds the API, a controller with its tests, a sample, and lists them where the operator and its chart find them', () => {
     apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', group: 'apps.opkit.dev', skipTasks: true });
     const src = 'apps/webapp-operator/src';
-    for (const f of ['api/v1alpha1/webapp.ts', 'controllers/webapp/controller.ts', 'controllers/webapp/rbac.ts', 'controllers/webapp/status.ts', 'controllers/webapp/status.test.ts', 'controllers/webapp/webapp.int.test.ts']) {
+    for (const f of [
+      'api/v1alpha1/webapp.ts',
+      'controllers/webapp/controller.ts',
+      'controllers/webapp/rbac.ts',
+      'controllers/webapp/status.ts',
+      'controllers/webapp/status.test.ts',
+      'controllers/webapp/webapp.int.test.ts',
+    ]) {
       expect(tree.exists(`${src}/${f}`), f).toBe(true);
     }
-    expect(parse(text(tree, 'apps/webapp-operator/examples/webapp.yaml'))).toEqual({ apiVersion: 'apps.opkit.dev/v1alpha1', kind: 'WebApp', metadata: { name: 'webapp-sample' }, spec: {} });
-    expect(text(tree, `${src}/api/index.ts`)).toMatch(/import \{ WebApp \} from '\.\/v1alpha1\/webapp\.js';[\s\S]*\n {2}WebApp,\n {2}\/\/ \+opkit:scaffold:resources/);
+    expect(parse(text(tree, 'apps/webapp-operator/examples/webapp.yaml'))).toEqual({
+      apiVersion: 'apps.opkit.dev/v1alpha1',
+      kind: 'WebApp',
+      metadata: { name: 'webapp-sample' },
+      spec: {},
+    });
+    expect(text(tree, `${src}/api/index.ts`)).toMatch(
+      /import \{ WebApp \} from '\.\/v1alpha1\/webapp\.js';[\s\S]*\n {2}WebApp,\n {2}\/\/ \+opkit:scaffold:resources/,
+    );
     expect(text(tree, `${src}/controllers/index.ts`)).toMatch(/\n {2}webAppController,\n {2}\/\/ \+opkit:scaffold:controllers/);
-    expect(parse(text(tree, 'apps/webapp-operator/olm.yaml')).kinds).toEqual({ WebApp: { displayName: 'Web App', description: 'A WebApp, run by the webapp operator.' } });
+    expect(parse(text(tree, 'apps/webapp-operator/olm.yaml')).kinds).toEqual({
+      WebApp: { displayName: 'Web App', description: 'A WebApp, run by the webapp operator.' },
+    });
     expect(text(tree, 'README.md')).toContain('| webapp | `WebApp` (`apps.opkit.dev/v1alpha1`) |');
   });
 
@@ -111,7 +163,9 @@ describe('the api generator', () => {
     expect(() => apiGenerator(tree, { operator: 'shop', kind: 'Store' })).toThrow(/no operator shop .*nx g @opkit\/nx-plugin:operator shop/);
     expect(() => apiGenerator(tree, { operator: 'webapp', kind: 'webApp' })).toThrow(/not a kind/);
     expect(() => apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', group: 'apps' })).toThrow(/not an API group/);
-    expect(() => apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', group: 'a.example.com', apiVersion: 'b.example.com/v1' })).toThrow(/name different groups/);
+    expect(() => apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', group: 'a.example.com', apiVersion: 'b.example.com/v1' })).toThrow(
+      /name different groups/,
+    );
     apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', skipTasks: true });
     expect(() => apiGenerator(tree, { operator: 'webapp', kind: 'WebApp', skipTasks: true })).toThrow(/v1alpha1\/webapp\.ts already exists/);
   });
@@ -129,7 +183,14 @@ describe('the webhook generator', () => {
 
   it('adds validating and mutating webhooks with their tests, listed for the operator and its chart, which now serves webhooks', () => {
     webhookGenerator(tree, { operator: 'webapp', kind: 'WebApp', validating: true, mutating: true, skipTasks: true });
-    for (const f of ['webapp-validation.ts', 'webapp-validation.test.ts', 'webapp-validation.int.test.ts', 'webapp-defaults.ts', 'webapp-defaults.test.ts', 'webapp-defaults.int.test.ts']) {
+    for (const f of [
+      'webapp-validation.ts',
+      'webapp-validation.test.ts',
+      'webapp-validation.int.test.ts',
+      'webapp-defaults.ts',
+      'webapp-defaults.test.ts',
+      'webapp-defaults.int.test.ts',
+    ]) {
       expect(tree.exists(`${src}/webhooks/${f}`), f).toBe(true);
     }
     expect(text(tree, `${src}/webhooks/index.ts`)).toMatch(/\n {2}webAppValidation,\n {2}webAppDefaults,\n {2}\/\/ \+opkit:scaffold:admission/);
@@ -157,7 +218,9 @@ describe('the webhook generator', () => {
 
   it('refuses what it cannot do, saying why', () => {
     expect(() => webhookGenerator(tree, { operator: 'webapp', kind: 'WebApp' })).toThrow(/--validating, --mutating and\/or --conversion/);
-    expect(() => webhookGenerator(tree, { operator: 'webapp', kind: 'Site', validating: true })).toThrow(/Site has no API .*nx g @opkit\/nx-plugin:api webapp --kind Site/);
+    expect(() => webhookGenerator(tree, { operator: 'webapp', kind: 'Site', validating: true })).toThrow(
+      /Site has no API .*nx g @opkit\/nx-plugin:api webapp --kind Site/,
+    );
     expect(() => webhookGenerator(tree, { operator: 'webapp', kind: 'WebApp', conversion: true })).toThrow(/one version \(v1alpha1\): conversion needs two/);
   });
 });

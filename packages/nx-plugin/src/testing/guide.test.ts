@@ -47,7 +47,9 @@ describe('guideSteps', () => {
 
 describe('applyEdit', () => {
   it('replaces the one line declaring each name', () => {
-    expect(applyEdit('const A = 1;\nconst B = 2;\nexport const C = 3;\n', ['const B = 20;', 'export const C = 30;'])).toBe('const A = 1;\nconst B = 20;\nexport const C = 30;\n');
+    expect(applyEdit('const A = 1;\nconst B = 2;\nexport const C = 3;\n', ['const B = 20;', 'export const C = 30;'])).toBe(
+      'const A = 1;\nconst B = 20;\nexport const C = 30;\n',
+    );
   });
 
   it('refuses an edit it cannot place exactly', () => {

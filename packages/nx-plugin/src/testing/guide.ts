@@ -3,10 +3,7 @@
 // `const NAME …` line replaces the file's one line declaring NAME). Blocks of other languages
 // (```console, ```text) are shown to the reader and not run.
 
-export type GuideStep =
-  | { type: 'run'; command: string }
-  | { type: 'file'; path: string; content: string }
-  | { type: 'edit'; path: string; lines: string[] };
+export type GuideStep = { type: 'run'; command: string } | { type: 'file'; path: string; content: string } | { type: 'edit'; path: string; lines: string[] };
 
 /** The steps of the section under the `## ` heading starting with `heading`, in order. */
 export function guideSteps(markdown: string, heading: string): GuideStep[] {

@@ -49,7 +49,8 @@ export function copyWorkspace(root: string, dest: string, { without = [] }: { wi
 /** Takes generated operators out of the files the generator edited, and out of package-lock.json. */
 function forgetOperators(ws: string, names: string[]): void {
   const dirs = names.flatMap(dirsOf);
-  const keepLines = (file: string, keep: (line: string) => boolean) => writeFileSync(join(ws, file), readFileSync(join(ws, file), 'utf8').split('\n').filter(keep).join('\n'));
+  const keepLines = (file: string, keep: (line: string) => boolean) =>
+    writeFileSync(join(ws, file), readFileSync(join(ws, file), 'utf8').split('\n').filter(keep).join('\n'));
   keepLines('apps/Dockerfile', (l) => !dirs.some((d) => l === dockerfileCopyLine(d)));
   keepLines('README.md', (l) => !names.some((n) => l.startsWith(readmeRowStart(n))));
   const tsconfig = JSON.parse(readFileSync(join(ws, 'tsconfig.json'), 'utf8')) as { references?: { path: string }[] };

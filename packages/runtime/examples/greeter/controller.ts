@@ -14,10 +14,14 @@ export const greeterController = controllerFor(Greeting.kind)
     const current = await cache.get(ConfigMap, req);
     // Every write goes through the context: sent only if something changes, and the next reconcile
     // of this Greeting waits (in the queue, not in a worker) until the cache shows it.
-    const { outcome } = await ctx.apply(ConfigMap, {
-      metadata: { name: req.name, namespace: req.namespace, ownerReferences: [controllerReference(Greeting.kind, greeting)] },
-      data: { message },
-    }, current);
+    const { outcome } = await ctx.apply(
+      ConfigMap,
+      {
+        metadata: { name: req.name, namespace: req.namespace, ownerReferences: [controllerReference(Greeting.kind, greeting)] },
+        data: { message },
+      },
+      current,
+    );
     if (outcome !== 'unchanged') {
       log.info({ outcome }, 'greeting written');
       recorder.normal(greeting, outcome === 'created' ? 'Created' : 'Updated', `ConfigMap ${req.name} ${outcome}`);
@@ -25,7 +29,11 @@ export const greeterController = controllerFor(Greeting.kind)
 
     // Status only changes when something changed: an idle resync writes nothing.
     const conditions = ctx.setCondition(greeting.status?.conditions as Condition[] | undefined, {
-      type: 'Ready', status: 'True', reason: 'Greeted', message: `said "${message}"`, observedGeneration: greeting.metadata.generation,
+      type: 'Ready',
+      status: 'True',
+      reason: 'Greeted',
+      message: `said "${message}"`,
+      observedGeneration: greeting.metadata.generation,
     });
     await ctx.updateStatus(Greeting.kind, greeting, { message, observedGeneration: greeting.metadata.generation, conditions });
   });

@@ -37,14 +37,20 @@ describe('the greeter example of docs/runtime.md', () => {
       await waitFor('status to follow', async () => (await admin.get(Greeting.kind, { namespace: 'default', name: 'world' })).status?.observedGeneration === 2);
 
       // Another reconcile of the unchanged object: no writes at all.
-      const reconciles = async () => metricValue((await scrape(manager, '/metrics')).body, 'controller_runtime_reconcile_total', { controller: 'greeting', result: 'success' });
+      const reconciles = async () =>
+        metricValue((await scrape(manager, '/metrics')).body, 'controller_runtime_reconcile_total', { controller: 'greeting', result: 'success' });
       await new Promise((r) => setTimeout(r, 1_000));
       const before = await reconciles();
       const since = new Date();
       await admin.patch(Greeting.kind, { namespace: 'default', name: 'world' }, { metadata: { labels: { touched: 'yes' } } });
       await waitFor('the label change to be reconciled', async () => (await reconciles()) > before);
       await new Promise((r) => setTimeout(r, 1_000));
-      expect(plane.audit!.writes({ user: 'admin', since }).filter((e) => e.userAgent?.startsWith('greeter/')).map((e) => `${e.verb} ${e.objectRef?.resource}`)).toEqual([]);
+      expect(
+        plane
+          .audit!.writes({ user: 'admin', since })
+          .filter((e) => e.userAgent?.startsWith('greeter/'))
+          .map((e) => `${e.verb} ${e.objectRef?.resource}`),
+      ).toEqual([]);
       expect((await scrape(manager, '/readyz')).status).toBe(200);
 
       const invalid = await admin.create(Greeting.kind, { metadata: { name: 'nobody', namespace: 'default' }, spec: { who: '' } as never }).catch((e) => e);

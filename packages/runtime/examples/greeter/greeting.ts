@@ -16,10 +16,18 @@ export const Greeting = defineCustomResource({
   status: Type.Object({
     message: Type.Optional(Type.String()),
     observedGeneration: Type.Optional(Type.Integer()),
-    conditions: Type.Optional(Type.Array(Type.Object({
-      type: Type.String(), status: Type.String(), reason: Type.String(), message: Type.String(),
-      lastTransitionTime: Type.String({ format: 'date-time' }), observedGeneration: Type.Optional(Type.Integer()),
-    }))),
+    conditions: Type.Optional(
+      Type.Array(
+        Type.Object({
+          type: Type.String(),
+          status: Type.String(),
+          reason: Type.String(),
+          message: Type.String(),
+          lastTransitionTime: Type.String({ format: 'date-time' }),
+          observedGeneration: Type.Optional(Type.Integer()),
+        }),
+      ),
+    ),
   }),
   printerColumns: [
     { name: 'Who', type: 'string', jsonPath: '.spec.who' },

@@ -5,7 +5,12 @@ import { Type } from '@sinclair/typebox';
 // which v1alpha1 cannot hold, so converting down keeps it in an annotation (lossless round trips).
 export const MODE_ANNOTATION = 'test.opkit.dev/v1beta1-mode';
 const common = { group: 'test.opkit.dev', kind: 'Gizmo', plural: 'gizmos', scope: 'Namespaced' as const };
-export const GizmoV1alpha1 = defineCustomResource({ ...common, version: 'v1alpha1', spec: Type.Object({ size: Type.Integer({ minimum: 0 }) }), status: Type.Object({ ready: Type.Optional(Type.Integer()) }) });
+export const GizmoV1alpha1 = defineCustomResource({
+  ...common,
+  version: 'v1alpha1',
+  spec: Type.Object({ size: Type.Integer({ minimum: 0 }) }),
+  status: Type.Object({ ready: Type.Optional(Type.Integer()) }),
+});
 export const GizmoV1beta1 = defineCustomResource({
   ...common,
   version: 'v1beta1',
@@ -18,6 +23,10 @@ export const Gizmos = defineVersionedResource(GizmoV1beta1, [
       const { [MODE_ANNOTATION]: mode, ...annotations } = metadata.annotations ?? {};
       return { metadata: { ...metadata, annotations }, spec: { replicas: spec.size, mode: mode === 'safe' ? 'safe' : 'fast' }, status };
     },
-    fromHub: ({ spec, metadata, status }) => ({ metadata: { ...metadata, annotations: { ...metadata.annotations, [MODE_ANNOTATION]: spec.mode } }, spec: { size: spec.replicas }, status }),
+    fromHub: ({ spec, metadata, status }) => ({
+      metadata: { ...metadata, annotations: { ...metadata.annotations, [MODE_ANNOTATION]: spec.mode } },
+      spec: { size: spec.replicas },
+      status,
+    }),
   }),
 ]);

@@ -9,7 +9,10 @@ export const Ticket = defineCustomResource({
   kind: 'Ticket',
   plural: 'tickets',
   scope: 'Namespaced',
-  spec: Type.Object({ title: Type.String(), requester: Type.Optional(Type.Object({ username: Type.Optional(Type.String()), groups: Type.Optional(Type.Array(Type.String())) })) }),
+  spec: Type.Object({
+    title: Type.String(),
+    requester: Type.Optional(Type.Object({ username: Type.Optional(Type.String()), groups: Type.Optional(Type.Array(Type.String())) })),
+  }),
 });
 export const recordRequester = mutatingWebhook(Ticket.kind, {
   operations: ['CREATE'],
@@ -23,5 +26,8 @@ export const keepRequester = validatingWebhook(Ticket.kind, {
   operations: ['UPDATE'],
   failurePolicy: 'Fail',
   why: 'a changed requester is a forged one',
-  validate: (req) => (JSON.stringify(req.object?.spec.requester) !== JSON.stringify(req.oldObject?.spec.requester) ? 'spec.requester is set by the API server from who created the Ticket, and cannot change' : undefined),
+  validate: (req) =>
+    JSON.stringify(req.object?.spec.requester) !== JSON.stringify(req.oldObject?.spec.requester)
+      ? 'spec.requester is set by the API server from who created the Ticket, and cannot change'
+      : undefined,
 });

@@ -5,7 +5,11 @@
 export class Backoff {
   private attempt = 0;
 
-  constructor(readonly initialMs: number, readonly maxMs: number, private readonly random: () => number = Math.random) {}
+  constructor(
+    readonly initialMs: number,
+    readonly maxMs: number,
+    private readonly random: () => number = Math.random,
+  ) {}
 
   next(): number {
     const base = Math.min(this.maxMs, this.initialMs * 2 ** this.attempt);

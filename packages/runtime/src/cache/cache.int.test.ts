@@ -17,7 +17,10 @@ describe('the shared cache', () => {
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
     for (const ns of ['a', 'b', 'c']) await admin.create(Namespace, { metadata: { name: ns } });
     for (const ns of ['a', 'b', 'c']) {
-      await admin.create(ConfigMap, { metadata: { name: 'app', namespace: ns, labels: { app: 'web', tier: ns === 'a' ? 'front' : 'back' } }, data: { big: 'x'.repeat(1000) } });
+      await admin.create(ConfigMap, {
+        metadata: { name: 'app', namespace: ns, labels: { app: 'web', tier: ns === 'a' ? 'front' : 'back' } },
+        data: { big: 'x'.repeat(1000) },
+      });
       await admin.create(Secret, { metadata: { name: 'owned', namespace: ns, labels: { 'opkit.dev/managed': 'true' } }, stringData: { key: 'secret' } });
       await admin.create(Secret, { metadata: { name: 'unrelated', namespace: ns }, stringData: { key: 'other' } });
     }
@@ -35,7 +38,7 @@ describe('the shared cache', () => {
     await expect(cache.get(ConfigMap, { namespace: 'c', name: 'app' })).rejects.toThrow(/namespace "c" is not watched \(WATCH_NAMESPACE=a,b\)/);
   });
 
-  it('watches one kind in an extra namespace when asked (an operator\'s own Secrets), and nothing else there', async () => {
+  it("watches one kind in an extra namespace when asked (an operator's own Secrets), and nothing else there", async () => {
     const own = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, { namespaces: ['a'] });
     own.watchAlso(Secret, ['c']);
     own.start();
@@ -57,7 +60,10 @@ describe('the shared cache', () => {
     c.start();
     try {
       const t0 = Date.now();
-      const err = await c.waitForSync(120_000, 1_000).then(() => undefined, (e: Error) => e);
+      const err = await c.waitForSync(120_000, 1_000).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(err?.message).toMatch(/does not serve[\s\S]*widgets\.widgets\.example\.test.*is its CustomResourceDefinition installed/);
       expect(err?.message).not.toContain('configmaps');
       expect(Date.now() - t0).toBeLessThan(30_000);

@@ -51,7 +51,11 @@ export class Cache {
   private readonly extraNamespaces = new Map<string, string[]>();
   private started = false;
 
-  constructor(private readonly transport: Transport, private readonly log: Logger, readonly options: CacheOptions = {}) {}
+  constructor(
+    private readonly transport: Transport,
+    private readonly log: Logger,
+    readonly options: CacheOptions = {},
+  ) {}
 
   get namespaces(): string[] {
     return this.options.namespaces ?? [];
@@ -172,7 +176,17 @@ export class Cache {
   }
 
   /** Every informer's state, for /debug/queue: synced, connected, failures, last error, objects held. */
-  health(): { informer: string; namespace?: string; selector?: string; synced: boolean; connected: boolean; failures: number; lastError?: string; objects: number; resourceVersion: string }[] {
+  health(): {
+    informer: string;
+    namespace?: string;
+    selector?: string;
+    synced: boolean;
+    connected: boolean;
+    failures: number;
+    lastError?: string;
+    objects: number;
+    resourceVersion: string;
+  }[] {
     return [...this.informers.values()].flatMap((ki) =>
       [...ki.parts.entries()].map(([ns, p]) => ({
         informer: resourceName(ki.kind),
@@ -227,7 +241,11 @@ export class Cache {
     while (!kis.every((k) => k.synced)) {
       signal?.throwIfAborted();
       const pending = kis.flatMap((k) => [...k.parts.values()]).filter((p) => !p.synced);
-      const parts = pending.map((p) => ({ name: `${resourceName(p.kind)}${p.options.namespace ? ` in ${p.options.namespace}` : ''}`, resource: resourceName(p.kind), lastError: p.health.lastError }));
+      const parts = pending.map((p) => ({
+        name: `${resourceName(p.kind)}${p.options.namespace ? ` in ${p.options.namespace}` : ''}`,
+        resource: resourceName(p.kind),
+        lastError: p.health.lastError,
+      }));
       const verdict = judgeSyncWait(parts, state, clock.monotonic(), { timeoutMs, graceMs: refusedGraceMs });
       if (!verdict.wait) throw new CacheSyncError(verdict.error);
       state = verdict.state;

@@ -21,7 +21,12 @@ export class Informer<T extends KubeObject> {
   private readonly watcher: Watcher<T>;
   private syncWaiters: (() => void)[] = [];
 
-  constructor(transport: Transport, readonly kind: Kind<T>, private readonly log: Logger, readonly options: WatcherOptions = {}) {
+  constructor(
+    transport: Transport,
+    readonly kind: Kind<T>,
+    private readonly log: Logger,
+    readonly options: WatcherOptions = {},
+  ) {
     this.watcher = new Watcher(
       transport,
       kind,

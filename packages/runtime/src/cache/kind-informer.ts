@@ -17,7 +17,11 @@ export class KindInformer<T extends KubeObject> {
    */
   lazy = false;
 
-  constructor(readonly kind: Kind<T>, readonly options: InformerOptions, readonly parts: Map<string, Informer<T>>) {}
+  constructor(
+    readonly kind: Kind<T>,
+    readonly options: InformerOptions,
+    readonly parts: Map<string, Informer<T>>,
+  ) {}
 
   get synced(): boolean {
     return [...this.parts.values()].every((i) => i.synced);
@@ -84,5 +88,4 @@ export class KindInformer<T extends KubeObject> {
   get size(): number {
     return [...this.parts.values()].reduce((n, p) => n + p.store.size, 0);
   }
-
 }

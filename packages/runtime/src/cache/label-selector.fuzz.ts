@@ -13,7 +13,11 @@ const term = fc.oneof(
   key,
   key.map((k) => `!${k}`),
 );
-const selector = fc.oneof(fc.array(term, { maxLength: 5 }).map((ts) => ts.join(',')), fc.string({ maxLength: 80 }), fc.string({ unit: 'binary', maxLength: 40 }));
+const selector = fc.oneof(
+  fc.array(term, { maxLength: 5 }).map((ts) => ts.join(',')),
+  fc.string({ maxLength: 80 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+);
 const labels = fc.dictionary(key, value, { maxKeys: 5 });
 
 export const targets = fuzzTargets({

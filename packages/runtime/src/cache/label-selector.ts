@@ -37,7 +37,14 @@ function splitTopLevel(selector: string): string[] {
 function parseRequirement(term: string): Requirement {
   let m: RegExpMatchArray | null;
   if ((m = term.match(/^([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-    return { key: m[1], op: m[2] as 'in' | 'notin', values: m[3].split(',').map((v) => v.trim()).filter(Boolean) };
+    return {
+      key: m[1],
+      op: m[2] as 'in' | 'notin',
+      values: m[3]
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean),
+    };
   }
   if ((m = term.match(/^([^\s!=]+)\s*(==|=|!=)\s*(\S*)$/))) {
     return { key: m[1], op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]] };

@@ -25,7 +25,6 @@ describe('informers across API server outages', () => {
     manager = undefined;
   });
 
-
   const restartApiServer = async (downMs: number, whileDown: () => Promise<void> = async () => undefined) => {
     await plane.apiServer.stop();
     const t0 = Date.now();
@@ -52,11 +51,15 @@ describe('informers across API server outages', () => {
     await restartApiServer(10_000, async () => {
       // While the API server is down, an object disappears from storage.
       expect(await plane.etcd.deleteKey('/registry/configmaps/outage/gone-in-etcd')).toBe(1);
-      sawRed = await waitFor('/cachez to go red', async () => {
-        if ((await scrape(manager!, '/readyz')).status !== 200) readyRed = true;
-        const res = await scrape(manager!, '/cachez');
-        return res.status === 500 && res.body;
-      }, { timeoutMs: 8_000 });
+      sawRed = await waitFor(
+        '/cachez to go red',
+        async () => {
+          if ((await scrape(manager!, '/readyz')).status !== 200) readyRed = true;
+          const res = await scrape(manager!, '/cachez');
+          return res.status === 500 && res.body;
+        },
+        { timeoutMs: 8_000 },
+      );
     });
     expect(sawRed).toMatch(/\[-\]watches failed: watch failing: configmaps in outage/);
     expect(readyRed).toBe(false);
@@ -65,8 +68,9 @@ describe('informers across API server outages', () => {
     await admin.patch(ConfigMap, { namespace: 'outage', name: 'edit' }, { data: { v: '3' } });
     await admin.create(ConfigMap, { metadata: { name: 'new-after', namespace: 'outage' }, data: { v: '1' } });
 
-    await waitFor('every change to be reconciled', () =>
-      r.state.get('edit') === '3' && r.state.has('new-before') && r.state.has('new-after') && !r.state.has('gone-in-etcd') && r.state.get('keep') === '1',
+    await waitFor(
+      'every change to be reconciled',
+      () => r.state.get('edit') === '3' && r.state.has('new-before') && r.state.has('new-after') && !r.state.has('gone-in-etcd') && r.state.get('keep') === '1',
       { timeoutMs: 30_000 },
     );
     expect(r.deletes).toContain('gone-in-etcd');

@@ -13,7 +13,12 @@ describe('Store', () => {
     s.replace([obj('a', '1'), obj('b', '1'), obj('c', '1')]);
     const deltas = s.replace([obj('a', '1'), obj('b', '2'), obj('d', '1')]);
     expect(deltas.map((d) => `${d.type} ${d.obj.metadata.name}`).sort()).toEqual(['add d', 'delete c', 'update b']);
-    expect(s.list().map((o) => o.metadata.name).sort()).toEqual(['a', 'b', 'd']);
+    expect(
+      s
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['a', 'b', 'd']);
   });
 
   it('ignores an event for a resourceVersion it already has', () => {
@@ -27,7 +32,12 @@ describe('Store', () => {
     s.addIndex('source', (o) => o.spec.sources);
     s.upsert(obj('balancer', '1', ['cache-live', 'cache-vod']));
     s.upsert(obj('other', '1', ['cache-live']));
-    expect(s.select({ index: { name: 'source', value: 'cache-live' } }).map((o) => o.metadata.name).sort()).toEqual(['balancer', 'other']);
+    expect(
+      s
+        .select({ index: { name: 'source', value: 'cache-live' } })
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['balancer', 'other']);
     s.upsert(obj('balancer', '2', ['cache-vod']));
     expect(s.select({ index: { name: 'source', value: 'cache-live' } }).map((o) => o.metadata.name)).toEqual(['other']);
     s.remove(obj('other', '3'));
@@ -51,13 +61,20 @@ describe('Store', () => {
 
   it('selects by namespace, index and label values from its indexes, kept up to date as labels and objects change', () => {
     type Pod = KubeObject & { spec: { sources: string[] } };
-    const pod = (name: string, ns: string, labels: Record<string, string>, rv = '1'): Pod => ({ metadata: { name, namespace: ns, labels, resourceVersion: rv, uid: `uid-${ns}-${name}` }, spec: { sources: [labels.app ?? ''] } });
+    const pod = (name: string, ns: string, labels: Record<string, string>, rv = '1'): Pod => ({
+      metadata: { name, namespace: ns, labels, resourceVersion: rv, uid: `uid-${ns}-${name}` },
+      spec: { sources: [labels.app ?? ''] },
+    });
     const s = new Store<Pod>();
     s.addIndex('source', (o) => o.spec.sources);
     s.upsert(pod('a1', 'a', { app: 'web', tier: 'front' }));
     s.upsert(pod('a2', 'a', { app: 'db' }));
     s.upsert(pod('b1', 'b', { app: 'web' }));
-    const names = (q: Parameters<typeof s.select>[0]) => s.select(q).map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+    const names = (q: Parameters<typeof s.select>[0]) =>
+      s
+        .select(q)
+        .map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+        .sort();
     expect(names({})).toEqual(['a/a1', 'a/a2', 'b/b1']);
     expect(names({ namespace: 'a' })).toEqual(['a/a1', 'a/a2']);
     expect(names({ labels: [{ key: 'app', values: ['web'] }] })).toEqual(['a/a1', 'b/b1']);

@@ -4,10 +4,7 @@ import { deepFreeze } from './freeze.js';
 /** Extracts the values an object is indexed under (e.g. its owners' UIDs, its sources' names). */
 export type IndexFunc<T> = (obj: T) => string[];
 
-export type StoreDelta<T> =
-  | { type: 'add'; obj: T }
-  | { type: 'update'; old: T; obj: T }
-  | { type: 'delete'; obj: T };
+export type StoreDelta<T> = { type: 'add'; obj: T } | { type: 'update'; old: T; obj: T } | { type: 'delete'; obj: T };
 
 /** What a list asks for: one namespace, an index value, labels with given values. */
 export interface StoreQuery {

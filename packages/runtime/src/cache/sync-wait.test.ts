@@ -25,7 +25,12 @@ describe('judgeSyncWait', () => {
     ['denied, within the grace: wait', [9_999], [part(err(403, 'Forbidden'))], undefined],
     ['denied for the grace: give up, naming RBAC', [10_000], [part(err(403, 'Forbidden'))], 'denies access needed to fill the cache'],
     ['unauthorized counts as denied', [10_000], [part(err(401, 'Unauthorized'))], 'denies access'],
-    ['a kind not served for the grace: give up, naming the CRD', [10_000], [part(err(404, 'NotFound'))], 'does not serve widgets.example.com: is its CustomResourceDefinition installed?'],
+    [
+      'a kind not served for the grace: give up, naming the CRD',
+      [10_000],
+      [part(err(404, 'NotFound'))],
+      'does not serve widgets.example.com: is its CustomResourceDefinition installed?',
+    ],
     ['nothing but slowness for the timeout: give up', [119_999, 120_000], [part()], 'timed out after 120s'],
   ])('%s', (_, times, pending, error) => {
     const v = run(times, pending);

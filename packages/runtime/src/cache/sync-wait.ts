@@ -38,8 +38,12 @@ export function judgeSyncWait(pending: PendingPart[], s: SyncWaitState, now: num
   }
   if (state.unservedSince !== undefined && now - state.unservedSince >= limits.graceMs) {
     const names = [...new Set(unserved.map((p) => p.resource))];
-    return { wait: false, error: `the API server does not serve ${names.join(', ')}: is its CustomResourceDefinition installed? (or turn off the option that needs it)\n  ${describe(unserved)}` };
+    return {
+      wait: false,
+      error: `the API server does not serve ${names.join(', ')}: is its CustomResourceDefinition installed? (or turn off the option that needs it)\n  ${describe(unserved)}`,
+    };
   }
-  if (now - s.startedAt >= limits.timeoutMs) return { wait: false, error: `timed out after ${limits.timeoutMs / 1000}s waiting for caches to sync:\n  ${describe(pending)}` };
+  if (now - s.startedAt >= limits.timeoutMs)
+    return { wait: false, error: `timed out after ${limits.timeoutMs / 1000}s waiting for caches to sync:\n  ${describe(pending)}` };
   return { wait: true, state };
 }

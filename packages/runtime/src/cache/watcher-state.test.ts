@@ -9,7 +9,11 @@ const tooLarge = new ApiError('GET', '/api/v1/configmaps', 504, {
   message: 'Too large resource version: 900, current: 120',
   details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
 });
-const tooLargeOldServer = new ApiError('GET', '/api/v1/configmaps', 504, { reason: 'Timeout', code: 504, message: 'Too large resource version: 900, current: 120' });
+const tooLargeOldServer = new ApiError('GET', '/api/v1/configmaps', 504, {
+  reason: 'Timeout',
+  code: 504,
+  message: 'Too large resource version: 900, current: 120',
+});
 const forbidden = new ApiError('GET', '/api/v1/configmaps', 403, { reason: 'Forbidden', code: 403, message: 'configmaps is forbidden' });
 const reset = new Error('socket hang up');
 
@@ -46,23 +50,80 @@ const flapping = (n: number, from: number) => {
 describe('the watcher state machine', () => {
   it.each<[string, [number, WatcherEvent][], WatcherAction, Partial<WatcherState>]>([
     ['starts with a LIST', [[0, { type: 'start' }]], { do: 'list' }, { phase: 'listing', synced: false }],
-    ['watches from the listed resourceVersion', [[0, { type: 'start' }], [0, { type: 'listed', resourceVersion: '42' }]], { do: 'watch', resourceVersion: '42' }, { synced: true, resourceVersion: '42' }],
-    ['backs off after a refused LIST, and counts it', [[0, { type: 'start' }], [0, { type: 'listFailed', error: forbidden }]], { do: 'wait', ms: 800 }, { failures: 1, phase: 'waiting', lastError: forbidden }],
+    [
+      'watches from the listed resourceVersion',
+      [
+        [0, { type: 'start' }],
+        [0, { type: 'listed', resourceVersion: '42' }],
+      ],
+      { do: 'watch', resourceVersion: '42' },
+      { synced: true, resourceVersion: '42' },
+    ],
+    [
+      'backs off after a refused LIST, and counts it',
+      [
+        [0, { type: 'start' }],
+        [0, { type: 'listFailed', error: forbidden }],
+      ],
+      { do: 'wait', ms: 800 },
+      { failures: 1, phase: 'waiting', lastError: forbidden },
+    ],
     ['relists at once on 410 Gone', [...watching(), [5, { type: 'ended', error: gone }]], { do: 'list' }, { resourceVersion: '', failures: 0 }],
     [
       'spaces out relists when 410s come back to back',
-      [...watching(), [5, { type: 'ended', error: gone }], [6, { type: 'listed', resourceVersion: '101' }], [7, { type: 'opened' }], [8, { type: 'ended', error: gone }]],
+      [
+        ...watching(),
+        [5, { type: 'ended', error: gone }],
+        [6, { type: 'listed', resourceVersion: '101' }],
+        [7, { type: 'opened' }],
+        [8, { type: 'ended', error: gone }],
+      ],
       { do: 'wait', ms: 800 },
       { resourceVersion: '' },
     ],
-    ['relists on a too-large resourceVersion instead of asking for it again', [...watching('900'), [5, { type: 'ended', error: tooLarge }]], { do: 'list' }, { resourceVersion: '' }],
-    ['knows a too-large resourceVersion from an older server by its message', [...watching('900'), [5, { type: 'ended', error: tooLargeOldServer }]], { do: 'list' }, { resourceVersion: '' }],
-    ['retries a reset watch from where it was, after a backoff', [...watching('100'), [50, { type: 'delivered', event: 'MODIFIED', resourceVersion: '130' }], [6_000, { type: 'ended', error: reset }]], { do: 'wait', ms: 800 }, { resourceVersion: '130', failures: 1, connected: false }],
-    ['resumes at once when the server ends a watch at its timeout', [...watching('100'), [300_000, { type: 'ended' }]], { do: 'watch', resourceVersion: '100' }, { failures: 0, phase: 'watching' }],
+    [
+      'relists on a too-large resourceVersion instead of asking for it again',
+      [...watching('900'), [5, { type: 'ended', error: tooLarge }]],
+      { do: 'list' },
+      { resourceVersion: '' },
+    ],
+    [
+      'knows a too-large resourceVersion from an older server by its message',
+      [...watching('900'), [5, { type: 'ended', error: tooLargeOldServer }]],
+      { do: 'list' },
+      { resourceVersion: '' },
+    ],
+    [
+      'retries a reset watch from where it was, after a backoff',
+      [...watching('100'), [50, { type: 'delivered', event: 'MODIFIED', resourceVersion: '130' }], [6_000, { type: 'ended', error: reset }]],
+      { do: 'wait', ms: 800 },
+      { resourceVersion: '130', failures: 1, connected: false },
+    ],
+    [
+      'resumes at once when the server ends a watch at its timeout',
+      [...watching('100'), [300_000, { type: 'ended' }]],
+      { do: 'watch', resourceVersion: '100' },
+      { failures: 0, phase: 'watching' },
+    ],
     ['treats a watch closed as soon as it opened as a failure', [...watching('100'), [20, { type: 'ended' }]], { do: 'wait', ms: 800 }, { failures: 1 }],
-    ['learns that bookmarks come', [...watching(), [60_000, { type: 'delivered', event: 'BOOKMARK', resourceVersion: '150' }]], { do: 'continue' }, { bookmarks: true, resourceVersion: '150' }],
-    ['ignores a stale sustained timer once the watch has ended', [...watching(), [10, { type: 'ended', error: reset }], [5_000, { type: 'sustained' }]], { do: 'continue' }, { failures: 1 }],
-    ['ends on stop, and stays stopped', [...watching(), [1, { type: 'stop' }], [2, { type: 'waited' }]], { do: 'stop' }, { phase: 'stopped', connected: false }],
+    [
+      'learns that bookmarks come',
+      [...watching(), [60_000, { type: 'delivered', event: 'BOOKMARK', resourceVersion: '150' }]],
+      { do: 'continue' },
+      { bookmarks: true, resourceVersion: '150' },
+    ],
+    [
+      'ignores a stale sustained timer once the watch has ended',
+      [...watching(), [10, { type: 'ended', error: reset }], [5_000, { type: 'sustained' }]],
+      { do: 'continue' },
+      { failures: 1 },
+    ],
+    [
+      'ends on stop, and stays stopped',
+      [...watching(), [1, { type: 'stop' }], [2, { type: 'waited' }]],
+      { do: 'stop' },
+      { phase: 'stopped', connected: false },
+    ],
   ])('%s', (_, events, action, state) => {
     const r = run(events);
     expect(r.last).toEqual(action);
@@ -81,27 +142,48 @@ describe('the watcher state machine', () => {
   it('forgets failures once a watch proves healthy, by an event or by staying open', () => {
     const failed = run([...watching(), [10, { type: 'ended', error: reset }], [900, { type: 'waited' }], [900, { type: 'opened' }]]);
     expect(failed.state.failures).toBe(1);
-    expect(run([[950, { type: 'delivered', event: 'ADDED', resourceVersion: '101' }]], failed.state).state).toMatchObject({ failures: 0, lastError: undefined });
+    expect(run([[950, { type: 'delivered', event: 'ADDED', resourceVersion: '101' }]], failed.state).state).toMatchObject({
+      failures: 0,
+      lastError: undefined,
+    });
     expect(run([[5_900, { type: 'sustained' }]], failed.state).state).toMatchObject({ failures: 0, lastError: undefined });
   });
 
   it('starts the backoff over only after two quiet minutes', () => {
     const twice = run([...watching(), [10, { type: 'ended', error: reset }], ...flapping(2, 1_000)]);
     expect(twice.last).toEqual({ do: 'wait', ms: 3_200 });
-    const later = run([[61_000, { type: 'waited' }], [61_000, { type: 'opened' }], [61_010 + 120_001, { type: 'ended', error: reset }]], twice.state);
+    const later = run(
+      [
+        [61_000, { type: 'waited' }],
+        [61_000, { type: 'opened' }],
+        [61_010 + 120_001, { type: 'ended', error: reset }],
+      ],
+      twice.state,
+    );
     expect(later.last).toEqual({ do: 'wait', ms: 800 });
   });
 
   it('skips the rest of a backoff when the API server answers again, and restarts it', () => {
     const waiting = run([...watching(), [10, { type: 'ended', error: reset }], ...flapping(3, 1_000)]);
     expect(waiting.state.phase).toBe('waiting');
-    const r = run([[130_000, { type: 'retryNow' }], [130_001, { type: 'opened' }], [130_002, { type: 'ended', error: reset }]], waiting.state);
+    const r = run(
+      [
+        [130_000, { type: 'retryNow' }],
+        [130_001, { type: 'opened' }],
+        [130_002, { type: 'ended', error: reset }],
+      ],
+      waiting.state,
+    );
     expect(r.actions[0]).toEqual({ do: 'watch', resourceVersion: '100' });
     expect(r.last).toEqual({ do: 'wait', ms: 800 });
   });
 
   it('lists again after a failed LIST, never a watch without a version', () => {
-    const r = run([[0, { type: 'start' }], [0, { type: 'listFailed', error: reset }], [900, { type: 'waited' }]]);
+    const r = run([
+      [0, { type: 'start' }],
+      [0, { type: 'listFailed', error: reset }],
+      [900, { type: 'waited' }],
+    ]);
     expect(r.last).toEqual({ do: 'list' });
   });
 });

@@ -151,7 +151,14 @@ function relist(s: WatcherState, reason: 'gone' | 'too-large', env: StepEnv): Tr
   const looping = s.lastRelistAt !== undefined && env.now - s.lastRelistAt < env.config.relistLoopMs;
   const attempt = looping ? s.relistAttempt : 0;
   const ms = looping ? backoffDelay(attempt, env) : 0;
-  const state: WatcherState = { ...s, resourceVersion: '', connected: false, openedAt: undefined, relistAttempt: looping ? attempt + 1 : 0, lastRelistAt: env.now + ms };
+  const state: WatcherState = {
+    ...s,
+    resourceVersion: '',
+    connected: false,
+    openedAt: undefined,
+    relistAttempt: looping ? attempt + 1 : 0,
+    lastRelistAt: env.now + ms,
+  };
   return {
     state: { ...state, phase: ms ? 'waiting' : 'listing' },
     action: ms ? { do: 'wait', ms } : { do: 'list' },

@@ -54,7 +54,10 @@ const behindTheWatcher = () => {
       asked.push(String(spec.query?.resourceVersion));
       await new Promise((r) => setImmediate(r));
       throw new ApiError('GET', '/api/v1/configmaps', 504, {
-        kind: 'Status', code: 504, reason: 'Timeout', message: `Too large resource version: ${spec.query?.resourceVersion}, current: 120`,
+        kind: 'Status',
+        code: 504,
+        reason: 'Timeout',
+        message: `Too large resource version: ${spec.query?.resourceVersion}, current: 120`,
         details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
       });
     },
@@ -96,7 +99,9 @@ describe('Watcher', () => {
 
   it('backs off between relists when every watch answers 410 Gone', async () => {
     const { transport, lists } = alwaysGone();
-    const w = new Watcher(transport, ConfigMap, { replace: () => undefined, event: () => undefined }, silentLogger(), { backoffMs: { initial: 200, max: 1_000 } });
+    const w = new Watcher(transport, ConfigMap, { replace: () => undefined, event: () => undefined }, silentLogger(), {
+      backoffMs: { initial: 200, max: 1_000 },
+    });
     w.start();
     await new Promise((r) => setTimeout(r, 2_000));
     await w.stop();

@@ -5,7 +5,17 @@ import { resourceName, resourcePath, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import type { KubeObject, ObjectList } from '../client/types.js';
 import { systemClock, type Clock, type Timer } from '../clock/clock.js';
-import { DEFAULT_WATCHER_CONFIG, initialWatcherState, silenceLimitMs, step, type WatcherAction, type WatcherConfig, type WatcherEvent, type WatcherNote, type WatcherState } from './watcher-state.js';
+import {
+  DEFAULT_WATCHER_CONFIG,
+  initialWatcherState,
+  silenceLimitMs,
+  step,
+  type WatcherAction,
+  type WatcherConfig,
+  type WatcherEvent,
+  type WatcherNote,
+  type WatcherState,
+} from './watcher-state.js';
 
 export interface WatcherOptions {
   namespace?: string;
@@ -114,13 +124,19 @@ export class Watcher<T extends KubeObject> {
   private report(n: WatcherNote) {
     if (this.stopped) return; // what a stop interrupted is not news
     const resource = this.description;
-    if (n.note === 'relist') this.log.info({ resource, relistInMs: Math.round(n.inMs), reason: n.reason }, n.reason === 'gone' ? 'resourceVersion too old (410 Gone): relisting' : 'resourceVersion newer than the API server has (too large): relisting');
+    if (n.note === 'relist')
+      this.log.info(
+        { resource, relistInMs: Math.round(n.inMs), reason: n.reason },
+        n.reason === 'gone' ? 'resourceVersion too old (410 Gone): relisting' : 'resourceVersion newer than the API server has (too large): relisting',
+      );
     else if (n.note === 'recovered') this.log.info({ resource, afterFailures: n.afterFailures }, `list/watch of ${resource} works again`);
     else {
       const denied = isForbidden(n.error) || isUnauthorized(n.error);
       this.log[denied ? 'error' : 'warn'](
         { resource, err: n.error.message, retryInMs: Math.round(n.retryInMs), failures: n.failures },
-        isForbidden(n.error) ? `cannot list/watch ${resource}: forbidden. The operator's RBAC must allow list and watch on ${resourceName(this.kind)}` : `list/watch of ${resource} failed; retrying`,
+        isForbidden(n.error)
+          ? `cannot list/watch ${resource}: forbidden. The operator's RBAC must allow list and watch on ${resourceName(this.kind)}`
+          : `list/watch of ${resource} failed; retrying`,
       );
     }
   }

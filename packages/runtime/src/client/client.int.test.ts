@@ -30,7 +30,8 @@ describe('Client against a real API server', () => {
     await client.create(CustomResourceDefinition, Gadget.crd as never);
     await client.create(Namespace, { metadata: { name: 'work' } });
     // A new CRD is served a moment after it is created.
-    for (let i = 0; i < 100 && !(await client.list(Gadget.kind, { namespace: 'work' }).catch(() => undefined)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && !(await client.list(Gadget.kind, { namespace: 'work' }).catch(() => undefined)); i++)
+      await new Promise((r) => setTimeout(r, 100));
   });
   afterAll(() => plane?.stop());
 
@@ -66,13 +67,17 @@ describe('Client against a real API server', () => {
     expect(isInvalid(invalid)).toBe(true);
     expect((invalid as ApiError).serverMessage).toMatch(/spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0/);
 
-    const unknownField = await client.create(Gadget.kind, { metadata: { name: 'typo', namespace: 'work' }, spec: { size: 1, colour: 'red' } as never }).catch((e) => e);
+    const unknownField = await client
+      .create(Gadget.kind, { metadata: { name: 'typo', namespace: 'work' }, spec: { size: 1, colour: 'red' } as never })
+      .catch((e) => e);
     expect((unknownField as ApiError).serverMessage).toMatch(/unknown field "spec.colour"/);
 
     const nobody = await plane.userCredentials('nobody');
     const denied = await new Client(new Transport(nobody.kubeConfig), { fieldManager: 'x' }).list(ConfigMap, { namespace: 'work' }).catch((e) => e);
     expect(isForbidden(denied)).toBe(true);
-    expect((denied as ApiError).serverMessage).toBe('configmaps is forbidden: User "nobody" cannot list resource "configmaps" in API group "" in the namespace "work"');
+    expect((denied as ApiError).serverMessage).toBe(
+      'configmaps is forbidden: User "nobody" cannot list resource "configmaps" in API group "" in the namespace "work"',
+    );
   });
 
   it('patches with merge, JSON and strategic merge patches', async () => {
@@ -81,7 +86,17 @@ describe('Client against a real API server', () => {
     expect((await client.patch(ConfigMap, key, { data: { y: '2' } }, 'merge')).data).toEqual({ x: '1', y: '2' });
     expect((await client.patch(ConfigMap, key, [{ op: 'remove', path: '/data/x' }], 'json')).data).toEqual({ y: '2' });
     expect((await client.patch(ConfigMap, key, { metadata: { labels: { b: '2' } } }, 'strategic')).metadata.labels).toEqual({ a: '1', b: '2' });
-    const failedTest = await client.patch(ConfigMap, key, [{ op: 'test', path: '/data/y', value: 'wrong' }, { op: 'remove', path: '/data/y' }], 'json').catch((e) => e);
+    const failedTest = await client
+      .patch(
+        ConfigMap,
+        key,
+        [
+          { op: 'test', path: '/data/y', value: 'wrong' },
+          { op: 'remove', path: '/data/y' },
+        ],
+        'json',
+      )
+      .catch((e) => e);
     expect(failedTest).toBeInstanceOf(ApiError);
   });
 
@@ -107,7 +122,9 @@ describe('Client against a real API server', () => {
     expect(withStatus.status).toEqual({ phase: 'Ready' });
     expect(withStatus.spec.size).toBe(1); // spec changes through /status are ignored
     expect((await client.patchStatus(Gadget.kind, { namespace: 'work', name: 'g' }, { status: { phase: 'Degraded' } })).status?.phase).toBe('Degraded');
-    expect((await client.applyStatus(Gadget.kind, { metadata: { name: 'g', namespace: 'work' }, status: { phase: 'Applied' } }, { force: true })).status?.phase).toBe('Applied');
+    expect(
+      (await client.applyStatus(Gadget.kind, { metadata: { name: 'g', namespace: 'work' }, status: { phase: 'Applied' } }, { force: true })).status?.phase,
+    ).toBe('Applied');
     expect(withStatus.metadata.generation).toBe(1);
   });
 
@@ -135,14 +152,20 @@ describe("opkit's own kubeconfig reading, against a real API server", () => {
   });
   afterAll(() => plane?.stop());
 
-  it('authenticates with the client certificate of a kubeconfig file, and with an exec plugin\'s token (rotated after a 401)', async () => {
+  it("authenticates with the client certificate of a kubeconfig file, and with an exec plugin's token (rotated after a 401)", async () => {
     const { chmodSync, mkdtempSync, readFileSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const { parse, stringify } = await import('yaml');
     const { KubeConfig } = await import('./kubeconfig.js');
     const whoami = async (kc: InstanceType<typeof KubeConfig>) =>
-      (await new Transport(kc).request<{ status: { userInfo: { username: string } } }>({ method: 'POST', path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } })).status.userInfo.username;
+      (
+        await new Transport(kc).request<{ status: { userInfo: { username: string } } }>({
+          method: 'POST',
+          path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        })
+      ).status.userInfo.username;
 
     const alice = await plane.userCredentials('alice');
     expect(await whoami(KubeConfig.fromFiles([alice.kubeconfigPath]))).toBe('alice');
@@ -156,7 +179,10 @@ describe("opkit's own kubeconfig reading, against a real API server", () => {
     await admin.delete(ServiceAccount, { namespace: 'default', name: 'gone' });
     const d = mkdtempSync(join(tmpdir(), 'opkit-exec-'));
     writeFileSync(join(d, 'tokens'), `${gone}\n${robot}\n`);
-    writeFileSync(join(d, 'plugin'), `#!/bin/sh\nn=$(cat ${d}/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${d}/n\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$(sed -n "\${n}p" ${d}/tokens)"\n`);
+    writeFileSync(
+      join(d, 'plugin'),
+      `#!/bin/sh\nn=$(cat ${d}/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${d}/n\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s"}}' "$(sed -n "\${n}p" ${d}/tokens)"\n`,
+    );
     chmodSync(join(d, 'plugin'), 0o755);
     const cfg = parse(readFileSync(plane.kubeconfigPath, 'utf8'));
     cfg.users = [{ name: 'exec', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: join(d, 'plugin') } } }];

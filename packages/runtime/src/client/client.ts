@@ -60,7 +60,10 @@ export interface ClientOptions {
 export class Client {
   private readonly transport: Pick<Transport, 'request'>;
 
-  constructor(readonly baseTransport: Transport, readonly options: ClientOptions) {
+  constructor(
+    readonly baseTransport: Transport,
+    readonly options: ClientOptions,
+  ) {
     const signal = options.signal;
     this.transport = signal ? { request: (spec) => baseTransport.request({ ...spec, signal: spec.signal ?? signal }) } : baseTransport;
   }
@@ -74,7 +77,11 @@ export class Client {
   }
 
   private writeQuery(o: WriteOptions = {}) {
-    return { fieldManager: o.fieldManager ?? this.options.fieldManager, fieldValidation: this.options.fieldValidation ?? 'Strict', dryRun: o.dryRun ? 'All' : undefined };
+    return {
+      fieldManager: o.fieldManager ?? this.options.fieldManager,
+      fieldValidation: this.options.fieldValidation ?? 'Strict',
+      dryRun: o.dryRun ? 'All' : undefined,
+    };
   }
 
   private nsOf<T extends KubeObject>(kind: Kind<T>, namespace?: string): string | undefined {
@@ -105,7 +112,13 @@ export class Client {
     const list = await this.transport.request<ObjectList<T>>({
       method: 'GET',
       path: resourcePath(kind, opts.namespace),
-      query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit, continue: opts.continue, resourceVersion: opts.resourceVersion },
+      query: {
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: opts.limit,
+        continue: opts.continue,
+        resourceVersion: opts.resourceVersion,
+      },
     });
     list.items ??= [];
     return list;
@@ -124,7 +137,12 @@ export class Client {
   }
 
   create<T extends KubeObject>(kind: Kind<T>, obj: T, opts?: WriteOptions): Promise<T> {
-    return this.transport.request<T>({ method: 'POST', path: resourcePath(kind, this.nsOf(kind, obj.metadata.namespace)), query: this.writeQuery(opts), body: this.withTypeMeta(kind, obj) });
+    return this.transport.request<T>({
+      method: 'POST',
+      path: resourcePath(kind, this.nsOf(kind, obj.metadata.namespace)),
+      query: this.writeQuery(opts),
+      body: this.withTypeMeta(kind, obj),
+    });
   }
 
   /** PUT: fails with a Conflict when `metadata.resourceVersion` is stale. */
@@ -148,7 +166,13 @@ export class Client {
   }
 
   /** Merge patch (RFC 7386), JSON patch (RFC 6902) or strategic merge patch (built-in kinds only). */
-  patch<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, patch: unknown, type: PatchType = 'merge', opts?: WriteOptions & { subresource?: string }): Promise<T> {
+  patch<T extends KubeObject>(
+    kind: Kind<T>,
+    key: ObjectKey,
+    patch: unknown,
+    type: PatchType = 'merge',
+    opts?: WriteOptions & { subresource?: string },
+  ): Promise<T> {
     return this.transport.request<T>({
       method: 'PATCH',
       path: resourcePath(kind, this.nsOf(kind, key.namespace), key.name, opts?.subresource),
@@ -185,7 +209,13 @@ export class Client {
       method: 'DELETE',
       path: resourcePath(kind, this.nsOf(kind, key.namespace), key.name),
       query: { dryRun: opts.dryRun ? 'All' : undefined },
-      body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: opts.propagationPolicy, gracePeriodSeconds: opts.gracePeriodSeconds, preconditions: opts.preconditions },
+      body: {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: opts.propagationPolicy,
+        gracePeriodSeconds: opts.gracePeriodSeconds,
+        preconditions: opts.preconditions,
+      },
     });
   }
 

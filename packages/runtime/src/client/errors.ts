@@ -43,7 +43,11 @@ export class ApiError extends Error {
 
 /** The API server could not be reached at all (refused, reset, timed out). */
 export class ConnectionError extends Error {
-  constructor(readonly method: string, readonly path: string, cause: unknown) {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    cause: unknown,
+  ) {
     super(`${method} ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'ConnectionError';
   }
@@ -51,19 +55,35 @@ export class ConnectionError extends Error {
 
 function reasonForCode(code: number): string {
   return (
-    {
-      400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 406: 'NotAcceptable',
-      409: 'Conflict', 410: 'Gone', 415: 'UnsupportedMediaType', 422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError',
-      503: 'ServiceUnavailable', 504: 'Timeout',
-    } as Record<number, string>
-  )[code] ?? 'Unknown';
+    (
+      {
+        400: 'BadRequest',
+        401: 'Unauthorized',
+        403: 'Forbidden',
+        404: 'NotFound',
+        405: 'MethodNotAllowed',
+        406: 'NotAcceptable',
+        409: 'Conflict',
+        410: 'Gone',
+        415: 'UnsupportedMediaType',
+        422: 'Invalid',
+        429: 'TooManyRequests',
+        500: 'InternalError',
+        503: 'ServiceUnavailable',
+        504: 'Timeout',
+      } as Record<number, string>
+    )[code] ?? 'Unknown'
+  );
 }
 
 function httpReason(code: number): string {
   return `the server responded with status ${code} (${reasonForCode(code)})`;
 }
 
-const is = (reason: string, code: number) => (err: unknown): err is ApiError => err instanceof ApiError && (err.reason === reason || (err.status === code && err.reason === reasonForCode(code)));
+const is =
+  (reason: string, code: number) =>
+  (err: unknown): err is ApiError =>
+    err instanceof ApiError && (err.reason === reason || (err.status === code && err.reason === reasonForCode(code)));
 
 export const isNotFound = is('NotFound', 404);
 export const isAlreadyExists = is('AlreadyExists', 409);
@@ -76,5 +96,4 @@ export const isForbidden = is('Forbidden', 403);
 export const isUnauthorized = is('Unauthorized', 401);
 
 /** Errors worth retrying as they are: the server or the network, not the request. */
-export const isTransient = (err: unknown): boolean =>
-  err instanceof ConnectionError || (err instanceof ApiError && (err.status === 429 || err.status >= 500));
+export const isTransient = (err: unknown): boolean => err instanceof ConnectionError || (err instanceof ApiError && (err.status === 429 || err.status >= 500));

@@ -1,6 +1,26 @@
 import type {
-  V1ConfigMap, V1Deployment, CoreV1Event, V1Ingress, V1Namespace, V1Node, V1Pod, V1ReplicaSet, V1Secret, V1Service, V1ServiceAccount,
-  V1Lease, V1CustomResourceDefinition, V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration, V1TokenReview, V1SubjectAccessReview, V1Role, V1RoleBinding, V1ClusterRole, V1ClusterRoleBinding, V1Endpoints,
+  V1ConfigMap,
+  V1Deployment,
+  CoreV1Event,
+  V1Ingress,
+  V1Namespace,
+  V1Node,
+  V1Pod,
+  V1ReplicaSet,
+  V1Secret,
+  V1Service,
+  V1ServiceAccount,
+  V1Lease,
+  V1CustomResourceDefinition,
+  V1MutatingWebhookConfiguration,
+  V1ValidatingWebhookConfiguration,
+  V1TokenReview,
+  V1SubjectAccessReview,
+  V1Role,
+  V1RoleBinding,
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1Endpoints,
 } from '@kubernetes/client-node';
 import type { KubeObject, Wire } from './types.js';
 
@@ -59,17 +79,59 @@ export const ReplicaSet = defineKind<W<V1ReplicaSet>>({ group: 'apps', version: 
 export const Lease = defineKind<W<V1Lease>>({ group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true });
 export const Ingress = defineKind<W<V1Ingress>>({ group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true });
 export const CustomResourceDefinition = defineKind<W<V1CustomResourceDefinition>>({
-  group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
 });
 export const Role = defineKind<W<V1Role>>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true });
-export const RoleBinding = defineKind<W<V1RoleBinding>>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true });
-export const ClusterRole = defineKind<W<V1ClusterRole>>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false });
-export const ClusterRoleBinding = defineKind<W<V1ClusterRoleBinding>>({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false });
+export const RoleBinding = defineKind<W<V1RoleBinding>>({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'RoleBinding',
+  plural: 'rolebindings',
+  namespaced: true,
+});
+export const ClusterRole = defineKind<W<V1ClusterRole>>({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'ClusterRole',
+  plural: 'clusterroles',
+  namespaced: false,
+});
+export const ClusterRoleBinding = defineKind<W<V1ClusterRoleBinding>>({
+  group: 'rbac.authorization.k8s.io',
+  version: 'v1',
+  kind: 'ClusterRoleBinding',
+  plural: 'clusterrolebindings',
+  namespaced: false,
+});
 export const MutatingWebhookConfiguration = defineKind<W<V1MutatingWebhookConfiguration>>({
-  group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', namespaced: false,
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  kind: 'MutatingWebhookConfiguration',
+  plural: 'mutatingwebhookconfigurations',
+  namespaced: false,
 });
 export const ValidatingWebhookConfiguration = defineKind<W<V1ValidatingWebhookConfiguration>>({
-  group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations', namespaced: false,
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  kind: 'ValidatingWebhookConfiguration',
+  plural: 'validatingwebhookconfigurations',
+  namespaced: false,
 });
-export const TokenReview = defineKind<W<V1TokenReview>>({ group: 'authentication.k8s.io', version: 'v1', kind: 'TokenReview', plural: 'tokenreviews', namespaced: false });
-export const SubjectAccessReview = defineKind<W<V1SubjectAccessReview>>({ group: 'authorization.k8s.io', version: 'v1', kind: 'SubjectAccessReview', plural: 'subjectaccessreviews', namespaced: false });
+export const TokenReview = defineKind<W<V1TokenReview>>({
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  kind: 'TokenReview',
+  plural: 'tokenreviews',
+  namespaced: false,
+});
+export const SubjectAccessReview = defineKind<W<V1SubjectAccessReview>>({
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  kind: 'SubjectAccessReview',
+  plural: 'subjectaccessreviews',
+  namespaced: false,
+});

@@ -29,8 +29,28 @@ const applied = async (kc: KubeConfig) => {
 describe('KubeConfig: read as kubectl reads it', () => {
   it('merges a KUBECONFIG list: the first file to name an entry, and the first current-context, win', () => {
     const d = dir();
-    const a = write(d, 'a', config({ clusters: [{ name: 'c', cluster: { server: 'https://a:6443' } }], users: [{ name: 'u', user: { token: 'from-a' } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u', namespace: 'team' } }], current: 'x' }));
-    const b = write(d, 'b', config({ clusters: [{ name: 'c', cluster: { server: 'https://b:6443' } }, { name: 'other', cluster: { server: 'https://o:6443' } }], contexts: [{ name: 'y', context: { cluster: 'other', user: 'u' } }], current: 'y' }));
+    const a = write(
+      d,
+      'a',
+      config({
+        clusters: [{ name: 'c', cluster: { server: 'https://a:6443' } }],
+        users: [{ name: 'u', user: { token: 'from-a' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u', namespace: 'team' } }],
+        current: 'x',
+      }),
+    );
+    const b = write(
+      d,
+      'b',
+      config({
+        clusters: [
+          { name: 'c', cluster: { server: 'https://b:6443' } },
+          { name: 'other', cluster: { server: 'https://o:6443' } },
+        ],
+        contexts: [{ name: 'y', context: { cluster: 'other', user: 'u' } }],
+        current: 'y',
+      }),
+    );
     const kc = KubeConfig.fromFiles([a, b]);
     expect(kc.getCurrentContext()).toBe('x');
     expect(kc.getCurrentCluster()?.server).toBe('https://a:6443');
@@ -45,12 +65,16 @@ describe('KubeConfig: read as kubectl reads it', () => {
     mkdirSync(join(d, 'pki'));
     writeFileSync(join(d, 'pki/ca.crt'), 'CA');
     writeFileSync(join(d, 'pki/client.crt'), 'CERT');
-    const p = write(d, 'config', config({
-      clusters: [{ name: 'c', cluster: { server: 'https://k:6443', 'certificate-authority': 'pki/ca.crt', 'tls-server-name': 'kubernetes' } }],
-      users: [{ name: 'u', user: { 'client-certificate': 'pki/client.crt', 'client-key-data': Buffer.from('KEY').toString('base64') } }],
-      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-      current: 'x',
-    }));
+    const p = write(
+      d,
+      'config',
+      config({
+        clusters: [{ name: 'c', cluster: { server: 'https://k:6443', 'certificate-authority': 'pki/ca.crt', 'tls-server-name': 'kubernetes' } }],
+        users: [{ name: 'u', user: { 'client-certificate': 'pki/client.crt', 'client-key-data': Buffer.from('KEY').toString('base64') } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        current: 'x',
+      }),
+    );
     const opts = await applied(KubeConfig.fromFiles([p]));
     expect(String(opts.ca)).toBe('CA');
     expect(String(opts.cert)).toBe('CERT');
@@ -62,12 +86,22 @@ describe('KubeConfig: read as kubectl reads it', () => {
   it('re-reads a token file each time (bound ServiceAccount tokens rotate); basic auth without a token', async () => {
     const d = dir();
     writeFileSync(join(d, 'token'), 'one\n');
-    const p = write(d, 'config', config({
-      clusters: [{ name: 'c', cluster: { server: 'https://k:6443', 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user: { tokenFile: 'token' } }, { name: 'basic', user: { username: 'ann', password: 'pw' } }],
-      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }, { name: 'b', context: { cluster: 'c', user: 'basic' } }],
-      current: 'x',
-    }));
+    const p = write(
+      d,
+      'config',
+      config({
+        clusters: [{ name: 'c', cluster: { server: 'https://k:6443', 'insecure-skip-tls-verify': true } }],
+        users: [
+          { name: 'u', user: { tokenFile: 'token' } },
+          { name: 'basic', user: { username: 'ann', password: 'pw' } },
+        ],
+        contexts: [
+          { name: 'x', context: { cluster: 'c', user: 'u' } },
+          { name: 'b', context: { cluster: 'c', user: 'basic' } },
+        ],
+        current: 'x',
+      }),
+    );
     const kc = KubeConfig.fromFiles([p]);
     expect((await applied(kc)).headers).toEqual({ Authorization: 'Bearer one' });
     writeFileSync(join(d, 'token'), 'two\n');
@@ -82,14 +116,28 @@ describe('KubeConfig: read as kubectl reads it', () => {
     const d = dir();
     const log = join(d, 'calls');
     const expires = new Date(Date.now() + 3_600_000).toISOString();
-    writeFileSync(join(d, 'plugin'), `#!/bin/sh\necho "$KUBERNETES_EXEC_INFO|$TEAM" >> ${log}\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"exec-%s","expirationTimestamp":"${expires}"}}' "$(wc -l < ${log} | tr -d ' ')"\n`);
+    writeFileSync(
+      join(d, 'plugin'),
+      `#!/bin/sh\necho "$KUBERNETES_EXEC_INFO|$TEAM" >> ${log}\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"exec-%s","expirationTimestamp":"${expires}"}}' "$(wc -l < ${log} | tr -d ' ')"\n`,
+    );
     chmodSync(join(d, 'plugin'), 0o755);
-    const p = write(d, 'config', config({
-      clusters: [{ name: 'c', cluster: { server: 'https://k:6443' } }],
-      users: [{ name: 'u', user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: './plugin', env: [{ name: 'TEAM', value: 'ops' }], provideClusterInfo: true } } }],
-      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-      current: 'x',
-    }));
+    const p = write(
+      d,
+      'config',
+      config({
+        clusters: [{ name: 'c', cluster: { server: 'https://k:6443' } }],
+        users: [
+          {
+            name: 'u',
+            user: {
+              exec: { apiVersion: 'client.authentication.k8s.io/v1', command: './plugin', env: [{ name: 'TEAM', value: 'ops' }], provideClusterInfo: true },
+            },
+          },
+        ],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        current: 'x',
+      }),
+    );
     const kc = KubeConfig.fromFiles([p]);
     expect((await applied(kc)).headers).toEqual({ Authorization: 'Bearer exec-1' });
     expect((await applied(kc)).headers).toEqual({ Authorization: 'Bearer exec-1' });
@@ -102,23 +150,37 @@ describe('KubeConfig: read as kubectl reads it', () => {
 
   it('says what is wrong with a plugin that fails or is missing', async () => {
     const d = dir();
-    const p = write(d, 'config', config({
-      clusters: [{ name: 'c', cluster: { server: 'https://k:6443' } }],
-      users: [{ name: 'u', user: { exec: { command: 'opkit-no-such-plugin', installHint: 'install it from example.com' } } }],
-      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-      current: 'x',
-    }));
+    const p = write(
+      d,
+      'config',
+      config({
+        clusters: [{ name: 'c', cluster: { server: 'https://k:6443' } }],
+        users: [{ name: 'u', user: { exec: { command: 'opkit-no-such-plugin', installHint: 'install it from example.com' } } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        current: 'x',
+      }),
+    );
     await expect(applied(KubeConfig.fromFiles([p]))).rejects.toThrow(/exec credential plugin opkit-no-such-plugin failed: .*install it from example.com/);
   });
 
   it("uses an oidc auth-provider's id-token, and names the exec plugin that replaces a removed provider", async () => {
     const d = dir();
-    const p = write(d, 'config', config({
-      clusters: [{ name: 'c', cluster: { server: 'https://k:6443' } }],
-      users: [{ name: 'oidc', user: { 'auth-provider': { name: 'oidc', config: { 'id-token': 'jwt', 'idp-issuer-url': 'https://idp' } } } }, { name: 'gcp', user: { 'auth-provider': { name: 'gcp', config: {} } } }],
-      contexts: [{ name: 'o', context: { cluster: 'c', user: 'oidc' } }, { name: 'g', context: { cluster: 'c', user: 'gcp' } }],
-      current: 'o',
-    }));
+    const p = write(
+      d,
+      'config',
+      config({
+        clusters: [{ name: 'c', cluster: { server: 'https://k:6443' } }],
+        users: [
+          { name: 'oidc', user: { 'auth-provider': { name: 'oidc', config: { 'id-token': 'jwt', 'idp-issuer-url': 'https://idp' } } } },
+          { name: 'gcp', user: { 'auth-provider': { name: 'gcp', config: {} } } },
+        ],
+        contexts: [
+          { name: 'o', context: { cluster: 'c', user: 'oidc' } },
+          { name: 'g', context: { cluster: 'c', user: 'gcp' } },
+        ],
+        current: 'o',
+      }),
+    );
     const kc = KubeConfig.fromFiles([p]);
     expect((await applied(kc)).headers).toEqual({ Authorization: 'Bearer jwt' });
     kc.setCurrentContext('g');

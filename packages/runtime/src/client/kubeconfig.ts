@@ -105,7 +105,8 @@ export class KubeConfig implements ClusterAccess {
       throw new KubeconfigError(`${source} is not YAML: ${(err as Error).message.split('\n')[0]}`);
     }
     if (doc === null || doc === undefined) doc = {};
-    if (typeof doc !== 'object' || Array.isArray(doc)) throw new KubeconfigError(`${source} is not a kubeconfig: it holds a ${Array.isArray(doc) ? 'list' : typeof doc}, not a map`);
+    if (typeof doc !== 'object' || Array.isArray(doc))
+      throw new KubeconfigError(`${source} is not a kubeconfig: it holds a ${Array.isArray(doc) ? 'list' : typeof doc}, not a map`);
     this.merge(doc as Record<string, unknown>, base, source);
   }
 
@@ -119,7 +120,11 @@ export class KubeConfig implements ClusterAccess {
     kc.clusters.set('in-cluster', { server, certificateAuthority: join(dir, 'ca.crt') });
     kc.users.set('in-cluster', { tokenFile: join(dir, 'token') });
     const nsFile = join(dir, 'namespace');
-    kc.contexts.set('in-cluster', { cluster: 'in-cluster', user: 'in-cluster', namespace: existsSync(nsFile) ? readFileSync(nsFile, 'utf8').trim() : undefined });
+    kc.contexts.set('in-cluster', {
+      cluster: 'in-cluster',
+      user: 'in-cluster',
+      namespace: existsSync(nsFile) ? readFileSync(nsFile, 'utf8').trim() : undefined,
+    });
     kc.current = 'in-cluster';
     kc.sources.push('in-cluster');
     return kc;
@@ -132,8 +137,10 @@ export class KubeConfig implements ClusterAccess {
     const fail = (where: string, what: string) => {
       throw new KubeconfigError(`${source}: ${where} ${what}`);
     };
-    const str = (v: unknown, where: string): string | undefined => (v === undefined || v === null ? undefined : typeof v === 'string' ? v : fail(where, 'must be a string'));
-    const map = (v: unknown, where: string): Record<string, unknown> | undefined => (v === undefined || v === null ? undefined : typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : fail(where, 'must be a map'));
+    const str = (v: unknown, where: string): string | undefined =>
+      v === undefined || v === null ? undefined : typeof v === 'string' ? v : fail(where, 'must be a string');
+    const map = (v: unknown, where: string): Record<string, unknown> | undefined =>
+      v === undefined || v === null ? undefined : typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : fail(where, 'must be a map');
     const list = (key: string): { name: string; entry: Record<string, unknown> }[] => {
       const v = doc[key];
       if (v === undefined || v === null) return [];
@@ -162,8 +169,18 @@ export class KubeConfig implements ClusterAccess {
       const exec = map(u.exec, `${at}.exec`);
       const command = exec ? str(exec.command, `${at}.exec.command`) : undefined;
       if (exec && !command) fail(`${at}.exec.command`, 'is required');
-      if (exec?.args !== undefined && !(Array.isArray(exec.args) && exec.args.every((a) => typeof a === 'string'))) fail(`${at}.exec.args`, 'must be a list of strings');
-      if (exec?.env !== undefined && !(Array.isArray(exec.env) && exec.env.every((e) => e && typeof e === 'object' && typeof (e as { name?: unknown }).name === 'string' && typeof (e as { value?: unknown }).value === 'string'))) fail(`${at}.exec.env`, 'must be a list of {name, value} strings');
+      if (exec?.args !== undefined && !(Array.isArray(exec.args) && exec.args.every((a) => typeof a === 'string')))
+        fail(`${at}.exec.args`, 'must be a list of strings');
+      if (
+        exec?.env !== undefined &&
+        !(
+          Array.isArray(exec.env) &&
+          exec.env.every(
+            (e) => e && typeof e === 'object' && typeof (e as { name?: unknown }).name === 'string' && typeof (e as { value?: unknown }).value === 'string',
+          )
+        )
+      )
+        fail(`${at}.exec.env`, 'must be a list of {name, value} strings');
       this.users.set(name, {
         token: str(u.token, `${at}.token`),
         tokenFile: abs(str(u.tokenFile, `${at}.tokenFile`)),
@@ -182,7 +199,11 @@ export class KubeConfig implements ClusterAccess {
       const context = map(entry.context, `contexts[${i}].context`);
       if (!name || !context || this.contexts.has(name)) continue;
       const at = `contexts[${i}].context`;
-      this.contexts.set(name, { cluster: str(context.cluster, `${at}.cluster`) ?? '', user: str(context.user, `${at}.user`) ?? '', namespace: str(context.namespace, `${at}.namespace`) });
+      this.contexts.set(name, {
+        cluster: str(context.cluster, `${at}.cluster`) ?? '',
+        user: str(context.user, `${at}.user`) ?? '',
+        namespace: str(context.namespace, `${at}.namespace`),
+      });
     }
     const current = str(doc['current-context'], 'current-context');
     if (!this.current && current) this.current = current;
@@ -248,7 +269,9 @@ export class KubeConfig implements ClusterAccess {
   private execCredential(user: string, exec: ExecConfig, cluster: NamedCluster): Promise<Credential> {
     const cached = this.exec?.user === user ? this.exec.credential : undefined;
     if (cached) {
-      return cached.then((c) => (c.expires !== undefined && c.expires - Date.now() < 10_000 ? ((this.exec = undefined), this.execCredential(user, exec, cluster)) : c));
+      return cached.then((c) =>
+        c.expires !== undefined && c.expires - Date.now() < 10_000 ? ((this.exec = undefined), this.execCredential(user, exec, cluster)) : c,
+      );
     }
     const credential = runExecPlugin(exec, cluster);
     this.exec = { user, credential };
@@ -265,7 +288,16 @@ function runExecPlugin(exec: ExecConfig, cluster: NamedCluster): Promise<Credent
     kind: 'ExecCredential',
     spec: {
       interactive: false,
-      ...(exec.provideClusterInfo ? { cluster: { server: cluster.server, 'tls-server-name': cluster.tlsServerName, 'insecure-skip-tls-verify': cluster.insecureSkipTlsVerify, 'certificate-authority-data': cluster.certificateAuthorityData } } : {}),
+      ...(exec.provideClusterInfo
+        ? {
+            cluster: {
+              server: cluster.server,
+              'tls-server-name': cluster.tlsServerName,
+              'insecure-skip-tls-verify': cluster.insecureSkipTlsVerify,
+              'certificate-authority-data': cluster.certificateAuthorityData,
+            },
+          }
+        : {}),
     },
   };
   const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: JSON.stringify(info) };
@@ -279,8 +311,14 @@ function runExecPlugin(exec: ExecConfig, cluster: NamedCluster): Promise<Credent
       try {
         const out = JSON.parse(stdout) as { status?: { token?: string; clientCertificateData?: string; clientKeyData?: string; expirationTimestamp?: string } };
         const s = out.status ?? {};
-        if (!s.token && !(s.clientCertificateData && s.clientKeyData)) throw new Error('its ExecCredential has neither a token nor a client certificate and key');
-        resolve({ token: s.token, cert: s.clientCertificateData, key: s.clientKeyData, expires: s.expirationTimestamp ? Date.parse(s.expirationTimestamp) : undefined });
+        if (!s.token && !(s.clientCertificateData && s.clientKeyData))
+          throw new Error('its ExecCredential has neither a token nor a client certificate and key');
+        resolve({
+          token: s.token,
+          cert: s.clientCertificateData,
+          key: s.clientKeyData,
+          expires: s.expirationTimestamp ? Date.parse(s.expirationTimestamp) : undefined,
+        });
       } catch (e) {
         reject(new Error(`exec credential plugin ${exec.command}: ${(e as Error).message}`));
       }
@@ -296,5 +334,7 @@ function runExecPlugin(exec: ExecConfig, cluster: NamedCluster): Promise<Credent
 function authProviderToken(provider: { name?: string; config?: Record<string, string> }): string {
   if (provider.name === 'oidc' && provider.config?.['id-token']) return provider.config['id-token'];
   if (provider.name === 'oidc') throw new Error('the oidc auth-provider has no id-token: log in again, or use an exec plugin (kubelogin)');
-  throw new Error(`the ${provider.name ?? 'unnamed'} auth-provider is not supported (kubectl removed it in 1.26): use its exec credential plugin (gke-gcloud-auth-plugin, kubelogin)`);
+  throw new Error(
+    `the ${provider.name ?? 'unnamed'} auth-provider is not supported (kubectl removed it in 1.26): use its exec credential plugin (gke-gcloud-auth-plugin, kubelogin)`,
+  );
 }

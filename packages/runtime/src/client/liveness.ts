@@ -33,7 +33,11 @@ export class ApiServerLiveness {
   private loop?: Promise<void>;
   private readonly clock: Clock;
 
-  constructor(private readonly transport: Transport, private readonly log: Logger, private readonly options: LivenessOptions = {}) {
+  constructor(
+    private readonly transport: Transport,
+    private readonly log: Logger,
+    private readonly options: LivenessOptions = {},
+  ) {
     this.clock = options.clock ?? systemClock;
     this.answeredAt = this.clock.now();
   }

@@ -10,7 +10,11 @@ export class TokenBucket {
   private last: number;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(readonly qps: number, readonly burst: number, private readonly clock: Clock = systemClock) {
+  constructor(
+    readonly qps: number,
+    readonly burst: number,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.tokens = burst;
     this.last = clock.monotonic();
   }

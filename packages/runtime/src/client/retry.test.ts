@@ -10,11 +10,14 @@ describe('retryTransient', () => {
     const clock = new FakeClock(0);
     const answers: unknown[] = [reset, new ApiError('POST', '/x', 503, {}), new ApiError('POST', '/x', 429, {}), 'ok'];
     const waits: number[] = [];
-    const done = retryTransient(async () => {
-      const a = answers.shift();
-      if (a instanceof Error) throw a;
-      return a;
-    }, { clock, maxMs: 60_000, onRetry: (_, ms) => waits.push(ms) });
+    const done = retryTransient(
+      async () => {
+        const a = answers.shift();
+        if (a instanceof Error) throw a;
+        return a;
+      },
+      { clock, maxMs: 60_000, onRetry: (_, ms) => waits.push(ms) },
+    );
     await clock.tick(10_000);
     expect(await done).toBe('ok');
     expect(waits).toEqual([500, 1_000, 2_000]);

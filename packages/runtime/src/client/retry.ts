@@ -7,7 +7,10 @@ import { isTransient } from './errors.js';
  * or the last transient error once the time is up, is thrown. For the few requests an operator
  * makes outside its watches and reconciles (checks at start), which have no queue to retry them.
  */
-export async function retryTransient<T>(fn: () => Promise<T>, o: { clock: Clock; maxMs: number; signal?: AbortSignal; onRetry?: (err: Error, inMs: number) => void }): Promise<T> {
+export async function retryTransient<T>(
+  fn: () => Promise<T>,
+  o: { clock: Clock; maxMs: number; signal?: AbortSignal; onRetry?: (err: Error, inMs: number) => void },
+): Promise<T> {
   const deadline = o.clock.monotonic() + o.maxMs;
   for (let delay = 500; ; delay = Math.min(delay * 2, 10_000)) {
     try {

@@ -77,7 +77,10 @@ export class Transport {
   /** host:port, for trace spans. */
   private readonly serverHost: string;
 
-  constructor(readonly kubeConfig: ClusterAccess, private readonly options: TransportOptions = {}) {
+  constructor(
+    readonly kubeConfig: ClusterAccess,
+    private readonly options: TransportOptions = {},
+  ) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster: set a current-context or pass --kubeconfig');
     this.server = cluster.server.replace(/\/+$/, '');
@@ -142,12 +145,14 @@ export class Transport {
         resolve(res);
       });
       // An answer must start within this time (a watch then streams for minutes).
-      const answerTimer = answerTimeoutMs ? setTimeout(() => req.destroy(new Error(`no answer within ${answerTimeoutMs / 1000}s`)), answerTimeoutMs) : undefined;
+      const answerTimer = answerTimeoutMs
+        ? setTimeout(() => req.destroy(new Error(`no answer within ${answerTimeoutMs / 1000}s`)), answerTimeoutMs)
+        : undefined;
       req.on('socket', (s) => s.setKeepAlive(true, TCP_KEEPALIVE_IDLE_MS));
       if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`no response within ${timeoutMs / 1000}s`)));
       req.on('error', (err) => {
         clearTimeout(answerTimer);
-        reject(spec.signal?.aborted ? spec.signal.reason ?? err : new ConnectionError(spec.method, url.pathname, err));
+        reject(spec.signal?.aborted ? (spec.signal.reason ?? err) : new ConnectionError(spec.method, url.pathname, err));
       });
       req.end(payload);
     });
@@ -176,9 +181,14 @@ export class Transport {
   async request<T>(spec: RequestSpec): Promise<T> {
     const tracer = this.options.tracer;
     if (!tracer?.current()) return this.requestOnce<T>(spec);
-    const span = tracer.startSpan(spec.method, { kind: 'client', attributes: { 'http.request.method': spec.method, 'url.path': spec.path, 'server.address': this.serverHost } });
+    const span = tracer.startSpan(spec.method, {
+      kind: 'client',
+      attributes: { 'http.request.method': spec.method, 'url.path': spec.path, 'server.address': this.serverHost },
+    });
     try {
-      const out = await this.requestOnce<T>({ ...spec, headers: { ...spec.headers, traceparent: span.traceparent() } }, (code) => span.setAttribute('http.response.status_code', code));
+      const out = await this.requestOnce<T>({ ...spec, headers: { ...spec.headers, traceparent: span.traceparent() } }, (code) =>
+        span.setAttribute('http.response.status_code', code),
+      );
       return out;
     } catch (err) {
       span.fail(err);

@@ -6,13 +6,7 @@ import type { V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
  * changes type depending on the path. We never deserialize: every path yields JSON, and `Wire<T>`
  * makes the types say so.
  */
-export type Wire<T> = T extends Date
-  ? string
-  : T extends (infer U)[]
-    ? Wire<U>[]
-    : T extends object
-      ? { [K in keyof T]: Wire<T[K]> }
-      : T;
+export type Wire<T> = T extends Date ? string : T extends (infer U)[] ? Wire<U>[] : T extends object ? { [K in keyof T]: Wire<T[K]> } : T;
 
 export type ObjectMeta = Wire<V1ObjectMeta>;
 export type OwnerReference = Wire<V1OwnerReference>;

@@ -29,7 +29,10 @@ describe('FakeClock', () => {
     clock.setTimer(20, () => fired.push(['b', clock.monotonic(), clock.now()]));
     cancelled.cancel();
     clock.advance(25);
-    expect(fired).toEqual([['a', 10, 10], ['b', 20, 20]]);
+    expect(fired).toEqual([
+      ['a', 10, 10],
+      ['b', 20, 20],
+    ]);
     clock.advance(5);
     expect(fired.map((f) => f[0])).toEqual(['a', 'b', 'c']);
     expect(clock.pending).toBe(0);

@@ -47,14 +47,27 @@ export class ControllerBuilder<T extends KubeObject> {
   private readonly rules: PolicyRule[] = [];
   private controllerName: string;
 
-  constructor(private readonly primary: Kind<T>, primaryOptions: WatchOptions<T> = {}) {
+  constructor(
+    private readonly primary: Kind<T>,
+    primaryOptions: WatchOptions<T> = {},
+  ) {
     this.controllerName = primary.kind.toLowerCase();
-    this.watchList.push({ kind: primary, map: requestForObject as MapFunc<KubeObject>, predicates: (primaryOptions.predicates ?? []) as Predicate[], informer: primaryOptions.informer });
+    this.watchList.push({
+      kind: primary,
+      map: requestForObject as MapFunc<KubeObject>,
+      predicates: (primaryOptions.predicates ?? []) as Predicate[],
+      informer: primaryOptions.informer,
+    });
   }
 
   /** Objects this controller creates with a controller owner reference; their changes reconcile the owner. */
   owns<O extends KubeObject>(kind: Kind<O>, options: WatchOptions<O> = {}): this {
-    this.watchList.push({ kind, map: requestsForOwner(this.primary) as MapFunc<KubeObject>, predicates: (options.predicates ?? []) as Predicate[], informer: options.informer });
+    this.watchList.push({
+      kind,
+      map: requestsForOwner(this.primary) as MapFunc<KubeObject>,
+      predicates: (options.predicates ?? []) as Predicate[],
+      informer: options.informer,
+    });
     return this;
   }
 

@@ -59,7 +59,14 @@ describe('controllers against a real API server', () => {
           const cm = await cache.get(ConfigMap, req);
           seen.push(`${req.name} gadget=${g ? g.spec.size : 'gone'} cm=${cm ? cm.data?.size : 'none'}`);
           if (g && (!cm || cm.data?.size !== String(g.spec.size))) {
-            await ctx.apply(ConfigMap, { metadata: { name: req.name, namespace: req.namespace, ownerReferences: [controllerReference(Gadget.kind, g)] }, data: { size: String(g.spec.size) } }, cm);
+            await ctx.apply(
+              ConfigMap,
+              {
+                metadata: { name: req.name, namespace: req.namespace, ownerReferences: [controllerReference(Gadget.kind, g)] },
+                data: { size: String(g.spec.size) },
+              },
+              cm,
+            );
           }
         }),
     );
@@ -73,7 +80,10 @@ describe('controllers against a real API server', () => {
     await waitFor('a reconcile after update', () => last() === 'g gadget=2 cm=2');
 
     await admin.patch(ConfigMap, { namespace: n, name: 'g' }, { data: { size: 'tampered' } });
-    await waitFor('a reconcile after an owned object changed (drift repaired)', async () => (await admin.get(ConfigMap, { namespace: n, name: 'g' })).data?.size === '2');
+    await waitFor(
+      'a reconcile after an owned object changed (drift repaired)',
+      async () => (await admin.get(ConfigMap, { namespace: n, name: 'g' })).data?.size === '2',
+    );
 
     await admin.delete(ConfigMap, { namespace: n, name: 'g' });
     await waitFor('a reconcile after an owned object was deleted (recreated)', () => admin.get(ConfigMap, { namespace: n, name: 'g' }).then(() => true));
@@ -111,7 +121,10 @@ describe('controllers against a real API server', () => {
     for (let round = 1; round <= 5; round++) {
       for (let i = 0; i < 4; i++) await admin.patch(Gadget.kind, { namespace: n, name: `c${i}` }, { spec: { size: round } });
     }
-    await waitFor('the queue to drain', () => calls >= 4 && manager!.running && running === 0 && inFlight.size === 4 && [...inFlight.values()].every((v) => v === 0));
+    await waitFor(
+      'the queue to drain',
+      () => calls >= 4 && manager!.running && running === 0 && inFlight.size === 4 && [...inFlight.values()].every((v) => v === 0),
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(maxSameKey).toBe(1);
     expect(maxParallel).toBeGreaterThan(1);
@@ -181,9 +194,16 @@ describe('controllers against a real API server', () => {
     expect(metricValue(metrics, 'controller_runtime_reconcile_total', { controller: 'gadget', result: 'error' })).toBeGreaterThanOrEqual(6);
     expect(metricValue(metrics, 'workqueue_retries_total', { name: 'gadget' })).toBeGreaterThanOrEqual(6);
     for (const name of [
-      'controller_runtime_reconcile_total', 'controller_runtime_reconcile_errors_total', 'controller_runtime_reconcile_time_seconds_bucket', 'workqueue_depth',
-      'workqueue_adds_total', 'workqueue_queue_duration_seconds_bucket', 'workqueue_work_duration_seconds_bucket', 'workqueue_retries_total',
-    ]) expect(metrics, name).toMatch(new RegExp(`^${name}\\{`, 'm'));
+      'controller_runtime_reconcile_total',
+      'controller_runtime_reconcile_errors_total',
+      'controller_runtime_reconcile_time_seconds_bucket',
+      'workqueue_depth',
+      'workqueue_adds_total',
+      'workqueue_queue_duration_seconds_bucket',
+      'workqueue_work_duration_seconds_bucket',
+      'workqueue_retries_total',
+    ])
+      expect(metrics, name).toMatch(new RegExp(`^${name}\\{`, 'm'));
     expect((await scrape(manager, '/healthz')).status).toBe(200);
   });
 

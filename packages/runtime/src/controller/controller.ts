@@ -67,7 +67,13 @@ export interface ControllerDeps {
 
 /** One trigger in a log line: `Pod ns/web-1 update`, `requeue after 30000ms`, `retry 3`. */
 const describeTrigger = (t: Trigger): string =>
-  t.source === 'watch' ? `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} ${t.event}` : t.source === 'requeue' ? `requeue${t.after ? ` after ${t.after}ms` : ''}` : t.source === 'retry' ? `retry ${t.attempt}` : 'enqueue';
+  t.source === 'watch'
+    ? `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name} ${t.event}`
+    : t.source === 'requeue'
+      ? `requeue${t.after ? ` after ${t.after}ms` : ''}`
+      : t.source === 'retry'
+        ? `retry ${t.attempt}`
+        : 'enqueue';
 
 /** A failed reconcile is reported on the object from this many failures in a row (one blip is not news). */
 const REPORT_AFTER_FAILURES = 2;
@@ -153,7 +159,9 @@ export class Controller {
       queued: (q?.queued ?? []).filter(mine).map(withWhy),
       waiting: (q?.delayed ?? []).filter(([k]) => mine(k)).map(([k, at]) => ({ ...withWhy(k), inMs: Math.max(0, Math.round(at - now)) })),
       heldForCache: (q?.held ?? []).filter(mine),
-      inFlight: (q?.processing ?? []).filter(([k]) => mine(k)).map(([k, since]) => ({ key: k, forMs: Math.round(now - since), timedOut: term?.overdue.has(k) || undefined })),
+      inFlight: (q?.processing ?? [])
+        .filter(([k]) => mine(k))
+        .map(([k, since]) => ({ key: k, forMs: Math.round(now - since), timedOut: term?.overdue.has(k) || undefined })),
       waitingForPermissions: term?.denied.inspect() ?? [],
       last: key === undefined ? this.provenance.recent(recent) : [this.provenance.last(key)].filter(Boolean),
     };
@@ -178,7 +186,14 @@ export class Controller {
       const mapped = await Promise.all(objs.map(async (o) => w.map(o as Cached<T>, { cache: this.deps.cache })));
       const requests = new Map(mapped.flat().map((r) => [requestKey(r), r] as const));
       if (!requests.size) return;
-      const trigger: Trigger = { source: 'watch', kind: w.kind.kind, namespace: obj.metadata.namespace || undefined, name: obj.metadata.name!, event, at: this.clock.now() };
+      const trigger: Trigger = {
+        source: 'watch',
+        kind: w.kind.kind,
+        namespace: obj.metadata.namespace || undefined,
+        name: obj.metadata.name!,
+        event,
+        at: this.clock.now(),
+      };
       for (const r of requests.values()) this.enqueue(r, trigger);
     } catch (err) {
       this.log.error({ err, kind: w.kind.kind, object: obj.metadata.name }, 'mapping an event to requests failed');
@@ -214,7 +229,8 @@ export class Controller {
     const primary = this.watches[0];
     for (const w of this.watches as WatchSpec<KubeObject>[]) {
       const informer = this.deps.cache.informer(w.kind, w.informer);
-      const passes = (event: 'create' | 'update' | 'delete', objs: [KubeObject] | [KubeObject, KubeObject]) => w.predicates.every((p) => evaluatePredicate(p, event, objs));
+      const passes = (event: 'create' | 'update' | 'delete', objs: [KubeObject] | [KubeObject, KubeObject]) =>
+        w.predicates.every((p) => evaluatePredicate(p, event, objs));
       term.unsubscribe.push(
         informer.addHandler({
           onAdd: (obj) => passes('create', [obj]) && void this.mapAndEnqueue(w, [obj], 'add'),
@@ -252,24 +268,34 @@ export class Controller {
     const end = metrics.reconcileTime.startTimer(labels);
     for (const t of triggers) metrics.reconcileTriggers.inc({ ...labels, trigger: triggerLabel(t) });
     const span = this.startSpan(req, reconcileId, triggers);
-    this.attemptDeps ??= { reconciler: this.reconciler, cache: this.deps.cache, client: this.deps.client, recorder: this.deps.recorder, references: new ReferenceReader(this.deps.cache), clock: this.clock, tracer: this.deps.tracer, log: this.log };
-    const attempt = new ReconcileAttempt(
-      this.attemptDeps,
-      req,
-      reconcileId,
-      triggers,
-      term.abort.signal,
-      this.timeoutMs,
-      span,
-    );
+    this.attemptDeps ??= {
+      reconciler: this.reconciler,
+      cache: this.deps.cache,
+      client: this.deps.client,
+      recorder: this.deps.recorder,
+      references: new ReferenceReader(this.deps.cache),
+      clock: this.clock,
+      tracer: this.deps.tracer,
+      log: this.log,
+    };
+    const attempt = new ReconcileAttempt(this.attemptDeps, req, reconcileId, triggers, term.abort.signal, this.timeoutMs, span);
     const outcome = await attempt.run();
     const decision = classify(outcome, term.abort.signal.aborted);
     this.apply(term, key, req, attempt, outcome, decision);
 
-    const failure = outcome.kind === 'threw' ? (outcome.error as Error).message : outcome.kind === 'timedOut' ? new ReconcileTimeoutError(outcome.timeoutMs).message : undefined;
+    const failure =
+      outcome.kind === 'threw'
+        ? (outcome.error as Error).message
+        : outcome.kind === 'timedOut'
+          ? new ReconcileTimeoutError(outcome.timeoutMs).message
+          : undefined;
     const durationMs = Math.round(this.clock.monotonic() - started);
     // One line per reconcile at debug level (--log-level=debug): what ran, how it ended, what it wrote.
-    if (this.log.isLevelEnabled('debug')) attempt.log.debug({ result: decision.result, writes: attempt.writes.length, durationMs, triggers: triggers.map(describeTrigger), droppedTriggers: dropped || undefined }, 'reconciled');
+    if (this.log.isLevelEnabled('debug'))
+      attempt.log.debug(
+        { result: decision.result, writes: attempt.writes.length, durationMs, triggers: triggers.map(describeTrigger), droppedTriggers: dropped || undefined },
+        'reconciled',
+      );
     this.provenance.record({ key, reconcileId, startedAt, durationMs, result: decision.result, error: failure, triggers: [...triggers], dropped });
     if (span) {
       span.setAttribute('opkit.reconcile.result', decision.result);
@@ -303,7 +329,12 @@ export class Controller {
       queue.addAfter(key, d.queue.ms);
     } else if (d.queue.action === 'backoff') {
       queue.addRateLimited(key, d.queue.floorMs);
-      this.provenance.add(key, outcome.kind === 'returned' ? { source: 'requeue', at: this.clock.now() } : { source: 'retry', attempt: queue.retries(key), error: this.describe(outcome), at: this.clock.now() });
+      this.provenance.add(
+        key,
+        outcome.kind === 'returned'
+          ? { source: 'requeue', at: this.clock.now() }
+          : { source: 'retry', attempt: queue.retries(key), error: this.describe(outcome), at: this.clock.now() },
+      );
     }
     if (d.result === 'success' || d.result === 'requeue_after') {
       this.reports.forget(key);
@@ -317,13 +348,19 @@ export class Controller {
         break;
       case 'terminal':
         this.deps.metrics.terminalErrors.inc({ controller: this.name });
-        attempt.log.error({ err, triggers: attempt.triggers.map(describeTrigger) }, 'reconcile failed with a terminal error; not retrying until the object changes');
+        attempt.log.error(
+          { err, triggers: attempt.triggers.map(describeTrigger) },
+          'reconcile failed with a terminal error; not retrying until the object changes',
+        );
         break;
       case 'conflict':
         attempt.log.info({ retries, err: (err as ApiError).serverMessage }, 'conflict writing an object; retrying');
         break;
       case 'timeout':
-        attempt.log.error({ retries, timeoutMs: this.timeoutMs }, 'reconcile timed out: its worker is released; the key is retried with backoff once the reconcile returns');
+        attempt.log.error(
+          { retries, timeoutMs: this.timeoutMs },
+          'reconcile timed out: its worker is released; the key is retried with backoff once the reconcile returns',
+        );
         break;
       case 'error':
         attempt.log.error({ err, retries, triggers: attempt.triggers.map(describeTrigger) }, 'reconcile failed; retrying with backoff');
@@ -339,7 +376,11 @@ export class Controller {
   }
 
   private describe(outcome: AttemptOutcome): string {
-    return outcome.kind === 'threw' ? (outcome.error as Error).message : outcome.kind === 'timedOut' ? new ReconcileTimeoutError(outcome.timeoutMs).message : '';
+    return outcome.kind === 'threw'
+      ? (outcome.error as Error).message
+      : outcome.kind === 'timedOut'
+        ? new ReconcileTimeoutError(outcome.timeoutMs).message
+        : '';
   }
 
   private startSpan(req: Request, reconcileId: string, triggers: readonly Trigger[]): Span | undefined {
@@ -386,7 +427,10 @@ export class Controller {
     this.draining = term;
     try {
       let timer: { cancel(): void } | undefined;
-      const drained = await Promise.race([term.queue.drain().then(() => true), new Promise<boolean>((r) => (timer = this.clock.setTimer(deadlineMs, () => r(false))))]);
+      const drained = await Promise.race([
+        term.queue.drain().then(() => true),
+        new Promise<boolean>((r) => (timer = this.clock.setTimer(deadlineMs, () => r(false)))),
+      ]);
       timer?.cancel();
       if (!term.abort.signal.aborted) term.abort.abort(new Error('controller stopping'));
       if (!drained) this.log.warn({ inFlight: term.queue.inFlight }, 'reconciles still running at the shutdown deadline');

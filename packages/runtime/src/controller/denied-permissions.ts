@@ -37,7 +37,8 @@ export function deniedPermission(method: string, path: string): Permission | und
   return { verb, group, resource, subresource, namespace, name: verb === 'create' && !subresource ? undefined : name };
 }
 
-export const deniedPermissionOf = (err: unknown): Permission | undefined => (err instanceof ApiError && err.status === 403 ? deniedPermission(err.method, err.path) : undefined);
+export const deniedPermissionOf = (err: unknown): Permission | undefined =>
+  err instanceof ApiError && err.status === 403 ? deniedPermission(err.method, err.path) : undefined;
 
 /** How often a denied permission is asked about again. */
 const RECHECK_MS = 5_000;

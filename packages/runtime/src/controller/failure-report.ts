@@ -74,7 +74,14 @@ export class FailureReports {
     if (this.options.errorStatus) return this.options.errorStatus(obj, failure, now);
     if (!this.options.errorCondition) return undefined;
     const status = ((obj as { status?: { conditions?: Condition[] } }).status ?? {}) as { conditions?: Condition[] };
-    return { ...status, conditions: setCondition(status.conditions, { type: this.options.errorCondition, status: 'False', ...failure, observedGeneration: obj.metadata.generation }, now) };
+    return {
+      ...status,
+      conditions: setCondition(
+        status.conditions,
+        { type: this.options.errorCondition, status: 'False', ...failure, observedGeneration: obj.metadata.generation },
+        now,
+      ),
+    };
   }
 
   /** Whether an update of the primary object is this reporter's own status write coming back (then it triggers nothing). */

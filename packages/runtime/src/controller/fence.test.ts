@@ -11,7 +11,7 @@ const fakeClient = () => {
 };
 
 describe('ReconcileFence', () => {
-  it('aborts a signal already handed out when the term ends, with the term\'s reason', () => {
+  it("aborts a signal already handed out when the term ends, with the term's reason", () => {
     const term = new AbortController();
     const fence = new ReconcileFence(term.signal, fakeClient().client);
     const signal = fence.signal;

@@ -12,7 +12,9 @@ export interface MapContext {
 export type MapFunc<T extends KubeObject> = (obj: Cached<T>, ctx: MapContext) => Request[] | Promise<Request[]>;
 
 /** The primary kind: an object's own change reconciles it. */
-export const requestForObject = <T extends KubeObject>(obj: Cached<T>): Request[] => [{ namespace: obj.metadata.namespace || undefined, name: obj.metadata.name }];
+export const requestForObject = <T extends KubeObject>(obj: Cached<T>): Request[] => [
+  { namespace: obj.metadata.namespace || undefined, name: obj.metadata.name },
+];
 
 /**
  * An owned object reconciles its controller owner of `ownerKind` (the ownerReference with
@@ -23,6 +25,11 @@ export function requestsForOwner<T extends KubeObject>(ownerKind: Kind, controll
   const group = ownerKind.group;
   return (obj) =>
     (obj.metadata.ownerReferences ?? [])
-      .filter((ref) => ref.kind === ownerKind.kind && (ref.apiVersion === apiVersion || ref.apiVersion.split('/').slice(0, -1).join('/') === group) && (!controllerOnly || ref.controller))
+      .filter(
+        (ref) =>
+          ref.kind === ownerKind.kind &&
+          (ref.apiVersion === apiVersion || ref.apiVersion.split('/').slice(0, -1).join('/') === group) &&
+          (!controllerOnly || ref.controller),
+      )
       .map((ref) => ({ namespace: ownerKind.namespaced ? obj.metadata.namespace : undefined, name: ref.name }));
 }

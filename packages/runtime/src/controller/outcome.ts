@@ -35,7 +35,13 @@ export interface Decision {
  */
 export const FORBIDDEN_BACKOFF_FLOOR_MS = 1_000;
 
-const decide = (queue: Decision['queue'], result: Decision['result'], report: Decision['report'], log: Decision['log'], denied = false): Decision => ({ queue, result, report, log, denied });
+const decide = (queue: Decision['queue'], result: Decision['result'], report: Decision['report'], log: Decision['log'], denied = false): Decision => ({
+  queue,
+  result,
+  report,
+  log,
+  denied,
+});
 
 /** One pure table from an attempt's outcome to what happens next (`outcome.test.ts` holds its rows). */
 export function classify(outcome: AttemptOutcome, termEnded: boolean): Decision {

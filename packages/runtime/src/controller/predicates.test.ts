@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../client/types.js';
 import { and, annotationsChanged, generationChanged, hasLabels, labelsChanged, not, or } from './predicates.js';
 
-const o = (generation: number, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject => ({ metadata: { name: 'x', generation, labels, annotations } });
+const o = (generation: number, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): KubeObject => ({
+  metadata: { name: 'x', generation, labels, annotations },
+});
 
 describe('predicates', () => {
   it('generationChanged passes spec changes and drops status-only updates', () => {

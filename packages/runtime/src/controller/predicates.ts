@@ -39,11 +39,10 @@ const evaluate = <T extends KubeObject>(p: Predicate<T>, m: Method, args: [T] | 
   const fn = p[m] as ((...a: T[]) => boolean) | undefined;
   return fn ? fn(...args) : true;
 };
-const combine =
-  <T extends KubeObject>(ps: Predicate<T>[], mode: 'and' | 'or'): Predicate<T> => {
-    const run = (m: Method, args: [T] | [T, T]) => (mode === 'and' ? ps.every((p) => evaluate(p, m, args)) : ps.some((p) => evaluate(p, m, args)));
-    return { create: (o) => run('create', [o]), update: (a, b) => run('update', [a, b]), delete: (o) => run('delete', [o]) };
-  };
+const combine = <T extends KubeObject>(ps: Predicate<T>[], mode: 'and' | 'or'): Predicate<T> => {
+  const run = (m: Method, args: [T] | [T, T]) => (mode === 'and' ? ps.every((p) => evaluate(p, m, args)) : ps.some((p) => evaluate(p, m, args)));
+  return { create: (o) => run('create', [o]), update: (a, b) => run('update', [a, b]), delete: (o) => run('delete', [o]) };
+};
 
 export const and = <T extends KubeObject>(...ps: Predicate<T>[]): Predicate<T> => combine(ps, 'and');
 export const or = <T extends KubeObject>(...ps: Predicate<T>[]): Predicate<T> => combine(ps, 'or');

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { Provenance, triggerLabel, type Trigger } from './provenance.js';
 
-const watch = (name: string, event: 'add' | 'update' | 'delete' = 'update', kind = 'Pod'): Trigger => ({ source: 'watch', kind, namespace: 'ns', name, event, at: 1 });
+const watch = (name: string, event: 'add' | 'update' | 'delete' = 'update', kind = 'Pod'): Trigger => ({
+  source: 'watch',
+  kind,
+  namespace: 'ns',
+  name,
+  event,
+  at: 1,
+});
 
 describe('Provenance', () => {
   it('hands a reconcile every trigger merged into its key, and the next one only later ones', () => {

@@ -45,7 +45,15 @@ export class Provenance {
     let p = this.pending.get(key);
     if (!p) this.pending.set(key, (p = { triggers: [], dropped: 0 }));
     // Repeats of the same event on the same object collapse into the newest.
-    const same = p.triggers.findIndex((t) => t.source === 'watch' && trigger.source === 'watch' && t.kind === trigger.kind && t.name === trigger.name && t.namespace === trigger.namespace && t.event === trigger.event);
+    const same = p.triggers.findIndex(
+      (t) =>
+        t.source === 'watch' &&
+        trigger.source === 'watch' &&
+        t.kind === trigger.kind &&
+        t.name === trigger.name &&
+        t.namespace === trigger.namespace &&
+        t.event === trigger.event,
+    );
     if (same >= 0) p.triggers.splice(same, 1);
     else if (p.triggers.length >= MAX_TRIGGERS_PER_KEY) {
       p.triggers.shift();

@@ -54,7 +54,10 @@ describe('reading your own writes without blocking a worker', () => {
           const current = await ctx.cache.get(ConfigMap, req, OWNED);
           await ctx.apply(
             ConfigMap,
-            { metadata: { name: req.name, namespace: ns, labels: { 'test.opkit.dev/owned': 'true' }, ownerReferences: [controllerReference(Counter.kind, c)] }, data: { n: String(c.spec.n) } },
+            {
+              metadata: { name: req.name, namespace: ns, labels: { 'test.opkit.dev/owned': 'true' }, ownerReferences: [controllerReference(Counter.kind, c)] },
+              data: { n: String(c.spec.n) },
+            },
             current,
           );
           await ctx.updateStatus(Counter.kind, c, { observedGeneration: c.metadata.generation, writes: (c.status?.writes ?? 0) + 1 });
@@ -64,9 +67,16 @@ describe('reading your own writes without blocking a worker', () => {
     const since = new Date();
     const N = 40;
     for (let i = 0; i < N; i++) await suite.admin.create(Counter.kind, { metadata: { name: `c${i}`, namespace: ns }, spec: { n: i } });
-    await waitFor('every Counter to be reconciled', async () => (await suite.admin.list(Counter.kind, { namespace: ns })).items.every((c) => c.status?.observedGeneration === c.metadata.generation) || undefined, { timeoutMs: 30_000 });
+    await waitFor(
+      'every Counter to be reconciled',
+      async () =>
+        (await suite.admin.list(Counter.kind, { namespace: ns })).items.every((c) => c.status?.observedGeneration === c.metadata.generation) || undefined,
+      { timeoutMs: 30_000 },
+    );
     await new Promise((r) => setTimeout(r, 1_000));
-    const statusWrites = suite.plane.audit!.writes({ since, resource: 'counters' }).filter((e) => e.objectRef?.subresource === 'status' && e.objectRef.namespace === ns);
+    const statusWrites = suite.plane
+      .audit!.writes({ since, resource: 'counters' })
+      .filter((e) => e.objectRef?.subresource === 'status' && e.objectRef.namespace === ns);
     const counters = (await suite.admin.list(Counter.kind, { namespace: ns })).items;
     expect(counters.map((c) => c.status?.writes)).toEqual(Array(N).fill(1));
     expect(statusWrites.filter((e) => e.responseStatus?.code === 409)).toEqual([]);

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../client/types.js';
 import { caughtUp, compareResourceVersions, type Expectation } from './read-your-writes.js';
 
-const obj = (rv: string, deleting = false): KubeObject => ({ metadata: { name: 'x', namespace: 'ns', resourceVersion: rv, ...(deleting ? { deletionTimestamp: '2026-11-23T00:00:00Z' } : {}) } });
+const obj = (rv: string, deleting = false): KubeObject => ({
+  metadata: { name: 'x', namespace: 'ns', resourceVersion: rv, ...(deleting ? { deletionTimestamp: '2026-11-23T00:00:00Z' } : {}) },
+});
 
 describe('compareResourceVersions', () => {
   it.each([

@@ -86,7 +86,13 @@ export class CacheHolds {
   /** Informers listened to for held keys (subscribed on first need, without replay). */
   private readonly listening = new Set<KindInformer<KubeObject>>();
 
-  constructor(private readonly queue: WorkQueue, private readonly cache: Cache, private readonly log: Logger, private readonly onSubscribe: (unsubscribe: () => void) => void, private readonly clock: Clock) {}
+  constructor(
+    private readonly queue: WorkQueue,
+    private readonly cache: Cache,
+    private readonly log: Logger,
+    private readonly onSubscribe: (unsubscribe: () => void) => void,
+    private readonly clock: Clock,
+  ) {}
 
   hold(key: string, writes: RecordedWrite[]): void {
     const pending: Hold['pending'] = [];
@@ -106,7 +112,10 @@ export class CacheHolds {
     previous?.timer.cancel();
     const timer = this.clock.setTimer(HOLD_LIMIT_MS, () => {
       this.holds.delete(key);
-      this.log.debug({ key, waitingFor: pending.map((p) => writeKey(p.write)) }, 'the cache did not show this reconcile\'s writes in time; running the key anyway');
+      this.log.debug(
+        { key, waitingFor: pending.map((p) => writeKey(p.write)) },
+        "the cache did not show this reconcile's writes in time; running the key anyway",
+      );
       this.queue.release(key);
     });
     this.holds.set(key, { pending, timer });

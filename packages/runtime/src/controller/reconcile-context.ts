@@ -106,7 +106,12 @@ export interface ContextDeps {
  * the one body both the context's updateStatus and the controller's error report send.
  */
 export const statusUpdate = <T extends KubeObject>(obj: T, status: unknown): T =>
-  ({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, resourceVersion: obj.metadata.resourceVersion }, status }) as unknown as T;
+  ({
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, resourceVersion: obj.metadata.resourceVersion },
+    status,
+  }) as unknown as T;
 
 /** Builds a reconcile's context; `writes` collects what its writes returned. */
 export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []): ReconcileContext {

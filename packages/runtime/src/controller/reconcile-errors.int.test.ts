@@ -74,17 +74,26 @@ describe('reconcile errors a user can see and recover from', () => {
           const w = await ctx.cache.get(Widget.kind, req);
           if (!w) return;
           await ctx.apply(ConfigMap, { metadata: { name: req.name, namespace: ns }, data: { colour: w.spec.colour } }, await ctx.cache.get(ConfigMap, req));
-          const conditions = ctx.setCondition(w.status?.conditions as Condition[] | undefined, { type: 'Ready', status: 'True', reason: 'Applied', message: 'the ConfigMap holds the colour' });
+          const conditions = ctx.setCondition(w.status?.conditions as Condition[] | undefined, {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Applied',
+            message: 'the ConfigMap holds the colour',
+          });
           await ctx.updateStatus(Widget.kind, w, { conditions });
         }),
     );
     await manager.start();
     await suite.admin.create(Widget.kind, { metadata: { name: 'w', namespace: ns }, spec: { colour: 'red' } });
 
-    const ready = await waitFor('the error on the Ready condition', async () => {
-      const c = await readyOf(ns, 'w');
-      return c?.status === 'False' && c;
-    }, { timeoutMs: 20_000 });
+    const ready = await waitFor(
+      'the error on the Ready condition',
+      async () => {
+        const c = await readyOf(ns, 'w');
+        return c?.status === 'False' && c;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(ready.reason).toBe('Forbidden');
     expect(ready.message).toContain('cannot patch resource "configmaps"');
     const event = await waitFor('a Warning Event on the Widget', async () => {
@@ -99,11 +108,19 @@ describe('reconcile errors a user can see and recover from', () => {
     expect(warnings.map((e) => `${e.reason}: ${e.message}`)).toHaveLength(1);
     expect(warnings[0].count).toBeGreaterThan(1);
 
-    await suite.admin.patch(Role, { namespace: ns, name: 'operator' }, { rules: [...widgetRules, { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] }] });
-    await waitFor('the Widget to converge once the role allows it', async () => (await readyOf(ns, 'w'))?.status === 'True' && (await suite.admin.find(ConfigMap, { namespace: ns, name: 'w' }))?.data?.colour === 'red', { timeoutMs: 20_000 });
+    await suite.admin.patch(
+      Role,
+      { namespace: ns, name: 'operator' },
+      { rules: [...widgetRules, { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] }] },
+    );
+    await waitFor(
+      'the Widget to converge once the role allows it',
+      async () => (await readyOf(ns, 'w'))?.status === 'True' && (await suite.admin.find(ConfigMap, { namespace: ns, name: 'w' }))?.data?.colour === 'red',
+      { timeoutMs: 20_000 },
+    );
   });
 
-  it('fails a reconcile that reads a kind it may not list with the API\'s words, and leaves readiness and cache health alone', async () => {
+  it("fails a reconcile that reads a kind it may not list with the API's words, and leaves readiness and cache health alone", async () => {
     const ns = 'lazy';
     const kubeConfig = await operatorAccount(ns, widgetRules);
     const errors: string[] = [];
@@ -224,7 +241,14 @@ describe('reconcile errors a user can see and recover from', () => {
           const w = await ctx.cache.get(Widget.kind, req);
           if (!w) return;
           await ctx.apply(ConfigMap, { metadata: { name: req.name, namespace: ns }, data: { colour: w.spec.colour } }, await ctx.cache.get(ConfigMap, req));
-          await ctx.updateStatus(Widget.kind, w, { conditions: ctx.setCondition(w.status?.conditions as Condition[] | undefined, { type: 'Ready', status: 'True', reason: 'Applied', message: w.spec.colour }) });
+          await ctx.updateStatus(Widget.kind, w, {
+            conditions: ctx.setCondition(w.status?.conditions as Condition[] | undefined, {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Applied',
+              message: w.spec.colour,
+            }),
+          });
         }),
     );
     await manager.start();
@@ -240,7 +264,10 @@ describe('reconcile errors a user can see and recover from', () => {
     const before = attempts;
     await suite.admin.patch(Role, { namespace: ns, name: 'operator' }, { rules: rules(['get', 'list', 'watch', 'create', 'patch']) });
     const fixedAt = performance.now();
-    await waitFor('the Widget to converge once the role allows it', async () => (await readyOf(ns, 'w'))?.message === 'blue', { timeoutMs: 60_000, intervalMs: 200 });
+    await waitFor('the Widget to converge once the role allows it', async () => (await readyOf(ns, 'w'))?.message === 'blue', {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
     const after = performance.now() - fixedAt;
     console.log(`converged ${Math.round(after)} ms after the role was fixed (${attempts - before} attempts)`);
     expect(after).toBeLessThan(8_000);

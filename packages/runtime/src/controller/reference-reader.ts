@@ -23,7 +23,10 @@ export class ReferenceReader {
       return undefined;
     }
     const rv = meta.metadata.resourceVersion;
-    const full = this.cache.informersOf(kind).find((ki) => !ki.options.metadataOnly && ki.synced)?.get(key);
+    const full = this.cache
+      .informersOf(kind)
+      .find((ki) => !ki.options.metadataOnly && ki.synced)
+      ?.get(key);
     if (full && full.metadata.resourceVersion === rv) return full as T;
     const id = this.id(kind, key);
     const memo = this.fetched.get(id);

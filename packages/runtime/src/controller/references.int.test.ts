@@ -62,7 +62,9 @@ describe('declared references: one line gives the index, the watch, the RBAC and
     const before = await gets();
     const runs = seen.length;
     await admin.patch(Widget.kind, { namespace: 'refs', name: 'a' }, { spec: { color: 'red' } });
-    await waitFor('a reconcile caused by the Widget', () => last('a')?.triggers.some((t) => t.source === 'watch' && t.kind === 'Widget' && t.event === 'update'));
+    await waitFor('a reconcile caused by the Widget', () =>
+      last('a')?.triggers.some((t) => t.source === 'watch' && t.kind === 'Widget' && t.event === 'update'),
+    );
     expect(last('a')!.password).toBe('one');
     // One update, one reconcile (an update maps the old and the new object: their requests are queued once).
     await new Promise((r) => setTimeout(r, 1_000));

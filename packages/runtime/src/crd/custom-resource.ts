@@ -53,8 +53,16 @@ export interface CustomResource<Spec extends TSchema, Status extends TSchema> {
  * give both the TypeScript types and the CRD (structural schema, defaults, enums, CEL rules,
  * printer columns, short names, status and scale subresources).
  */
-export function defineCustomResource<Spec extends TObject, Status extends TObject>(def: CustomResourceDefinitionSpec<Spec, Status>): CustomResource<Spec, Status> {
-  const kind = defineKind<CustomObject<Spec, Status>>({ group: def.group, version: def.version, kind: def.kind, plural: def.plural, namespaced: def.scope === 'Namespaced' });
+export function defineCustomResource<Spec extends TObject, Status extends TObject>(
+  def: CustomResourceDefinitionSpec<Spec, Status>,
+): CustomResource<Spec, Status> {
+  const kind = defineKind<CustomObject<Spec, Status>>({
+    group: def.group,
+    version: def.version,
+    kind: def.kind,
+    plural: def.plural,
+    namespaced: def.scope === 'Namespaced',
+  });
   const root: JSONSchemaProps = {
     type: 'object',
     ...(def.description ? { description: def.description } : {}),

@@ -11,7 +11,9 @@ export const Quantity = Type.Unsafe<string | number>({
 /** corev1.ResourceRequirements (limits and requests). */
 export const ResourceRequirements = Type.Object(
   {
-    limits: Type.Optional(Type.Record(Type.String(), Quantity, { description: 'The most of each resource (cpu, memory) a container may use; over the memory limit it is killed.' })),
+    limits: Type.Optional(
+      Type.Record(Type.String(), Quantity, { description: 'The most of each resource (cpu, memory) a container may use; over the memory limit it is killed.' }),
+    ),
     requests: Type.Optional(Type.Record(Type.String(), Quantity, { description: 'The resources (cpu, memory) a container is scheduled with and guaranteed.' })),
   },
   { description: 'CPU and memory requests and limits of the pods.' },
@@ -25,7 +27,9 @@ export const Conditions = Type.Array(
     reason: Type.String({ maxLength: 1024, description: 'Why the condition last changed, as a CamelCase word programs can match on.' }),
     message: Type.String({ maxLength: 32768, description: 'Why the condition last changed, for humans.' }),
     lastTransitionTime: Type.String({ format: 'date-time', description: 'When the status last changed (not when the condition was last written).' }),
-    observedGeneration: Type.Optional(Type.Integer({ minimum: 0, description: 'The metadata.generation the condition was computed from; older than the object\'s means it is out of date.' })),
+    observedGeneration: Type.Optional(
+      Type.Integer({ minimum: 0, description: "The metadata.generation the condition was computed from; older than the object's means it is out of date." }),
+    ),
   }),
-  { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], description: 'The latest observations of the object\'s state, one per type.' },
+  { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], description: "The latest observations of the object's state, one per type." },
 );

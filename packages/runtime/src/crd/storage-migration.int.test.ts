@@ -8,7 +8,8 @@ import { useControlPlane } from '../testing/control-plane-suite.js';
 import { withConversionClient } from '../webhook/configuration.js';
 
 const storedVersions = async (admin: { get: (k: typeof CustomResourceDefinition, key: { name: string }) => Promise<KubeObject> }) =>
-  ((await admin.get(CustomResourceDefinition, { name: Gizmos.crd.metadata.name })) as KubeObject & { status?: { storedVersions?: string[] } }).status?.storedVersions;
+  ((await admin.get(CustomResourceDefinition, { name: Gizmos.crd.metadata.name })) as KubeObject & { status?: { storedVersions?: string[] } }).status
+    ?.storedVersions;
 
 /**
  * Objects written before the hub version existed stay stored in their old version until written
@@ -21,7 +22,8 @@ describe('storage-version migration', () => {
     // The API as it was: v1alpha1 only, and 30 Gizmos stored in it.
     await admin.create(CustomResourceDefinition, GizmoV1alpha1.crd as never);
     await waitFor('the v1alpha1 Gizmo CRD to be served', () => admin.list(GizmoV1alpha1.kind).then(() => true));
-    for (let i = 0; i < 30; i++) await admin.create(GizmoV1alpha1.kind, { metadata: { namespace: 'old', name: `g${i}`, labels: { team: 'a' } }, spec: { size: i } } as never);
+    for (let i = 0; i < 30; i++)
+      await admin.create(GizmoV1alpha1.kind, { metadata: { namespace: 'old', name: `g${i}`, labels: { team: 'a' } }, spec: { size: i } } as never);
   });
 
   it('rewrites what is stored in an old version and trims storedVersions to the hub, losing nothing', async () => {
@@ -39,7 +41,9 @@ describe('storage-version migration', () => {
       expect(logs.find(/storage-version migration done/)).toHaveLength(1);
       // Every object reads as it was, in both versions; a v1beta1-only field was defaulted on the way.
       const beta = await suite.admin.list(GizmoV1beta1.kind, { namespace: 'old' });
-      expect(beta.items.map((g) => [g.metadata.name, g.spec.replicas, g.spec.mode, g.metadata.labels?.team]).sort()).toEqual(Array.from({ length: 30 }, (_, i) => [`g${i}`, i, 'fast', 'a']).sort());
+      expect(beta.items.map((g) => [g.metadata.name, g.spec.replicas, g.spec.mode, g.metadata.labels?.team]).sort()).toEqual(
+        Array.from({ length: 30 }, (_, i) => [`g${i}`, i, 'fast', 'a']).sort(),
+      );
       const alpha = await suite.admin.get(GizmoV1alpha1.kind, { namespace: 'old', name: 'g7' });
       expect(alpha.spec.size).toBe(7);
       expect(alpha.metadata.annotations?.[MODE_ANNOTATION]).toBe('fast');

@@ -48,7 +48,12 @@ describe('toStructural', () => {
 describe('defineCustomResource', () => {
   it('builds a CRD with status and scale subresources, printer columns and short names', () => {
     const { crd, kind } = defineCustomResource({
-      group: 'test.opkit.dev', version: 'v1', kind: 'Widget', plural: 'widgets', shortNames: ['wd'], scope: 'Namespaced',
+      group: 'test.opkit.dev',
+      version: 'v1',
+      kind: 'Widget',
+      plural: 'widgets',
+      shortNames: ['wd'],
+      scope: 'Namespaced',
       spec: Type.Object({ size: Type.Integer() }),
       status: Type.Object({ replicas: Type.Optional(Type.Integer()) }),
       scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.replicas' },

@@ -4,8 +4,25 @@ import type { TSchema } from '@sinclair/typebox';
 export type JSONSchemaProps = Record<string, unknown>;
 
 const PASS_THROUGH = [
-  'description', 'type', 'format', 'default', 'enum', 'nullable', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'example',
+  'description',
+  'type',
+  'format',
+  'default',
+  'enum',
+  'nullable',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'example',
 ];
 
 /**

@@ -58,7 +58,13 @@ export function defineVersionedResource<Hub extends AnyResource>(hub: Hub, spoke
   }
   const versionOf = (r: AnyResource, storage: boolean, deprecated?: boolean) => {
     const v = (r.crd.spec as { versions: Record<string, unknown>[] }).versions[0]!;
-    return { ...v, storage, ...(deprecated ? { deprecated: true, deprecationWarning: `${hd.group}/${r.definition.version} ${hd.kind} is deprecated; use ${hd.group}/${hd.version}` } : {}) };
+    return {
+      ...v,
+      storage,
+      ...(deprecated
+        ? { deprecated: true, deprecationWarning: `${hd.group}/${r.definition.version} ${hd.kind} is deprecated; use ${hd.group}/${hd.version}` }
+        : {}),
+    };
   };
   // Older versions first, as kubectl lists them; the order does not choose the preferred version
   // (the API server's priority rules do: v1 > v1beta1 > v1alpha1).

@@ -50,7 +50,11 @@ export class EventRecorder {
   private readonly now: () => number;
   private prunedAt: number;
 
-  constructor(private readonly client: Client, private readonly log: Logger, readonly options: EventRecorderOptions) {
+  constructor(
+    private readonly client: Client,
+    private readonly log: Logger,
+    readonly options: EventRecorderOptions,
+  ) {
     this.window = options.aggregateWindowMs ?? 10 * 60_000;
     this.now = options.now ?? Date.now;
     this.prunedAt = this.now();

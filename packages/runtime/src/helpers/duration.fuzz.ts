@@ -7,7 +7,9 @@ import { DurationError, formatDuration, MAX_DURATION_MS, parseDuration } from '.
 // (flags); flags come from a chart's values. A value or a typed error, for any text.
 
 const unit = fc.constantFrom('ns', 'us', 'µs', 'ms', 's', 'm', 'h');
-const goDuration = fc.array(fc.tuple(fc.oneof(fc.nat({ max: 100_000 }).map(String), fc.stringMatching(/^[0-9]{1,25}(\.[0-9]{1,6})?$/)), unit), { minLength: 1, maxLength: 4 }).map((ps) => ps.map(([n, u]) => `${n}${u}`).join(''));
+const goDuration = fc
+  .array(fc.tuple(fc.oneof(fc.nat({ max: 100_000 }).map(String), fc.stringMatching(/^[0-9]{1,25}(\.[0-9]{1,6})?$/)), unit), { minLength: 1, maxLength: 4 })
+  .map((ps) => ps.map(([n, u]) => `${n}${u}`).join(''));
 const flagNames = Object.keys(MANAGER_FLAGS).map((k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`));
 const arg = fc.oneof(
   fc.tuple(fc.constantFrom(...flagNames, 'help', 'nope'), fc.option(fc.string({ maxLength: 20 }))).map(([n, v]) => (v === null ? `--${n}` : `--${n}=${v}`)),
@@ -16,7 +18,7 @@ const arg = fc.oneof(
 
 export const targets = fuzzTargets(
   {
-    name: 'parseDuration: milliseconds within Go\'s range, or a DurationError, for any text',
+    name: "parseDuration: milliseconds within Go's range, or a DurationError, for any text",
     arbitrary: fc.oneof(goDuration, fc.string({ maxLength: 30 })),
     run: (s: string) => {
       const ms = parseDuration(s);

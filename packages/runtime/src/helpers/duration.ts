@@ -24,7 +24,8 @@ export function parseDuration(s: string): number {
     total += Number(m[1]) * UNITS[m[2]!]!;
     consumed += m[0].length;
   }
-  if (!s || consumed !== s.length) throw new DurationError(`invalid duration "${s.length > 64 ? `${s.slice(0, 64)}…` : s}": use Go's format, e.g. 2160h or 1h30m`);
+  if (!s || consumed !== s.length)
+    throw new DurationError(`invalid duration "${s.length > 64 ? `${s.slice(0, 64)}…` : s}": use Go's format, e.g. 2160h or 1h30m`);
   // Go refuses these (time: invalid duration), and a date that far off is not a date JavaScript can write.
   if (!(total <= MAX_DURATION_MS)) throw new DurationError(`duration "${s.length > 64 ? `${s.slice(0, 64)}…` : s}" is longer than Go's longest (2562047h)`);
   return total;

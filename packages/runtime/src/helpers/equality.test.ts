@@ -6,11 +6,28 @@ describe('isSubset (drift detection against server-defaulted objects)', () => {
   const actual = {
     spec: {
       replicas: 3,
-      template: { spec: { containers: [{ name: 'm', image: 'memcached:1.6', imagePullPolicy: 'IfNotPresent', ports: [{ containerPort: 11211, protocol: 'TCP' }], resources: { limits: { cpu: '1' } } }] } },
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'm',
+              image: 'memcached:1.6',
+              imagePullPolicy: 'IfNotPresent',
+              ports: [{ containerPort: 11211, protocol: 'TCP' }],
+              resources: { limits: { cpu: '1' } },
+            },
+          ],
+        },
+      },
     },
   };
   it('ignores fields the server defaulted', () => {
-    expect(isSubset({ spec: { replicas: 3, template: { spec: { containers: [{ name: 'm', image: 'memcached:1.6', ports: [{ containerPort: 11211 }] }] } } } }, actual)).toBe(true);
+    expect(
+      isSubset(
+        { spec: { replicas: 3, template: { spec: { containers: [{ name: 'm', image: 'memcached:1.6', ports: [{ containerPort: 11211 }] }] } } } },
+        actual,
+      ),
+    ).toBe(true);
   });
   it('sees a changed value, and a list of a different length', () => {
     expect(isSubset({ spec: { replicas: 1 } }, actual)).toBe(false);

@@ -20,7 +20,7 @@ describe('finalizers and events against a real API server', () => {
   });
   afterAll(() => plane?.stop());
 
-  it('adds and removes finalizers without clobbering another controller\'s', async () => {
+  it("adds and removes finalizers without clobbering another controller's", async () => {
     const cm = await client.create(ConfigMap, { metadata: { name: 'f', namespace: 'default' } });
     const withOurs = await addFinalizer(client, ConfigMap, cm, 'opkit.dev/ours');
     expect(withOurs.metadata.finalizers).toEqual(['opkit.dev/ours']);
@@ -45,7 +45,18 @@ describe('finalizers and events against a real API server', () => {
   /** A reconcile's context, and the writes it records. */
   const contextFor = (cache: Cache) => {
     const writes: RecordedWrite[] = [];
-    const ctx = reconcileContext({ log: captureLogger().logger, cache, client, recorder: new EventRecorder(client, captureLogger().logger, { component: 't' }), reconcileId: 'r', signal: new AbortController().signal, clock: systemClock }, writes);
+    const ctx = reconcileContext(
+      {
+        log: captureLogger().logger,
+        cache,
+        client,
+        recorder: new EventRecorder(client, captureLogger().logger, { component: 't' }),
+        reconcileId: 'r',
+        signal: new AbortController().signal,
+        clock: systemClock,
+      },
+      writes,
+    );
     return { ctx, writes };
   };
 
@@ -79,7 +90,8 @@ describe('finalizers and events against a real API server', () => {
     const cache = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, {});
     cache.start();
     try {
-      for (const name of ['d-plain', 'd-held']) await client.create(ConfigMap, { metadata: { name, namespace: 'default', finalizers: name === 'd-held' ? ['example.com/hold'] : [] } });
+      for (const name of ['d-plain', 'd-held'])
+        await client.create(ConfigMap, { metadata: { name, namespace: 'default', finalizers: name === 'd-held' ? ['example.com/hold'] : [] } });
       const plain = (await cache.get(ConfigMap, { namespace: 'default', name: 'd-plain' }))!;
       const held = (await cache.get(ConfigMap, { namespace: 'default', name: 'd-held' }))!;
       const { ctx, writes } = contextFor(cache);
@@ -113,7 +125,12 @@ describe('finalizers and events against a real API server', () => {
       return list.length === 2 && list;
     });
     const warning = events.find((e) => e.reason === 'SourceNotFound')!;
-    expect(warning).toMatchObject({ type: 'Warning', count: 3, message: 'Source cache-live not found, will retry later', source: { component: 'test-operator' } });
+    expect(warning).toMatchObject({
+      type: 'Warning',
+      count: 3,
+      message: 'Source cache-live not found, will retry later',
+      source: { component: 'test-operator' },
+    });
     expect(warning.involvedObject).toMatchObject({ kind: 'ConfigMap', name: 'e', uid: cm.metadata.uid });
   });
 });

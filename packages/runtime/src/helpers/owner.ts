@@ -11,7 +11,14 @@ export class AlreadyOwnedError extends Error {
 /** The controller owner reference `owner` puts on what it creates (garbage collection, owner mapping). */
 export function controllerReference(ownerKind: Kind, owner: KubeObject): OwnerReference {
   if (!owner.metadata.uid) throw new Error(`owner ${owner.metadata.name} has no uid: read it from the API before owning objects`);
-  return { apiVersion: apiVersionOf(ownerKind), kind: ownerKind.kind, name: owner.metadata.name!, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: apiVersionOf(ownerKind),
+    kind: ownerKind.kind,
+    name: owner.metadata.name!,
+    uid: owner.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /**

@@ -19,7 +19,8 @@ const topLevelKeys = (line: string) => [...line.matchAll(/[{,]"([^"]+)":/g)].map
 describe('createLogger', () => {
   it("names the operator `logger`, so a reconcile line's `name` is the object's alone", () => {
     const [line] = linesOf({ name: 'memcached-operator' }, (log) =>
-      log.child({ controller: 'memcached' }).child({ namespace: 'cache', name: 'sample', reconcileID: 'r1' }).info('reconciled'));
+      log.child({ controller: 'memcached' }).child({ namespace: 'cache', name: 'sample', reconcileID: 'r1' }).info('reconciled'),
+    );
     const keys = topLevelKeys(line);
     expect(keys.filter((k) => k === 'name')).toEqual(['name']);
     expect(JSON.parse(line)).toMatchObject({ logger: 'memcached-operator', controller: 'memcached', namespace: 'cache', name: 'sample', msg: 'reconciled' });

@@ -37,7 +37,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     ...(options.levelEncoding === 'string' ? { formatters: { level: (label: string) => ({ level: label }) } } : {}),
   };
   if (options.format === 'pretty') {
-    return pino(base, pretty({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', destination: options.destination ?? 1, sync: true }));
+    return pino(
+      base,
+      pretty({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', destination: options.destination ?? 1, sync: true }),
+    );
   }
   return pino(base, options.destination ?? pino.destination({ dest: 1, sync: false }));
 }

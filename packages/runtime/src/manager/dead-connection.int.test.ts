@@ -11,7 +11,10 @@ import type { Manager } from './manager.js';
 /** Dropping packets needs root, iptables and ss; elsewhere this suite says why and skips. */
 const iptables = (() => {
   if (process.getuid?.() !== 0) return 'not root';
-  for (const [tool, args] of [['iptables', ['-S', 'INPUT']], ['ss', ['-V']]] as const) {
+  for (const [tool, args] of [
+    ['iptables', ['-S', 'INPUT']],
+    ['ss', ['-V']],
+  ] as const) {
     try {
       execFileSync(tool, args, { stdio: 'ignore' });
     } catch {

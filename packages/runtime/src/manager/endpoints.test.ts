@@ -6,7 +6,12 @@ describe('/debug/queue', () => {
   let server: RunningServer | undefined;
   afterEach(() => server?.close());
   const serve = async (openDebugQueue?: boolean) => {
-    server = await serveMetrics('127.0.0.1:0', { render: async () => '', contentType: 'text/plain', debugQueue: () => ({ controllers: [{ queued: [{ key: 'shop/secret-thing' }] }] }), openDebugQueue });
+    server = await serveMetrics('127.0.0.1:0', {
+      render: async () => '',
+      contentType: 'text/plain',
+      debugQueue: () => ({ controllers: [{ queued: [{ key: 'shop/secret-thing' }] }] }),
+      openDebugQueue,
+    });
     return (path: string) => fetch(`http://127.0.0.1:${server!.port}${path}`).then(async (r) => ({ status: r.status, body: await r.text() }));
   };
 

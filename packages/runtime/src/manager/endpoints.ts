@@ -45,7 +45,11 @@ export async function serveMetrics(
       '/metrics': async () => ({ status: 200, contentType: o.contentType, body: await o.render() }),
       '/debug/queue': (url) =>
         closed
-          ? { status: 403, contentType: 'text/plain; charset=utf-8', body: 'Forbidden: /debug/queue names objects and quotes their errors, so it is served only with --metrics-secure (to callers the API server authorizes); --insecure-debug-queue opens it to anyone who reaches this port\n' }
+          ? {
+              status: 403,
+              contentType: 'text/plain; charset=utf-8',
+              body: 'Forbidden: /debug/queue names objects and quotes their errors, so it is served only with --metrics-secure (to callers the API server authorizes); --insecure-debug-queue opens it to anyone who reaches this port\n',
+            }
           : { status: 200, contentType: 'application/json', body: `${JSON.stringify(o.debugQueue(url.searchParams.get('key') ?? undefined), null, 2)}\n` },
     },
     bind,
@@ -61,14 +65,29 @@ export async function serveMetrics(
  *   API server answering, webhook certificates kept. Not a probe: a red cache must not take a
  *   replica out of the webhook Service (see docs/runtime.md, "Readiness").
  */
-export async function serveProbes(addr: string, checks: { health: Map<string, HealthCheck>; ready: Map<string, HealthCheck>; cache: Map<string, HealthCheck> }): Promise<RunningServer | undefined> {
+export async function serveProbes(
+  addr: string,
+  checks: { health: Map<string, HealthCheck>; ready: Map<string, HealthCheck>; cache: Map<string, HealthCheck> },
+): Promise<RunningServer | undefined> {
   const bind = parseBindAddress(addr);
   if (!bind) return undefined;
   const serve = (list: Map<string, HealthCheck>) => async (url: URL) => {
-    const results = await Promise.all([...list].map(async ([name, check]) => [name, await Promise.resolve().then(check).catch((e: Error) => e.message)] as const));
+    const results = await Promise.all(
+      [...list].map(
+        async ([name, check]) =>
+          [
+            name,
+            await Promise.resolve()
+              .then(check)
+              .catch((e: Error) => e.message),
+          ] as const,
+      ),
+    );
     const failed = results.filter(([, r]) => r !== true);
     const verbose = url.searchParams.has('verbose') || failed.length > 0;
-    const body = verbose ? `${results.map(([n, r]) => (r === true ? `[+]${n} ok` : `[-]${n} failed: ${r}`)).join('\n')}\n${failed.length ? 'check failed' : 'ok'}` : 'ok';
+    const body = verbose
+      ? `${results.map(([n, r]) => (r === true ? `[+]${n} ok` : `[-]${n} failed: ${r}`)).join('\n')}\n${failed.length ? 'check failed' : 'ok'}`
+      : 'ok';
     return { status: failed.length ? 500 : 200, contentType: 'text/plain; charset=utf-8', body };
   };
   return listen({ '/healthz': serve(checks.health), '/readyz': serve(checks.ready), '/cachez': serve(checks.cache) }, bind);

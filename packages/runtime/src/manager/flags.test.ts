@@ -9,12 +9,36 @@ import { operatorUsage, parseOperatorFlags } from './run-operator.js';
 describe('flags', () => {
   it('has controller-runtime defaults', () => {
     expect(parseFlags(MANAGER_FLAGS, []).values).toEqual({
-      metricsBindAddress: ':8080', metricsSecure: false, insecureDebugQueue: false, healthProbeBindAddress: ':8081', leaderElect: false, leaderElectionNamespace: undefined, leaderElectionId: undefined, webhookBindAddress: ':9443', webhookSecretName: undefined, webhookHost: [], webhookCertDir: undefined, webhookConfigurationName: undefined, otelExporterOtlpEndpoint: undefined, kubeconfig: undefined, logLevel: 'info', logFormat: 'json', logTimeEncoding: 'epoch', logLevelEncoding: 'number',
+      metricsBindAddress: ':8080',
+      metricsSecure: false,
+      insecureDebugQueue: false,
+      healthProbeBindAddress: ':8081',
+      leaderElect: false,
+      leaderElectionNamespace: undefined,
+      leaderElectionId: undefined,
+      webhookBindAddress: ':9443',
+      webhookSecretName: undefined,
+      webhookHost: [],
+      webhookCertDir: undefined,
+      webhookConfigurationName: undefined,
+      otelExporterOtlpEndpoint: undefined,
+      kubeconfig: undefined,
+      logLevel: 'info',
+      logFormat: 'json',
+      logTimeEncoding: 'epoch',
+      logLevelEncoding: 'number',
     });
   });
 
   it('parses the standard flags', () => {
-    const { values } = parseFlags(MANAGER_FLAGS, ['--leader-elect', '--metrics-bind-address=127.0.0.1:9090', '--kubeconfig', '/k', '--log-level=debug', '--log-format=pretty']);
+    const { values } = parseFlags(MANAGER_FLAGS, [
+      '--leader-elect',
+      '--metrics-bind-address=127.0.0.1:9090',
+      '--kubeconfig',
+      '/k',
+      '--log-level=debug',
+      '--log-format=pretty',
+    ]);
     expect(values).toMatchObject({ leaderElect: true, metricsBindAddress: '127.0.0.1:9090', kubeconfig: '/k', logLevel: 'debug', logFormat: 'pretty' });
   });
 
@@ -26,18 +50,29 @@ describe('flags', () => {
     [['--self-check-timeout=10'], /--self-check-timeout: expected a duration such as 30s, 10m or 1h30m, not "10"/],
     [['--max-concurrent-challenges'], /argument missing/],
   ])('stops at a bad flag or value, naming it: %s', (argv, message) => {
-    const own = { maxConcurrentChallenges: flag.int({ min: 1, default: 60, help: 'at most' }), selfCheckTimeout: flag.duration({ default: 600_000, help: 'bound' }) };
+    const own = {
+      maxConcurrentChallenges: flag.int({ min: 1, default: 60, help: 'at most' }),
+      selfCheckTimeout: flag.duration({ default: 600_000, help: 'bound' }),
+    };
     expect(() => parseOperatorFlags({ flags: own }, argv as string[])).toThrow(message);
   });
 
-  it('gives typed values for an operator\'s own flags, defaults included', () => {
-    const own = { maxConcurrentChallenges: flag.int({ min: 1, default: 60, help: '' }), nameservers: flag.list({ help: '' }), timeout: flag.duration({ default: 1_000, help: '' }) };
+  it("gives typed values for an operator's own flags, defaults included", () => {
+    const own = {
+      maxConcurrentChallenges: flag.int({ min: 1, default: 60, help: '' }),
+      nameservers: flag.list({ help: '' }),
+      timeout: flag.duration({ default: 1_000, help: '' }),
+    };
     const { values } = parseOperatorFlags({ flags: own }, ['--nameservers=10.0.0.10:53, 1.1.1.1:53', '--timeout=1m30s', '--leader-elect']);
     expect(values).toMatchObject({ maxConcurrentChallenges: 60, nameservers: ['10.0.0.10:53', '1.1.1.1:53'], timeout: 90_000, leaderElect: true });
   });
 
   it('writes help from the same definitions', () => {
-    const help = operatorUsage({ name: 'op', description: 'does things', flags: { maxConcurrentChallenges: flag.int({ min: 1, default: 60, help: 'challenges at once' }) } });
+    const help = operatorUsage({
+      name: 'op',
+      description: 'does things',
+      flags: { maxConcurrentChallenges: flag.int({ min: 1, default: 60, help: 'challenges at once' }) },
+    });
     expect(help).toMatch(/--max-concurrent-challenges <n>\s+challenges at once \(default 60\)/);
     expect(help).toMatch(/--leader-election-namespace <ns>\s+the Lease's namespace \(default POD_NAMESPACE or the kubeconfig's\)/);
     expect(help).toContain('WATCH_NAMESPACE');
@@ -49,7 +84,12 @@ describe('flags', () => {
   });
 
   it('reads the environment in one place: WATCH_NAMESPACE as a comma-separated list, empty meaning all', () => {
-    expect(operatorEnvironment({ WATCH_NAMESPACE: 'a, b,,c', POD_NAME: 'p', POD_UID: 'u', POD_NAMESPACE: 'ns' })).toEqual({ watchNamespaces: ['a', 'b', 'c'], podName: 'p', podUid: 'u', podNamespace: 'ns' });
+    expect(operatorEnvironment({ WATCH_NAMESPACE: 'a, b,,c', POD_NAME: 'p', POD_UID: 'u', POD_NAMESPACE: 'ns' })).toEqual({
+      watchNamespaces: ['a', 'b', 'c'],
+      podName: 'p',
+      podUid: 'u',
+      podNamespace: 'ns',
+    });
     expect(operatorEnvironment({}).watchNamespaces).toEqual([]);
   });
 
@@ -66,7 +106,11 @@ describe('flags', () => {
 
   it('takes short aliases and, for command-line tools, positional arguments', () => {
     const defs = { namespace: flag.optionalString({ short: 'n', help: 'namespace' }), allNamespaces: flag.boolean({ short: 'A', help: 'all namespaces' }) };
-    expect(parseFlags(defs, ['status', '-n', 'shop', 'web', '-A'], { positionals: true })).toEqual({ values: { namespace: 'shop', allNamespaces: true }, help: false, positionals: ['status', 'web'] });
+    expect(parseFlags(defs, ['status', '-n', 'shop', 'web', '-A'], { positionals: true })).toEqual({
+      values: { namespace: 'shop', allNamespaces: true },
+      help: false,
+      positionals: ['status', 'web'],
+    });
     expect(() => parseFlags(defs, ['status'])).toThrow(FlagError);
     expect(flagHelp(defs)).toMatch(/-n, --namespace <value> +namespace/);
   });

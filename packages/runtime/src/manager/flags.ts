@@ -27,7 +27,12 @@ type Common<T> = { help: string; default?: T; defaultText?: string; metavar?: st
 export const flag = {
   string: (o: Common<string>): Flag<string> => ({ type: 'string', metavar: o.metavar ?? '<value>', ...o, parse: (raw) => String(raw) }),
   /** A string that may be absent (no default). */
-  optionalString: (o: Omit<Common<string>, 'default'>): Flag<string | undefined> => ({ type: 'string', metavar: o.metavar ?? '<value>', ...o, parse: (raw) => String(raw) }),
+  optionalString: (o: Omit<Common<string>, 'default'>): Flag<string | undefined> => ({
+    type: 'string',
+    metavar: o.metavar ?? '<value>',
+    ...o,
+    parse: (raw) => String(raw),
+  }),
   boolean: (o: Omit<Common<boolean>, 'metavar'>): Flag<boolean> => ({ type: 'boolean', default: false, ...o, parse: (raw) => raw === true }),
   int: (o: Common<number> & { min?: number; max?: number }): Flag<number> => ({
     type: 'string',
@@ -87,7 +92,8 @@ export const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-
 export function flagHelp(defs: FlagDefinitions): string {
   const rows = Object.entries(defs).map(([key, f]) => {
     const left = `${f.short ? `-${f.short}, ` : ''}--${flagName(key)}${f.type === 'boolean' ? '' : ` ${f.metavar}`}`;
-    const shown = f.defaultText ?? (f.type === 'boolean' || f.default === undefined || (Array.isArray(f.default) && !f.default.length) ? undefined : String(f.default));
+    const shown =
+      f.defaultText ?? (f.type === 'boolean' || f.default === undefined || (Array.isArray(f.default) && !f.default.length) ? undefined : String(f.default));
     return [left, `${f.help}${shown ? ` (default ${shown})` : ''}`] as const;
   });
   const width = Math.max(...rows.map(([l]) => l.length)) + 3;
@@ -99,7 +105,11 @@ export function flagHelp(defs: FlagDefinitions): string {
  * FlagError naming the flag. `--help` is reported, not handled. Arguments that are not flags are
  * an error, unless `positionals` allows them (a command-line tool's subcommands and names).
  */
-export function parseFlags<D extends FlagDefinitions>(defs: D, argv: string[], opts: { positionals?: boolean } = {}): { values: FlagValues<D>; help: boolean; positionals: string[] } {
+export function parseFlags<D extends FlagDefinitions>(
+  defs: D,
+  argv: string[],
+  opts: { positionals?: boolean } = {},
+): { values: FlagValues<D>; help: boolean; positionals: string[] } {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
   for (const [key, f] of Object.entries(defs)) options[flagName(key)] = { type: f.type, ...(f.short ? { short: f.short } : {}) };
   let parsed;
@@ -128,18 +138,46 @@ export function parseFlags<D extends FlagDefinitions>(defs: D, argv: string[], o
 /** The flags every kubebuilder/controller-runtime operator accepts, with the same names. */
 export const MANAGER_FLAGS = {
   metricsBindAddress: flag.string({ metavar: '<addr>', default: ':8080', help: 'where /metrics is served (0 disables)' }),
-  metricsSecure: flag.boolean({ help: 'serve /metrics and /debug/queue over HTTPS to callers the API server authenticates (TokenReview) and authorizes (SubjectAccessReview, GET on the path); the charts turn it on' }),
-  insecureDebugQueue: flag.boolean({ help: 'without --metrics-secure, serve /debug/queue anyway, to anyone who reaches the metrics port (it names objects and quotes their errors)' }),
+  metricsSecure: flag.boolean({
+    help: 'serve /metrics and /debug/queue over HTTPS to callers the API server authenticates (TokenReview) and authorizes (SubjectAccessReview, GET on the path); the charts turn it on',
+  }),
+  insecureDebugQueue: flag.boolean({
+    help: 'without --metrics-secure, serve /debug/queue anyway, to anyone who reaches the metrics port (it names objects and quotes their errors)',
+  }),
   healthProbeBindAddress: flag.string({ metavar: '<addr>', default: ':8081', help: 'where /healthz and /readyz are served (0 disables)' }),
   leaderElect: flag.boolean({ help: 'run leader election so only one replica reconciles' }),
   leaderElectionNamespace: flag.optionalString({ metavar: '<ns>', help: "the Lease's namespace", defaultText: "POD_NAMESPACE or the kubeconfig's" }),
   leaderElectionId: flag.optionalString({ metavar: '<name>', help: "the Lease's name", defaultText: '<operator>-leader' }),
-  webhookBindAddress: flag.string({ metavar: '<addr>', default: ':9443', help: 'where admission and conversion webhooks are served, over TLS (0 disables; only operators with webhooks listen)' }),
-  webhookSecretName: flag.optionalString({ metavar: '<name>', help: 'the Secret, in POD_NAMESPACE, that keeps the webhook CA and serving certificate', defaultText: '<operator>-webhook-tls' }),
-  webhookHost: flag.list({ metavar: '<a,b,...>', help: 'DNS names or IPs the API server calls the webhooks by', defaultText: '<operator>-webhook.<namespace>.svc' }),
-  webhookCertDir: flag.optionalString({ metavar: '<dir>', help: 'serve tls.crt and tls.key from this directory, kept by someone else (OLM, a mounted Secret), instead of the runtime\'s own certificates', defaultText: 'the runtime keeps its own' }),
-  webhookConfigurationName: flag.optionalString({ metavar: '<name>', help: 'the Mutating/ValidatingWebhookConfiguration that gets the CA injected', defaultText: '<operator>' }),
-  otelExporterOtlpEndpoint: flag.optionalString({ metavar: '<url>', help: 'send a trace span per reconcile (and per API call it makes) to this OpenTelemetry collector, over OTLP/HTTP', defaultText: 'OTEL_EXPORTER_OTLP_ENDPOINT; unset: off' }),
+  webhookBindAddress: flag.string({
+    metavar: '<addr>',
+    default: ':9443',
+    help: 'where admission and conversion webhooks are served, over TLS (0 disables; only operators with webhooks listen)',
+  }),
+  webhookSecretName: flag.optionalString({
+    metavar: '<name>',
+    help: 'the Secret, in POD_NAMESPACE, that keeps the webhook CA and serving certificate',
+    defaultText: '<operator>-webhook-tls',
+  }),
+  webhookHost: flag.list({
+    metavar: '<a,b,...>',
+    help: 'DNS names or IPs the API server calls the webhooks by',
+    defaultText: '<operator>-webhook.<namespace>.svc',
+  }),
+  webhookCertDir: flag.optionalString({
+    metavar: '<dir>',
+    help: "serve tls.crt and tls.key from this directory, kept by someone else (OLM, a mounted Secret), instead of the runtime's own certificates",
+    defaultText: 'the runtime keeps its own',
+  }),
+  webhookConfigurationName: flag.optionalString({
+    metavar: '<name>',
+    help: 'the Mutating/ValidatingWebhookConfiguration that gets the CA injected',
+    defaultText: '<operator>',
+  }),
+  otelExporterOtlpEndpoint: flag.optionalString({
+    metavar: '<url>',
+    help: 'send a trace span per reconcile (and per API call it makes) to this OpenTelemetry collector, over OTLP/HTTP',
+    defaultText: 'OTEL_EXPORTER_OTLP_ENDPOINT; unset: off',
+  }),
   kubeconfig: flag.optionalString({ metavar: '<path>', help: 'kubeconfig to use', defaultText: 'KUBECONFIG, in-cluster, ~/.kube/config' }),
   logLevel: flag.oneOf(['trace', 'debug', 'info', 'warn', 'error'] as const, { default: 'info', help: 'log level' }),
   logFormat: flag.oneOf(['json', 'pretty'] as const, { default: 'json', help: 'json lines or human-readable' }),

@@ -31,11 +31,15 @@ describe('a hung API server', () => {
     const frozenAt = Date.now();
     let readyRed = false;
     suite.plane.apiServer.freeze();
-    const red = await waitFor('/cachez to go red while the API server hangs', async () => {
-      if ((await scrape(manager!, '/readyz')).status !== 200) readyRed = true;
-      const res = await scrape(manager!, '/cachez');
-      return res.status === 500 && res.body;
-    }, { timeoutMs: 20_000, intervalMs: 250 });
+    const red = await waitFor(
+      '/cachez to go red while the API server hangs',
+      async () => {
+        if ((await scrape(manager!, '/readyz')).status !== 200) readyRed = true;
+        const res = await scrape(manager!, '/cachez');
+        return res.status === 500 && res.body;
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
     const redAfterMs = Date.now() - frozenAt;
     console.log(`/cachez red ${redAfterMs} ms after the API server hung`);
     expect(redAfterMs).toBeLessThanOrEqual(15_000);

@@ -4,7 +4,11 @@ import { electorStep, initialElectorState, judgeLease, type ElectorEvent, type E
 const timing = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 const WALL = Date.parse('2026-06-01T12:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
-const lease = (holder: string | undefined, renewedWall: number): LeaseSpecView => ({ holderIdentity: holder, renewTime: iso(renewedWall), leaseDurationSeconds: 15 });
+const lease = (holder: string | undefined, renewedWall: number): LeaseSpecView => ({
+  holderIdentity: holder,
+  renewTime: iso(renewedWall),
+  leaseDurationSeconds: 15,
+});
 
 describe('judgeLease', () => {
   it.each<[string, LeaseSpecView | undefined, number, ReturnType<typeof judgeLease>['verdict']]>([
@@ -17,7 +21,12 @@ describe('judgeLease', () => {
     ['held, renewTime in the future', lease('other', WALL + 3_600_000), 0, { verdict: 'held', expiresAt: 100_000 + 15_000 }],
     // renewTime an hour in the past (their clock behind, or a dead leader seen for the first time): at most one retry period.
     ['held, renewTime far in the past', lease('other', WALL - 3_600_000), 0, { verdict: 'held', expiresAt: 100_000 - 2_000 + 15_000 }],
-    ['an unreadable renewTime counts from now', { holderIdentity: 'other', renewTime: 'yesterday', leaseDurationSeconds: 15 }, 0, { verdict: 'held', expiresAt: 115_000 }],
+    [
+      'an unreadable renewTime counts from now',
+      { holderIdentity: 'other', renewTime: 'yesterday', leaseDurationSeconds: 15 },
+      0,
+      { verdict: 'held', expiresAt: 115_000 },
+    ],
   ])('%s', (_, spec, __, verdict) => {
     expect(judgeLease(spec, 'me', undefined, { monotonic: 100_000, wall: WALL, timing }).verdict).toEqual(verdict);
   });
@@ -65,26 +74,45 @@ describe('electorStep', () => {
   });
 
   it('keeps retrying a failing renewal until the renew deadline, never past it', () => {
-    const r = run([[0, won], [2_000, failed], [4_000, failed], [6_000, failed], [8_000, failed], [9_500, failed]]);
+    const r = run([
+      [0, won],
+      [2_000, failed],
+      [4_000, failed],
+      [6_000, failed],
+      [8_000, failed],
+      [9_500, failed],
+    ]);
     expect(r.state.phase).toBe('leading');
     expect(r.last.next).toEqual({ inMs: 500, deadlineAt: 10_000 });
   });
 
   it('gives up at the renew deadline: stops acting at once and stands again', () => {
-    const r = run([[0, won], [2_000, failed], [10_000, failed]]);
+    const r = run([
+      [0, won],
+      [2_000, failed],
+      [10_000, failed],
+    ]);
     expect(r.state.phase).toBe('candidate');
     expect(r.last.effects).toEqual([{ effect: 'stoppedLeading', reason: 'lost' }]);
     expect(r.last.next).toEqual({ inMs: 2_000 });
   });
 
   it('counts the deadline from the last success', () => {
-    const r = run([[0, won], [2_000, won], [4_000, failed], [11_999, failed]]);
+    const r = run([
+      [0, won],
+      [2_000, won],
+      [4_000, failed],
+      [11_999, failed],
+    ]);
     expect(r.state.phase).toBe('leading');
     expect(run([[12_000, failed]], r.state).state.phase).toBe('candidate');
   });
 
   it('stops: while leading it hands the lease over (releasable); as a candidate there is nothing to hand over', () => {
-    const leading = run([[0, won], [100, { type: 'stop' }]]);
+    const leading = run([
+      [0, won],
+      [100, { type: 'stop' }],
+    ]);
     expect(leading.state).toMatchObject({ phase: 'stopped', releasable: true });
     expect(leading.last.effects).toEqual([{ effect: 'stoppedLeading', reason: 'stopped' }]);
     expect(leading.last.next).toBeUndefined();

@@ -78,7 +78,9 @@ export function judgeLease(
 
 export type ElectorEvent =
   /** An attempt to take or keep the lease: it succeeded, or another holds it (until `expiresAt`), or it failed. */
-  | { type: 'attempted'; outcome: 'won' } | { type: 'attempted'; outcome: 'held'; expiresAt?: number } | { type: 'attempted'; outcome: 'failed' }
+  | { type: 'attempted'; outcome: 'won' }
+  | { type: 'attempted'; outcome: 'held'; expiresAt?: number }
+  | { type: 'attempted'; outcome: 'failed' }
   | { type: 'stop' };
 
 export type ElectorEffect = { effect: 'startedLeading' } | { effect: 'stoppedLeading'; reason: 'lost' | 'stopped' };
@@ -129,7 +131,11 @@ export function electorStep(s: ElectorState, e: ElectorEvent, env: { monotonic: 
   if (env.monotonic - renewedAt >= env.timing.renewDeadlineMs) {
     // Lost: stop acting at once and stand again. The record may still name us after an API server
     // blink, and then we lead again as soon as it answers (unless another took over meanwhile).
-    return { state: { ...s, phase: 'candidate', renewedAt: undefined }, effects: [{ effect: 'stoppedLeading', reason: 'lost' }], next: { inMs: candidateWait(env) } };
+    return {
+      state: { ...s, phase: 'candidate', renewedAt: undefined },
+      effects: [{ effect: 'stoppedLeading', reason: 'lost' }],
+      next: { inMs: candidateWait(env) },
+    };
   }
   return { state: s, effects: [], next: renewal(renewedAt, env) };
 }

@@ -3,7 +3,15 @@ import type { Client } from '../client/client.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
 import { Lease } from '../client/kind.js';
 import { systemClock, type Clock } from '../clock/clock.js';
-import { electorStep, initialElectorState, judgeLease, type ElectionTiming, type ElectorEvent, type ElectorState, type ElectorTransition } from './leader-election-state.js';
+import {
+  electorStep,
+  initialElectorState,
+  judgeLease,
+  type ElectionTiming,
+  type ElectorEvent,
+  type ElectorState,
+  type ElectorTransition,
+} from './leader-election-state.js';
 import type { ObjectOf } from '../client/kind.js';
 
 type LeaseObject = ObjectOf<typeof Lease>;
@@ -45,8 +53,17 @@ export class LeaderElector {
   private readonly timing: ElectionTiming;
   private readonly clock: Clock;
 
-  constructor(private readonly client: Client, private readonly config: LeaderElectionConfig, private readonly log: Logger, clock: Clock = systemClock) {
-    this.timing = { leaseDurationMs: config.leaseDurationMs ?? 15_000, renewDeadlineMs: config.renewDeadlineMs ?? 10_000, retryPeriodMs: config.retryPeriodMs ?? 2_000 };
+  constructor(
+    private readonly client: Client,
+    private readonly config: LeaderElectionConfig,
+    private readonly log: Logger,
+    clock: Clock = systemClock,
+  ) {
+    this.timing = {
+      leaseDurationMs: config.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: config.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: config.retryPeriodMs ?? 2_000,
+    };
     this.clock = clock;
     if (this.timing.renewDeadlineMs >= this.timing.leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
   }
@@ -79,7 +96,11 @@ export class LeaderElector {
       }
     }
     const spec = lease.spec ?? {};
-    const { observed, verdict } = judgeLease(spec, this.config.identity, this.state.observed, { monotonic: this.clock.monotonic(), wall: this.clock.now(), timing: this.timing });
+    const { observed, verdict } = judgeLease(spec, this.config.identity, this.state.observed, {
+      monotonic: this.clock.monotonic(),
+      wall: this.clock.now(),
+      timing: this.timing,
+    });
     this.state = { ...this.state, observed };
     if (verdict.verdict === 'held') return { type: 'attempted', outcome: 'held', expiresAt: verdict.expiresAt };
     const mine = verdict.verdict === 'mine';
@@ -90,7 +111,7 @@ export class LeaderElector {
         leaseDurationSeconds: leaseSeconds,
         acquireTime: mine ? spec.acquireTime : wall,
         renewTime: wall,
-        leaseTransitions: mine ? spec.leaseTransitions ?? 0 : (spec.leaseTransitions ?? 0) + 1,
+        leaseTransitions: mine ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
       },
     } as LeaseObject;
     try {
@@ -154,7 +175,10 @@ export class LeaderElector {
       const lease = await this.client.find(Lease, this.key());
       if (!lease || lease.spec?.holderIdentity !== this.config.identity) return;
       const now = microTime(new Date(this.clock.now()));
-      await this.client.update(Lease, { ...lease, spec: { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTime: now, renewTime: now } } as LeaseObject);
+      await this.client.update(Lease, {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
+      } as LeaseObject);
       this.log.info('released leader lease');
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'could not release leader lease; it will expire');

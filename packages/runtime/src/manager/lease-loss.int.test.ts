@@ -38,7 +38,10 @@ describe('losing the leader lease', () => {
     await suite.admin.create(Namespace, { metadata: { name: 'lost' } });
     let abortedAt: number | undefined;
     const handled: string[] = [];
-    const { manager, logs } = testManager(suite.plane.kubeConfig, { namespaces: ['lost'], leaderElection: { name: 'lost', namespace: 'lost', identity: 'solo', ...TERMS } });
+    const { manager, logs } = testManager(suite.plane.kubeConfig, {
+      namespaces: ['lost'],
+      leaderElection: { name: 'lost', namespace: 'lost', identity: 'solo', ...TERMS },
+    });
     managers.push(manager);
     manager.add(
       controllerFor(ConfigMap).reconcile(async (req, { signal }) => {
@@ -77,7 +80,10 @@ describe('losing the leader lease', () => {
 
   it('cancels a renewal at the renew deadline when the API server hangs', async () => {
     await suite.admin.create(Namespace, { metadata: { name: 'hang' } });
-    const { manager } = testManager(suite.plane.kubeConfig, { namespaces: ['hang'], leaderElection: { name: 'hang', namespace: 'hang', identity: 'solo', ...TERMS } });
+    const { manager } = testManager(suite.plane.kubeConfig, {
+      namespaces: ['hang'],
+      leaderElection: { name: 'hang', namespace: 'hang', identity: 'solo', ...TERMS },
+    });
     managers.push(manager);
     manager.add(controllerFor(ConfigMap).reconcile(() => undefined));
     await manager.start();
@@ -106,7 +112,10 @@ describe('losing the leader lease', () => {
 
     it('keeps leading through a step of an hour forward and back, with no lease transition', async () => {
       await suite.admin.create(Namespace, { metadata: { name: 'step' } });
-      const { manager, logs } = testManager(suite.plane.kubeConfig, { namespaces: ['step'], leaderElection: { name: 'step', namespace: 'step', identity: 'stepped', ...TERMS } });
+      const { manager, logs } = testManager(suite.plane.kubeConfig, {
+        namespaces: ['step'],
+        leaderElection: { name: 'step', namespace: 'step', identity: 'stepped', ...TERMS },
+      });
       managers.push(manager);
       manager.add(controllerFor(ConfigMap).reconcile(() => undefined));
       await manager.start();
@@ -132,7 +141,10 @@ describe('losing the leader lease', () => {
 
     it('gives up at the renew deadline when the API server hangs right after the clock stepped back an hour', async () => {
       await suite.admin.create(Namespace, { metadata: { name: 'back' } });
-      const { manager } = testManager(suite.plane.kubeConfig, { namespaces: ['back'], leaderElection: { name: 'back', namespace: 'back', identity: 'stepped', ...TERMS } });
+      const { manager } = testManager(suite.plane.kubeConfig, {
+        namespaces: ['back'],
+        leaderElection: { name: 'back', namespace: 'back', identity: 'stepped', ...TERMS },
+      });
       managers.push(manager);
       manager.add(controllerFor(ConfigMap).reconcile(() => undefined));
       await manager.start();
@@ -173,7 +185,10 @@ describe('losing the leader lease', () => {
     // Another replica takes the lease over while this one drains (here: by hand, as an expired lease would be).
     const lease = await suite.admin.get(Lease, { namespace: 'drain', name: 'drain' });
     const takenAt = performance.now();
-    await suite.admin.update(Lease, { ...lease, spec: { ...lease.spec, holderIdentity: 'other', renewTime: new Date().toISOString().replace('Z', '000Z') } } as never);
+    await suite.admin.update(Lease, {
+      ...lease,
+      spec: { ...lease.spec, holderIdentity: 'other', renewTime: new Date().toISOString().replace('Z', '000Z') },
+    } as never);
     await waitFor('the in-flight reconcile to be told to stop', () => abortedAt, { timeoutMs: 20_000, intervalMs: 50 });
     // Within the renew deadline of the takeover, not at the end of the 30 s drain.
     expect(abortedAt! - takenAt).toBeLessThanOrEqual(TERMS.renewDeadlineMs + TERMS.retryPeriodMs + 1_000);
@@ -185,7 +200,11 @@ describe('losing the leader lease', () => {
     await suite.admin.create(ConfigMap, { metadata: { name: 'counter', namespace: 'two' }, data: { n: '0' } });
     const replica = async (user: string) => {
       const creds = await suite.plane.userCredentials(user, ['system:masters']);
-      const { manager } = testManager(creds.kubeConfig, { name: user, namespaces: ['two'], leaderElection: { name: 'two', namespace: 'two', identity: user, ...TERMS } });
+      const { manager } = testManager(creds.kubeConfig, {
+        name: user,
+        namespaces: ['two'],
+        leaderElection: { name: 'two', namespace: 'two', identity: user, ...TERMS },
+      });
       // A leader writes all the time, so any overlap between two leaders shows in the audit log.
       manager.add(
         controllerFor(ConfigMap).reconcile(async (req, ctx) => {
@@ -212,7 +231,9 @@ describe('losing the leader lease', () => {
     await waitFor('the other replica to take over', () => other.isLeader, { timeoutMs: 30_000 });
     await sleep(2_000);
 
-    const writes = suite.plane.audit!.writes({ since, resource: 'configmaps' }).filter((e) => e.objectRef?.namespace === 'two' && e.responseStatus?.code === 200);
+    const writes = suite.plane
+      .audit!.writes({ since, resource: 'configmaps' })
+      .filter((e) => e.objectRef?.namespace === 'two' && e.responseStatus?.code === 200);
     const runs: string[] = [];
     for (const w of writes.sort((x, y) => Date.parse(x.requestReceivedTimestamp) - Date.parse(y.requestReceivedTimestamp))) {
       if (runs.at(-1) !== w.user.username) runs.push(w.user.username);
@@ -224,9 +245,13 @@ describe('losing the leader lease', () => {
     expect(runs.length - 1).toBeLessThanOrEqual(lease.spec?.leaseTransitions ?? 0);
     // Stronger, write by write: as the API server saw it, the last lease written before each
     // ConfigMap write was the writer's own (no write after another replica took the lease).
-    const leaseWrites = suite.plane.audit!.writes({ since, resource: 'leases' }).filter((e) => e.objectRef?.namespace === 'two' && e.objectRef?.name === 'two' && (e.responseStatus?.code ?? 0) < 300);
+    const leaseWrites = suite.plane
+      .audit!.writes({ since, resource: 'leases' })
+      .filter((e) => e.objectRef?.namespace === 'two' && e.objectRef?.name === 'two' && (e.responseStatus?.code ?? 0) < 300);
     const holderAt = (t: number) => leaseWrites.filter((l) => Date.parse(l.requestReceivedTimestamp) <= t).at(-1)?.user.username;
-    const stale = writes.filter((w) => holderAt(Date.parse(w.requestReceivedTimestamp)) !== w.user.username).map((w) => `${w.user.username} wrote at ${w.requestReceivedTimestamp} while ${holderAt(Date.parse(w.requestReceivedTimestamp))} held the lease`);
+    const stale = writes
+      .filter((w) => holderAt(Date.parse(w.requestReceivedTimestamp)) !== w.user.username)
+      .map((w) => `${w.user.username} wrote at ${w.requestReceivedTimestamp} while ${holderAt(Date.parse(w.requestReceivedTimestamp))} held the lease`);
     expect(stale).toEqual([]);
     expect(a.running || b.running).toBe(true);
   });

@@ -44,6 +44,14 @@ describe('the manager lifecycle', () => {
   });
 
   it('runs every effect of a whole life exactly once, in order', () => {
-    expect(path('start', 'synced', 'elected', 'deposed', 'elected', 'stop', 'drained', 'closed').all).toEqual(['startUp', 'campaign', 'beginTerm', 'abortTerm', 'beginTerm', 'drainTerm', 'tearDown']);
+    expect(path('start', 'synced', 'elected', 'deposed', 'elected', 'stop', 'drained', 'closed').all).toEqual([
+      'startUp',
+      'campaign',
+      'beginTerm',
+      'abortTerm',
+      'beginTerm',
+      'drainTerm',
+      'tearDown',
+    ]);
   });
 });

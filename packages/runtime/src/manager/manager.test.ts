@@ -18,7 +18,13 @@ describe('Manager.add', () => {
     const manager = new Manager({ name: 'm', kubeConfig: nowhere, logger: silentLogger(), processMetrics: false, environment: {} as never });
     manager.add(controllerFor(ConfigMap).reconcile(() => undefined));
     expect(() => manager.add(controllerFor(ConfigMap).reconcile(() => undefined))).toThrow(/a controller named "configmap" is already added/);
-    expect(() => manager.add(controllerFor(ConfigMap).named('configmap-audit').reconcile(() => undefined))).not.toThrow();
+    expect(() =>
+      manager.add(
+        controllerFor(ConfigMap)
+          .named('configmap-audit')
+          .reconcile(() => undefined),
+      ),
+    ).not.toThrow();
     expect(() => manager.add(controllerFor(Secret).reconcile(() => undefined))).not.toThrow();
   });
 });

@@ -132,7 +132,15 @@ export class Manager {
 
   constructor(readonly options: ManagerOptions) {
     const c = makeCollaborators(options);
-    ({ log: this.log, clock: this.clock, kubeConfig: this.kubeConfig, environment: this.environment, identity: this.identity, metrics: this.metrics, tracer: this.tracer } = c);
+    ({
+      log: this.log,
+      clock: this.clock,
+      kubeConfig: this.kubeConfig,
+      environment: this.environment,
+      identity: this.identity,
+      metrics: this.metrics,
+      tracer: this.tracer,
+    } = c);
     ({ transport: this.transport, client: this.client, cache: this.cache, recorder: this.recorder, liveness: this.liveness, webhooks: this.webhooks } = c);
     this.always = new RunnableGroup(this.log);
     this.perTerm = new RunnableGroup(this.log);
@@ -151,7 +159,9 @@ export class Manager {
 
   /** A manager configured from the standard flags (MANAGER_FLAGS) and the environment. */
   static fromParsedFlags(name: string, flags: ManagerFlags, overrides: Partial<ManagerOptions> = {}): Manager {
-    const logger = overrides.logger ?? createLogger({ name, level: flags.logLevel, format: flags.logFormat, timeEncoding: flags.logTimeEncoding, levelEncoding: flags.logLevelEncoding });
+    const logger =
+      overrides.logger ??
+      createLogger({ name, level: flags.logLevel, format: flags.logFormat, timeEncoding: flags.logTimeEncoding, levelEncoding: flags.logLevelEncoding });
     const kubeConfig = overrides.kubeConfig ?? loadKubeConfig(flags.kubeconfig);
     return new Manager({
       name,
@@ -163,7 +173,13 @@ export class Manager {
       healthProbeBindAddress: flags.healthProbeBindAddress,
       leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId } : false,
       tracing: flags.otelExporterOtlpEndpoint ? { endpoint: flags.otelExporterOtlpEndpoint } : undefined,
-      webhook: { bindAddress: flags.webhookBindAddress, certDir: flags.webhookCertDir, secretName: flags.webhookSecretName, hosts: flags.webhookHost.length ? flags.webhookHost : undefined, configurationName: flags.webhookConfigurationName },
+      webhook: {
+        bindAddress: flags.webhookBindAddress,
+        certDir: flags.webhookCertDir,
+        secretName: flags.webhookSecretName,
+        hosts: flags.webhookHost.length ? flags.webhookHost : undefined,
+        configurationName: flags.webhookConfigurationName,
+      },
       ...overrides,
     });
   }
@@ -186,11 +202,18 @@ export class Manager {
     this.assertNew('controllers');
     if ('reconciler' in item) {
       // Names label every metric and /debug/queue: two controllers under one name would merge there.
-      if (this.controllers.some((c) => c.name === item.name)) throw new Error(`a controller named "${item.name}" is already added: give each controller its own name (controllerFor(…).named(…))`);
+      if (this.controllers.some((c) => c.name === item.name))
+        throw new Error(`a controller named "${item.name}" is already added: give each controller its own name (controllerFor(…).named(…))`);
       for (const ix of item.indexes) this.cache.indexField(ix.kind, ix.name, ix.fn, ix.informer);
       this.rbac.push(item.rbac);
       this.controllers.push(
-        new Controller(item.name, item.watches, item.reconciler, { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder, tracer: this.tracer, clock: this.clock }, item.options),
+        new Controller(
+          item.name,
+          item.watches,
+          item.reconciler,
+          { cache: this.cache, client: this.client, log: this.log, metrics: this.metrics, recorder: this.recorder, tracer: this.tracer, clock: this.clock },
+          item.options,
+        ),
       );
     } else (item.needLeaderElection === false ? this.always : this.perTerm).add(item);
     return this;
@@ -297,7 +320,9 @@ export class Manager {
         void this.drainTerm().then(() => this.dispatch({ type: 'drained' }));
         return;
       case 'tearDown':
-        void this.tearDown().then(() => this.dispatch({ type: 'closed' })).then(() => this.finish());
+        void this.tearDown()
+          .then(() => this.dispatch({ type: 'closed' }))
+          .then(() => this.finish());
         return;
     }
   }
@@ -314,7 +339,10 @@ export class Manager {
     for (const c of this.controllers) c.informers();
     this.cache.start();
     this.liveness.start();
-    this.log.info({ namespaces: this.cache.namespaces.length ? this.cache.namespaces : 'all', controllers: this.controllers.map((c) => c.name) }, 'starting manager');
+    this.log.info(
+      { namespaces: this.cache.namespaces.length ? this.cache.namespaces : 'all', controllers: this.controllers.map((c) => c.name) },
+      'starting manager',
+    );
     await this.cache.waitForSync(this.options.cacheSyncTimeoutMs ?? 120_000, undefined, this.abort.signal);
     this.log.info('caches synced');
   }
@@ -326,7 +354,12 @@ export class Manager {
     const cfg = le === true ? {} : le;
     this.elector = new LeaderElector(
       this.client,
-      { name: cfg.name ?? `${this.options.name}-leader`, namespace: cfg.namespace ?? currentNamespace(this.kubeConfig, this.environment), identity: cfg.identity ?? this.identity, ...cfg } as LeaderElectionConfig,
+      {
+        name: cfg.name ?? `${this.options.name}-leader`,
+        namespace: cfg.namespace ?? currentNamespace(this.kubeConfig, this.environment),
+        identity: cfg.identity ?? this.identity,
+        ...cfg,
+      } as LeaderElectionConfig,
       this.log.child({ component: 'leader-election' }),
       this.clock,
     );
@@ -415,8 +448,15 @@ export class Manager {
       secure: this.options.metricsSecure ? { client: this.client, name: this.options.name, podName: this.environment.podName, clock: this.clock } : undefined,
       openDebugQueue: this.options.insecureDebugQueue,
     });
-    const probes = await serveProbes(this.options.healthProbeBindAddress ?? ':8081', { health: this.healthChecks, ready: this.readyChecks, cache: this.cacheChecks });
-    for (const [name, s] of [['metrics', metrics], ['probes', probes]] as const) {
+    const probes = await serveProbes(this.options.healthProbeBindAddress ?? ':8081', {
+      health: this.healthChecks,
+      ready: this.readyChecks,
+      cache: this.cacheChecks,
+    });
+    for (const [name, s] of [
+      ['metrics', metrics],
+      ['probes', probes],
+    ] as const) {
       if (!s) continue;
       this.ports[name] = s.port;
       this.servers.push(s);

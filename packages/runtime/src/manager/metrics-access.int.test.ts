@@ -26,7 +26,14 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
     for (const name of ['monitoring', 'apps']) await admin.create(Namespace, { metadata: { name } });
     for (const name of ['prometheus', 'nobody', 'grafana']) await admin.create(ServiceAccount, { metadata: { namespace: 'monitoring', name } });
     await admin.create(ClusterRole, { metadata: { name: 'metrics-reader' }, rules: [{ nonResourceURLs: ['/metrics', '/debug/queue'], verbs: ['get'] }] });
-    await admin.create(ClusterRoleBinding, { metadata: { name: 'prometheus-metrics-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'metrics-reader' }, subjects: [{ kind: 'ServiceAccount', namespace: 'monitoring', name: 'prometheus' }, { kind: 'ServiceAccount', namespace: 'monitoring', name: 'grafana' }] });
+    await admin.create(ClusterRoleBinding, {
+      metadata: { name: 'prometheus-metrics-reader' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'metrics-reader' },
+      subjects: [
+        { kind: 'ServiceAccount', namespace: 'monitoring', name: 'prometheus' },
+        { kind: 'ServiceAccount', namespace: 'monitoring', name: 'grafana' },
+      ],
+    });
   });
   let manager: Manager;
   let port: number;
@@ -34,13 +41,16 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    for (const name of ['prometheus', 'nobody', 'grafana']) tokens[name] = (await suite.plane.serviceAccountCredentials('monitoring', name)).kubeConfig.getCurrentUser()!.token!;
+    for (const name of ['prometheus', 'nobody', 'grafana'])
+      tokens[name] = (await suite.plane.serviceAccountCredentials('monitoring', name)).kubeConfig.getCurrentUser()!.token!;
     const t = testManager(suite.plane.kubeConfig, { metricsSecure: true, namespaces: ['apps'] });
     manager = t.manager;
     manager.add(
       controllerFor(ConfigMap)
         // A Secret named <configmap>-credentials reconciles its ConfigMap.
-        .watches(Secret, (s) => (s.metadata.name.endsWith('-credentials') ? [{ namespace: s.metadata.namespace, name: s.metadata.name.replace(/-credentials$/, '') }] : []))
+        .watches(Secret, (s) =>
+          s.metadata.name.endsWith('-credentials') ? [{ namespace: s.metadata.namespace, name: s.metadata.name.replace(/-credentials$/, '') }] : [],
+        )
         .reconcile((req, ctx) => {
           if (req.name === 'app') seen.push(ctx.triggers);
         }),
@@ -83,9 +93,17 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
     expect(last.result).toBe('success');
     expect(seen.at(-1)).toEqual(last.triggers);
 
-    const whole = JSON.parse((await get(port, '/debug/queue', tokens.prometheus)).body) as { controllers: { controller: string; running: boolean }[]; informers: { informer: string; synced: boolean }[] };
+    const whole = JSON.parse((await get(port, '/debug/queue', tokens.prometheus)).body) as {
+      controllers: { controller: string; running: boolean }[];
+      informers: { informer: string; synced: boolean }[];
+    };
     expect(whole.controllers).toEqual([expect.objectContaining({ controller: 'configmap', running: true })]);
-    expect(whole.informers.map((i) => [i.informer, i.synced])).toEqual(expect.arrayContaining([['configmaps', true], ['secrets', true]]));
+    expect(whole.informers.map((i) => [i.informer, i.synced])).toEqual(
+      expect.arrayContaining([
+        ['configmaps', true],
+        ['secrets', true],
+      ]),
+    );
 
     const metrics = (await get(port, '/metrics', tokens.prometheus)).body;
     expect(metrics).toMatch(/opkit_reconcile_triggers_total\{controller="configmap",trigger="watch:Secret"\} [1-9]/);

@@ -8,7 +8,13 @@ interface SelfSubjectAccessReviewObject extends KubeObject {
   status?: { allowed: boolean; denied?: boolean; reason?: string };
 }
 
-const SelfSubjectAccessReview = defineKind<SelfSubjectAccessReviewObject>({ group: 'authorization.k8s.io', version: 'v1', kind: 'SelfSubjectAccessReview', plural: 'selfsubjectaccessreviews', namespaced: false });
+const SelfSubjectAccessReview = defineKind<SelfSubjectAccessReviewObject>({
+  group: 'authorization.k8s.io',
+  version: 'v1',
+  kind: 'SelfSubjectAccessReview',
+  plural: 'selfsubjectaccessreviews',
+  namespaced: false,
+});
 
 /** One verb on one resource, in one namespace (or cluster-wide). */
 export interface Permission {
@@ -47,7 +53,9 @@ export function permissionsFor(rules: PolicyRule[], namespaces: string[]): Permi
 /** The operator's role lacks permissions its controllers declare. */
 export class RbacError extends Error {
   constructor(readonly missing: Permission[]) {
-    super(`the operator's RBAC does not grant what its controllers declare (check the chart's ClusterRole and Roles):\n  ${missing.map(describePermission).join('\n  ')}`);
+    super(
+      `the operator's RBAC does not grant what its controllers declare (check the chart's ClusterRole and Roles):\n  ${missing.map(describePermission).join('\n  ')}`,
+    );
     this.name = 'RbacError';
   }
 }
@@ -75,7 +83,9 @@ export async function missingPermissions(
       const review = await ask(() =>
         client.create(SelfSubjectAccessReview, {
           metadata: {},
-          spec: { resourceAttributes: { verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, namespace: p.namespace, name: p.name } },
+          spec: {
+            resourceAttributes: { verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, namespace: p.namespace, name: p.name },
+          },
         }),
       );
       if (!review.status?.allowed) missing.push(p);

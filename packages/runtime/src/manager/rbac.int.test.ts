@@ -26,7 +26,7 @@ describe('a manager without the rights it needs', () => {
   });
   afterAll(() => plane?.stop());
 
-  it('fails to start with the API server\'s own explanation instead of hanging', async () => {
+  it("fails to start with the API server's own explanation instead of hanging", async () => {
     const sa = await plane.serviceAccountCredentials('ops', 'limited');
     const { manager, logs } = testManager(sa.kubeConfig, { namespaces: ['ops'] });
     manager.add(controllerFor(ConfigMap).reconcile(() => undefined));
@@ -35,7 +35,9 @@ describe('a manager without the rights it needs', () => {
     const seconds = (Date.now() - t0) / 1000;
     expect(err).toBeInstanceOf(CacheSyncError);
     expect(err.message).toContain("check the operator's RBAC");
-    expect(err.message).toContain('configmaps is forbidden: User "system:serviceaccount:ops:limited" cannot list resource "configmaps" in API group "" in the namespace "ops"');
+    expect(err.message).toContain(
+      'configmaps is forbidden: User "system:serviceaccount:ops:limited" cannot list resource "configmaps" in API group "" in the namespace "ops"',
+    );
     expect(seconds).toBeLessThan(30); // the default cache sync timeout is 120 s
     const logged = logs.find(/cannot list\/watch configmaps in namespace ops: forbidden/);
     expect(logged[0]).toMatchObject({ level: 50 });
@@ -46,7 +48,10 @@ describe('a manager without the rights it needs', () => {
     const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
     await admin.create(ServiceAccount, { metadata: { name: 'reader', namespace: 'ops' } });
     // May read and create ConfigMaps, but not patch or delete them.
-    await admin.create(Role, { metadata: { name: 'read-create', namespace: 'ops' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create'] }] });
+    await admin.create(Role, {
+      metadata: { name: 'read-create', namespace: 'ops' },
+      rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create'] }],
+    });
     await admin.create(RoleBinding, {
       metadata: { name: 'reader-read-create', namespace: 'ops' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-create' },
@@ -73,11 +78,18 @@ describe('a manager without the rights it needs', () => {
   it('checks its permissions through an API server that drops one review in five', async () => {
     // 35 permissions (8 verbs in 4 namespaces, 3 cluster-wide): retried as a set, the check would
     // pass about once in 1,600 tries; each review retries alone.
-    const proxy = await startFaultProxy({ upstream: plane.kubeConfig, seed: 7, rates: { reset: 0.1, serverError: 0.1, delay: 0, hang: 0, throttle: 0, writeThenFail: 0 } });
+    const proxy = await startFaultProxy({
+      upstream: plane.kubeConfig,
+      seed: 7,
+      rates: { reset: 0.1, serverError: 0.1, delay: 0, hang: 0, throttle: 0, writeThenFail: 0 },
+    });
     const { manager } = testManager(proxy.kubeConfig(), { namespaces: ['ops', 'a', 'b', 'c'], cacheSyncTimeoutMs: 30_000 });
     manager.add(
       controllerFor(ConfigMap)
-        .withRbac([rule(ConfigMap, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection']), rule(Namespace, ['get', 'list', 'watch'])])
+        .withRbac([
+          rule(ConfigMap, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection']),
+          rule(Namespace, ['get', 'list', 'watch']),
+        ])
         .reconcile(() => undefined),
     );
     try {

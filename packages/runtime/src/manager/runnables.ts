@@ -28,6 +28,12 @@ export class RunnableGroup {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.items.map((r) => Promise.resolve().then(() => r.stop?.()).catch((err: unknown) => this.log.warn({ err, runnable: r.name }, 'runnable failed to stop'))));
+    await Promise.all(
+      this.items.map((r) =>
+        Promise.resolve()
+          .then(() => r.stop?.())
+          .catch((err: unknown) => this.log.warn({ err, runnable: r.name }, 'runnable failed to stop')),
+      ),
+    );
   }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultControllerRateLimiter, DEFAULT_MAX_ITEM_BACKOFF_MS, ItemExponentialRateLimiter } from './rate-limiters.js';
 
 describe('rate limiters', () => {
-  it('doubles an item\'s delay from 5 ms and forgets it after a success', () => {
+  it("doubles an item's delay from 5 ms and forgets it after a success", () => {
     const l = new ItemExponentialRateLimiter(5, 1_000);
     expect([1, 2, 3, 4].map(() => l.when('a'))).toEqual([5, 10, 20, 40]);
     l.forget('a');

@@ -11,7 +11,10 @@ export interface RateLimiter {
 export class ItemExponentialRateLimiter implements RateLimiter {
   private readonly failures = new Map<string, number>();
 
-  constructor(readonly baseMs = 5, readonly maxMs = 1_000_000) {}
+  constructor(
+    readonly baseMs = 5,
+    readonly maxMs = 1_000_000,
+  ) {}
 
   when(item: string): number {
     const n = this.failures.get(item) ?? 0;

@@ -50,7 +50,7 @@ describe('WorkQueue', () => {
     expect(q.length).toBe(0); // the superseded 200 ms and 500 ms entries did not fire again
   });
 
-  it('holds items delayed beyond setTimeout\'s limit (renewals weeks ahead) instead of firing them at once', async () => {
+  it("holds items delayed beyond setTimeout's limit (renewals weeks ahead) instead of firing them at once", async () => {
     const q = new WorkQueue('t');
     q.addAfter('renew', 60 * 24 * 3_600_000); // 60 days
     await tick(50);
@@ -98,7 +98,13 @@ describe('WorkQueue', () => {
   it('reports adds, depth, retries and durations to its metrics', async () => {
     const seen: string[] = [];
     const q = new WorkQueue('t', {
-      metrics: { add: () => seen.push('add'), depth: (n) => seen.push(`depth=${n}`), retry: () => seen.push('retry'), queued: () => seen.push('queued'), worked: () => seen.push('worked') },
+      metrics: {
+        add: () => seen.push('add'),
+        depth: (n) => seen.push(`depth=${n}`),
+        retry: () => seen.push('retry'),
+        queued: () => seen.push('queued'),
+        worked: () => seen.push('worked'),
+      },
     });
     q.add('a');
     q.add('a');

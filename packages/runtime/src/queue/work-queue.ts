@@ -46,7 +46,10 @@ export class WorkQueue {
   readonly rateLimiter: RateLimiter;
   private readonly metrics?: QueueMetrics;
 
-  constructor(readonly name: string, options: WorkQueueOptions = {}) {
+  constructor(
+    readonly name: string,
+    options: WorkQueueOptions = {},
+  ) {
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter();
     this.metrics = options.metrics;
     this.clock = options.clock ?? systemClock;

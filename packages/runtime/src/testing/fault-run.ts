@@ -1,6 +1,13 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
-  maxWritesPerObjectPerMinute, operatorWrites, startFaultProxy, waitFor, writesByNonLeaders, type ControlPlane, type FaultProxy, type FaultRates,
+  maxWritesPerObjectPerMinute,
+  operatorWrites,
+  startFaultProxy,
+  waitFor,
+  writesByNonLeaders,
+  type ControlPlane,
+  type FaultProxy,
+  type FaultRates,
 } from '@opkit/testing';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Manager, ManagerOptions } from '../manager/manager.js';
@@ -65,7 +72,12 @@ export interface FaultScenario {
 /** The seeds to run: OPKIT_FAULT_SEEDS (comma-separated) replays chosen ones, else `defaults`. */
 export function faultSeeds(defaults: number[]): number[] {
   const env = process.env['OPKIT_FAULT_SEEDS'];
-  return env ? env.split(',').map((s) => Number(s.trim())).filter(Number.isInteger) : defaults;
+  return env
+    ? env
+        .split(',')
+        .map((s) => Number(s.trim()))
+        .filter(Number.isInteger)
+    : defaults;
 }
 
 /**
@@ -137,7 +149,14 @@ export function faultChurnMs(): number {
 
 /** One line per run: the faults, the convergence, the writes, the lag. */
 export function describeFaultRun(r: FaultRunReport): string {
-  const faults = r.injected.map((s) => `${s.injected}/${s.requests} (${Object.entries(s.byKind).map(([k, n]) => `${k} ${n}`).join(', ')})`).join('; ');
+  const faults = r.injected
+    .map(
+      (s) =>
+        `${s.injected}/${s.requests} (${Object.entries(s.byKind)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')})`,
+    )
+    .join('; ');
   return `seed ${r.seed}: faults ${faults}; converged ${r.convergedMs} ms after they stopped; ${r.writes} writes, at most ${r.burst.writes} a minute to ${r.burst.object ?? 'one object'}; worst event-loop lag ${r.lagMaxMs} ms`;
 }
 
@@ -149,7 +168,8 @@ export function describeFaultRun(r: FaultRunReport): string {
 export function assertFaultInvariants(r: FaultRunReport, bounds: { maxWritesPerObjectPerMinute: number }, replay: string): void {
   const broken: string[] = [];
   if (r.splitBrain.length) broken.push(`writes by a replica that did not lead: ${JSON.stringify(r.splitBrain.slice(0, 3))}`);
-  if (r.burst.writes > bounds.maxWritesPerObjectPerMinute) broken.push(`${r.burst.writes} writes a minute to ${r.burst.object} (bound ${bounds.maxWritesPerObjectPerMinute})`);
+  if (r.burst.writes > bounds.maxWritesPerObjectPerMinute)
+    broken.push(`${r.burst.writes} writes a minute to ${r.burst.object} (bound ${bounds.maxWritesPerObjectPerMinute})`);
   const idle = r.injected.findIndex((s) => s.injected === 0);
   if (idle >= 0) broken.push(`replica ${idle} saw no fault: the schedule proved nothing`);
   if (broken.length) throw new Error(`seed ${r.seed}: ${broken.join('; ')}\nreplay: ${replay}`);

@@ -3,7 +3,16 @@ import { captureLogger } from '../testing/log-capture.js';
 import { OtlpExporter, otlpJson } from './otlp-exporter.js';
 import { Tracer, type SpanData } from './tracer.js';
 
-const span = (name: string): SpanData => ({ traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), name, kind: 'internal', startNs: 1n, endNs: 2n, attributes: { n: 1, f: 0.5, b: true, s: 'x', l: ['p', 'q'] }, status: { code: 'error', message: 'boom' } });
+const span = (name: string): SpanData => ({
+  traceId: 'a'.repeat(32),
+  spanId: 'b'.repeat(16),
+  name,
+  kind: 'internal',
+  startNs: 1n,
+  endNs: 2n,
+  attributes: { n: 1, f: 0.5, b: true, s: 'x', l: ['p', 'q'] },
+  status: { code: 'error', message: 'boom' },
+});
 
 describe('tracing', () => {
   it('writes OTLP/JSON: hex ids, nanoseconds as strings, typed attribute values', () => {

@@ -87,18 +87,21 @@ export class OtlpExporter implements SpanSink {
     while (this.sending) await this.sending;
     if (!this.queue.length) return;
     const batch = this.queue.splice(0, this.o.maxBatch ?? 512);
-    this.sending = this.post(JSON.stringify(otlpJson(this.o.resource, batch))).then(
-      () => {
-        this.sent += batch.length;
-        if (this.failing) this.o.log.info('the trace collector answers again');
-        this.failing = false;
-      },
-      (err: Error) => {
-        this.dropped += batch.length;
-        if (!this.failing) this.o.log.warn({ err: err.message, endpoint: this.o.endpoint }, 'could not send spans to the trace collector; dropping them until it answers');
-        this.failing = true;
-      },
-    ).finally(() => (this.sending = undefined));
+    this.sending = this.post(JSON.stringify(otlpJson(this.o.resource, batch)))
+      .then(
+        () => {
+          this.sent += batch.length;
+          if (this.failing) this.o.log.info('the trace collector answers again');
+          this.failing = false;
+        },
+        (err: Error) => {
+          this.dropped += batch.length;
+          if (!this.failing)
+            this.o.log.warn({ err: err.message, endpoint: this.o.endpoint }, 'could not send spans to the trace collector; dropping them until it answers');
+          this.failing = true;
+        },
+      )
+      .finally(() => (this.sending = undefined));
     await this.sending;
     if (this.queue.length) await this.flush();
   }
@@ -112,10 +115,14 @@ export class OtlpExporter implements SpanSink {
     const url = new URL(`${this.o.endpoint.replace(/\/$/, '')}/v1/traces`);
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
-      const req = send(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 10_000 }, (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode && res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
-      });
+      const req = send(
+        url,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 10_000 },
+        (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode && res.statusCode < 300 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', reject);
       req.end(body);

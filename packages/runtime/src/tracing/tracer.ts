@@ -41,7 +41,13 @@ class RecordingSpan implements Span {
   private readonly data: SpanData;
   private ended = false;
 
-  constructor(private readonly sink: SpanSink, name: string, kind: SpanData['kind'], parent: { traceId: string; spanId: string } | undefined, attributes: Record<string, AttributeValue>) {
+  constructor(
+    private readonly sink: SpanSink,
+    name: string,
+    kind: SpanData['kind'],
+    parent: { traceId: string; spanId: string } | undefined,
+    attributes: Record<string, AttributeValue>,
+  ) {
     this.data = {
       traceId: parent?.traceId ?? randomBytes(16).toString('hex'),
       spanId: randomBytes(8).toString('hex'),
@@ -122,4 +128,3 @@ export class Tracer {
     return this.sink && span !== NOOP ? this.active.run(span, fn) : fn();
   }
 }
-

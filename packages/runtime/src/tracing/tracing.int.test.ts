@@ -28,9 +28,14 @@ function collector() {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       if (req.url === '/v1/traces' && req.headers['content-type'] === 'application/json') {
-        const doc = JSON.parse(body) as { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[] };
+        const doc = JSON.parse(body) as {
+          resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+        };
         for (const rs of doc.resourceSpans) {
-          received.push({ resource: Object.fromEntries(rs.resource.attributes.map((a) => [a.key, a.value.stringValue])), spans: rs.scopeSpans.flatMap((s) => s.spans) });
+          received.push({
+            resource: Object.fromEntries(rs.resource.attributes.map((a) => [a.key, a.value.stringValue])),
+            spans: rs.scopeSpans.flatMap((s) => s.spans),
+          });
         }
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -68,7 +73,11 @@ describe('OpenTelemetry tracing of reconciles and their API calls', () => {
   it('sends a span per reconcile, with its triggers, and its API calls as children carrying the trace', async () => {
     await suite.admin.create(ConfigMap, { metadata: { namespace: 'traced', name: 'app' }, data: { v: '1' } });
     const reconcile = await waitFor('the first reconcile of traced/app', () =>
-      otel.spans().find((s) => s.name === 'reconcile configmap' && attr(s, 'opkit.object.name')?.stringValue === 'app' && attr(s, 'opkit.reconcile.writes')?.intValue === '1'),
+      otel
+        .spans()
+        .find(
+          (s) => s.name === 'reconcile configmap' && attr(s, 'opkit.object.name')?.stringValue === 'app' && attr(s, 'opkit.reconcile.writes')?.intValue === '1',
+        ),
     );
     expect(attr(reconcile, 'opkit.reconcile.triggers')).toEqual({ arrayValue: { values: [{ stringValue: 'ConfigMap traced/app add' }] } });
     expect(attr(reconcile, 'opkit.reconcile.result')).toEqual({ stringValue: 'success' });
@@ -84,7 +93,14 @@ describe('OpenTelemetry tracing of reconciles and their API calls', () => {
 
     // Its own write's watch event reconciles it again: a new trace, whose trigger says so.
     const second = await waitFor('the reconcile its write caused', () =>
-      otel.spans().find((s) => s.name === 'reconcile configmap' && s.traceId !== reconcile.traceId && JSON.stringify(attr(s, 'opkit.reconcile.triggers')).includes('ConfigMap traced/app update')),
+      otel
+        .spans()
+        .find(
+          (s) =>
+            s.name === 'reconcile configmap' &&
+            s.traceId !== reconcile.traceId &&
+            JSON.stringify(attr(s, 'opkit.reconcile.triggers')).includes('ConfigMap traced/app update'),
+        ),
     );
     expect(attr(second, 'opkit.reconcile.writes')).toEqual({ intValue: '0' });
     // Watches and the leader's renewals are not reconciles: they make no spans.

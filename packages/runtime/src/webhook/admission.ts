@@ -71,7 +71,11 @@ interface WebhookSpec {
   timeoutSeconds?: number;
 }
 
-const deny = (uid: string, code: number, message: string, reason = 'Forbidden'): AdmissionResponse => ({ uid, allowed: false, status: { code, reason, message } });
+const deny = (uid: string, code: number, message: string, reason = 'Forbidden'): AdmissionResponse => ({
+  uid,
+  allowed: false,
+  status: { code, reason, message },
+});
 
 function base(type: 'mutating' | 'validating', kind: Kind, spec: WebhookSpec) {
   const verb = type === 'mutating' ? 'mutate' : 'validate';
@@ -106,7 +110,9 @@ export function mutatingWebhook<T extends KubeObject>(
       try {
         const out = (await spec.mutate(copy, request as AdmissionRequest<T>)) ?? copy;
         const ops = diffPatch(request.object, out);
-        return ops.length ? { uid: request.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') } : { uid: request.uid, allowed: true };
+        return ops.length
+          ? { uid: request.uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(ops)).toString('base64') }
+          : { uid: request.uid, allowed: true };
       } catch (err) {
         return deny(request.uid, 400, `${resourceName(kind)}: ${(err as Error).message}`, 'BadRequest');
       }

@@ -14,7 +14,12 @@ export class CertificateFiles {
   private last?: string;
   problem?: string;
 
-  constructor(private readonly dir: string, private readonly onChange: (pair: KeyPair) => void, private readonly log: Logger, private readonly intervalMs = 10_000) {}
+  constructor(
+    private readonly dir: string,
+    private readonly onChange: (pair: KeyPair) => void,
+    private readonly log: Logger,
+    private readonly intervalMs = 10_000,
+  ) {}
 
   async start(): Promise<void> {
     await this.load();

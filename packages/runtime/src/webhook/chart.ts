@@ -13,7 +13,10 @@ const CLIENT_CONFIG = '__OPKIT_CLIENT_CONFIG__';
  * webhook would then refuse every request it matches (conversions cannot be switched off: the
  * stored objects need them).
  */
-export function renderWebhooksTemplate(webhooks: { admission?: AdmissionWebhook[]; conversions?: VersionedResource[] }, opts: { generator: string; chart: string }): string {
+export function renderWebhooksTemplate(
+  webhooks: { admission?: AdmissionWebhook[]; conversions?: VersionedResource[] },
+  opts: { generator: string; chart: string },
+): string {
   const admission = webhooks.admission ?? [];
   const crds = (webhooks.conversions ?? []).map((r) => r.crd.metadata.name);
   const configs = webhookConfigurations('__NAME__', admission, { url: CLIENT_CONFIG });
@@ -21,7 +24,11 @@ export function renderWebhooksTemplate(webhooks: { admission?: AdmissionWebhook[
     if (!obj) return [];
     const body = stringify({ webhooks: obj.webhooks }, { lineWidth: 0 })
       .trimEnd()
-      .replace(new RegExp(`^( *)clientConfig:\\n +url: ${CLIENT_CONFIG}(\\S*)$`, 'gm'), (_, indent: string, path: string) => `${indent}clientConfig:\n${indent}  {{- include "opkit-lib.v1.webhookClientConfig" (dict "ctx" . "path" "${path}") | nindent ${indent.length + 2} }}`)
+      .replace(
+        new RegExp(`^( *)clientConfig:\\n +url: ${CLIENT_CONFIG}(\\S*)$`, 'gm'),
+        (_, indent: string, path: string) =>
+          `${indent}clientConfig:\n${indent}  {{- include "opkit-lib.v1.webhookClientConfig" (dict "ctx" . "path" "${path}") | nindent ${indent.length + 2} }}`,
+      )
       .replace(/^( *)- name: (\S+)$/gm, (line, indent: string, name: string) => {
         const hook = admission.find((h) => h.name === name);
         return hook ? `${indent}# failurePolicy ${hook.failurePolicy}: ${hook.why}\n${line}` : line;
@@ -45,7 +52,9 @@ export function renderWebhooksTemplate(webhooks: { admission?: AdmissionWebhook[
     '{{ include "opkit-lib.v1.webhookSecret" . }}',
     '---',
     `{{ include "opkit-lib.v1.webhookRbac" (dict "ctx" . "mutating" ${!!configs.mutating} "validating" ${!!configs.validating} "crds" (list${crds.map((c) => ` "${c}"`).join('')})) }}`,
-    ...(configs.mutating || configs.validating ? ['{{- if gt (int .Values.replicaCount) 0 }}', ...render(configs.mutating), ...render(configs.validating), '{{- end }}'] : []),
+    ...(configs.mutating || configs.validating
+      ? ['{{- if gt (int .Values.replicaCount) 0 }}', ...render(configs.mutating), ...render(configs.validating), '{{- end }}']
+      : []),
     '',
   ].join('\n');
 }

@@ -42,5 +42,8 @@ export function webhookConfigurations(name: string, hooks: AdmissionWebhook[], c
 export function withConversionClient<T extends Record<string, unknown>>(crd: T, clientConfig: ClientConfig): T {
   const spec = crd.spec as { conversion?: { webhook?: { clientConfig?: unknown } } } | undefined;
   if (!spec?.conversion?.webhook) return crd;
-  return { ...crd, spec: { ...spec, conversion: { ...spec.conversion, webhook: { ...spec.conversion.webhook, clientConfig: withPath(clientConfig, CONVERSION_PATH) } } } };
+  return {
+    ...crd,
+    spec: { ...spec, conversion: { ...spec.conversion, webhook: { ...spec.conversion.webhook, clientConfig: withPath(clientConfig, CONVERSION_PATH) } } },
+  };
 }

@@ -21,7 +21,14 @@ const Widgets = defineVersionedResource(V2, [
 const stored: KubeObject = {
   apiVersion: 'test.opkit.dev/v2',
   kind: 'Widget',
-  metadata: { name: 'w', namespace: 'shop', uid: 'u-1', resourceVersion: '7', labels: { team: 'payments' }, annotations: { 'owner.example.com/pager': 'alice' } },
+  metadata: {
+    name: 'w',
+    namespace: 'shop',
+    uid: 'u-1',
+    resourceVersion: '7',
+    labels: { team: 'payments' },
+    annotations: { 'owner.example.com/pager': 'alice' },
+  },
   spec: { replicas: 3 },
 } as KubeObject;
 
@@ -40,7 +47,12 @@ describe('conversion keeps what the version does not change', () => {
   it('leaves metadata a spoke function returns as it returned it (an annotation taken out stays out)', () => {
     const c = new Converter();
     c.add(Gizmos);
-    const gizmo = { apiVersion: 'test.opkit.dev/v1alpha1', kind: 'Gizmo', metadata: { name: 'g', namespace: 'shop', annotations: { [MODE_ANNOTATION]: 'safe', keep: 'me' } }, spec: { size: 2 } } as KubeObject;
+    const gizmo = {
+      apiVersion: 'test.opkit.dev/v1alpha1',
+      kind: 'Gizmo',
+      metadata: { name: 'g', namespace: 'shop', annotations: { [MODE_ANNOTATION]: 'safe', keep: 'me' } },
+      spec: { size: 2 },
+    } as KubeObject;
     const hub = c.convert(gizmo, 'test.opkit.dev/v1beta1') as KubeObject & { spec: { mode: string } };
     expect(hub.spec.mode).toBe('safe');
     expect(hub.metadata.annotations).toEqual({ keep: 'me' });
@@ -48,9 +60,16 @@ describe('conversion keeps what the version does not change', () => {
 
   it('finds a lossy conversion and says what it loses', () => {
     const Lossy = defineVersionedResource(V2, [
-      spoke(V1, V2, { toHub: (o) => ({ ...o, spec: { replicas: o.spec.size } }) as never, fromHub: (o) => ({ ...o, spec: { size: Math.min(o.spec.replicas, 2) } }) as never }),
+      spoke(V1, V2, {
+        toHub: (o) => ({ ...o, spec: { replicas: o.spec.size } }) as never,
+        fromHub: (o) => ({ ...o, spec: { size: Math.min(o.spec.replicas, 2) } }) as never,
+      }),
     ]);
     expect(conversionRoundTrips(Lossy, [stored])).toEqual([{ name: 'shop/w', from: 'v2', via: 'v1', differences: ['spec.replicas: 3 → 2'] }]);
-    expect(conversionRoundTrips(Gizmos, [{ apiVersion: 'test.opkit.dev/v1beta1', kind: 'Gizmo', metadata: { name: 'g', namespace: 'shop' }, spec: { replicas: 1, mode: 'safe' } } as KubeObject])).toEqual([]);
+    expect(
+      conversionRoundTrips(Gizmos, [
+        { apiVersion: 'test.opkit.dev/v1beta1', kind: 'Gizmo', metadata: { name: 'g', namespace: 'shop' }, spec: { replicas: 1, mode: 'safe' } } as KubeObject,
+      ]),
+    ).toEqual([]);
   });
 });

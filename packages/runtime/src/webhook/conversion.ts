@@ -81,8 +81,36 @@ function carry<T extends KubeObject>(input: KubeObject, output: T): T {
 }
 
 function pick(m: KubeObject['metadata']) {
-  const { name, namespace, uid, resourceVersion, generation, creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds, generateName, ownerReferences, finalizers, managedFields } = m as Record<string, unknown>;
-  return Object.fromEntries(Object.entries({ name, namespace, uid, resourceVersion, generation, creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds, generateName, ownerReferences, finalizers, managedFields }).filter(([, v]) => v !== undefined));
+  const {
+    name,
+    namespace,
+    uid,
+    resourceVersion,
+    generation,
+    creationTimestamp,
+    deletionTimestamp,
+    deletionGracePeriodSeconds,
+    generateName,
+    ownerReferences,
+    finalizers,
+    managedFields,
+  } = m as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries({
+      name,
+      namespace,
+      uid,
+      resourceVersion,
+      generation,
+      creationTimestamp,
+      deletionTimestamp,
+      deletionGracePeriodSeconds,
+      generateName,
+      ownerReferences,
+      finalizers,
+      managedFields,
+    }).filter(([, v]) => v !== undefined),
+  );
 }
 
 export const conversionReview = (response: ConversionResponse) => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', response });
@@ -124,7 +152,14 @@ export function conversionRoundTrips(resource: VersionedResource, objects: KubeO
 /** Empty labels or annotations are no labels or annotations: the API server stores neither. */
 const withoutEmptyMaps = (o: KubeObject): KubeObject => {
   const { labels, annotations } = o.metadata;
-  return { ...o, metadata: { ...o.metadata, labels: labels && Object.keys(labels).length ? labels : undefined, annotations: annotations && Object.keys(annotations).length ? annotations : undefined } };
+  return {
+    ...o,
+    metadata: {
+      ...o.metadata,
+      labels: labels && Object.keys(labels).length ? labels : undefined,
+      annotations: annotations && Object.keys(annotations).length ? annotations : undefined,
+    },
+  };
 };
 
 const show = (v: unknown) => (v === undefined ? '(missing)' : JSON.stringify(v));

@@ -4,7 +4,17 @@ import { connect } from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock/clock.js';
 import { Client } from '../client/client.js';
-import { ClusterRole, ClusterRoleBinding, ConfigMap, Namespace, Role, RoleBinding, Secret, ServiceAccount, ValidatingWebhookConfiguration } from '../client/kind.js';
+import {
+  ClusterRole,
+  ClusterRoleBinding,
+  ConfigMap,
+  Namespace,
+  Role,
+  RoleBinding,
+  Secret,
+  ServiceAccount,
+  ValidatingWebhookConfiguration,
+} from '../client/kind.js';
 import { Transport } from '../client/transport.js';
 import { silentLogger } from '../log/logger.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
@@ -36,10 +46,21 @@ describe('webhook CA rotation under load', () => {
   const suite = useControlPlane({}, async (_, admin) => {
     for (const name of ['ops', 'guarded']) await admin.create(Namespace, { metadata: { name, labels: { rotation: name } } });
     await admin.create(ServiceAccount, { metadata: { namespace: 'ops', name: 'keeper' } });
-    await admin.create(Role, { metadata: { namespace: 'ops', name: 'keeper' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] }] });
-    await admin.create(RoleBinding, { metadata: { namespace: 'ops', name: 'keeper' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'keeper' }, subjects: [{ kind: 'ServiceAccount', namespace: 'ops', name: 'keeper' }] });
+    await admin.create(Role, {
+      metadata: { namespace: 'ops', name: 'keeper' },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update'] }],
+    });
+    await admin.create(RoleBinding, {
+      metadata: { namespace: 'ops', name: 'keeper' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'keeper' },
+      subjects: [{ kind: 'ServiceAccount', namespace: 'ops', name: 'keeper' }],
+    });
     await admin.create(ClusterRole, { metadata: { name: 'keeper' }, rules: injectRules(['get', 'list', 'watch', 'update']) });
-    await admin.create(ClusterRoleBinding, { metadata: { name: 'keeper' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'keeper' }, subjects: [{ kind: 'ServiceAccount', namespace: 'ops', name: 'keeper' }] });
+    await admin.create(ClusterRoleBinding, {
+      metadata: { name: 'keeper' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'keeper' },
+      subjects: [{ kind: 'ServiceAccount', namespace: 'ops', name: 'keeper' }],
+    });
   });
   const injectRules = (verbs: string[]) => [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs }];
 
@@ -64,22 +85,35 @@ describe('webhook CA rotation under load', () => {
     await server.start();
     await suite.admin.create(ValidatingWebhookConfiguration, {
       metadata: { name: 'rotation-test' },
-      webhooks: [{
-        name: 'allow.rotation.test.opkit.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 5,
-        clientConfig: { url: `https://127.0.0.1:${server.port}/validate` },
-        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }],
-        namespaceSelector: { matchLabels: { rotation: 'guarded' } },
-      }],
+      webhooks: [
+        {
+          name: 'allow.rotation.test.opkit.dev',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 5,
+          clientConfig: { url: `https://127.0.0.1:${server.port}/validate` },
+          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }],
+          namespaceSelector: { matchLabels: { rotation: 'guarded' } },
+        },
+      ],
     } as never);
     const stop = new AbortController();
     const keeping = certs.keep(stop.signal);
-    const secretCas = async () => pemCertificates(Buffer.from((await suite.admin.get(Secret, { namespace: 'ops', name: 'keeper-tls' })).data!['ca.crt']!, 'base64').toString()).map((p) => new X509Certificate(p));
+    const secretCas = async () =>
+      pemCertificates(Buffer.from((await suite.admin.get(Secret, { namespace: 'ops', name: 'keeper-tls' })).data!['ca.crt']!, 'base64').toString()).map(
+        (p) => new X509Certificate(p),
+      );
     let calls = 0;
     const failures: string[] = [];
     let load: Promise<void> | undefined;
     let loading = true;
     try {
-      await waitFor('the CA injected and a certificate served', async () => server.ready && !!(await suite.admin.get(ValidatingWebhookConfiguration, { name: 'rotation-test' })).webhooks?.[0]?.clientConfig.caBundle, { timeoutMs: 20_000 });
+      await waitFor(
+        'the CA injected and a certificate served',
+        async () => server.ready && !!(await suite.admin.get(ValidatingWebhookConfiguration, { name: 'rotation-test' })).webhooks?.[0]?.clientConfig.caBundle,
+        { timeoutMs: 20_000 },
+      );
       const [firstCa] = await secretCas();
       // Calls through the API server, one after another, for the whole rotation.
       load = (async () => {
@@ -108,7 +142,9 @@ describe('webhook CA rotation under load', () => {
       await suite.admin.patch(ClusterRole, { name: 'keeper' }, { rules: injectRules(['get', 'list', 'watch', 'update']) });
       const [newCa] = await secretCas();
       // The keeper retries the refused injection with a backoff on its (fake) clock: move it along.
-      await waitFor('a certificate from the new CA served', async () => (clock.advance(10_000), (await presented(server.port!)).checkIssued(newCa!)), { timeoutMs: 30_000 });
+      await waitFor('a certificate from the new CA served', async () => (clock.advance(10_000), (await presented(server.port!)).checkIssued(newCa!)), {
+        timeoutMs: 30_000,
+      });
       const switched = calls;
       await waitFor('calls to go on succeeding', () => calls >= switched + 5, { timeoutMs: 20_000 });
       loading = false;

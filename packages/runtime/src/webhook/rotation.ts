@@ -70,11 +70,15 @@ export function decideRotation(held: HeldCertificates, targets: TargetTrust[], h
   const signers = live.filter((c) => c.hasKey).sort((a, b) => b.notBefore - a.notBefore);
   const newest = signers[0];
   if (!newest) return { action: 'add-ca', reason: held.cas.length ? 'no CA with a key is still valid' : 'no CA yet' };
-  if (now >= renewalTime(newest)) return { action: 'add-ca', reason: `the CA is past two thirds of its life (expires ${new Date(newest.notAfter).toISOString()})` };
+  if (now >= renewalTime(newest))
+    return { action: 'add-ca', reason: `the CA is past two thirds of its life (expires ${new Date(newest.notAfter).toISOString()})` };
   const expired = held.cas.filter((c) => c.notAfter <= now).map((c) => c.fingerprint);
   if (expired.length) return { action: 'prune', expired, reason: `${expired.length} CA(s) of the bundle expired` };
 
-  const bundle = live.map((c) => c.fingerprint).sort().join(',');
+  const bundle = live
+    .map((c) => c.fingerprint)
+    .sort()
+    .join(',');
   const stale = targets.filter((t) => [...new Set(t.trusts)].sort().join(',') !== bundle).map((t) => t.name);
   if (stale.length) return { action: 'inject', targets: stale, reason: `${stale.join(', ')} do not hold the current CA bundle` };
 
@@ -85,11 +89,28 @@ export function decideRotation(held: HeldCertificates, targets: TargetTrust[], h
   const want = [...new Set(hosts.map(printedHost))];
   if (!serving) return { action: 'issue-serving', signer: signer.fingerprint, hosts: want, reason: 'no serving certificate yet' };
   if (serving.issuer !== signer.fingerprint) {
-    return { action: 'issue-serving', signer: signer.fingerprint, hosts: union(serving.hosts, want), reason: serving.issuer ? 'every caller now trusts the newer CA' : 'the serving certificate is not signed by a CA of the bundle' };
+    return {
+      action: 'issue-serving',
+      signer: signer.fingerprint,
+      hosts: union(serving.hosts, want),
+      reason: serving.issuer ? 'every caller now trusts the newer CA' : 'the serving certificate is not signed by a CA of the bundle',
+    };
   }
   const missing = want.filter((h) => !serving.hosts.includes(h));
-  if (missing.length) return { action: 'issue-serving', signer: signer.fingerprint, hosts: union(serving.hosts, want), reason: `the serving certificate does not name ${missing.join(', ')}` };
-  if (now >= renewalTime(serving)) return { action: 'issue-serving', signer: signer.fingerprint, hosts: want, reason: `the serving certificate is past two thirds of its life (expires ${new Date(serving.notAfter).toISOString()})` };
+  if (missing.length)
+    return {
+      action: 'issue-serving',
+      signer: signer.fingerprint,
+      hosts: union(serving.hosts, want),
+      reason: `the serving certificate does not name ${missing.join(', ')}`,
+    };
+  if (now >= renewalTime(serving))
+    return {
+      action: 'issue-serving',
+      signer: signer.fingerprint,
+      hosts: want,
+      reason: `the serving certificate is past two thirds of its life (expires ${new Date(serving.notAfter).toISOString()})`,
+    };
   return { action: 'keep', recheckAt: Math.min(renewalTime(newest), renewalTime(serving), ...live.map((c) => c.notAfter)) };
 }
 
@@ -97,18 +118,26 @@ const union = (a: string[], b: string[]) => [...new Set([...a, ...b])];
 
 /** An IPv6 address as OpenSSL prints one in a subjectAltName (eight groups, no leading zeros). */
 export function printedHost(h: string): string {
-  return isIP(h) === 6 ? ipv6Groups(h).map((g) => parseInt(g, 16).toString(16).toUpperCase()).join(':') : h;
+  return isIP(h) === 6
+    ? ipv6Groups(h)
+        .map((g) => parseInt(g, 16).toString(16).toUpperCase())
+        .join(':')
+    : h;
 }
 
 const span = (c: X509Certificate): CertSpan => ({ notBefore: new Date(c.validFrom).getTime(), notAfter: new Date(c.validTo).getTime() });
 
 /** The names a certificate serves, as its subjectAltName lists them (IPv6 as OpenSSL prints it). */
 export function certificateHosts(c: X509Certificate): string[] {
-  return (c.subjectAltName ?? '').split(', ').filter(Boolean).map((e) => e.replace(/^(DNS|IP Address):/, ''));
+  return (c.subjectAltName ?? '')
+    .split(', ')
+    .filter(Boolean)
+    .map((e) => e.replace(/^(DNS|IP Address):/, ''));
 }
 
 /** The private keys of a PEM bundle, each a whole PEM block. */
-export const pemKeys = (bundle: string): string[] => bundle.match(/-----BEGIN (?:EC |RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:EC |RSA )?PRIVATE KEY-----/g) ?? [];
+export const pemKeys = (bundle: string): string[] =>
+  bundle.match(/-----BEGIN (?:EC |RSA )?PRIVATE KEY-----[\s\S]+?-----END (?:EC |RSA )?PRIVATE KEY-----/g) ?? [];
 
 /** The CAs of a PEM bundle that parse, in order, with their PEM. Garbage is skipped. */
 export function bundleCas(pem: string | undefined): { pem: string; cert: X509Certificate }[] {
@@ -153,4 +182,5 @@ export function heldCertificates(data: { caCert?: string; caKey?: string; cert?:
 }
 
 /** The fingerprints of the CAs a base64 caBundle holds. */
-export const trustedBy = (caBundle: string | undefined): string[] => bundleCas(caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined).map((c) => c.cert.fingerprint256);
+export const trustedBy = (caBundle: string | undefined): string[] =>
+  bundleCas(caBundle ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined).map((c) => c.cert.fingerprint256);

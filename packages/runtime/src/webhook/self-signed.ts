@@ -77,7 +77,10 @@ const pem = (k: KeyObject) => k.export({ type: 'pkcs8', format: 'pem' }) as stri
 export function issueCa(commonName: string, notBefore: number, notAfter: number): KeyPair {
   const { publicKey, privateKey } = newKey();
   const id = keyId(publicKey.export({ type: 'spki', format: 'der' }));
-  return { cert: certificate({ commonName, notBefore, notAfter, isCa: true }, publicKey, { name: commonName, key: privateKey, keyId: id }), key: pem(privateKey) };
+  return {
+    cert: certificate({ commonName, notBefore, notAfter, isCa: true }, publicKey, { name: commonName, key: privateKey, keyId: id }),
+    key: pem(privateKey),
+  };
 }
 
 /** A serving certificate for `hosts` (DNS names or IPs), signed by `ca`. */
@@ -88,6 +91,10 @@ export function issueServing(ca: KeyPair, hosts: string[], notBefore: number, no
   const { publicKey, privateKey } = newKey();
   // The issuer must be the CA's subject, byte for byte in meaning: the CA is always ours, one CN.
   const issuerName = caCert.subject.replace(/^CN=/, '');
-  const cert = certificate({ commonName: hosts[0] ?? 'opkit', hosts, notBefore, notAfter, isCa: false }, publicKey, { name: issuerName, key: caKey, keyId: id });
+  const cert = certificate({ commonName: hosts[0] ?? 'opkit', hosts, notBefore, notAfter, isCa: false }, publicKey, {
+    name: issuerName,
+    key: caKey,
+    keyId: id,
+  });
   return { cert, key: pem(privateKey) };
 }

@@ -24,7 +24,11 @@ export class WebhookServer {
   private current?: KeyPair;
   port?: number;
 
-  constructor(private readonly addr: { host: string; port: number }, private readonly log: Logger, private readonly metrics?: RuntimeMetrics) {}
+  constructor(
+    private readonly addr: { host: string; port: number },
+    private readonly log: Logger,
+    private readonly metrics?: RuntimeMetrics,
+  ) {}
 
   route(path: string, handler: JsonHandler): void {
     if (this.routes.has(path)) throw new Error(`two webhooks serve ${path}`);

@@ -32,7 +32,16 @@ describe('the runtime keeps its own webhook certificates', () => {
     await admin.create(Namespace, { metadata: { name: 'ops' } });
     await admin.create(MutatingWebhookConfiguration, {
       metadata: { name: 'keeper-test' },
-      webhooks: [{ name: 'noop.test.opkit.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore', clientConfig: { url: 'https://127.0.0.1:1/noop' }, rules: [] }],
+      webhooks: [
+        {
+          name: 'noop.test.opkit.dev',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Ignore',
+          clientConfig: { url: 'https://127.0.0.1:1/noop' },
+          rules: [],
+        },
+      ],
     } as never);
   });
 
@@ -40,7 +49,12 @@ describe('the runtime keeps its own webhook certificates', () => {
     const clock = new FakeClock(Date.now());
     const transport = new Transport(suite.plane.kubeConfig);
     const client = new Client(transport, { fieldManager: 'keeper' });
-    const certs = new ServingCertificates(client, transport, silentLogger(), { secret: { namespace: 'ops', name: 'keeper-tls' }, hosts: ['127.0.0.1'], inject: { mutating: ['keeper-test'] }, clock });
+    const certs = new ServingCertificates(client, transport, silentLogger(), {
+      secret: { namespace: 'ops', name: 'keeper-tls' },
+      hosts: ['127.0.0.1'],
+      inject: { mutating: ['keeper-test'] },
+      clock,
+    });
     const server = new WebhookServer({ host: '127.0.0.1', port: 0 }, silentLogger());
     certs.onCertificate((p) => server.setCertificate(p));
     certs.start();
@@ -48,7 +62,8 @@ describe('the runtime keeps its own webhook certificates', () => {
     const stop = new AbortController();
     const keeping = certs.keep(stop.signal);
     try {
-      const caBundle = () => suite.admin.get(Secret, { namespace: 'ops', name: 'keeper-tls' }).then((s) => Buffer.from(s.data!['ca.crt']!, 'base64').toString());
+      const caBundle = () =>
+        suite.admin.get(Secret, { namespace: 'ops', name: 'keeper-tls' }).then((s) => Buffer.from(s.data!['ca.crt']!, 'base64').toString());
       await waitFor('a serving certificate', () => server.ready);
       const ca = await caBundle();
       const first = await presented(server.port!, ca);
@@ -68,7 +83,10 @@ describe('the runtime keeps its own webhook certificates', () => {
 
       // A chart upgrade that resets the caBundle is undone.
       const w = await suite.admin.get(MutatingWebhookConfiguration, { name: 'keeper-test' });
-      await suite.admin.update(MutatingWebhookConfiguration, { ...w, webhooks: w.webhooks!.map((h) => ({ ...h, clientConfig: { ...h.clientConfig, caBundle: undefined } })) } as never);
+      await suite.admin.update(MutatingWebhookConfiguration, {
+        ...w,
+        webhooks: w.webhooks!.map((h) => ({ ...h, clientConfig: { ...h.clientConfig, caBundle: undefined } })),
+      } as never);
       await waitFor('the CA injected again', async () => (await injected()) === Buffer.from(ca).toString('base64'));
     } finally {
       stop.abort();
@@ -84,16 +102,25 @@ describe('the runtime keeps its own webhook certificates', () => {
     const transport = new Transport(suite.plane.kubeConfig);
     const client = new Client(transport, { fieldManager: 'keeper' });
     // A rolling upgrade that changes --webhook-host: old and new replicas keep the same Secret.
-    const keepers = ['old.hosts.svc', 'new.hosts.svc'].map((host) => new ServingCertificates(client, transport, silentLogger(), { secret: { namespace: 'hosts', name: 'shared-tls' }, hosts: [host], inject: {} }));
+    const keepers = ['old.hosts.svc', 'new.hosts.svc'].map(
+      (host) => new ServingCertificates(client, transport, silentLogger(), { secret: { namespace: 'hosts', name: 'shared-tls' }, hosts: [host], inject: {} }),
+    );
     const stop = new AbortController();
     for (const k of keepers) k.start();
     const keeping = keepers.map((k) => k.keep(stop.signal));
     try {
-      await waitFor('a certificate naming both', async () => {
-        const s = await suite.admin.find(Secret, { namespace: 'hosts', name: 'shared-tls' });
-        const crt = s?.data?.['tls.crt'];
-        return !!crt && (new X509Certificate(Buffer.from(crt, 'base64')).subjectAltName ?? '').split(', ').sort().join(',') === 'DNS:new.hosts.svc,DNS:old.hosts.svc';
-      }, { timeoutMs: 20_000 });
+      await waitFor(
+        'a certificate naming both',
+        async () => {
+          const s = await suite.admin.find(Secret, { namespace: 'hosts', name: 'shared-tls' });
+          const crt = s?.data?.['tls.crt'];
+          return (
+            !!crt &&
+            (new X509Certificate(Buffer.from(crt, 'base64')).subjectAltName ?? '').split(', ').sort().join(',') === 'DNS:new.hosts.svc,DNS:old.hosts.svc'
+          );
+        },
+        { timeoutMs: 20_000 },
+      );
       const settled = (await suite.admin.get(Secret, { namespace: 'hosts', name: 'shared-tls' })).metadata.resourceVersion;
       await new Promise((r) => setTimeout(r, 3_000));
       expect((await suite.admin.get(Secret, { namespace: 'hosts', name: 'shared-tls' })).metadata.resourceVersion).toBe(settled);

@@ -57,17 +57,28 @@ export class ServingCertificates {
   /** Every replica writes these, not only the leader: managedFields and audit logs say so. */
   private readonly writes: { fieldManager: string };
 
-  constructor(private readonly client: Client, transport: Transport, private readonly log: Logger, readonly options: ServingCertificateOptions) {
+  constructor(
+    private readonly client: Client,
+    transport: Transport,
+    private readonly log: Logger,
+    readonly options: ServingCertificateOptions,
+  ) {
     this.clock = options.clock ?? systemClock;
     this.writes = { fieldManager: everyReplicaFieldManager(client.options.fieldManager) };
     const byName = (name: string) => ({ fieldSelector: `metadata.name=${name}` });
-    this.secretInformer = new Informer(transport, Secret as Kind<KubeObject>, log.child({ informer: 'webhook-secret' }), { namespace: options.secret.namespace, ...byName(options.secret.name) });
+    this.secretInformer = new Informer(transport, Secret as Kind<KubeObject>, log.child({ informer: 'webhook-secret' }), {
+      namespace: options.secret.namespace,
+      ...byName(options.secret.name),
+    });
     const targets: Target[] = [
       ...(options.inject.mutating ?? []).map((name) => ({ kind: MutatingWebhookConfiguration as Kind, name })),
       ...(options.inject.validating ?? []).map((name) => ({ kind: ValidatingWebhookConfiguration as Kind, name })),
       ...(options.inject.crds ?? []).map((name) => ({ kind: CustomResourceDefinition as Kind, name })),
     ];
-    this.targetInformers = targets.map((target) => ({ target, informer: new Informer(transport, target.kind as Kind<KubeObject>, log.child({ informer: target.kind.plural }), byName(target.name)) }));
+    this.targetInformers = targets.map((target) => ({
+      target,
+      informer: new Informer(transport, target.kind as Kind<KubeObject>, log.child({ informer: target.kind.plural }), byName(target.name)),
+    }));
     // Any change to the Secret or a target (a chart upgrade that reset a caBundle) wakes the keeper.
     const poke = { onAdd: () => this.wake?.(), onUpdate: () => this.wake?.(), onDelete: () => this.wake?.() };
     this.secretInformer.addHandler(poke);
@@ -171,7 +182,10 @@ export class ServingCertificates {
     };
     switch (decision.action) {
       case 'add-ca': {
-        this.log.info({ reason: decision.reason, secret: key }, 'adding a new webhook CA to the bundle; its serving certificate follows once every caller trusts it');
+        this.log.info(
+          { reason: decision.reason, secret: key },
+          'adding a new webhook CA to the bundle; its serving certificate follows once every caller trusts it',
+        );
         // Unique names: two CAs of one bundle must not share a subject.
         const ca = issueCa(`${this.options.secret.name}-ca@${Math.floor(now / 1000)}`, notBefore, now + lifetimes.ca);
         await write([{ pem: ca.cert, cert: new X509Certificate(ca.cert) }, ...live], { caKey: ca.key });
@@ -188,7 +202,10 @@ export class ServingCertificates {
         const signer = live.find(({ cert }) => cert.fingerprint256 === decision.signer)!;
         this.log.info({ reason: decision.reason, hosts: decision.hosts, secret: key }, 'issuing a webhook serving certificate');
         const serving = issueServing({ cert: signer.pem, key: keyFor(signer.cert, keys)! }, decision.hosts, notBefore, now + lifetimes.serving);
-        await write(cas.filter(({ cert }) => new Date(cert.validTo).getTime() > now), { serving });
+        await write(
+          cas.filter(({ cert }) => new Date(cert.validTo).getTime() > now),
+          { serving },
+        );
         return 0;
       }
       case 'wait':
@@ -204,7 +221,11 @@ export class ServingCertificates {
     try {
       if (!current) {
         // Opaque, as the chart makes it (empty, so that `helm uninstall` removes it): a Secret's type cannot change.
-        await this.client.create(Secret, { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'Opaque', data } as never, this.writes);
+        await this.client.create(
+          Secret,
+          { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'Opaque', data } as never,
+          this.writes,
+        );
       } else {
         await this.client.update(Secret, { ...(current as object), data } as never, this.writes);
       }
@@ -240,4 +261,3 @@ export class ServingCertificates {
     }
   }
 }
-

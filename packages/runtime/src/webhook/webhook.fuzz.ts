@@ -18,10 +18,63 @@ const routes = [admissionRoute(recordRequester, log), admissionRoute(keepRequest
 const convert = conversionRoute(converter, log);
 
 const json = fc.jsonValue({ maxDepth: 4 });
-const obj = fc.oneof(json, fc.record({ apiVersion: fc.oneof(fc.constantFrom('test.opkit.dev/v1alpha1', 'test.opkit.dev/v1beta1', 'test.opkit.dev/v1', 'other/v1', 'x'), json), kind: fc.oneof(fc.constantFrom('Gizmo', 'Ticket'), json), metadata: fc.oneof(fc.record({ name: fc.string({ maxLength: 8 }), annotations: fc.oneof(fc.dictionary(fc.string({ maxLength: 30 }), fc.string({ maxLength: 8 })), json) }, { requiredKeys: [] }), json), spec: json }, { requiredKeys: [] }));
-const admission = fc.record({ request: fc.oneof(json, fc.record({ uid: fc.oneof(fc.uuid(), json), operation: fc.oneof(fc.constantFrom('CREATE', 'UPDATE', 'DELETE'), json), userInfo: fc.oneof(fc.record({ username: fc.string({ maxLength: 8 }), groups: fc.array(fc.string({ maxLength: 8 })) }), json), object: obj, oldObject: obj }, { requiredKeys: [] })) }, { requiredKeys: [] });
-const conversion = fc.record({ request: fc.oneof(json, fc.record({ uid: fc.oneof(fc.uuid(), json), desiredAPIVersion: fc.oneof(fc.constantFrom('test.opkit.dev/v1alpha1', 'test.opkit.dev/v1beta1'), json), objects: fc.oneof(fc.array(obj, { maxLength: 3 }), json) }, { requiredKeys: [] })) }, { requiredKeys: [] });
-const pemish = fc.oneof(fc.string({ maxLength: 300 }), fc.base64String({ maxLength: 200 }).map((b) => `-----BEGIN CERTIFICATE-----\n${b}\n-----END CERTIFICATE-----\n`), fc.base64String({ maxLength: 200 }).map((b) => `-----BEGIN PRIVATE KEY-----\n${b}\n-----END PRIVATE KEY-----\n`));
+const obj = fc.oneof(
+  json,
+  fc.record(
+    {
+      apiVersion: fc.oneof(fc.constantFrom('test.opkit.dev/v1alpha1', 'test.opkit.dev/v1beta1', 'test.opkit.dev/v1', 'other/v1', 'x'), json),
+      kind: fc.oneof(fc.constantFrom('Gizmo', 'Ticket'), json),
+      metadata: fc.oneof(
+        fc.record(
+          { name: fc.string({ maxLength: 8 }), annotations: fc.oneof(fc.dictionary(fc.string({ maxLength: 30 }), fc.string({ maxLength: 8 })), json) },
+          { requiredKeys: [] },
+        ),
+        json,
+      ),
+      spec: json,
+    },
+    { requiredKeys: [] },
+  ),
+);
+const admission = fc.record(
+  {
+    request: fc.oneof(
+      json,
+      fc.record(
+        {
+          uid: fc.oneof(fc.uuid(), json),
+          operation: fc.oneof(fc.constantFrom('CREATE', 'UPDATE', 'DELETE'), json),
+          userInfo: fc.oneof(fc.record({ username: fc.string({ maxLength: 8 }), groups: fc.array(fc.string({ maxLength: 8 })) }), json),
+          object: obj,
+          oldObject: obj,
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
+  { requiredKeys: [] },
+);
+const conversion = fc.record(
+  {
+    request: fc.oneof(
+      json,
+      fc.record(
+        {
+          uid: fc.oneof(fc.uuid(), json),
+          desiredAPIVersion: fc.oneof(fc.constantFrom('test.opkit.dev/v1alpha1', 'test.opkit.dev/v1beta1'), json),
+          objects: fc.oneof(fc.array(obj, { maxLength: 3 }), json),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
+  { requiredKeys: [] },
+);
+const pemish = fc.oneof(
+  fc.string({ maxLength: 300 }),
+  fc.base64String({ maxLength: 200 }).map((b) => `-----BEGIN CERTIFICATE-----\n${b}\n-----END CERTIFICATE-----\n`),
+  fc.base64String({ maxLength: 200 }).map((b) => `-----BEGIN PRIVATE KEY-----\n${b}\n-----END PRIVATE KEY-----\n`),
+);
 
 export const targets = fuzzTargets(
   {

@@ -1,7 +1,15 @@
 import { freePort, waitFor } from '@opkit/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
-import { CustomResourceDefinition, MutatingWebhookConfiguration, Namespace, Role, RoleBinding, Secret, ValidatingWebhookConfiguration } from '../client/kind.js';
+import {
+  CustomResourceDefinition,
+  MutatingWebhookConfiguration,
+  Namespace,
+  Role,
+  RoleBinding,
+  Secret,
+  ValidatingWebhookConfiguration,
+} from '../client/kind.js';
 import { Transport } from '../client/transport.js';
 import type { Manager } from '../manager/manager.js';
 import { testManager } from '../testing/harness.js';
@@ -23,7 +31,9 @@ describe('webhooks served by the manager, called by a real API server over TLS',
 
   const startManager = async (setup: (m: Manager) => void) => {
     const port = await freePort();
-    const t = testManager(suite.plane.kubeConfig, { webhook: { bindAddress: `127.0.0.1:${port}`, hosts: ['127.0.0.1'], secretNamespace: 'ops', configurationName: 'test-operator' } });
+    const t = testManager(suite.plane.kubeConfig, {
+      webhook: { bindAddress: `127.0.0.1:${port}`, hosts: ['127.0.0.1'], secretNamespace: 'ops', configurationName: 'test-operator' },
+    });
     setup(t.manager);
     await t.manager.start();
     manager = t.manager;
@@ -74,8 +84,15 @@ describe('webhooks served by the manager, called by a real API server over TLS',
     const { admin, plane } = suite;
     await admin.create(CustomResourceDefinition, Ticket.crd as never);
     await waitFor('Tickets to be served', () => admin.list(Ticket.kind).then(() => true));
-    await admin.create(Role, { metadata: { namespace: 'apps', name: 'tickets' }, rules: [{ apiGroups: ['test.opkit.dev'], resources: ['tickets'], verbs: ['get', 'create', 'update', 'patch'] }] });
-    await admin.create(RoleBinding, { metadata: { namespace: 'apps', name: 'tickets' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tickets' }, subjects: [{ kind: 'Group', name: 'team-a', apiGroup: 'rbac.authorization.k8s.io' }] });
+    await admin.create(Role, {
+      metadata: { namespace: 'apps', name: 'tickets' },
+      rules: [{ apiGroups: ['test.opkit.dev'], resources: ['tickets'], verbs: ['get', 'create', 'update', 'patch'] }],
+    });
+    await admin.create(RoleBinding, {
+      metadata: { namespace: 'apps', name: 'tickets' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tickets' },
+      subjects: [{ kind: 'Group', name: 'team-a', apiGroup: 'rbac.authorization.k8s.io' }],
+    });
     const alice = new Client(new Transport((await plane.userCredentials('alice', ['team-a'])).kubeConfig), { fieldManager: 'alice' });
 
     const { port } = await startManager((m) => m.addWebhook(recordRequester).addWebhook(keepRequester));
@@ -85,7 +102,12 @@ describe('webhooks served by the manager, called by a real API server over TLS',
 
     const created = await waitFor('the webhook to record the requester', async () => {
       const name = `t-${Date.now()}`;
-      const t = await alice.create(Ticket.kind, { metadata: { namespace: 'apps', name }, spec: { title: 'disk full', requester: { username: 'system:admin', groups: ['system:masters'] } } }).catch(() => undefined);
+      const t = await alice
+        .create(Ticket.kind, {
+          metadata: { namespace: 'apps', name },
+          spec: { title: 'disk full', requester: { username: 'system:admin', groups: ['system:masters'] } },
+        })
+        .catch(() => undefined);
       return t?.spec.requester?.username === 'alice' ? t : undefined;
     });
     expect(created.spec.requester).toEqual({ username: 'alice', groups: ['team-a', 'system:authenticated'] });
@@ -106,7 +128,9 @@ describe('webhooks served by the manager, called by a real API server over TLS',
     // recorded, and the refusal says why.
     await manager!.stop();
     manager = undefined;
-    await expect(alice.create(Ticket.kind, { metadata: { namespace: 'apps', name: 'while-down' }, spec: { title: 'x' } })).rejects.toThrow(/failed calling webhook "mutate.tickets.test.opkit.dev"/);
+    await expect(alice.create(Ticket.kind, { metadata: { namespace: 'apps', name: 'while-down' }, spec: { title: 'x' } })).rejects.toThrow(
+      /failed calling webhook "mutate.tickets.test.opkit.dev"/,
+    );
     await admin.delete(MutatingWebhookConfiguration, { name: 'test-operator' });
     await admin.delete(ValidatingWebhookConfiguration, { name: 'test-operator' });
   });

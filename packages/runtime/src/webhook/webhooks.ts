@@ -100,8 +100,10 @@ export class Webhooks {
     if (o.certDir) return rules;
     const named = (r: PolicyRule, name: string): PolicyRule => ({ ...r, resourceNames: [name] });
     rules.push(named(rule(Secret, ['get', 'list', 'watch', 'update']), o.secret.name), rule(Secret, ['create']));
-    if (this.admission.some((h) => h.type === 'mutating')) rules.push(named(rule(MutatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
-    if (this.admission.some((h) => h.type === 'validating')) rules.push(named(rule(ValidatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
+    if (this.admission.some((h) => h.type === 'mutating'))
+      rules.push(named(rule(MutatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
+    if (this.admission.some((h) => h.type === 'validating'))
+      rules.push(named(rule(ValidatingWebhookConfiguration, ['get', 'list', 'watch', 'update']), o.configurationName));
     for (const r of this.converter.resources) rules.push(named(rule(CustomResourceDefinition, ['get', 'list', 'watch', 'update']), r.crd.metadata.name));
     return rules;
   }
@@ -187,11 +189,16 @@ export function admissionRoute(hook: AdmissionWebhook, log: Logger): (body: unkn
     if (typeof request.operation !== 'string') throw new ReviewError('not an AdmissionReview: request.operation is missing');
     if (!isObject(request.userInfo)) throw new ReviewError('not an AdmissionReview: request.userInfo is missing');
     for (const field of ['object', 'oldObject'] as const) {
-      if (request[field] !== undefined && request[field] !== null && !isObject(request[field])) throw new ReviewError(`not an AdmissionReview: request.${field} is not an object`);
+      if (request[field] !== undefined && request[field] !== null && !isObject(request[field]))
+        throw new ReviewError(`not an AdmissionReview: request.${field} is not an object`);
     }
     const r = request as unknown as AdmissionRequest;
     const response = await hook.handle(r);
-    if (!response.allowed) log.info({ webhook: hook.name, operation: r.operation, namespace: r.namespace, name: r.name, user: r.userInfo.username, message: response.status?.message }, 'admission refused');
+    if (!response.allowed)
+      log.info(
+        { webhook: hook.name, operation: r.operation, namespace: r.namespace, name: r.name, user: r.userInfo.username, message: response.status?.message },
+        'admission refused',
+      );
     return admissionReview(response);
   };
 }
@@ -202,7 +209,8 @@ export function conversionRoute(converter: Converter, log: Logger): (body: unkno
     const request = isObject(body) ? body.request : undefined;
     if (!isObject(request) || typeof request.uid !== 'string' || !request.uid) throw new ReviewError('not a ConversionReview: request.uid is missing');
     if (typeof request.desiredAPIVersion !== 'string') throw new ReviewError('not a ConversionReview: request.desiredAPIVersion is missing');
-    if (!Array.isArray(request.objects) || !request.objects.every(isObject)) throw new ReviewError('not a ConversionReview: request.objects is not a list of objects');
+    if (!Array.isArray(request.objects) || !request.objects.every(isObject))
+      throw new ReviewError('not a ConversionReview: request.objects is not a list of objects');
     const response = converter.review(request as unknown as Parameters<Converter['review']>[0]);
     if (response.result.status === 'Failure') log.warn({ desiredAPIVersion: request.desiredAPIVersion, message: response.result.message }, 'conversion failed');
     return conversionReview(response);

@@ -31,7 +31,10 @@ describe('the ingress stand-in', () => {
 
   // An image whose ENTRYPOINT is node and CMD the echo server, as Dockerfiles of Node apps say.
   const echoImage = {
-    entrypoint: ['/usr/local/bin/node', 'echo-server.mjs'], cmd: [], workdir: '/srv', env: {},
+    entrypoint: ['/usr/local/bin/node', 'echo-server.mjs'],
+    cmd: [],
+    workdir: '/srv',
+    env: {},
     files: { '/usr/local/bin/node': process.execPath, '/srv/echo-server.mjs': join(import.meta.dirname, 'fixtures/echo-server.mjs') },
   };
 
@@ -55,17 +58,31 @@ describe('the ingress stand-in', () => {
     const labels = { app: 'echo' };
     await core.createNamespacedPod({
       namespace: ns,
-      body: { metadata: { name: 'echo', labels }, spec: { containers: [{ name: 'c', image: 'example/echo:1.0', args: ['--listen-port=8089', '--greeting=hi'], ports: [{ name: 'http', containerPort: 8089 }] }] } },
+      body: {
+        metadata: { name: 'echo', labels },
+        spec: {
+          containers: [{ name: 'c', image: 'example/echo:1.0', args: ['--listen-port=8089', '--greeting=hi'], ports: [{ name: 'http', containerPort: 8089 }] }],
+        },
+      },
     });
-    await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'echo' }, spec: { selector: labels, ports: [{ port: 80, targetPort: 'http' as never }] } } });
+    await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'echo' }, spec: { selector: labels, ports: [{ port: 80, targetPort: 'http' as never }] } },
+    });
     await net.createNamespacedIngress({
       namespace: ns,
       body: {
         metadata: { name: 'echo' },
-        spec: { rules: [{ host: 'echo.example', http: { paths: [{ path: '/exact', pathType: 'Exact', backend: { service: { name: 'echo', port: { number: 80 } } } }] } }] },
+        spec: {
+          rules: [
+            { host: 'echo.example', http: { paths: [{ path: '/exact', pathType: 'Exact', backend: { service: { name: 'echo', port: { number: 80 } } } }] } },
+          ],
+        },
       },
     });
-    await waitFor('the pod to run', async () => (await core.readNamespacedPod({ namespace: ns, name: 'echo' })).status?.phase === 'Running', { timeoutMs: 30_000 });
+    await waitFor('the pod to run', async () => (await core.readNamespacedPod({ namespace: ns, name: 'echo' })).status?.phase === 'Running', {
+      timeoutMs: 30_000,
+    });
 
     const res = await get(port, 'echo.example', '/exact');
     expect(res.status).toBe(200);

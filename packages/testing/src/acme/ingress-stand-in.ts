@@ -104,11 +104,24 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
         if (!hostMatches(rule.host, host)) continue;
         for (const p of rule.http?.paths ?? []) {
           const svc = p.backend.service;
-          if (svc) consider(pathMatches(p.pathType, p.path, path) + (rule.host ? 0.5 : 0), { namespace: ing.metadata!.namespace!, service: svc.name, port: svc.port?.number ?? svc.port?.name ?? 80 });
+          if (svc)
+            consider(pathMatches(p.pathType, p.path, path) + (rule.host ? 0.5 : 0), {
+              namespace: ing.metadata!.namespace!,
+              service: svc.name,
+              port: svc.port?.number ?? svc.port?.name ?? 80,
+            });
         }
       }
     }
-    let routes: { items: { metadata: { namespace: string; deletionTimestamp?: string }; spec?: { hostnames?: string[]; rules?: { matches?: { path?: { type?: string; value?: string } }[]; backendRefs?: { name: string; port?: number }[] }[] } }[] };
+    let routes: {
+      items: {
+        metadata: { namespace: string; deletionTimestamp?: string };
+        spec?: {
+          hostnames?: string[];
+          rules?: { matches?: { path?: { type?: string; value?: string } }[]; backendRefs?: { name: string; port?: number }[] }[];
+        };
+      }[];
+    };
     try {
       routes = (await custom.listClusterCustomObject({ group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes' })) as typeof routes;
     } catch {
@@ -209,14 +222,23 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
   const sweeper = setInterval(() => void sweep(), 1_000);
   sweeper.unref();
 
-  function forward(hostAddr: string, port: number, path: string, host: string, userAgent: string): Promise<{ status: number; body: string; headers: Record<string, string> }> {
+  function forward(
+    hostAddr: string,
+    port: number,
+    path: string,
+    host: string,
+    userAgent: string,
+  ): Promise<{ status: number; body: string; headers: Record<string, string> }> {
     return new Promise((resolve, reject) => {
-      const req = httpRequest({ host: hostAddr, port, path, method: 'GET', headers: { host, 'user-agent': userAgent }, agent: false, timeout: 5_000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: { 'content-type': res.headers['content-type'] ?? 'text/plain' } }));
-      });
+      const req = httpRequest(
+        { host: hostAddr, port, path, method: 'GET', headers: { host, 'user-agent': userAgent }, agent: false, timeout: 5_000 },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: { 'content-type': res.headers['content-type'] ?? 'text/plain' } }));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', reject);
       req.end();

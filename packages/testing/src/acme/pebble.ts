@@ -87,7 +87,24 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
   const dns = new ManagedProcess({
     name: 'pebble-challtestsrv',
     command: findBinary('pebble-challtestsrv'),
-    args: ['-defaultIPv4', '127.0.0.1', '-defaultIPv6', '', '-dnsserver', `127.0.0.1:${dnsPort}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-doh', '', '-management', `127.0.0.1:${dnsMgmtPort}`],
+    args: [
+      '-defaultIPv4',
+      '127.0.0.1',
+      '-defaultIPv6',
+      '',
+      '-dnsserver',
+      `127.0.0.1:${dnsPort}`,
+      '-http01',
+      '',
+      '-https01',
+      '',
+      '-tlsalpn01',
+      '',
+      '-doh',
+      '',
+      '-management',
+      `127.0.0.1:${dnsMgmtPort}`,
+    ],
     logFile: join(dir, 'challtestsrv.log'),
   });
   const env = {
@@ -99,7 +116,14 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
   let acme: ManagedProcess | undefined;
   const directoryUrl = `https://127.0.0.1:${acmePort}/dir`;
   const startAcme = async () => {
-    acme = new ManagedProcess({ name: 'pebble', command: findBinary('pebble'), args: ['-config', join(dir, 'pebble.json'), '-dnsserver', options.resolver ?? `127.0.0.1:${dnsPort}`], logFile: join(dir, 'pebble.log'), env, cwd: dir });
+    acme = new ManagedProcess({
+      name: 'pebble',
+      command: findBinary('pebble'),
+      args: ['-config', join(dir, 'pebble.json'), '-dnsserver', options.resolver ?? `127.0.0.1:${dnsPort}`],
+      logFile: join(dir, 'pebble.log'),
+      env,
+      cwd: dir,
+    });
     acme.start();
     await waitFor(
       'Pebble to serve its directory',

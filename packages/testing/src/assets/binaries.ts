@@ -37,7 +37,10 @@ export function defaultAssetsDir(): string {
 }
 
 export class BinaryNotFoundError extends Error {
-  constructor(readonly binary: BinaryName, readonly searched: string[]) {
+  constructor(
+    readonly binary: BinaryName,
+    readonly searched: string[],
+  ) {
     super(
       `${binary} not found (looked in ${searched.join(', ')}). ` +
         `Build the control-plane toolset once with \`npm run setup:binaries\` (needs Go >= ${versions.go} and the Go module proxy), ` +

@@ -25,7 +25,11 @@ export function chooseBuildKitClient(clients: { path: string; version?: string; 
   if (withBuildx) return { command: withBuildx.path, args: ['buildx', 'build', '--load'], env: {} };
   const builtIn = clients.find((c) => c.version && Number(c.version.split('.')[0]) < 23);
   if (builtIn) return { command: builtIn.path, args: ['build'], env: { DOCKER_BUILDKIT: '1' } };
-  const seen = clients.filter((c) => c.version).map((c) => `${c.path} ${c.version}`).join(', ') || 'none';
+  const seen =
+    clients
+      .filter((c) => c.version)
+      .map((c) => `${c.path} ${c.version}`)
+      .join(', ') || 'none';
   return { unavailable: `no docker client here can build with BuildKit (seen: ${seen}); install the buildx plugin` };
 }
 

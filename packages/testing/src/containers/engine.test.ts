@@ -6,9 +6,9 @@ describe('release: the last live holder of the engine opkit started stops it', (
   it.each([
     // npm test's driver (100) holds it; a suite's vitest teardown (300) lets go: it must keep running.
     ['a teardown that never held it, while the driver does', [100, 201], 300, [100, 300], { stop: false, users: [100] }],
-    ['the driver, last, once the suites\' workers are gone', [100, 201, 202], 100, [100], { stop: true, users: [] }],
+    ["the driver, last, once the suites' workers are gone", [100, 201, 202], 100, [100], { stop: true, users: [] }],
     ['a suite alone: its worker is gone when its teardown runs', [201], 300, [300], { stop: true, users: [] }],
-    ['two suites at once: the first one done leaves the other\'s', [201, 202], 301, [202, 301], { stop: false, users: [202] }],
+    ["two suites at once: the first one done leaves the other's", [201, 202], 301, [202, 301], { stop: false, users: [202] }],
   ])('%s', (_n, users, user, living, want) => {
     expect(release(users, user, alive(living))).toEqual(want);
   });

@@ -27,20 +27,18 @@ interface EngineState {
   users: number[];
 }
 
-
 /** `docker info`'s server version, or undefined when no engine answers. */
 export function dockerServerVersion(): string | undefined {
   const r = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { encoding: 'utf8', timeout: 20_000 });
   return r.status === 0 && r.stdout.trim() ? r.stdout.trim() : undefined;
 }
 
-
 /** Why opkit may not install and start an engine here, or undefined when it may. */
 export function cannotProvideEngine(): string | undefined {
   if (process.env.OPKIT_CONTAINER_ENGINE === 'none') return 'OPKIT_CONTAINER_ENGINE=none';
   if (process.platform !== 'linux') return `no Docker engine answers, and opkit only starts one on Linux (this is ${process.platform})`;
   if (which('dockerd')) return process.getuid?.() === 0 ? undefined : 'no Docker engine answers, and starting dockerd needs root';
-  if (process.getuid?.() !== 0) return 'no Docker engine answers, and installing Debian\'s docker.io needs root';
+  if (process.getuid?.() !== 0) return "no Docker engine answers, and installing Debian's docker.io needs root";
   if (!which('apt-get')) return 'no Docker engine answers, and this is not a Debian-like system (no apt-get) to install docker.io from';
   return undefined;
 }
@@ -87,18 +85,22 @@ export async function ensureEngine(opts: EngineUser = {}): Promise<Engine> {
   }
   const why = cannotProvideEngine();
   if (why) return { available: false, reason: why };
-  return withLock(join(containersDir(), 'engine.lock'), async () => {
-    const again = dockerServerVersion(); // another process may have started it while we waited
-    if (!again) await startDockerd(quirks);
-    const s = readState();
-    if (s) writeFileSync(stateFile(), JSON.stringify({ ...s, users: [...new Set([...s.users.filter(alive), user])] }));
-    return { available: true, server: dockerServerVersion() ?? '?', quirks, managed: true };
-  }, (holder) => say(`waiting for process ${holder}, which is starting the Docker engine…`));
+  return withLock(
+    join(containersDir(), 'engine.lock'),
+    async () => {
+      const again = dockerServerVersion(); // another process may have started it while we waited
+      if (!again) await startDockerd(quirks);
+      const s = readState();
+      if (s) writeFileSync(stateFile(), JSON.stringify({ ...s, users: [...new Set([...s.users.filter(alive), user])] }));
+      return { available: true, server: dockerServerVersion() ?? '?', quirks, managed: true };
+    },
+    (holder) => say(`waiting for process ${holder}, which is starting the Docker engine…`),
+  );
 }
 
 async function installDockerIo(): Promise<void> {
   const t0 = Date.now();
-  say('installing Debian\'s docker.io (the container engine, about a minute the first time)…');
+  say("installing Debian's docker.io (the container engine, about a minute the first time)…");
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const pkgs = ['install', '-y', '-q', '--no-install-recommends', 'docker.io', 'iptables'];
   const r = await runLong('apt-get', pkgs, { label: 'installing docker.io', env, check: false });

@@ -24,7 +24,9 @@ export async function goProgram(srcDir: string, cacheDir: string, note = ''): Pr
     if (existsSync(out)) return out;
     say(`building ${srcDir}${note}…`);
     await runLong('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', out, '.'], {
-      cwd: src, label: `building ${name}`, env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+      cwd: src,
+      label: `building ${name}`,
+      env: { ...process.env, GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
     });
     return out;
   });

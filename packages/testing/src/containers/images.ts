@@ -13,7 +13,9 @@ let plan: Promise<Record<ImageRole, ImageSource>> | undefined;
 export function currentImagePlan(): Promise<Record<ImageRole, ImageSource>> {
   plan ??= probeRegistries().then((answers) => {
     const p = imagePlan(answers, process.env.OPKIT_IMAGES);
-    const local = Object.entries(p).filter(([, s]) => s === 'local').map(([r]) => r);
+    const local = Object.entries(p)
+      .filter(([, s]) => s === 'local')
+      .map(([r]) => r);
     say(local.length ? `building locally what no reachable registry serves: ${local.join(', ')}` : 'using the official images');
     return p;
   });
@@ -61,9 +63,20 @@ export async function buildAppImage(app: string, tag?: string): Promise<string> 
   await runLong(
     client.command,
     [
-      ...client.args, '--progress=plain', '-f', 'apps/Dockerfile', '-t', ref,
-      '--build-arg', `APP=${app}`, '--build-arg', `VERSION=${version}`,
-      '--build-arg', `NODE_BUILD_IMAGE=${buildBase}`, '--build-arg', `NODE_RUNTIME_IMAGE=${runtimeBase}`,
+      ...client.args,
+      '--progress=plain',
+      '-f',
+      'apps/Dockerfile',
+      '-t',
+      ref,
+      '--build-arg',
+      `APP=${app}`,
+      '--build-arg',
+      `VERSION=${version}`,
+      '--build-arg',
+      `NODE_BUILD_IMAGE=${buildBase}`,
+      '--build-arg',
+      `NODE_RUNTIME_IMAGE=${runtimeBase}`,
       ...(ca ? ['--secret', `id=npm-ca,src=${ca}`] : []),
       '.',
     ],

@@ -5,13 +5,19 @@ describe('kindClusterConfig', () => {
   const plain = { withheldCapabilities: [], cgroupV1: false };
   const thisKindOfVM = { withheldCapabilities: ['CAP_SYS_RESOURCE'], cgroupV1: true };
 
-  it('with kind\'s own node image on an ordinary machine: nothing but one control-plane node', () => {
-    expect(kindClusterConfig({ quirks: plain, localNodeImage: false })).toEqual({ kind: 'Cluster', apiVersion: 'kind.x-k8s.io/v1alpha4', nodes: [{ role: 'control-plane' }] });
+  it("with kind's own node image on an ordinary machine: nothing but one control-plane node", () => {
+    expect(kindClusterConfig({ quirks: plain, localNodeImage: false })).toEqual({
+      kind: 'Cluster',
+      apiVersion: 'kind.x-k8s.io/v1alpha4',
+      nodes: [{ role: 'control-plane' }],
+    });
   });
 
   it('with the node image built here: kubeadm takes the control plane from opkit.local/k8s at the versions built', () => {
     const c = kindClusterConfig({ quirks: plain, localNodeImage: true }) as { kubeadmConfigPatches: string[] };
-    expect(c.kubeadmConfigPatches).toEqual(['kind: ClusterConfiguration\nimageRepository: opkit.local/k8s\netcd:\n  local:\n    imageTag: v3.6.16\ndns:\n  imageTag: v1.14.2']);
+    expect(c.kubeadmConfigPatches).toEqual([
+      'kind: ClusterConfiguration\nimageRepository: opkit.local/k8s\netcd:\n  local:\n    imageTag: v3.6.16\ndns:\n  imageTag: v1.14.2',
+    ]);
   });
 
   it('on a cgroup v1 VM without CAP_SYS_RESOURCE: kubelet accepts cgroup v1, containerd leaves OOM scores alone', () => {

@@ -12,7 +12,15 @@ export function kindClusterConfig(opts: { quirks: MachineQuirks; localNodeImage:
   if (opts.localNodeImage) {
     // The control plane from the images built into the node, under their honest tags.
     kubeadmConfigPatches.push(
-      ['kind: ClusterConfiguration', `imageRepository: ${K8S_REPOSITORY}`, 'etcd:', '  local:', `    imageTag: ${versions.etcd}`, 'dns:', `  imageTag: ${versions.coredns}`].join('\n'),
+      [
+        'kind: ClusterConfiguration',
+        `imageRepository: ${K8S_REPOSITORY}`,
+        'etcd:',
+        '  local:',
+        `    imageTag: ${versions.etcd}`,
+        'dns:',
+        `  imageTag: ${versions.coredns}`,
+      ].join('\n'),
     );
   }
   if (opts.quirks.cgroupV1) {

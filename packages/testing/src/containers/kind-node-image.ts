@@ -13,10 +13,13 @@ import { runLong, say, seconds } from './progress.js';
 /** kind's own base-image files (images/base/files) from the sigs.k8s.io/kind module at the pinned version. */
 function kindModuleDir(): string {
   const r = spawnSync('go', ['list', '-m', '-json', 'sigs.k8s.io/kind'], {
-    cwd: join(workspaceRoot(), 'tools/control-plane/go/kind'), encoding: 'utf8', env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
+    cwd: join(workspaceRoot(), 'tools/control-plane/go/kind'),
+    encoding: 'utf8',
+    env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
   });
   const dir = r.status === 0 ? (JSON.parse(r.stdout) as { Dir?: string }).Dir : undefined;
-  if (!dir || !existsSync(join(dir, 'images/base/files'))) throw new Error(`the sigs.k8s.io/kind ${versions.kind} module is not in the Go module cache: run npm run setup:binaries -- --group kind`);
+  if (!dir || !existsSync(join(dir, 'images/base/files')))
+    throw new Error(`the sigs.k8s.io/kind ${versions.kind} module is not in the Go module cache: run npm run setup:binaries -- --group kind`);
   return dir;
 }
 
@@ -41,13 +44,29 @@ function kindBaseFiles(): string {
 }
 
 const nodeBase: ImageRecipe = {
-  repository: `${LOCAL_PREFIX}/kind-node-base`, version: versions.kubernetes, dockerfile: 'kind-node', bases: { DEBIAN_IMAGE: 'debian' },
+  repository: `${LOCAL_PREFIX}/kind-node-base`,
+  version: versions.kubernetes,
+  dockerfile: 'kind-node',
+  bases: { DEBIAN_IMAGE: 'debian' },
   args: { PAUSE_IMAGE, KUBERNETES_VERSION: versions.kubernetes },
-  files: async () => ({ kind: kindBaseFiles(), 'bin/kubelet': findBinary('kubelet'), 'bin/kubeadm': findBinary('kubeadm'), 'bin/kubectl': findBinary('kubectl') }),
+  files: async () => ({
+    kind: kindBaseFiles(),
+    'bin/kubelet': findBinary('kubelet'),
+    'bin/kubeadm': findBinary('kubeadm'),
+    'bin/kubectl': findBinary('kubectl'),
+  }),
 };
 
 /** The images kubeadm and the node run, preloaded into the node's containerd. */
-const clusterImages = [recipes.kubeApiserver, recipes.kubeControllerManager, recipes.kubeScheduler, recipes.kubeProxy, recipes.etcd, recipes.coredns, recipes.pause];
+const clusterImages = [
+  recipes.kubeApiserver,
+  recipes.kubeControllerManager,
+  recipes.kubeScheduler,
+  recipes.kubeProxy,
+  recipes.etcd,
+  recipes.coredns,
+  recipes.pause,
+];
 
 /**
  * kind's node image, built here: the node base (kind-node/Dockerfile) with the cluster's images
@@ -58,34 +77,55 @@ export async function ensureKindNodeImage(): Promise<string> {
   const base = await ensureImage(nodeBase);
   for (const r of clusterImages) await ensureImage(r);
   const refs = clusterImages.map((r) => r.fixedTag!);
-  const digest = createHash('sha256').update(imageId(base)!).update(refs.map((r) => `${r}@${imageId(r)}`).join('\n')).digest('hex').slice(0, 10);
+  const digest = createHash('sha256')
+    .update(imageId(base)!)
+    .update(refs.map((r) => `${r}@${imageId(r)}`).join('\n'))
+    .digest('hex')
+    .slice(0, 10);
   const tag = `${LOCAL_PREFIX}/kind-node:${versions.kubernetes}-${digest}`;
   if (imageId(tag)) return tag;
-  return withLock(join(cacheRoot(), 'containers', 'kind-node.lock'), async () => {
-    if (imageId(tag)) return tag;
-    const t0 = Date.now();
-    say(`assembling the kind node image ${tag}: importing ${refs.length} images into its containerd…`);
-    const dir = mkdtempSync(join(tmpdir(), 'opkit-kind-node-'));
-    const name = `opkit-kind-node-build-${process.pid}`;
-    try {
-      const tar = join(dir, 'images.tar');
-      await runLong('docker', ['save', '-o', tar, ...refs], { label: 'saving the cluster images' });
-      await docker(['run', '-d', '--name', name, '--privileged', '--tmpfs', '/run', '--tmpfs', '/tmp', '--entrypoint', 'sleep', base, 'infinity']);
-      await docker(['exec', name, 'bash', '-c', 'nohup containerd > /tmp/containerd.log 2>&1 &']);
-      await docker(['exec', name, 'bash', '-c', 'for i in $(seq 1 60); do ctr version >/dev/null 2>&1 && exit 0; sleep 0.5; done; cat /tmp/containerd.log; exit 1']);
-      await runLong('sh', ['-c', `docker exec -i ${name} ctr --namespace=k8s.io images import --label=io.cri-containerd.pinned=pinned --all-platforms --no-unpack --digests - < '${tar}'`], {
-        label: 'importing the cluster images',
-      });
-      const listed = (await docker(['exec', name, 'ctr', '--namespace=k8s.io', 'images', 'list', '-q'])).stdout;
-      const missing = refs.filter((r) => !listed.includes(r));
-      if (missing.length) throw new Error(`the node's containerd lacks ${missing.join(', ')} after the import`);
-      await docker(['exec', name, 'bash', '-c', 'pkill containerd; for i in $(seq 1 40); do pgrep containerd >/dev/null || exit 0; sleep 0.25; done']);
-      await docker(['commit', '--change', 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]', name, tag]);
-      say(`kind node image ${tag} ready in ${seconds(t0)}`);
-      return tag;
-    } finally {
-      await docker(['rm', '-f', name], { check: false });
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, (holder) => say(`waiting for process ${holder}, which is assembling the kind node image…`));
+  return withLock(
+    join(cacheRoot(), 'containers', 'kind-node.lock'),
+    async () => {
+      if (imageId(tag)) return tag;
+      const t0 = Date.now();
+      say(`assembling the kind node image ${tag}: importing ${refs.length} images into its containerd…`);
+      const dir = mkdtempSync(join(tmpdir(), 'opkit-kind-node-'));
+      const name = `opkit-kind-node-build-${process.pid}`;
+      try {
+        const tar = join(dir, 'images.tar');
+        await runLong('docker', ['save', '-o', tar, ...refs], { label: 'saving the cluster images' });
+        await docker(['run', '-d', '--name', name, '--privileged', '--tmpfs', '/run', '--tmpfs', '/tmp', '--entrypoint', 'sleep', base, 'infinity']);
+        await docker(['exec', name, 'bash', '-c', 'nohup containerd > /tmp/containerd.log 2>&1 &']);
+        await docker([
+          'exec',
+          name,
+          'bash',
+          '-c',
+          'for i in $(seq 1 60); do ctr version >/dev/null 2>&1 && exit 0; sleep 0.5; done; cat /tmp/containerd.log; exit 1',
+        ]);
+        await runLong(
+          'sh',
+          [
+            '-c',
+            `docker exec -i ${name} ctr --namespace=k8s.io images import --label=io.cri-containerd.pinned=pinned --all-platforms --no-unpack --digests - < '${tar}'`,
+          ],
+          {
+            label: 'importing the cluster images',
+          },
+        );
+        const listed = (await docker(['exec', name, 'ctr', '--namespace=k8s.io', 'images', 'list', '-q'])).stdout;
+        const missing = refs.filter((r) => !listed.includes(r));
+        if (missing.length) throw new Error(`the node's containerd lacks ${missing.join(', ')} after the import`);
+        await docker(['exec', name, 'bash', '-c', 'pkill containerd; for i in $(seq 1 40); do pgrep containerd >/dev/null || exit 0; sleep 0.25; done']);
+        await docker(['commit', '--change', 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]', name, tag]);
+        say(`kind node image ${tag} ready in ${seconds(t0)}`);
+        return tag;
+      } finally {
+        await docker(['rm', '-f', name], { check: false });
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    (holder) => say(`waiting for process ${holder}, which is assembling the kind node image…`),
+  );
 }

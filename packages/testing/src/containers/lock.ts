@@ -2,7 +2,6 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { processIdentity, sameProcess } from '../process/identity.js';
 
-
 /**
  * Runs `fn` holding a machine-wide lock (a directory, atomic to create), so two test processes
  * never build the same cached image or start dockerd twice. A lock whose holder died is taken

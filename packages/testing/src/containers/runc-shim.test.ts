@@ -26,15 +26,20 @@ describe.skipIf(!which('go'))('tools/containers/go/runc-shim', () => {
   it('removes the withheld capabilities from a bundle on create, then runs runc with the same arguments', () => {
     const bundle = join(dir, 'bundle');
     spawnSync('mkdir', ['-p', bundle]);
-    writeFileSync(join(bundle, 'config.json'), JSON.stringify({ ociVersion: '1.0.2', process: { args: ['sh'], capabilities: caps(['CAP_CHOWN', 'CAP_SYS_RESOURCE', 'CAP_NET_ADMIN']) } }));
-    const r = spawnSync(shim, [`--opkit-runc=${fakeRunc}`, '--opkit-drop-caps=CAP_SYS_RESOURCE', '--root', '/run/x', 'create', '--bundle', bundle, 'c1'], { encoding: 'utf8' });
+    writeFileSync(
+      join(bundle, 'config.json'),
+      JSON.stringify({ ociVersion: '1.0.2', process: { args: ['sh'], capabilities: caps(['CAP_CHOWN', 'CAP_SYS_RESOURCE', 'CAP_NET_ADMIN']) } }),
+    );
+    const r = spawnSync(shim, [`--opkit-runc=${fakeRunc}`, '--opkit-drop-caps=CAP_SYS_RESOURCE', '--root', '/run/x', 'create', '--bundle', bundle, 'c1'], {
+      encoding: 'utf8',
+    });
     expect(r.status, r.stderr).toBe(0);
     const spec = JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')) as { process: { capabilities: Record<string, string[]> } };
     expect(spec.process.capabilities).toEqual(caps(['CAP_CHOWN', 'CAP_NET_ADMIN']));
     expect(readFileSync(join(dir, 'args'), 'utf8').trim()).toBe(`--root /run/x create --bundle ${bundle} c1`);
   });
 
-  it('removes them from an exec\'s process file, and leaves every other command alone', () => {
+  it("removes them from an exec's process file, and leaves every other command alone", () => {
     const proc = join(dir, 'process.json');
     writeFileSync(proc, JSON.stringify({ args: ['sh'], capabilities: caps(['CAP_SYS_RESOURCE', 'CAP_KILL']) }));
     expect(spawnSync(shim, [`--opkit-runc=${fakeRunc}`, '--opkit-drop-caps=CAP_SYS_RESOURCE', 'exec', `--process=${proc}`, 'c1']).status).toBe(0);

@@ -8,7 +8,11 @@ export interface AdminClientConfig {
 }
 
 export class AdminRequestError extends Error {
-  constructor(readonly status: number, readonly body: string, what: string) {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    what: string,
+  ) {
     let message = body;
     try {
       message = (JSON.parse(body) as { message?: string }).message ?? body;

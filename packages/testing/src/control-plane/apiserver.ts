@@ -68,13 +68,24 @@ export class APIServer {
     if (c.auditLogPath) {
       // Blocking mode writes each event before the response, so a test can count requests
       // exactly the moment its own request returns.
-      args.push(`--audit-policy-file=${f('audit-policy.yaml', AUDIT_POLICY)}`, `--audit-log-path=${c.auditLogPath}`, '--audit-log-format=json', '--audit-log-mode=blocking', '--audit-log-maxsize=0');
+      args.push(
+        `--audit-policy-file=${f('audit-policy.yaml', AUDIT_POLICY)}`,
+        `--audit-log-path=${c.auditLogPath}`,
+        '--audit-log-format=json',
+        '--audit-log-mode=blocking',
+        '--audit-log-maxsize=0',
+      );
     }
     return [...args, ...(c.extraArgs ?? [])];
   }
 
   async start(timeoutMs: number): Promise<void> {
-    this.proc = new ManagedProcess({ name: 'kube-apiserver', command: findBinary('kube-apiserver'), args: this.args(), logFile: join(this.cfg.workDir, 'kube-apiserver.log') });
+    this.proc = new ManagedProcess({
+      name: 'kube-apiserver',
+      command: findBinary('kube-apiserver'),
+      args: this.args(),
+      logFile: join(this.cfg.workDir, 'kube-apiserver.log'),
+    });
     this.proc.start();
     await waitFor(
       'kube-apiserver to become ready',

@@ -38,7 +38,6 @@ const crd = {
 };
 const gvp = { group: 'test.opkit.dev', version: 'v1', plural: 'widgets' };
 
-
 describe('a plain control plane (etcd + kube-apiserver)', () => {
   let plane: ControlPlane;
   beforeAll(async () => {
@@ -74,16 +73,29 @@ describe('a plain control plane (etcd + kube-apiserver)', () => {
     await waitFor('a watch on the new resource', async () => {
       const ended = new Promise<unknown>((resolve) => {
         void new Watch(plane.kubeConfig)
-          .watch('/apis/test.opkit.dev/v1/namespaces/default/widgets', {}, (phase, obj) => seen.push(`${phase} ${obj.metadata.name} ${obj.status?.phase ?? '-'}`), resolve)
+          .watch(
+            '/apis/test.opkit.dev/v1/namespaces/default/widgets',
+            {},
+            (phase, obj) => seen.push(`${phase} ${obj.metadata.name} ${obj.status?.phase ?? '-'}`),
+            resolve,
+          )
           .then((w) => (watch = w), resolve);
       });
       const outcome = await Promise.race([ended, new Promise((r) => setTimeout(() => r('open'), 500))]);
       return outcome === 'open';
     });
     const api = plane.kubeConfig.makeApiClient(CustomObjectsApi);
-    await api.createNamespacedCustomObject({ ...gvp, namespace: 'default', body: { apiVersion: 'test.opkit.dev/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } } });
+    await api.createNamespacedCustomObject({
+      ...gvp,
+      namespace: 'default',
+      body: { apiVersion: 'test.opkit.dev/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { size: 1 } },
+    });
     await expect(
-      api.createNamespacedCustomObject({ ...gvp, namespace: 'default', body: { apiVersion: 'test.opkit.dev/v1', kind: 'Widget', metadata: { name: 'bad' }, spec: { size: -1 } } }),
+      api.createNamespacedCustomObject({
+        ...gvp,
+        namespace: 'default',
+        body: { apiVersion: 'test.opkit.dev/v1', kind: 'Widget', metadata: { name: 'bad' }, spec: { size: -1 } },
+      }),
     ).rejects.toMatchObject({ code: 422 });
 
     const current = (await api.getNamespacedCustomObject({ ...gvp, namespace: 'default', name: 'w1' })) as { metadata: { resourceVersion: string } };
@@ -91,7 +103,12 @@ describe('a plain control plane (etcd + kube-apiserver)', () => {
       ...gvp,
       namespace: 'default',
       name: 'w1',
-      body: { apiVersion: 'test.opkit.dev/v1', kind: 'Widget', metadata: { name: 'w1', resourceVersion: current.metadata.resourceVersion }, status: { phase: 'Ready' } },
+      body: {
+        apiVersion: 'test.opkit.dev/v1',
+        kind: 'Widget',
+        metadata: { name: 'w1', resourceVersion: current.metadata.resourceVersion },
+        status: { phase: 'Ready' },
+      },
     });
     await api.deleteNamespacedCustomObject({ ...gvp, namespace: 'default', name: 'w1' });
     await waitFor('the watch to see create, status update and delete', () => seen.length >= 3 && seen, { timeoutMs: 10_000 });

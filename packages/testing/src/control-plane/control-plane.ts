@@ -113,7 +113,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ipAddresses: ['127.0.0.1', '10.96.0.1'],
     });
     const admin = await clientCa.issue({ commonName: 'admin', organizations: ['system:masters'], usage: 'client' });
-    const sa = generateKeyPairSync('ec', { namedCurve: 'P-256', publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    const sa = generateKeyPairSync('ec', {
+      namedCurve: 'P-256',
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
     mark('pki', t);
 
     t = Date.now();
@@ -199,11 +203,20 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(kubeconfigPath);
-    const tool = (bin: 'kubectl' | 'helm') => (args: string[], opts: RunOptions = {}) =>
-      run(findBinary(bin), bin === 'kubectl' ? [`--kubeconfig=${kubeconfigPath}`, ...args] : args, {
-        ...opts,
-        env: { ...process.env, KUBECONFIG: kubeconfigPath, HELM_CACHE_HOME: join(dir, 'helm/cache'), HELM_CONFIG_HOME: join(dir, 'helm/config'), HELM_DATA_HOME: join(dir, 'helm/data'), ...opts.env },
-      });
+    const tool =
+      (bin: 'kubectl' | 'helm') =>
+      (args: string[], opts: RunOptions = {}) =>
+        run(findBinary(bin), bin === 'kubectl' ? [`--kubeconfig=${kubeconfigPath}`, ...args] : args, {
+          ...opts,
+          env: {
+            ...process.env,
+            KUBECONFIG: kubeconfigPath,
+            HELM_CACHE_HOME: join(dir, 'helm/cache'),
+            HELM_CONFIG_HOME: join(dir, 'helm/config'),
+            HELM_DATA_HOME: join(dir, 'helm/data'),
+            ...opts.env,
+          },
+        });
 
     let userSeq = 0;
     const credentials = (path: string): UserCredentials => {

@@ -71,7 +71,11 @@ export class Etcd {
     const start = Buffer.from(prefix);
     const end = Buffer.from(prefix);
     end[end.length - 1]++;
-    const r = await this.call<{ kvs?: { key: string }[] }>('/v3/kv/range', { key: start.toString('base64'), range_end: end.toString('base64'), keys_only: true });
+    const r = await this.call<{ kvs?: { key: string }[] }>('/v3/kv/range', {
+      key: start.toString('base64'),
+      range_end: end.toString('base64'),
+      keys_only: true,
+    });
     return (r.kvs ?? []).map((kv) => Buffer.from(kv.key, 'base64').toString());
   }
 

@@ -12,8 +12,19 @@ describe('a simulated cluster (controller-manager + scheduler + kwok nodes)', ()
   afterAll(() => plane?.stop());
 
   it('lists its simulated nodes through kubectl and the kubeconfig path', async () => {
-    const out = await plane.kubectl(['get', 'nodes', '-o', 'custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status', '--no-headers']);
-    expect(out.stdout.trim().split('\n').map((l) => l.split(/\s+/))).toEqual([
+    const out = await plane.kubectl([
+      'get',
+      'nodes',
+      '-o',
+      'custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status',
+      '--no-headers',
+    ]);
+    expect(
+      out.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/)),
+    ).toEqual([
       ['kwok-node-0', 'True'],
       ['kwok-node-1', 'True'],
     ]);
@@ -27,13 +38,21 @@ describe('a simulated cluster (controller-manager + scheduler + kwok nodes)', ()
       namespace: 'default',
       body: {
         metadata: { name: 'web' },
-        spec: { replicas: 3, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } } },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } },
+        },
       },
     });
-    const ready = await waitFor('3 ready replicas', async () => {
-      const d = await apps.readNamespacedDeployment({ namespace: 'default', name: 'web' });
-      return d.status?.readyReplicas === 3 && d;
-    }, { timeoutMs: 60_000 });
+    const ready = await waitFor(
+      '3 ready replicas',
+      async () => {
+        const d = await apps.readNamespacedDeployment({ namespace: 'default', name: 'web' });
+        return d.status?.readyReplicas === 3 && d;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(ready.status?.availableReplicas).toBe(3);
 
     const pods = await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=web' });
@@ -43,12 +62,16 @@ describe('a simulated cluster (controller-manager + scheduler + kwok nodes)', ()
     expect(replicaSets.items).toHaveLength(1);
 
     await apps.deleteNamespacedDeployment({ namespace: 'default', name: 'web' });
-    await waitFor('the ReplicaSet and pods to be garbage-collected', async () => {
-      const [rs, po] = await Promise.all([
-        apps.listNamespacedReplicaSet({ namespace: 'default', labelSelector: 'app=web' }),
-        core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=web' }),
-      ]);
-      return rs.items.length === 0 && po.items.length === 0;
-    }, { timeoutMs: 60_000 });
+    await waitFor(
+      'the ReplicaSet and pods to be garbage-collected',
+      async () => {
+        const [rs, po] = await Promise.all([
+          apps.listNamespacedReplicaSet({ namespace: 'default', labelSelector: 'app=web' }),
+          core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=web' }),
+        ]);
+        return rs.items.length === 0 && po.items.length === 0;
+      },
+      { timeoutMs: 60_000 },
+    );
   });
 });

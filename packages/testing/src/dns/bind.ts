@@ -11,7 +11,7 @@ import { StopWaiting, waitFor } from '../wait.js';
 /** Where BIND's named is, or why it cannot run here (Debian's bind9 package provides it). */
 export function bindUnavailable(): string | undefined {
   const r = spawnSync('named', ['-v'], { encoding: 'utf8' });
-  if (r.error) return 'BIND 9 (named) is not installed: apt-get install bind9 (the project\'s .ci/run installs it where it can)';
+  if (r.error) return "BIND 9 (named) is not installed: apt-get install bind9 (the project's .ci/run installs it where it can)";
   return undefined;
 }
 
@@ -98,23 +98,38 @@ ns1 IN A ${nsAddress ?? '127.0.0.1'}
   );
   const check = spawnSync('named-checkconf', ['-z', join(dir, 'named.conf')], { encoding: 'utf8' });
   if (check.status !== 0) throw new Error(`named-checkconf refused the test configuration: ${check.stdout}${check.stderr}`);
-  const proc = new ManagedProcess({ name: 'named', command: 'named', args: ['-g', '-c', join(dir, 'named.conf'), '-n', '1'], logFile: join(dir, 'named.log'), cwd: dir });
+  const proc = new ManagedProcess({
+    name: 'named',
+    command: 'named',
+    args: ['-g', '-c', join(dir, 'named.conf'), '-n', '1'],
+    logFile: join(dir, 'named.log'),
+    cwd: dir,
+  });
   proc.start();
-  await waitFor('BIND serving its zone', () => {
-    if (!proc.running) throw new StopWaiting(`named exited: ${proc.recentOutput()}`);
-    return /all zones loaded|running$/m.test(proc.recentOutput(40));
-  }, { timeoutMs: 20_000, intervalMs: 100 });
+  await waitFor(
+    'BIND serving its zone',
+    () => {
+      if (!proc.running) throw new StopWaiting(`named exited: ${proc.recentOutput()}`);
+      return /all zones loaded|running$/m.test(proc.recentOutput(40));
+    },
+    { timeoutMs: 20_000, intervalMs: 100 },
+  );
   return {
     server: `127.0.0.1:${port}`,
     zone,
     tsig,
     authoritative: nsAddress && `${nsAddress}:53`,
-    updates: () => readFileSync(join(dir, 'named.log'), 'utf8').split('\n').filter((l) => /: updating zone '/.test(l)).length,
+    updates: () =>
+      readFileSync(join(dir, 'named.log'), 'utf8')
+        .split('\n')
+        .filter((l) => /: updating zone '/.test(l)).length,
     // e.g. "query: _acme-challenge.example.test IN TXT -E(0)K (127.53.7.9)": the last field is the address asked.
     queries: (name, type, server) => {
       const host = server.replace(/:\d+$/, '');
       const want = ` query: ${name.replace(/\.$/, '')} IN ${type} `;
-      return readFileSync(join(dir, 'named.log'), 'utf8').split('\n').filter((l) => l.toLowerCase().includes(want.toLowerCase()) && l.trimEnd().endsWith(`(${host})`)).length;
+      return readFileSync(join(dir, 'named.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l.toLowerCase().includes(want.toLowerCase()) && l.trimEnd().endsWith(`(${host})`)).length;
     },
     async stop() {
       await proc.stop(5_000);

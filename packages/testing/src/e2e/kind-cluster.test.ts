@@ -30,7 +30,11 @@ describe('choosing the kind mode', () => {
     vi.stubEnv('OPKIT_CACHE_DIR', empty); // no kind built into the cache
     const asRoot = process.getuid?.() === 0;
     path({});
-    expect(kindUnavailable()).toBe(asRoot ? 'no Docker engine answers, and this is not a Debian-like system (no apt-get) to install docker.io from' : 'no Docker engine answers, and installing Debian\'s docker.io needs root');
+    expect(kindUnavailable()).toBe(
+      asRoot
+        ? 'no Docker engine answers, and this is not a Debian-like system (no apt-get) to install docker.io from'
+        : "no Docker engine answers, and installing Debian's docker.io needs root",
+    );
     if (asRoot) {
       // Root on Debian: the engine can be installed, but kind can be neither found nor built.
       path({ 'apt-get': 'exit 0' });

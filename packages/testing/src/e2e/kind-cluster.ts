@@ -104,7 +104,13 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
     helm: (args, opts = {}) =>
       run(findBinary('helm'), [...args, '--kubeconfig', kubeconfigPath], {
         ...opts,
-        env: { ...process.env, HELM_CACHE_HOME: join(helmHome, 'cache'), HELM_CONFIG_HOME: join(helmHome, 'config'), HELM_DATA_HOME: join(helmHome, 'data'), ...opts.env },
+        env: {
+          ...process.env,
+          HELM_CACHE_HOME: join(helmHome, 'cache'),
+          HELM_CONFIG_HOME: join(helmHome, 'config'),
+          HELM_DATA_HOME: join(helmHome, 'data'),
+          ...opts.env,
+        },
       }),
     async waitOperatorReady(namespace, release, timeoutMs = 180_000) {
       const deps = (await kubectl(['get', 'deployments', '-n', namespace, '-l', instance(release), '-o', 'name'])).stdout.split('\n').filter(Boolean);
@@ -114,7 +120,9 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
       return (await kubectl(['logs', '-n', namespace, '-l', instance(release), '--tail=40', '--prefix', '--all-containers'], { check: false })).stdout;
     },
     async operatorOutput(namespace, release) {
-      const pods = JSON.parse((await kubectl(['get', 'pods', '-n', namespace, '-l', instance(release), '-o', 'json'])).stdout) as { items: { metadata: { name: string; deletionTimestamp?: string } }[] };
+      const pods = JSON.parse((await kubectl(['get', 'pods', '-n', namespace, '-l', instance(release), '-o', 'json'])).stdout) as {
+        items: { metadata: { name: string; deletionTimestamp?: string } }[];
+      };
       const lines: string[] = [];
       for (const p of pods.items.filter((x) => !x.metadata.deletionTimestamp)) {
         lines.push(...(await kubectl(['logs', '-n', namespace, p.metadata.name, '--all-containers'])).stdout.split('\n').filter(Boolean));

@@ -68,7 +68,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
           if (!deps.length) return false;
           for (const d of deps) {
             const want = d.spec?.replicas ?? 1;
-            if (d.status?.observedGeneration !== d.metadata?.generation || (d.status?.updatedReplicas ?? 0) !== want || (d.status?.replicas ?? 0) !== want) return false;
+            if (d.status?.observedGeneration !== d.metadata?.generation || (d.status?.updatedReplicas ?? 0) !== want || (d.status?.replicas ?? 0) !== want)
+              return false;
           }
           const pods = (await core.listNamespacedPod({ namespace, labelSelector: instance(release) })).items.filter((p) => !p.metadata?.deletionTimestamp);
           const running = runner.pods();
@@ -83,7 +84,14 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     async operatorOutput(namespace, release) {
       const pods = (await core.listNamespacedPod({ namespace, labelSelector: instance(release) })).items;
       // The runner's own `--- starting/exited` markers are the kubelet's part, not the container's output.
-      return pods.filter((p) => !p.metadata?.deletionTimestamp).flatMap((p) => runner.logs(namespace, p.metadata!.name!, Infinity).split('\n').filter((l) => l && !l.startsWith('--- ')));
+      return pods
+        .filter((p) => !p.metadata?.deletionTimestamp)
+        .flatMap((p) =>
+          runner
+            .logs(namespace, p.metadata!.name!, Infinity)
+            .split('\n')
+            .filter((l) => l && !l.startsWith('--- ')),
+        );
     },
     async stop() {
       await runner.stop();

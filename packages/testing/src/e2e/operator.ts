@@ -17,7 +17,10 @@ let announced = false;
  * kind is skipped, with its reason, where Docker or kind is missing; the reason is printed once.
  */
 export function e2eModes(): E2EMode[] {
-  const wanted = (process.env.OPKIT_E2E_MODE ?? 'local,kind').split(',').map((s) => s.trim()).filter(Boolean);
+  const wanted = (process.env.OPKIT_E2E_MODE ?? 'local,kind')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const modes: E2EMode[] = [];
   if (wanted.includes('local')) modes.push({ name: 'local' });
   if (wanted.includes('kind')) {
@@ -25,7 +28,9 @@ export function e2eModes(): E2EMode[] {
     modes.push({ name: 'kind', skip: why });
     if (why && !announced) {
       announced = true;
-      console.warn(`e2e: kind mode skipped: ${why}. The local mode runs the same specs; with Docker (or as root on Debian, where opkit installs it) the kind mode runs too.`);
+      console.warn(
+        `e2e: kind mode skipped: ${why}. The local mode runs the same specs; with Docker (or as root on Debian, where opkit installs it) the kind mode runs too.`,
+      );
     }
   }
   return modes;
@@ -33,7 +38,9 @@ export function e2eModes(): E2EMode[] {
 
 export function startE2ECluster(mode: E2EMode['name'], options: { apps: WorkspaceApp[]; workloads?: Workload[]; nodes?: number }): Promise<E2ECluster> {
   // The local mode keeps an audit log, so specs can show who the operator acted as.
-  return mode === 'local' ? startLocalCluster({ apps: options.apps, nodes: options.nodes, audit: true }) : startKindCluster({ apps: options.apps, workloads: options.workloads });
+  return mode === 'local'
+    ? startLocalCluster({ apps: options.apps, nodes: options.nodes, audit: true })
+    : startKindCluster({ apps: options.apps, workloads: options.workloads });
 }
 
 /**
@@ -43,7 +50,14 @@ export function startE2ECluster(mode: E2EMode['name'], options: { apps: Workspac
 export function operatorIdentities(cluster: E2ECluster, operatorName: string): string[] | undefined {
   const audit = (cluster as Partial<LocalCluster>).plane?.audit;
   if (!audit) return undefined;
-  return [...new Set(audit.query().filter((e) => e.userAgent?.startsWith(`${operatorName}/`)).map((e) => e.impersonatedUser?.username ?? e.user.username))].sort();
+  return [
+    ...new Set(
+      audit
+        .query()
+        .filter((e) => e.userAgent?.startsWith(`${operatorName}/`))
+        .map((e) => e.impersonatedUser?.username ?? e.user.username),
+    ),
+  ].sort();
 }
 
 export interface Release {
@@ -61,7 +75,20 @@ export async function helmInstall(cluster: E2ECluster, r: Release, values: Recor
     const file = join(dir, 'values.yaml');
     const extra = (await cluster.chartValues?.()) ?? {};
     writeFileSync(file, stringify(mergeValues(extra, values)));
-    await cluster.helm(['upgrade', '--install', r.release, r.app.chart, '--namespace', r.namespace, '--create-namespace', '--values', file, '--wait', '--timeout', '180s']);
+    await cluster.helm([
+      'upgrade',
+      '--install',
+      r.release,
+      r.app.chart,
+      '--namespace',
+      r.namespace,
+      '--create-namespace',
+      '--values',
+      file,
+      '--wait',
+      '--timeout',
+      '180s',
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -81,7 +108,9 @@ export async function helmTest(cluster: E2ECluster, r: Release): Promise<string>
 /** The uids of the release's current operator pods. */
 export async function operatorPods(cluster: E2ECluster, r: Release): Promise<{ name: string; uid: string; args: string[] }[]> {
   const out = await cluster.kubectl(['get', 'pods', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'json']);
-  const items = (JSON.parse(out.stdout) as { items: { metadata: { name: string; uid: string; deletionTimestamp?: string }; spec: { containers: { args?: string[] }[] } }[] }).items;
+  const items = (
+    JSON.parse(out.stdout) as { items: { metadata: { name: string; uid: string; deletionTimestamp?: string }; spec: { containers: { args?: string[] }[] } }[] }
+  ).items;
   return items.filter((p) => !p.metadata.deletionTimestamp).map((p) => ({ name: p.metadata.name, uid: p.metadata.uid, args: p.spec.containers[0].args ?? [] }));
 }
 
@@ -89,10 +118,14 @@ export async function operatorPods(cluster: E2ECluster, r: Release): Promise<{ n
 export async function restartOperator(cluster: E2ECluster, r: Release): Promise<void> {
   const before = new Set((await operatorPods(cluster, r)).map((p) => p.uid));
   await cluster.kubectl(['delete', 'pods', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '--wait=false']);
-  await waitFor('replacement operator pods', async () => {
-    const now = await operatorPods(cluster, r);
-    return now.length > 0 && now.every((p) => !before.has(p.uid));
-  }, { timeoutMs: 60_000 });
+  await waitFor(
+    'replacement operator pods',
+    async () => {
+      const now = await operatorPods(cluster, r);
+      return now.length > 0 && now.every((p) => !before.has(p.uid));
+    },
+    { timeoutMs: 60_000 },
+  );
   await cluster.waitOperatorReady(r.namespace, r.release);
 }
 
@@ -100,7 +133,9 @@ export async function restartOperator(cluster: E2ECluster, r: Release): Promise<
 export async function resourceVersions(cluster: E2ECluster, resources: string[], namespaces: string[]): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const ns of namespaces) {
-    const list = JSON.parse((await cluster.kubectl(['get', resources.join(','), '-n', ns, '-o', 'json'])).stdout) as { items: { kind: string; metadata: { name: string; resourceVersion: string } }[] };
+    const list = JSON.parse((await cluster.kubectl(['get', resources.join(','), '-n', ns, '-o', 'json'])).stdout) as {
+      items: { kind: string; metadata: { name: string; resourceVersion: string } }[];
+    };
     for (const o of list.items) out[`${o.kind} ${ns}/${o.metadata.name}`] = o.metadata.resourceVersion;
   }
   return out;
@@ -111,7 +146,12 @@ export async function resourceVersions(cluster: E2ECluster, resources: string[],
  * names on purpose. After its CRs are deleted and its chart uninstalled, an operator should have
  * left nothing.
  */
-export async function leftovers(cluster: E2ECluster, fieldManager: string, resources: string[], keep: (o: { kind: string; namespace?: string; name: string }) => boolean = () => false): Promise<string[]> {
+export async function leftovers(
+  cluster: E2ECluster,
+  fieldManager: string,
+  resources: string[],
+  keep: (o: { kind: string; namespace?: string; name: string }) => boolean = () => false,
+): Promise<string[]> {
   const list = JSON.parse((await cluster.kubectl(['get', resources.join(','), '-A', '-o', 'json', '--show-managed-fields'])).stdout) as {
     items: { kind: string; metadata: { name: string; namespace?: string; managedFields?: { manager?: string }[] } }[];
   };

@@ -176,8 +176,18 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
         }
         const logFile = join(options.logDir, `${pod.metadata!.namespace}_${pod.metadata!.name}.log`);
         e = {
-          namespace: pod.metadata!.namespace!, name: pod.metadata!.name!, uid, ports, restarts: 0, logFile, ready: false,
-          log: createWriteStream(logFile, { flags: 'a' }), stopping: false, pod, container, image: options.images[repoOf(container.image!)],
+          namespace: pod.metadata!.namespace!,
+          name: pod.metadata!.name!,
+          uid,
+          ports,
+          restarts: 0,
+          logFile,
+          ready: false,
+          log: createWriteStream(logFile, { flags: 'a' }),
+          stopping: false,
+          pod,
+          container,
+          image: options.images[repoOf(container.image!)],
         };
         entries.set(uid, e);
         await start(e);
@@ -201,7 +211,17 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
   void loop();
 
   return {
-    pods: () => [...entries.values()].map(({ namespace, name, uid, pid, ports, restarts, logFile, ready }) => ({ namespace, name, uid, pid, ports, restarts, logFile, ready })),
+    pods: () =>
+      [...entries.values()].map(({ namespace, name, uid, pid, ports, restarts, logFile, ready }) => ({
+        namespace,
+        name,
+        uid,
+        pid,
+        ports,
+        restarts,
+        logFile,
+        ready,
+      })),
     logs(namespace, name, lines = 40) {
       const e = [...entries.values()].find((x) => x.namespace === namespace && x.name === name);
       const file = e?.logFile ?? join(options.logDir, `${namespace}_${name}.log`);

@@ -19,13 +19,15 @@ const NS = 'traefik';
  */
 export async function installTraefik(cluster: E2ECluster): Promise<InClusterIngress> {
   const image = cluster.images.traefik;
-  if (!image) throw new Error('installTraefik needs the `traefik` workload image (startE2ECluster(..., { workloads: [\'traefik\'] }))');
+  if (!image) throw new Error("installTraefik needs the `traefik` workload image (startE2ECluster(..., { workloads: ['traefik'] }))");
   const labels = { 'app.kubernetes.io/name': 'traefik' };
   const objects = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'traefik', namespace: NS } },
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'opkit-e2e-traefik' },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'opkit-e2e-traefik' },
       rules: [
         { apiGroups: [''], resources: ['services', 'endpoints', 'secrets', 'nodes'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
@@ -34,13 +36,17 @@ export async function installTraefik(cluster: E2ECluster): Promise<InClusterIngr
       ],
     },
     {
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'opkit-e2e-traefik' },
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'opkit-e2e-traefik' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'opkit-e2e-traefik' },
       subjects: [{ kind: 'ServiceAccount', name: 'traefik', namespace: NS }],
     },
     { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', metadata: { name: 'traefik' }, spec: { controller: 'traefik.io/ingress-controller' } },
     {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'traefik', namespace: NS },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'traefik', namespace: NS },
       spec: {
         selector: { matchLabels: labels },
         template: {
@@ -50,14 +56,25 @@ export async function installTraefik(cluster: E2ECluster): Promise<InClusterIngr
             securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
             containers: [
               {
-                name: 'traefik', image, imagePullPolicy: 'IfNotPresent',
+                name: 'traefik',
+                image,
+                imagePullPolicy: 'IfNotPresent',
                 command: ['/usr/local/bin/traefik'],
                 args: [
-                  '--entryPoints.web.address=:8000', '--entryPoints.traefik.address=:9000', '--ping=true', '--ping.entryPoint=traefik',
-                  '--providers.kubernetesingress=true', '--providers.kubernetesingress.ingressclass=traefik',
-                  '--global.checknewversion=false', '--global.sendanonymoususage=false', '--log.level=INFO',
+                  '--entryPoints.web.address=:8000',
+                  '--entryPoints.traefik.address=:9000',
+                  '--ping=true',
+                  '--ping.entryPoint=traefik',
+                  '--providers.kubernetesingress=true',
+                  '--providers.kubernetesingress.ingressclass=traefik',
+                  '--global.checknewversion=false',
+                  '--global.sendanonymoususage=false',
+                  '--log.level=INFO',
                 ],
-                ports: [{ name: 'web', containerPort: 8000 }, { name: 'ping', containerPort: 9000 }],
+                ports: [
+                  { name: 'web', containerPort: 8000 },
+                  { name: 'ping', containerPort: 9000 },
+                ],
                 readinessProbe: { httpGet: { path: '/ping', port: 'ping' as never }, periodSeconds: 2 },
                 securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
               },
@@ -66,7 +83,12 @@ export async function installTraefik(cluster: E2ECluster): Promise<InClusterIngr
         },
       },
     },
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'traefik', namespace: NS }, spec: { selector: labels, ports: [{ name: 'web', port: 80, targetPort: 'web' }] } },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'traefik', namespace: NS },
+      spec: { selector: labels, ports: [{ name: 'web', port: 80, targetPort: 'web' }] },
+    },
   ];
   const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
   await cluster.kubectl(['apply', '-f', '-'], { input: list });

@@ -55,7 +55,9 @@ export function localImages(apps: WorkspaceApp[]): Record<string, LocalImage> {
 export function requireBuilt(apps: WorkspaceApp[]): void {
   const missing = apps.filter((a) => !existsSync(a.bundle));
   if (missing.length) {
-    throw new Error(`not built: ${missing.map((a) => a.bundle).join(', ')}. Run: npx nx run-many -t build -p ${missing.map((a) => `@opkit/${a.app}`).join(' ')}`);
+    throw new Error(
+      `not built: ${missing.map((a) => a.bundle).join(', ')}. Run: npx nx run-many -t build -p ${missing.map((a) => `@opkit/${a.app}`).join(' ')}`,
+    );
   }
 }
 

@@ -13,19 +13,33 @@ function auditOf(events: Partial<AuditEvent>[]): AuditLog {
   const dir = mkdtempSync(join(tmpdir(), 'audit-'));
   dirs.push(dir);
   const path = join(dir, 'audit.log');
-  writeFileSync(path, events.map((e, i) => JSON.stringify({ auditID: `a${i}`, stage: 'ResponseComplete', user: { username: 'op' }, responseStatus: { code: 200 }, ...e })).join('\n') + '\n');
+  writeFileSync(
+    path,
+    events
+      .map((e, i) => JSON.stringify({ auditID: `a${i}`, stage: 'ResponseComplete', user: { username: 'op' }, responseStatus: { code: 200 }, ...e }))
+      .join('\n') + '\n',
+  );
   return new AuditLog(path);
 }
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
 const by = (replica: string) => `op/opkit (${replica})`;
 const lease = (replica: string, s: number, code = 200): Partial<AuditEvent> => ({
-  verb: 'update', requestURI: '/apis/coordination.k8s.io/v1/namespaces/ns/leases/op', userAgent: by(replica),
-  objectRef: { resource: 'leases', namespace: 'ns', name: 'op' }, responseStatus: { code }, requestReceivedTimestamp: t(s), stageTimestamp: t(s),
+  verb: 'update',
+  requestURI: '/apis/coordination.k8s.io/v1/namespaces/ns/leases/op',
+  userAgent: by(replica),
+  objectRef: { resource: 'leases', namespace: 'ns', name: 'op' },
+  responseStatus: { code },
+  requestReceivedTimestamp: t(s),
+  stageTimestamp: t(s),
 });
 const write = (replica: string, s: number, name = 'cm', fieldManager = 'op'): Partial<AuditEvent> => ({
-  verb: 'update', requestURI: `/api/v1/namespaces/ns/configmaps/${name}?fieldManager=${fieldManager}`, userAgent: by(replica),
-  objectRef: { resource: 'configmaps', namespace: 'ns', name }, requestReceivedTimestamp: t(s), stageTimestamp: t(s),
+  verb: 'update',
+  requestURI: `/api/v1/namespaces/ns/configmaps/${name}?fieldManager=${fieldManager}`,
+  userAgent: by(replica),
+  objectRef: { resource: 'configmaps', namespace: 'ns', name },
+  requestReceivedTimestamp: t(s),
+  stageTimestamp: t(s),
 });
 const opts = { userAgent: 'op/', lease: { namespace: 'ns', name: 'op' }, everyReplicaFieldManagers: ['op-webhook-certificates'] };
 
@@ -35,7 +49,11 @@ describe('writesByNonLeaders', () => {
     { name: 'a write before anyone led', events: [write('a', 1), lease('a', 2)], broken: ['a (nobody)'] },
     { name: 'the old leader writes after the handover', events: [lease('a', 1), lease('b', 5), write('a', 6)], broken: ['a b'] },
     { name: 'a failed lease update hands nothing over', events: [lease('a', 1), lease('b', 5, 409), write('a', 6)], broken: [] },
-    { name: 'every replica keeps the webhook certificates', events: [write('a', 1, 'tls', 'op-webhook-certificates'), lease('b', 2), write('a', 3, 'tls', 'op-webhook-certificates')], broken: [] },
+    {
+      name: 'every replica keeps the webhook certificates',
+      events: [write('a', 1, 'tls', 'op-webhook-certificates'), lease('b', 2), write('a', 3, 'tls', 'op-webhook-certificates')],
+      broken: [],
+    },
     { name: 'only that field manager is excepted', events: [lease('b', 2), write('a', 3, 'tls', 'op-other')], broken: ['a b'] },
     { name: 'another operator is not judged', events: [lease('a', 1), { ...write('x', 2), userAgent: 'kubectl/v1.34' }], broken: [] },
   ])('$name', ({ events, broken }) => {

@@ -14,7 +14,14 @@ const at = (t: string) => Date.parse(t);
 const fieldManagerOf = (e: AuditEvent) => new URL(e.requestURI, 'http://audit').searchParams.get('fieldManager') ?? undefined;
 
 /** Creates that store nothing (questions to the API server): not writes of the cluster's state. */
-const REVIEWS = new Set(['selfsubjectaccessreviews', 'subjectaccessreviews', 'localsubjectaccessreviews', 'selfsubjectrulesreviews', 'tokenreviews', 'selfsubjectreviews']);
+const REVIEWS = new Set([
+  'selfsubjectaccessreviews',
+  'subjectaccessreviews',
+  'localsubjectaccessreviews',
+  'selfsubjectrulesreviews',
+  'tokenreviews',
+  'selfsubjectreviews',
+]);
 /** Writes of objects, not of Events, Leases (leader election's own) or reviews. */
 const stateWrite = (e: AuditEvent) => !['events', 'leases'].includes(e.objectRef?.resource ?? '') && !REVIEWS.has(e.objectRef?.resource ?? '');
 
@@ -22,7 +29,9 @@ const stateWrite = (e: AuditEvent) => !['events', 'leases'].includes(e.objectRef
 export function operatorWrites(audit: AuditLog, userAgent: string, since?: Date, until?: Date): AuditEvent[] {
   return audit
     .query({ since, verbs: WRITE_VERBS })
-    .filter((e) => e.userAgent?.startsWith(userAgent) && !REVIEWS.has(e.objectRef?.resource ?? '') && (!until || at(e.requestReceivedTimestamp) <= until.getTime()));
+    .filter(
+      (e) => e.userAgent?.startsWith(userAgent) && !REVIEWS.has(e.objectRef?.resource ?? '') && (!until || at(e.requestReceivedTimestamp) <= until.getTime()),
+    );
 }
 
 /** The most writes one object got in any minute-long window, and which object. */
@@ -59,7 +68,13 @@ export function writesByNonLeaders(
   const replicaOf = (e: AuditEvent) => /\(([^)]+)\)/.exec(e.userAgent ?? '')?.[1] ?? e.userAgent ?? '?';
   const events = audit.query({ since: o.since, verbs: WRITE_VERBS }).filter((e) => e.userAgent?.startsWith(o.userAgent));
   const leaseChanges = events
-    .filter((e) => e.objectRef?.resource === 'leases' && e.objectRef.namespace === o.lease.namespace && e.objectRef.name === o.lease.name && (e.responseStatus?.code ?? 0) < 300)
+    .filter(
+      (e) =>
+        e.objectRef?.resource === 'leases' &&
+        e.objectRef.namespace === o.lease.namespace &&
+        e.objectRef.name === o.lease.name &&
+        (e.responseStatus?.code ?? 0) < 300,
+    )
     .map((e) => ({ t: at(e.stageTimestamp), holder: replicaOf(e) }))
     .sort((a, b) => a.t - b.t);
   const holderAt = (t: number) => {

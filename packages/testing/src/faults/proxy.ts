@@ -81,17 +81,30 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
         return void req.socket.destroy();
       case 'status':
         req.resume();
-        res.writeHead(fault.code, { 'content-type': 'application/json', ...(fault.retryAfterSeconds ? { 'retry-after': String(fault.retryAfterSeconds) } : {}) });
-        return void res.end(fault.code === 429 ? status(429, 'TooManyRequests', 'the proxy throttles this request', undefined) : status(fault.code, fault.code === 503 ? 'ServiceUnavailable' : 'InternalError', 'the proxy failed this request'));
+        res.writeHead(fault.code, {
+          'content-type': 'application/json',
+          ...(fault.retryAfterSeconds ? { 'retry-after': String(fault.retryAfterSeconds) } : {}),
+        });
+        return void res.end(
+          fault.code === 429
+            ? status(429, 'TooManyRequests', 'the proxy throttles this request', undefined)
+            : status(fault.code, fault.code === 503 ? 'ServiceUnavailable' : 'InternalError', 'the proxy failed this request'),
+        );
       case 'gone':
         // As the watch cache answers a resourceVersion it no longer has: a 200 stream with one ERROR.
         req.resume();
         res.writeHead(200, { 'content-type': 'application/json' });
-        return void res.end(`${JSON.stringify({ type: 'ERROR', object: JSON.parse(status(410, 'Expired', 'too old resource version (injected by the proxy)')) })}\n`);
+        return void res.end(
+          `${JSON.stringify({ type: 'ERROR', object: JSON.parse(status(410, 'Expired', 'too old resource version (injected by the proxy)')) })}\n`,
+        );
       case 'tooLarge':
         req.resume();
         res.writeHead(504, { 'content-type': 'application/json' });
-        return void res.end(status(504, 'Timeout', 'Too large resource version (injected by the proxy)', [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }]));
+        return void res.end(
+          status(504, 'Timeout', 'Too large resource version (injected by the proxy)', [
+            { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
+          ]),
+        );
       case 'writeThenFail':
         return void forward(req, res, (answer) => {
           answer.resume();
@@ -147,7 +160,12 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
     kubeConfig() {
       const kc = new KubeConfig();
       // Plain HTTP on loopback; client-node refuses http:// unless TLS verification is off (there is no TLS to verify).
-      kc.loadFromOptions({ clusters: [{ name: 'proxy', server: url, skipTLSVerify: true }], users: [{ name: 'proxy' }], contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxy' }], currentContext: 'proxy' });
+      kc.loadFromOptions({
+        clusters: [{ name: 'proxy', server: url, skipTLSVerify: true }],
+        users: [{ name: 'proxy' }],
+        contexts: [{ name: 'proxy', cluster: 'proxy', user: 'proxy' }],
+        currentContext: 'proxy',
+      });
       return kc;
     },
     faults(on) {

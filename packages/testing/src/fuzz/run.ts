@@ -65,7 +65,11 @@ function bundleFor(file: string): Promise<string> {
     const out = join(dir, 'fuzz.mjs');
     const workerRuntime = workerRuntimeSource();
     b = build({
-      stdin: { contents: `import { targets } from ${JSON.stringify(file)};\nimport { runFuzzWorker } from ${JSON.stringify(workerRuntime)};\nvoid runFuzzWorker(targets);\n`, resolveDir: dir, loader: 'ts' },
+      stdin: {
+        contents: `import { targets } from ${JSON.stringify(file)};\nimport { runFuzzWorker } from ${JSON.stringify(workerRuntime)};\nvoid runFuzzWorker(targets);\n`,
+        resolveDir: dir,
+        loader: 'ts',
+      },
       outfile: out,
       bundle: true,
       platform: 'node',
@@ -116,11 +120,18 @@ function runWorker(bundle: string, input: Omit<FuzzWorkerInput, 'progress'>, per
       const run = Atomics.load(view, 0);
       // Before the first input the worker is loading the module (keys generated, libraries loaded): not a hang.
       if (run !== seen || run === 0) [seen, since] = [run, performance.now()];
-      else if (performance.now() - since > perInputMs && !Atomics.load(view, 1)) finish({ stopped: { kind: 'hang', run, error: `input ${run} took longer than ${perInputMs} ms` } });
+      else if (performance.now() - since > perInputMs && !Atomics.load(view, 1))
+        finish({ stopped: { kind: 'hang', run, error: `input ${run} took longer than ${perInputMs} ms` } });
     }, 50);
     worker.on('message', (result: FuzzWorkerResult) => finish({ result }));
     worker.on('error', (err: Error & { code?: string }) =>
-      finish({ stopped: { kind: err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : 'crash', run: Atomics.load(view, 0), error: err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `more than ${memoryMb} MiB of heap` : `${err.name}: ${err.message}` } }),
+      finish({
+        stopped: {
+          kind: err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : 'crash',
+          run: Atomics.load(view, 0),
+          error: err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `more than ${memoryMb} MiB of heap` : `${err.name}: ${err.message}`,
+        },
+      }),
     );
     worker.on('exit', (code) => finish({ stopped: { kind: 'crash', run: Atomics.load(view, 0), error: `the worker exited (${code}) without a report` } }));
   });
@@ -144,14 +155,17 @@ export async function runFuzzTarget(file: string | URL, target: string, o: FuzzO
   const findings: FuzzFinding[] = [];
   const done = outcome.result?.runs ?? outcome.stopped?.run ?? 0;
   const ms = outcome.result?.ms ?? 0;
-  if (outcome.result?.failure) findings.push({ kind: 'throw', path: outcome.result.failure.path, input: outcome.result.input, error: outcome.result.failure.error });
+  if (outcome.result?.failure)
+    findings.push({ kind: 'throw', path: outcome.result.failure.path, input: outcome.result.input, error: outcome.result.failure.error });
   if (outcome.stopped) {
     // The run that was under way when it stopped: fast-check's path for it, and its input.
     const runPath = replayPath ? replayPath : String(Math.max(0, outcome.stopped.run - 1));
     const described = await runWorker(bundle, { target, seed, runs: 1, path: runPath, describe: true, timeLimitMs }, perInputMs, memoryMb);
     findings.push({ kind: outcome.stopped.kind, path: runPath, input: described.result?.input, error: outcome.stopped.error });
   }
-  const replay = findings[0] ? `cd ${relative(process.cwd(), packageDir(path)) || '.'} && OPKIT_FUZZ_SEED=${seed} OPKIT_FUZZ_PATH=${findings[0].path} npx vitest run fuzz.test.ts -t '${target.replaceAll("'", "'\\''")}'` : undefined;
+  const replay = findings[0]
+    ? `cd ${relative(process.cwd(), packageDir(path)) || '.'} && OPKIT_FUZZ_SEED=${seed} OPKIT_FUZZ_PATH=${findings[0].path} npx vitest run fuzz.test.ts -t '${target.replaceAll("'", "'\\''")}'`
+    : undefined;
   return { target, seed, runs: done, ms, runsPerSecond: ms ? Math.round((done / ms) * 1000) : 0, findings, replay };
 }
 

@@ -43,7 +43,10 @@ export async function runFuzzWorker(targets: FuzzTarget[]): Promise<void> {
   let runs = 0;
   if (o.describe) {
     let input: string | undefined;
-    fc.check(fc.property(target.arbitrary, (x) => void (input = fc.stringify(x))), { seed: o.seed, path: o.path, numRuns: 1 });
+    fc.check(
+      fc.property(target.arbitrary, (x) => void (input = fc.stringify(x))),
+      { seed: o.seed, path: o.path, numRuns: 1 },
+    );
     parentPort!.postMessage({ runs: 0, ms: 0, input } satisfies FuzzWorkerResult);
     return;
   }
@@ -64,7 +67,10 @@ export async function runFuzzWorker(targets: FuzzTarget[]): Promise<void> {
   if (details.failed) {
     const err = details.errorInstance;
     result.input = details.counterexample ? fc.stringify(details.counterexample[0]) : undefined;
-    result.failure = { path: details.counterexamplePath ?? '', error: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack?.split('\n').slice(1, 6).join('\n') ?? ''}` : String(err) };
+    result.failure = {
+      path: details.counterexamplePath ?? '',
+      error: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack?.split('\n').slice(1, 6).join('\n') ?? ''}` : String(err),
+    };
   }
   parentPort!.postMessage(result);
 }

@@ -8,6 +8,8 @@ if (!chart) {
   process.exit(2);
 }
 void syncChartReadme(chart, flag === '--check' ? 'check' : 'write').then((fresh) => {
-  console.log(fresh ? `${chart}/README.md is up to date` : flag === '--check' ? `${chart}/README.md is stale: run the chart-docs target` : `${chart}/README.md written`);
+  console.log(
+    fresh ? `${chart}/README.md is up to date` : flag === '--check' ? `${chart}/README.md is stale: run the chart-docs target` : `${chart}/README.md written`,
+  );
   process.exit(fresh || flag !== '--check' ? 0 : 1);
 });

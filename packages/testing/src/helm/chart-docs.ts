@@ -10,7 +10,11 @@ import { run } from '../run.js';
 export async function renderChartReadme(chartDir: string): Promise<string> {
   const dir = resolve(chartDir);
   const template = resolve(dir, '../opkit-lib/chart-readme.gotmpl');
-  const r = await run(findBinary('helm-docs'), ['--dry-run', '--chart-search-root', dir, '--template-files', template, '--sort-values-order', 'file', '--log-level', 'warning'], { cwd: dir });
+  const r = await run(
+    findBinary('helm-docs'),
+    ['--dry-run', '--chart-search-root', dir, '--template-files', template, '--sort-values-order', 'file', '--log-level', 'warning'],
+    { cwd: dir },
+  );
   return r.stdout;
 }
 

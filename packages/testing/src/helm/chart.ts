@@ -59,7 +59,15 @@ export async function helmTemplate(chartDir: string, opts: ChartOptions = {}): P
   return withValues(opts.values, async (args, env) => {
     const r = await run(
       findBinary('helm'),
-      ['template', opts.release ?? 'test', chartDir, '--namespace', opts.namespace ?? 'default', ...(opts.kubeVersion ? ['--kube-version', opts.kubeVersion] : []), ...args],
+      [
+        'template',
+        opts.release ?? 'test',
+        chartDir,
+        '--namespace',
+        opts.namespace ?? 'default',
+        ...(opts.kubeVersion ? ['--kube-version', opts.kubeVersion] : []),
+        ...args,
+      ],
       { env },
     );
     return r.stdout;
@@ -67,14 +75,27 @@ export async function helmTemplate(chartDir: string, opts: ChartOptions = {}): P
 }
 
 /** `helm install|upgrade --install` against a kubeconfig. */
-export async function helmUpgradeInstall(kubeconfig: string, chartDir: string, opts: ChartOptions & { wait?: boolean; createNamespace?: boolean; timeout?: string } = {}): Promise<RunResult> {
+export async function helmUpgradeInstall(
+  kubeconfig: string,
+  chartDir: string,
+  opts: ChartOptions & { wait?: boolean; createNamespace?: boolean; timeout?: string } = {},
+): Promise<RunResult> {
   await vendorChartDependencies(chartDir);
   return withValues(opts.values, (args, env) =>
     run(
       findBinary('helm'),
       [
-        'upgrade', '--install', opts.release ?? 'test', chartDir, '--namespace', opts.namespace ?? 'default', '--kubeconfig', kubeconfig,
-        ...(opts.createNamespace ? ['--create-namespace'] : []), ...(opts.wait ? ['--wait', '--timeout', opts.timeout ?? '120s'] : []), ...args,
+        'upgrade',
+        '--install',
+        opts.release ?? 'test',
+        chartDir,
+        '--namespace',
+        opts.namespace ?? 'default',
+        '--kubeconfig',
+        kubeconfig,
+        ...(opts.createNamespace ? ['--create-namespace'] : []),
+        ...(opts.wait ? ['--wait', '--timeout', opts.timeout ?? '120s'] : []),
+        ...args,
       ],
       { env },
     ),
@@ -95,7 +116,17 @@ export function helmUninstall(kubeconfig: string, release: string, namespace: st
 export function kubectlApply(kubeconfig: string, manifests: string, opts: { dryRun?: 'server'; namespace?: string } = {}): Promise<RunResult> {
   return run(
     findBinary('kubectl'),
-    ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--field-manager=opkit-test', ...(opts.dryRun ? [`--dry-run=${opts.dryRun}`] : []), ...(opts.namespace ? ['-n', opts.namespace] : []), '-f', '-'],
+    [
+      '--kubeconfig',
+      kubeconfig,
+      'apply',
+      '--server-side',
+      '--field-manager=opkit-test',
+      ...(opts.dryRun ? [`--dry-run=${opts.dryRun}`] : []),
+      ...(opts.namespace ? ['-n', opts.namespace] : []),
+      '-f',
+      '-',
+    ],
     { input: manifests },
   );
 }

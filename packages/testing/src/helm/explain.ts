@@ -9,7 +9,8 @@ function objectPaths(node: Schema | undefined, path: string, out: string[]): str
   if (!node) return out;
   if (node.properties && Object.keys(node.properties).length) {
     out.push(path);
-    for (const [name, child] of Object.entries(node.properties)) if (!(path === '' && name === 'metadata')) objectPaths(child, path ? `${path}.${name}` : name, out);
+    for (const [name, child] of Object.entries(node.properties))
+      if (!(path === '' && name === 'metadata')) objectPaths(child, path ? `${path}.${name}` : name, out);
   }
   if (node.items) objectPaths(node.items, path, out);
   if (typeof node.additionalProperties === 'object') objectPaths(node.additionalProperties, path, out);
@@ -26,11 +27,15 @@ export async function explainUndescribed(plane: ControlPlane, crd: Crd): Promise
   const missing: string[] = [];
   for (const v of crd.spec.versions.filter((x) => x.served !== false)) {
     // The published OpenAPI follows a new CRD a moment later.
-    await waitFor(`kubectl explain ${resource}`, async () => {
-      const r = await plane.kubectl(['explain', resource, `--api-version=${crd.spec.group}/${v.name}`], { check: false });
-      if (r.code !== 0) throw new Error(r.stderr.trim());
-      return true;
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      `kubectl explain ${resource}`,
+      async () => {
+        const r = await plane.kubectl(['explain', resource, `--api-version=${crd.spec.group}/${v.name}`], { check: false });
+        if (r.code !== 0) throw new Error(r.stderr.trim());
+        return true;
+      },
+      { timeoutMs: 30_000 },
+    );
     for (const path of objectPaths(v.schema?.openAPIV3Schema, '', [])) {
       const out = (await plane.kubectl(['explain', path ? `${resource}.${path}` : resource, `--api-version=${crd.spec.group}/${v.name}`])).stdout;
       // The FIELDS section lists each field as "  name\t<type>" followed by its description lines.

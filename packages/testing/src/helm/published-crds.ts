@@ -15,7 +15,9 @@ function moduleDir(module: string, version: string): Promise<string> {
   const id = `${module}@${version}`;
   let dir = dirs.get(id);
   if (!dir) {
-    dir = run('go', ['mod', 'download', '-json', id], { cwd: tmpdir(), env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' } }).then((r) => (JSON.parse(r.stdout) as { Dir: string }).Dir);
+    dir = run('go', ['mod', 'download', '-json', id], { cwd: tmpdir(), env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' } }).then(
+      (r) => (JSON.parse(r.stdout) as { Dir: string }).Dir,
+    );
     dirs.set(id, dir);
   }
   return dir;

@@ -13,7 +13,11 @@ import type { RenderedObject } from './verify-chart.js';
  * --strict` and `helm template` with the given values (subcharts' values under their names, and
  * `global`, which Helm hands to every subchart).
  */
-export async function helmTemplateUmbrella(charts: string[], values: Record<string, unknown>, opts: { release?: string; namespace?: string } = {}): Promise<RenderedObject[]> {
+export async function helmTemplateUmbrella(
+  charts: string[],
+  values: Record<string, unknown>,
+  opts: { release?: string; namespace?: string } = {},
+): Promise<RenderedObject[]> {
   const dir = mkdtempSync(join(tmpdir(), 'opkit-umbrella-'));
   const env = { ...process.env, HELM_CACHE_HOME: join(dir, '.cache'), HELM_CONFIG_HOME: join(dir, '.config'), HELM_DATA_HOME: join(dir, '.data') };
   try {

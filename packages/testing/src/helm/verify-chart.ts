@@ -14,7 +14,12 @@ export interface RenderedObject {
  * server-side dry-run apply of the result against a real API server (CRDs first, since the rest may
  * depend on them). Returns the rendered objects per variant for the chart's own assertions.
  */
-export async function verifyChart(plane: ControlPlane, chartDir: string, variants: Record<string, Record<string, unknown>>, namespace = 'opkit-system'): Promise<Record<string, RenderedObject[]>> {
+export async function verifyChart(
+  plane: ControlPlane,
+  chartDir: string,
+  variants: Record<string, Record<string, unknown>>,
+  namespace = 'opkit-system',
+): Promise<Record<string, RenderedObject[]>> {
   await plane.kubectl(['create', 'namespace', namespace]).catch(() => undefined);
   const out: Record<string, RenderedObject[]> = {};
   for (const [name, values] of Object.entries(variants)) {

@@ -13,7 +13,15 @@ export function httpGet(url: string, opts: { ca?: string; cert?: string; key?: s
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(
       u,
       // A User-Agent, because some servers (Pebble) refuse requests without one.
-      { method: 'GET', ca: opts.ca, cert: opts.cert, key: opts.key, timeout: opts.timeoutMs ?? 2_000, agent: false, headers: { 'user-agent': 'opkit-testing' } },
+      {
+        method: 'GET',
+        ca: opts.ca,
+        cert: opts.cert,
+        key: opts.key,
+        timeout: opts.timeoutMs ?? 2_000,
+        agent: false,
+        headers: { 'user-agent': 'opkit-testing' },
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');

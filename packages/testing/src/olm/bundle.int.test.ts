@@ -20,12 +20,16 @@ describe('OLM bundles (nx run @opkit/<app>:bundle)', () => {
     expect(stale, `run nx run @opkit/${app}:bundle`).toEqual([]);
   });
 
-  it.each(APPS)('%s: operator-framework\'s validators accept the bundle', async (app) => {
-    const findings = await validateBundle(join(root, 'apps', app, 'bundle'));
-    expect(findings.filter((f) => f.level === 'error')).toEqual([]);
-  }, 600_000);
+  it.each(APPS)(
+    "%s: operator-framework's validators accept the bundle",
+    async (app) => {
+      const findings = await validateBundle(join(root, 'apps', app, 'bundle'));
+      expect(findings.filter((f) => f.level === 'error')).toEqual([]);
+    },
+    600_000,
+  );
 
-  it('states each operator\'s capability level, with why', () => {
+  it("states each operator's capability level, with why", () => {
     expect(Object.fromEntries(APPS.map((a) => [a, csvOf(a).metadata.annotations.capabilities]))).toEqual({
       'memcached-operator': 'Seamless Upgrades',
       'cdn-operator': 'Seamless Upgrades',
@@ -36,12 +40,18 @@ describe('OLM bundles (nx run @opkit/<app>:bundle)', () => {
 
   it('leaves webhook certificates and namespaces to OLM: webhooks declared in the CSV, served from the directory OLM mounts', () => {
     const mc = csvOf('memcached-operator');
-    expect(mc.spec.webhookdefinitions).toEqual([expect.objectContaining({ type: 'ConversionWebhook', conversionCRDs: ['memcacheds.cache.opkit.dev'], targetPort: 'webhook', webhookPath: '/convert' })]);
+    expect(mc.spec.webhookdefinitions).toEqual([
+      expect.objectContaining({ type: 'ConversionWebhook', conversionCRDs: ['memcacheds.cache.opkit.dev'], targetPort: 'webhook', webhookPath: '/convert' }),
+    ]);
     const container = mc.spec.install.spec.deployments[0].spec.template.spec.containers[0];
     expect(container.args).toContain('--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs');
     expect(container.args.filter((a: string) => /--(leader-election-namespace|webhook-host|webhook-secret-name)=/.test(a))).toEqual([]);
-    expect(container.env.find((e: { name: string }) => e.name === 'WATCH_NAMESPACE').valueFrom.fieldRef.fieldPath).toBe("metadata.annotations['olm.targetNamespaces']");
-    expect(csvOf('cert-operator').spec.webhookdefinitions).toEqual([expect.objectContaining({ type: 'MutatingAdmissionWebhook', failurePolicy: 'Fail', webhookPath: '/mutate-cert-opkit-dev-v1-certificaterequest' })]);
+    expect(container.env.find((e: { name: string }) => e.name === 'WATCH_NAMESPACE').valueFrom.fieldRef.fieldPath).toBe(
+      "metadata.annotations['olm.targetNamespaces']",
+    );
+    expect(csvOf('cert-operator').spec.webhookdefinitions).toEqual([
+      expect.objectContaining({ type: 'MutatingAdmissionWebhook', failurePolicy: 'Fail', webhookPath: '/mutate-cert-opkit-dev-v1-certificaterequest' }),
+    ]);
     // Keeping a certificate of its own is not the operator's job under OLM: no rights for it.
     const rules = JSON.stringify(csvOf('cert-operator').spec.install.spec);
     expect(rules).not.toContain('mutatingwebhookconfigurations');

@@ -22,7 +22,12 @@ export interface OperatorMetadata {
   kinds: Record<string, { displayName: string; description: string }>;
 }
 
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> }; [k: string]: any };
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  [k: string]: any;
+};
 
 /** Where OLM mounts the certificate of webhooks it manages (tls.crt, tls.key). */
 export const OLM_WEBHOOK_CERT_DIR = '/tmp/k8s-webhook-server/serving-certs';
@@ -42,16 +47,30 @@ export async function renderBundle(app: string, root = workspaceRoot()): Promise
   const meta = parse(readFileSync(join(appDir, 'olm.yaml'), 'utf8')) as OperatorMetadata;
   const version = (JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { version: string }).version;
   const image = `opkit/${app}:${version}`;
-  const yaml = await helmTemplate(join(root, 'charts', app), { release: app, namespace: 'operators', values: { tests: { enabled: false }, fullnameOverride: app } });
-  const objects = parseAllDocuments(yaml).map((d) => d.toJS() as Obj).filter(Boolean);
+  const yaml = await helmTemplate(join(root, 'charts', app), {
+    release: app,
+    namespace: 'operators',
+    values: { tests: { enabled: false }, fullnameOverride: app },
+  });
+  const objects = parseAllDocuments(yaml)
+    .map((d) => d.toJS() as Obj)
+    .filter(Boolean);
   const of = (kind: string) => objects.filter((o) => o.kind === kind);
   const sa = of('ServiceAccount')[0]!.metadata.name;
-  const boundToOperator = (kind: 'ClusterRoleBinding' | 'RoleBinding') => new Set(of(kind).filter((b) => b.subjects?.some((s: { name: string }) => s.name === sa)).map((b) => b.roleRef.name));
+  const boundToOperator = (kind: 'ClusterRoleBinding' | 'RoleBinding') =>
+    new Set(
+      of(kind)
+        .filter((b) => b.subjects?.some((s: { name: string }) => s.name === sa))
+        .map((b) => b.roleRef.name),
+    );
   const clusterRoles = boundToOperator('ClusterRoleBinding');
   const roles = boundToOperator('RoleBinding');
   // What keeping its own webhook certificate needs is OLM's part under OLM (--webhook-cert-dir).
   const olmKeeps = (name: string) => name.endsWith('-ca-injection') || name.endsWith('-webhook-certificates');
-  const rules = (kind: string, names: Set<string>) => of(kind).filter((r) => names.has(r.metadata.name) && !olmKeeps(r.metadata.name)).flatMap((r) => r.rules ?? []);
+  const rules = (kind: string, names: Set<string>) =>
+    of(kind)
+      .filter((r) => names.has(r.metadata.name) && !olmKeeps(r.metadata.name))
+      .flatMap((r) => r.rules ?? []);
 
   const crds = of('CustomResourceDefinition');
   const deployment = of('Deployment')[0]!;
@@ -98,21 +117,37 @@ export async function renderBundle(app: string, root = workspaceRoot()): Promise
       conversionCRDs: converted.map((c) => c.metadata.name),
     });
     // OLM fills in the conversion webhook's clientConfig; the bundle's CRD names none.
-    for (const c of converted) c.spec.conversion = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { name: `${app}-webhook`, namespace: 'operators', path: c.spec.conversion.webhook.clientConfig.service.path, port: 443 } } } };
+    for (const c of converted)
+      c.spec.conversion = {
+        strategy: 'Webhook',
+        webhook: {
+          conversionReviewVersions: ['v1'],
+          clientConfig: { service: { name: `${app}-webhook`, namespace: 'operators', path: c.spec.conversion.webhook.clientConfig.service.path, port: 443 } },
+        },
+      };
   }
 
   const owned = crds.flatMap((c) =>
-    (c.spec.versions as { name: string; served: boolean }[]).filter((v) => v.served).map((v) => ({
-      name: c.metadata.name,
-      version: v.name,
-      kind: c.spec.names.kind,
-      displayName: meta.kinds[c.spec.names.kind]?.displayName ?? c.spec.names.kind,
-      description: meta.kinds[c.spec.names.kind]?.description ?? c.spec.versions[0].schema.openAPIV3Schema.description ?? c.spec.names.kind,
-    })),
+    (c.spec.versions as { name: string; served: boolean }[])
+      .filter((v) => v.served)
+      .map((v) => ({
+        name: c.metadata.name,
+        version: v.name,
+        kind: c.spec.names.kind,
+        displayName: meta.kinds[c.spec.names.kind]?.displayName ?? c.spec.names.kind,
+        description: meta.kinds[c.spec.names.kind]?.description ?? c.spec.versions[0].schema.openAPIV3Schema.description ?? c.spec.names.kind,
+      })),
   );
   const examplesDir = join(appDir, 'examples');
   const examples = existsSync(examplesDir)
-    ? readdirSync(examplesDir).filter((f) => f.endsWith('.yaml')).sort().flatMap((f) => parseAllDocuments(readFileSync(join(examplesDir, f), 'utf8')).map((d) => d.toJS() as Obj).filter((o) => o && owned.some((k) => k.kind === o.kind && o.apiVersion.endsWith(`/${k.version}`))))
+    ? readdirSync(examplesDir)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort()
+        .flatMap((f) =>
+          parseAllDocuments(readFileSync(join(examplesDir, f), 'utf8'))
+            .map((d) => d.toJS() as Obj)
+            .filter((o) => o && owned.some((k) => k.kind === o.kind && o.apiVersion.endsWith(`/${k.version}`))),
+        )
     : [];
 
   const name = `${app}.v${version}`;
@@ -144,7 +179,10 @@ export async function renderBundle(app: string, root = workspaceRoot()): Promise
       links: [{ name: 'Source', url: 'https://github.com/opkit/opkit' }],
       // A CRD conversion webhook serves every namespace: OLM allows such an operator only
       // cluster-wide (its validator says so). The others may watch some namespaces.
-      installModes: (['OwnNamespace', 'SingleNamespace', 'MultiNamespace', 'AllNamespaces'] as const).map((type) => ({ type, supported: type === 'AllNamespaces' || !converted.length })),
+      installModes: (['OwnNamespace', 'SingleNamespace', 'MultiNamespace', 'AllNamespaces'] as const).map((type) => ({
+        type,
+        supported: type === 'AllNamespaces' || !converted.length,
+      })),
       customresourcedefinitions: { owned },
       install: {
         strategy: 'deployment',
@@ -166,7 +204,10 @@ export async function renderBundle(app: string, root = workspaceRoot()): Promise
     files[`manifests/${c.spec.group}_${c.spec.names.plural}.yaml`] = header + stringify({ ...c, metadata }, { lineWidth: 0, aliasDuplicateObjects: false });
   }
   // Beside the CSV: what Prometheus needs (the Service) and the role to bind its ServiceAccount to.
-  for (const o of [...of('Service').filter((s) => s.spec.ports.some((p: { name: string }) => p.name === 'metrics')), ...of('ClusterRole').filter((r) => r.metadata.name.endsWith('-metrics-reader'))]) {
+  for (const o of [
+    ...of('Service').filter((s) => s.spec.ports.some((p: { name: string }) => p.name === 'metrics')),
+    ...of('ClusterRole').filter((r) => r.metadata.name.endsWith('-metrics-reader')),
+  ]) {
     const { namespace: _n, ...metadata } = o.metadata;
     files[`manifests/${o.metadata.name}_${o.kind.toLowerCase()}.yaml`] = header + stringify({ ...o, metadata }, { lineWidth: 0, aliasDuplicateObjects: false });
   }

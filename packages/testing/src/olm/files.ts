@@ -8,7 +8,12 @@ export async function bundleFiles(app: string, root: string): Promise<Record<str
   return Object.fromEntries(
     Object.entries(rendered).map(([rel, content]) =>
       rel === 'bundle.Dockerfile'
-        ? [join(root, 'apps', app, 'bundle.Dockerfile'), content.replace('COPY manifests /manifests/', 'COPY bundle/manifests /manifests/').replace('COPY metadata /metadata/', 'COPY bundle/metadata /metadata/')]
+        ? [
+            join(root, 'apps', app, 'bundle.Dockerfile'),
+            content
+              .replace('COPY manifests /manifests/', 'COPY bundle/manifests /manifests/')
+              .replace('COPY metadata /metadata/', 'COPY bundle/metadata /metadata/'),
+          ]
         : [join(root, 'apps', app, 'bundle', rel), content],
     ),
   );

@@ -22,5 +22,8 @@ export interface BundleFinding {
 export async function validateBundle(bundleDir: string): Promise<BundleFinding[]> {
   const r = await run(await bundleValidator(), [bundleDir], { check: false });
   if (r.code !== 0 && r.code !== 1) throw new Error(`bundle-validate could not read ${bundleDir}: ${r.stderr}`);
-  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as BundleFinding);
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as BundleFinding);
 }

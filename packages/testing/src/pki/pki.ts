@@ -32,13 +32,14 @@ export interface IssueOptions {
   validDays?: number;
 }
 
-const pemKey = async (key: CryptoKey) =>
-  x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+const pemKey = async (key: CryptoKey) => x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
 
-const serial = () => randomBytes(16).toString('hex').replace(/^[89a-f]/, '1');
+const serial = () =>
+  randomBytes(16)
+    .toString('hex')
+    .replace(/^[89a-f]/, '1');
 
-const subjectOf = (cn: string, orgs: string[] = []) =>
-  [...orgs.map((o) => `O=${o.replace(/([,+"\\<>;])/g, '\\$1')}`), `CN=${cn}`].join(', ');
+const subjectOf = (cn: string, orgs: string[] = []) => [...orgs.map((o) => `O=${o.replace(/([,+"\\<>;])/g, '\\$1')}`), `CN=${cn}`].join(', ');
 
 /** A short-lived ECDSA P-256 CA for one control plane, like envtest's TinyCA. */
 export async function createCertificateAuthority(commonName: string, validDays = 7): Promise<CertificateAuthority> {
@@ -65,8 +66,15 @@ export async function createCertificateAuthority(commonName: string, validDays =
     async issue(o: IssueOptions): Promise<KeyPairPem> {
       const leafKeys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
       const ekus =
-        o.usage === 'server' ? [x509.ExtendedKeyUsage.serverAuth] : o.usage === 'client' ? [x509.ExtendedKeyUsage.clientAuth] : [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth];
-      const san = [...(o.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(o.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value }))];
+        o.usage === 'server'
+          ? [x509.ExtendedKeyUsage.serverAuth]
+          : o.usage === 'client'
+            ? [x509.ExtendedKeyUsage.clientAuth]
+            : [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth];
+      const san = [
+        ...(o.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+        ...(o.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+      ];
       const leaf = await x509.X509CertificateGenerator.create({
         serialNumber: serial(),
         subject: subjectOf(o.commonName, o.organizations),

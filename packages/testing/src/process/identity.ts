@@ -33,4 +33,3 @@ export function sameProcess(pid: number, start: string | null | undefined): bool
 
 /** The identity to register a process under: its PID and its start time. */
 export const processIdentity = (pid: number): { pid: number; start?: string } => ({ pid, start: startTime(pid) ?? undefined });
-

@@ -10,7 +10,9 @@ import { CONFIG_HASH_ANNOTATION } from './labels.js';
 import { cdnClusterController } from './controller.js';
 
 const OPERATOR = 'cdn-operator';
-const samples = parseAllDocuments(readFileSync(join(import.meta.dirname, '../../../examples/cdnclusters.yaml'), 'utf8')).map((d) => d.toJSON() as CdnClusterObject);
+const samples = parseAllDocuments(readFileSync(join(import.meta.dirname, '../../../examples/cdnclusters.yaml'), 'utf8')).map(
+  (d) => d.toJSON() as CdnClusterObject,
+);
 const sample = (name: string) => samples.find((s) => s.metadata.name === name)!;
 
 describe('the CdnCluster controller in a simulated cluster', () => {
@@ -38,10 +40,14 @@ describe('the CdnCluster controller in a simulated cluster', () => {
     return ns;
   };
   const waitState = (ns: string, name: string, want: string, timeoutMs = 60_000) =>
-    waitFor(`${name} to be ${want}`, async () => {
-      const s = await state(ns, name);
-      return s === want ? s : false;
-    }, { timeoutMs });
+    waitFor(
+      `${name} to be ${want}`,
+      async () => {
+        const s = await state(ns, name);
+        return s === want ? s : false;
+      },
+      { timeoutMs },
+    );
 
   beforeAll(async () => {
     plane = await startControlPlane({ nodes: 2, audit: true });
@@ -60,8 +66,15 @@ describe('the CdnCluster controller in a simulated cluster', () => {
     await apply(ns, sample('balancer'));
     await waitState(ns, 'balancer', 'WaitingSource');
     const waiting = await get(ns, 'balancer');
-    expect(waiting.status?.conditions?.find((c) => c.type === 'SourcesReady')).toMatchObject({ status: 'False', reason: 'SourceNotFound', message: 'not found: cache-live, cache-vod' });
-    const notFound = (await events(ns, 'balancer')).filter((e) => e.reason === 'SourceNotFound').map((e) => e.message).sort();
+    expect(waiting.status?.conditions?.find((c) => c.type === 'SourcesReady')).toMatchObject({
+      status: 'False',
+      reason: 'SourceNotFound',
+      message: 'not found: cache-live, cache-vod',
+    });
+    const notFound = (await events(ns, 'balancer'))
+      .filter((e) => e.reason === 'SourceNotFound')
+      .map((e) => e.message)
+      .sort();
     expect(notFound).toEqual(['Source cache-live not found, will retry later', 'Source cache-vod not found, will retry later']);
     expect(await admin.find(Deployment, { namespace: ns, name: 'balancer' })).toBeUndefined();
     expect(await config(ns, 'balancer')).toBeUndefined();
@@ -82,22 +95,31 @@ describe('the CdnCluster controller in a simulated cluster', () => {
       { name: 'cache-vod', pathCondition: '^/vod/', address: `${vod.spec!.clusterIP}:80`, ready: true },
     ]);
     // Its origin is named by host: resolved per request through the cluster DNS, not at nginx's start.
-    expect(await config(ns, 'cache-live')).toMatch(/resolver 10.96.0.10 valid=30s ipv6=off;[\s\S]*set \$origin_host_port "live-origin.example.com:80";\n\s+proxy_pass http:\/\/\$origin_host_port\$request_uri;/);
+    expect(await config(ns, 'cache-live')).toMatch(
+      /resolver 10.96.0.10 valid=30s ipv6=off;[\s\S]*set \$origin_host_port "live-origin.example.com:80";\n\s+proxy_pass http:\/\/\$origin_host_port\$request_uri;/,
+    );
     const columns = await plane.kubectl(['get', 'cdn', '-n', ns, '--no-headers', '--sort-by=.metadata.name']);
-    expect(columns.stdout.trim().split('\n').map((l) => l.split(/\s+/).slice(0, 4))).toEqual([
+    expect(
+      columns.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/).slice(0, 4)),
+    ).toEqual([
       ['balancer', 'balancer', 'Running', 'cache-live,cache-vod'],
       ['cache-live', 'cache', 'Running', 'origin'],
       ['cache-vod', 'cache', 'Running', 'origin'],
     ]);
   });
 
-  it('follows a changed source: the balancer\'s configuration and pods roll', async () => {
+  it("follows a changed source: the balancer's configuration and pods roll", async () => {
     const ns = await freshNamespace();
     for (const s of samples) await apply(ns, s);
     await waitState(ns, 'balancer', 'Running');
     const hashBefore = (await admin.get(Deployment, { namespace: ns, name: 'balancer' })).spec!.template.metadata!.annotations![CONFIG_HASH_ANNOTATION];
     await apply(ns, { ...sample('cache-vod'), spec: { ...sample('cache-vod').spec, replicas: 3 } });
-    await waitFor('the balancer to give cache-vod three replicas\' capacity', async () => (await config(ns, 'balancer'))?.includes('max_conns=1536;'), { timeoutMs: 30_000 });
+    await waitFor("the balancer to give cache-vod three replicas' capacity", async () => (await config(ns, 'balancer'))?.includes('max_conns=1536;'), {
+      timeoutMs: 30_000,
+    });
     const hashAfter = await waitFor('the balancer pods to roll', async () => {
       const h = (await admin.get(Deployment, { namespace: ns, name: 'balancer' })).spec!.template.metadata!.annotations![CONFIG_HASH_ANNOTATION];
       return h !== hashBefore && h;
@@ -130,7 +152,12 @@ describe('the CdnCluster controller in a simulated cluster', () => {
 
   it('detects dependency cycles, names them, and deploys nothing for their members', async () => {
     const ns = await freshNamespace();
-    const cluster = (name: string, sources: string[]) => ({ apiVersion: 'cdn.opkit.dev/v1', kind: 'CdnCluster', metadata: { name }, spec: { role: 'cache', sources: sources.map((s) => ({ name: s })) } });
+    const cluster = (name: string, sources: string[]) => ({
+      apiVersion: 'cdn.opkit.dev/v1',
+      kind: 'CdnCluster',
+      metadata: { name },
+      spec: { role: 'cache', sources: sources.map((s) => ({ name: s })) },
+    });
     await apply(ns, cluster('a', ['b']));
     await apply(ns, cluster('b', ['a']));
     await waitState(ns, 'a', 'Error');
@@ -157,13 +184,24 @@ describe('the CdnCluster controller in a simulated cluster', () => {
     for (const s of samples) await apply(ns, s);
     await waitState(ns, 'balancer', 'Running');
     const before = await config(ns, 'balancer');
-    const bad = { ...sample('balancer'), spec: { ...sample('balancer').spec, sources: [{ name: 'cache-live', pathCondition: '^/live/(' }, { name: 'cache-vod', pathCondition: '^/vod/' }] } };
+    const bad = {
+      ...sample('balancer'),
+      spec: {
+        ...sample('balancer').spec,
+        sources: [
+          { name: 'cache-live', pathCondition: '^/live/(' },
+          { name: 'cache-vod', pathCondition: '^/vod/' },
+        ],
+      },
+    };
     await apply(ns, bad);
     const b = await waitFor('ConfigValid=False', async () => {
       const c = await get(ns, 'balancer');
       return c.status?.conditions?.find((x) => x.type === 'ConfigValid')?.status === 'False' && c;
     });
-    expect(b.status?.conditions?.find((x) => x.type === 'ConfigValid')?.message).toMatch(/^source cache-live: pathCondition "\^\/live\/\(" is not a valid regular expression/);
+    expect(b.status?.conditions?.find((x) => x.type === 'ConfigValid')?.message).toMatch(
+      /^source cache-live: pathCondition "\^\/live\/\(" is not a valid regular expression/,
+    );
     expect(b.status?.state).toBe('Degraded');
     expect(await config(ns, 'balancer')).toBe(before);
     expect((await admin.get(Deployment, { namespace: ns, name: 'balancer' })).status?.readyReplicas).toBe(2);
@@ -171,16 +209,36 @@ describe('the CdnCluster controller in a simulated cluster', () => {
 
   it('accepts absent, null and empty sources, and refuses what the schema can tell is wrong', async () => {
     const ns = await freshNamespace();
-    const cache = (name: string, extra: object) => ({ apiVersion: 'cdn.opkit.dev/v1', kind: 'CdnCluster', metadata: { name }, spec: { role: 'cache', origin: 'http://origin.example.com', ...extra } });
+    const cache = (name: string, extra: object) => ({
+      apiVersion: 'cdn.opkit.dev/v1',
+      kind: 'CdnCluster',
+      metadata: { name },
+      spec: { role: 'cache', origin: 'http://origin.example.com', ...extra },
+    });
     await apply(ns, cache('absent', {}));
     await apply(ns, cache('null', { sources: null }));
     await apply(ns, cache('empty', { sources: [] }));
     for (const n of ['absent', 'null', 'empty']) await waitState(ns, n, 'Running');
-    const refused = (obj: object) => apply(ns, obj).then(() => '', (e: Error) => e.message);
-    expect(await refused({ ...cache('bad-role', {}), spec: { role: 'router' } })).toMatch(/spec.role: Unsupported value: "router": supported values: "balancer", "cache"/);
+    const refused = (obj: object) =>
+      apply(ns, obj).then(
+        () => '',
+        (e: Error) => e.message,
+      );
+    expect(await refused({ ...cache('bad-role', {}), spec: { role: 'router' } })).toMatch(
+      /spec.role: Unsupported value: "router": supported values: "balancer", "cache"/,
+    );
     expect(await refused(cache('bad-name', { sources: [{ name: 'Cache_Live' }] }))).toMatch(/spec.sources\[0\].name in body should match/);
     expect(await refused(cache('two-defaults', { sources: [{ name: 'a' }, { name: 'b' }] }))).toMatch(/at most one source may omit pathCondition/);
-    expect(await refused(cache('dupes', { sources: [{ name: 'a', pathCondition: '^/x' }, { name: 'a', pathCondition: '^/y' }] }))).toMatch(/source names must be unique/);
+    expect(
+      await refused(
+        cache('dupes', {
+          sources: [
+            { name: 'a', pathCondition: '^/x' },
+            { name: 'a', pathCondition: '^/y' },
+          ],
+        }),
+      ),
+    ).toMatch(/source names must be unique/);
   });
 
   it('loses nothing and repeats nothing across an operator restart', async () => {

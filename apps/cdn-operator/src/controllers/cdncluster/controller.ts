@@ -1,4 +1,15 @@
-import { ConfigMap, contentHash, controllerFor, mergeRules, Deployment, Service, type Condition, type ObjectOf, type ReconcileContext, type Request } from '@opkit/runtime';
+import {
+  ConfigMap,
+  contentHash,
+  controllerFor,
+  mergeRules,
+  Deployment,
+  Service,
+  type Condition,
+  type ObjectOf,
+  type ReconcileContext,
+  type Request,
+} from '@opkit/runtime';
 import { CdnCluster, type CdnClusterObject } from '../../api/v1/cdncluster.js';
 import { CONNECTIONS_PER_REPLICA, renderNginxConfig, type Route } from '../../nginx/render.js';
 import { findCycle } from './graph.js';
@@ -42,7 +53,13 @@ async function writeStatus(c: CdnClusterObject, v: Verdict, ctx: ReconcileContex
   conditions = ctx.setCondition(
     conditions,
     v.deployment
-      ? { type: 'Available', status: a.ready ? 'True' : 'False', reason: a.ready ? 'AllPodsReady' : 'PodsNotReady', message: `${a.readyReplicas}/${a.want} pods ready`, observedGeneration: gen }
+      ? {
+          type: 'Available',
+          status: a.ready ? 'True' : 'False',
+          reason: a.ready ? 'AllPodsReady' : 'PodsNotReady',
+          message: `${a.readyReplicas}/${a.want} pods ready`,
+          observedGeneration: gen,
+        }
       : { type: 'Available', status: 'False', reason: 'NotDeployed', message: 'nothing is deployed for this cluster', observedGeneration: gen },
   );
   const status: Status = {
@@ -50,7 +67,7 @@ async function writeStatus(c: CdnClusterObject, v: Verdict, ctx: ReconcileContex
     message: v.message,
     observedGeneration: gen,
     readyReplicas: a.readyReplicas,
-    ...(v.configHash ?? c.status?.configHash ? { configHash: v.configHash ?? c.status?.configHash } : {}),
+    ...((v.configHash ?? c.status?.configHash) ? { configHash: v.configHash ?? c.status?.configHash } : {}),
     // For the Sources column: the source names, or "origin" for a cache served by its origin alone.
     ...(sourceNames(c).length || c.spec.origin ? { sourceNames: sourceNames(c).join(',') || 'origin' } : {}),
     // Without new routes (a cycle, invalid input) the last resolved upstreams stay on record.
@@ -89,7 +106,11 @@ export async function reconcileCdnCluster(settings: CdnSettings, req: Request, c
   if (cycle) {
     const message = `dependency cycle: ${cycle.join(' → ')}`;
     onChange(c, 'SourcesReady', { reason: 'DependencyCycle', message }, () => recorder.warning(c, 'DependencyCycle', message));
-    return writeStatus(c, { state: 'Error', message, sources: { status: 'False', reason: 'DependencyCycle', message }, config: ok, deployment: currentDep }, ctx);
+    return writeStatus(
+      c,
+      { state: 'Error', message, sources: { status: 'False', reason: 'DependencyCycle', message }, config: ok, deployment: currentDep },
+      ctx,
+    );
   }
 
   // Bad input: refuse it, keep whatever last good configuration is running.
@@ -120,20 +141,32 @@ export async function reconcileCdnCluster(settings: CdnSettings, req: Request, c
     const ip = svc?.spec?.clusterIP;
     if (!src) missing.push(s.name);
     else if (!ip || ip === 'None') notDeployed.push(s.name);
-    routes.push({ name: s.name, pathCondition: s.pathCondition, ...(src && ip && ip !== 'None' ? { address: `${ip}:80`, maxConns: CONNECTIONS_PER_REPLICA * (src.spec.replicas ?? 1) } : {}) });
+    routes.push({
+      name: s.name,
+      pathCondition: s.pathCondition,
+      ...(src && ip && ip !== 'None' ? { address: `${ip}:80`, maxConns: CONNECTIONS_PER_REPLICA * (src.spec.replicas ?? 1) } : {}),
+    });
   }
   if (c.spec.origin && !routes.some((r) => !r.pathCondition)) routes.push({ name: 'origin', address: c.spec.origin });
 
   const unresolved = [...missing, ...notDeployed];
   if (unresolved.length && !deployed) {
     // Never deployed: wait. The source's own creation or deployment reconciles us again (index).
-    const message = [missing.length ? `not found: ${missing.join(', ')}` : '', notDeployed.length ? `not deployed yet: ${notDeployed.join(', ')}` : ''].filter(Boolean).join('; ');
+    const message = [missing.length ? `not found: ${missing.join(', ')}` : '', notDeployed.length ? `not deployed yet: ${notDeployed.join(', ')}` : '']
+      .filter(Boolean)
+      .join('; ');
     onChange(c, 'SourcesReady', { reason: missing.length ? 'SourceNotFound' : 'SourceNotDeployed', message }, () => {
       for (const name of missing) recorder.warning(c, 'SourceNotFound', `Source ${name} not found, will retry later`);
     });
     return writeStatus(
       c,
-      { state: 'WaitingSource', message: `waiting for sources (${message})`, sources: { status: 'False', reason: missing.length ? 'SourceNotFound' : 'SourceNotDeployed', message }, config: ok, routes },
+      {
+        state: 'WaitingSource',
+        message: `waiting for sources (${message})`,
+        sources: { status: 'False', reason: missing.length ? 'SourceNotFound' : 'SourceNotDeployed', message },
+        config: ok,
+        routes,
+      },
       ctx,
     );
   }
@@ -151,7 +184,11 @@ export async function reconcileCdnCluster(settings: CdnSettings, req: Request, c
     // Deployed before: never torn down for a lost source. Its route answers 503; the rest serve.
     const message = `lost source(s): ${unresolved.join(', ')}; their routes answer 503 until they return`;
     onChange(c, 'SourcesReady', { reason: 'SourceLost', message }, () => recorder.warning(c, 'SourceLost', message));
-    return writeStatus(c, { state: 'Degraded', message, sources: { status: 'False', reason: 'SourceLost', message }, config: ok, routes, deployment: dep.obj, configHash }, ctx);
+    return writeStatus(
+      c,
+      { state: 'Degraded', message, sources: { status: 'False', reason: 'SourceLost', message }, config: ok, routes, deployment: dep.obj, configHash },
+      ctx,
+    );
   }
   const a = available(c, dep.obj);
   return writeStatus(
@@ -180,16 +217,17 @@ export interface CdnSettings {
  * changed or deleted, every cluster naming it as a source is reconciled again, found through a
  * cache index (rebuilt from the API on every start, so a restart loses nothing).
  */
-export const cdnClusterController = (settings: CdnSettings) => controllerFor(CdnCluster.kind)
-  .withRbac(cdnRbac)
-  // Clusters name their sources: a source's change reconciles every cluster naming it, found through
-  // a cache index the declaration keeps (rebuilt from the API on every start).
-  .references(CdnCluster.kind, sourceNames)
-  .owns(ConfigMap, { informer: OWNED })
-  .owns(Deployment, { informer: OWNED })
-  .owns(Service, { informer: OWNED })
-  .withOptions({ maxConcurrentReconciles: 2, errorCondition: 'Available' })
-  .reconcile((req, ctx) => reconcileCdnCluster(settings, req, ctx));
+export const cdnClusterController = (settings: CdnSettings) =>
+  controllerFor(CdnCluster.kind)
+    .withRbac(cdnRbac)
+    // Clusters name their sources: a source's change reconciles every cluster naming it, found through
+    // a cache index the declaration keeps (rebuilt from the API on every start).
+    .references(CdnCluster.kind, sourceNames)
+    .owns(ConfigMap, { informer: OWNED })
+    .owns(Deployment, { informer: OWNED })
+    .owns(Service, { informer: OWNED })
+    .withOptions({ maxConcurrentReconciles: 2, errorCondition: 'Available' })
+    .reconcile((req, ctx) => reconcileCdnCluster(settings, req, ctx));
 
 /** Every rule the controller needs (its own and those its declarations add): the chart's roles. */
 export const CDN_RULES = mergeRules(cdnClusterController({ resolver: '127.0.0.1' }).rbac);

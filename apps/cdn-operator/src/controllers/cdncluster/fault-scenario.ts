@@ -27,12 +27,19 @@ const balancer = (name: string, sources: string[]) => ({
  */
 export async function cdnFaultScenario(plane: ControlPlane, ns: string): Promise<FaultScenario> {
   const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
-  if (!(await admin.find(CustomResourceDefinition, { name: CdnCluster.crd.metadata.name }))) await admin.create(CustomResourceDefinition, CdnCluster.crd as never);
+  if (!(await admin.find(CustomResourceDefinition, { name: CdnCluster.crd.metadata.name })))
+    await admin.create(CustomResourceDefinition, CdnCluster.crd as never);
   await waitFor('the CdnCluster CRD to be served', () => admin.list(CdnCluster.kind).then(() => true));
   await plane.kubectl(['create', 'namespace', ns]);
   const want: Want = { replicas: new Map(CACHES.map((c) => [c, 1])), sources: new Map(BALANCERS.map((b) => [b, CACHES.slice(0, 2)])) };
   const apply = (obj: object) => plane.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify(obj) });
-  for (const c of CACHES) await apply({ apiVersion: 'cdn.opkit.dev/v1', kind: 'CdnCluster', metadata: { name: c }, spec: { role: 'cache', replicas: 1, origin: `http://${c}.origin.example.com` } });
+  for (const c of CACHES)
+    await apply({
+      apiVersion: 'cdn.opkit.dev/v1',
+      kind: 'CdnCluster',
+      metadata: { name: c },
+      spec: { role: 'cache', replicas: 1, origin: `http://${c}.origin.example.com` },
+    });
   for (const b of BALANCERS) await apply(balancer(b, want.sources.get(b)!));
 
   return {
@@ -63,8 +70,10 @@ export async function cdnFaultScenario(plane: ControlPlane, ns: string): Promise
         for (const c of all) {
           const name = c.metadata.name!;
           const s = c.status;
-          if (s?.state !== 'Running' || s.observedGeneration !== c.metadata.generation) lagging.push(`${name}: ${s?.state} gen ${s?.observedGeneration}/${c.metadata.generation}`);
-          else if (want.replicas.has(name) && s.readyReplicas !== want.replicas.get(name)) lagging.push(`${name}: ${s.readyReplicas} ready, want ${want.replicas.get(name)}`);
+          if (s?.state !== 'Running' || s.observedGeneration !== c.metadata.generation)
+            lagging.push(`${name}: ${s?.state} gen ${s?.observedGeneration}/${c.metadata.generation}`);
+          else if (want.replicas.has(name) && s.readyReplicas !== want.replicas.get(name))
+            lagging.push(`${name}: ${s.readyReplicas} ready, want ${want.replicas.get(name)}`);
         }
         for (const b of BALANCERS) {
           const conf = (await admin.find(ConfigMap, { namespace: ns, name: `${b}-nginx` }))?.data?.['nginx.conf'] ?? '';

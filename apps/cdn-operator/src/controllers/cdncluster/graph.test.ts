@@ -10,7 +10,7 @@ describe('findCycle', () => {
     expect(findCycle('a', graph({ a: ['a'] }))).toEqual(['a', 'a']);
   });
 
-  it('does not call a wait or a dependency on someone else\'s cycle a cycle', () => {
+  it("does not call a wait or a dependency on someone else's cycle a cycle", () => {
     expect(findCycle('a', graph({ a: ['missing'] }))).toBeUndefined();
     expect(findCycle('c', graph({ c: ['a'], a: ['b'], b: ['a'] }))).toBeUndefined();
     expect(findCycle('balancer', graph({ balancer: ['cache-live', 'cache-vod'], 'cache-live': [], 'cache-vod': [] }))).toBeUndefined();

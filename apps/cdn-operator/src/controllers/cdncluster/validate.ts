@@ -13,7 +13,9 @@ export function validateSpec(c: CdnClusterObject): string[] {
     try {
       new RegExp(s.pathCondition);
     } catch (err) {
-      problems.push(`source ${s.name}: pathCondition ${JSON.stringify(s.pathCondition)} is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`);
+      problems.push(
+        `source ${s.name}: pathCondition ${JSON.stringify(s.pathCondition)} is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`,
+      );
     }
   }
   if (c.spec.role === 'balancer') {

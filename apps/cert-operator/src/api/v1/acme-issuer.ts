@@ -34,19 +34,28 @@ export const PodTemplate = Type.Object(
           priorityClassName: Type.Optional(Type.String({ description: "The solver pod's PriorityClass." })),
           serviceAccountName: Type.Optional(Type.String({ description: 'The ServiceAccount the solver pod runs as (its token is never mounted).' })),
           imagePullSecrets: Type.Optional(
-            Type.Array(Type.Object({ name: Type.String({ description: 'Name of a Secret of type kubernetes.io/dockerconfigjson.' }) }), { description: "Secrets for pulling the solver image from a private registry." }),
+            Type.Array(Type.Object({ name: Type.String({ description: 'Name of a Secret of type kubernetes.io/dockerconfigjson.' }) }), {
+              description: 'Secrets for pulling the solver image from a private registry.',
+            }),
           ),
           securityContext: Type.Optional(Preserved("The solver pod's security context (a core/v1 PodSecurityContext), merged over the hardened default.")),
-          resources: Type.Optional(Preserved("The solver container's requests and limits (core/v1 ResourceRequirements); default 10m/64Mi requests, 100m/64Mi limits.")),
+          resources: Type.Optional(
+            Preserved("The solver container's requests and limits (core/v1 ResourceRequirements); default 10m/64Mi requests, 100m/64Mi limits."),
+          ),
         },
-        { description: 'Fields of the solver pod spec that may be set; the rest stays hardened (non-root, read-only root filesystem, no capabilities, no token).' },
+        {
+          description:
+            'Fields of the solver pod spec that may be set; the rest stays hardened (non-root, read-only root filesystem, no capabilities, no token).',
+        },
       ),
     ),
   },
   { description: 'Overrides for the solver pods, as cert-manager allows.' },
 );
 
-const ServiceType = Type.Union([Type.Literal('NodePort'), Type.Literal('ClusterIP')], { description: 'Type of the Service in front of the solver pod: NodePort (the default, as cert-manager) or ClusterIP.' });
+const ServiceType = Type.Union([Type.Literal('NodePort'), Type.Literal('ClusterIP')], {
+  description: 'Type of the Service in front of the solver pod: NodePort (the default, as cert-manager) or ClusterIP.',
+});
 
 export const HTTP01Ingress = Type.Object(
   {
@@ -55,11 +64,18 @@ export const HTTP01Ingress = Type.Object(
     name: Type.Optional(Type.String({ description: 'Edit this existing Ingress in place instead of creating one.' })),
     serviceType: Type.Optional(ServiceType),
     podTemplate: Type.Optional(PodTemplate),
-    ingressTemplate: Type.Optional(Type.Object({ metadata: Type.Optional(ObjectMetaTemplate('solver Ingress')) }, { description: 'Overrides for the solver Ingress.' })),
+    ingressTemplate: Type.Optional(
+      Type.Object({ metadata: Type.Optional(ObjectMetaTemplate('solver Ingress')) }, { description: 'Overrides for the solver Ingress.' }),
+    ),
   },
   {
     description: 'Solve HTTP-01 through an Ingress per challenge.',
-    'x-kubernetes-validations': [{ rule: '[has(self.ingressClassName), has(self.class), has(self.name)].filter(x, x).size() <= 1', message: 'set at most one of ingressClassName, class and name' }],
+    'x-kubernetes-validations': [
+      {
+        rule: '[has(self.ingressClassName), has(self.class), has(self.name)].filter(x, x).size() <= 1',
+        message: 'set at most one of ingressClassName, class and name',
+      },
+    ],
   },
 );
 
@@ -91,15 +107,23 @@ export const HTTP01GatewayHTTPRoute = Type.Object(
 export const DNS01 = Type.Object(
   {
     cnameStrategy: Type.Optional(
-      Type.Union([Type.Literal('None'), Type.Literal('Follow')], { description: 'Follow: when _acme-challenge.<name> is a CNAME, write the TXT record at the end of its chain (delegating challenges to another zone). None (default): write it at _acme-challenge.<name>.' }),
+      Type.Union([Type.Literal('None'), Type.Literal('Follow')], {
+        description:
+          'Follow: when _acme-challenge.<name> is a CNAME, write the TXT record at the end of its chain (delegating challenges to another zone). None (default): write it at _acme-challenge.<name>.',
+      }),
     ),
     rfc2136: Type.Optional(
       Type.Object(
         {
-          nameserver: Type.String({ minLength: 1, description: 'The primary server of the zone that takes the updates: host or host:port (port 53 by default).' }),
+          nameserver: Type.String({
+            minLength: 1,
+            description: 'The primary server of the zone that takes the updates: host or host:port (port 53 by default).',
+          }),
           tsigKeyName: Type.Optional(Type.String({ description: 'Name of the TSIG key the server accepts updates with.' })),
           tsigAlgorithm: Type.Optional(
-            Type.Union([Type.Literal('HMACMD5'), Type.Literal('HMACSHA1'), Type.Literal('HMACSHA256'), Type.Literal('HMACSHA512')], { description: "The TSIG key's algorithm (HMACMD5 by default, as cert-manager)." }),
+            Type.Union([Type.Literal('HMACMD5'), Type.Literal('HMACSHA1'), Type.Literal('HMACSHA256'), Type.Literal('HMACSHA512')], {
+              description: "The TSIG key's algorithm (HMACMD5 by default, as cert-manager).",
+            }),
           ),
           tsigSecretSecretRef: Type.Optional(SecretKeySelector("The Secret holding the TSIG key's secret (base64, as BIND prints it).", 'Key in the Secret.')),
         },
@@ -108,7 +132,8 @@ export const DNS01 = Type.Object(
     ),
   },
   {
-    description: "Answer DNS-01 challenges with a TXT record in the name's zone; the only way to prove control of a wildcard name. Providers other than rfc2136 are not supported and are reported on the issuer.",
+    description:
+      "Answer DNS-01 challenges with a TXT record in the name's zone; the only way to prove control of a wildcard name. Providers other than rfc2136 are not supported and are reported on the issuer.",
     // Kept so a cert-manager issuer naming another provider is reported, not silently pruned.
     'x-kubernetes-preserve-unknown-fields': true,
   },
@@ -119,9 +144,11 @@ export const Solver = Type.Object(
     selector: Type.Optional(
       Type.Object(
         {
-          matchLabels: Type.Optional(StringMap("Labels the Certificate must carry.")),
+          matchLabels: Type.Optional(StringMap('Labels the Certificate must carry.')),
           dnsNames: Type.Optional(Type.Array(Type.String(), { description: 'Names this solver is used for (an exact match beats a zone).' })),
-          dnsZones: Type.Optional(Type.Array(Type.String(), { description: 'Zones this solver is used for: the name or any name under it; the longest match wins.' })),
+          dnsZones: Type.Optional(
+            Type.Array(Type.String(), { description: 'Zones this solver is used for: the name or any name under it; the longest match wins.' }),
+          ),
         },
         { description: 'Which names this solver is for; empty means every name. The most specific selector wins, as in cert-manager.' },
       ),
@@ -131,7 +158,9 @@ export const Solver = Type.Object(
         { ingress: Type.Optional(HTTP01Ingress), gatewayHTTPRoute: Type.Optional(HTTP01GatewayHTTPRoute) },
         {
           description: 'Answer HTTP-01 challenges from a solver pod reached through an Ingress or an HTTPRoute.',
-          'x-kubernetes-validations': [{ rule: '[has(self.ingress), has(self.gatewayHTTPRoute)].filter(x, x).size() == 1', message: 'set exactly one of ingress and gatewayHTTPRoute' }],
+          'x-kubernetes-validations': [
+            { rule: '[has(self.ingress), has(self.gatewayHTTPRoute)].filter(x, x).size() == 1', message: 'set exactly one of ingress and gatewayHTTPRoute' },
+          ],
         },
       ),
     ),
@@ -147,7 +176,10 @@ export const ACMEIssuer = Type.Object(
   {
     server: Type.String({ pattern: '^https?://', description: 'The ACME directory URL.' }),
     email: Type.Optional(Type.String({ description: 'Contact address registered with the account (expiry notices).' })),
-    privateKeySecretRef: SecretKeySelector('The Secret holding the ACME account key; generated when missing (unless disableAccountKeyGeneration).', 'Key in the Secret (default tls.key).'),
+    privateKeySecretRef: SecretKeySelector(
+      'The Secret holding the ACME account key; generated when missing (unless disableAccountKeyGeneration).',
+      'Key in the Secret (default tls.key).',
+    ),
     skipTLSVerify: Type.Optional(Type.Boolean({ description: "Do not verify the ACME server's certificate (tests only)." })),
     caBundle: Type.Optional(Type.String({ description: 'Base64 PEM bundle to trust for the ACME server.' })),
     disableAccountKeyGeneration: Type.Optional(Type.Boolean({ description: 'Never generate the account key: wait for the Secret to be provided.' })),
@@ -156,17 +188,28 @@ export const ACMEIssuer = Type.Object(
         {
           keyID: Type.String({ minLength: 1, description: 'The key identifier the CA gave.' }),
           keySecretRef: SecretKeySelector('The Secret holding the base64url HMAC key the CA gave.', 'Key in the Secret.'),
-          keyAlgorithm: Type.Optional(Type.Union([Type.Literal('HS256'), Type.Literal('HS384'), Type.Literal('HS512')], { description: 'Deprecated (as in cert-manager): the MAC algorithm is HS256.' })),
+          keyAlgorithm: Type.Optional(
+            Type.Union([Type.Literal('HS256'), Type.Literal('HS384'), Type.Literal('HS512')], {
+              description: 'Deprecated (as in cert-manager): the MAC algorithm is HS256.',
+            }),
+          ),
         },
         { description: 'Bind the ACME account to an account at the CA (RFC 8555 §7.3.4; ZeroSSL, Google and others require it).' },
       ),
     ),
-    preferredChain: Type.Optional(Type.String({ maxLength: 64, description: "Pick the alternate chain whose top certificate has this issuer Common Name; the CA's default chain otherwise." })),
+    preferredChain: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: "Pick the alternate chain whose top certificate has this issuer Common Name; the CA's default chain otherwise.",
+      }),
+    ),
     solvers: Type.Optional(Type.Array(Solver, { maxItems: 16, description: 'How challenges are solved; the most specific solver for a name is used.' })),
   },
   {
-    description: 'Issue from an ACME server (Let\'s Encrypt, ZeroSSL, Pebble…), proving control of names with challenges.',
-    'x-kubernetes-validations': [{ rule: '!(has(self.skipTLSVerify) && self.skipTLSVerify && has(self.caBundle))', message: 'skipTLSVerify and caBundle are mutually exclusive' }],
+    description: "Issue from an ACME server (Let's Encrypt, ZeroSSL, Pebble…), proving control of names with challenges.",
+    'x-kubernetes-validations': [
+      { rule: '!(has(self.skipTLSVerify) && self.skipTLSVerify && has(self.caBundle))', message: 'skipTLSVerify and caBundle are mutually exclusive' },
+    ],
   },
 );
 

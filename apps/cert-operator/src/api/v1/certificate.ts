@@ -17,13 +17,15 @@ const PasswordSource = {
   passwordSecretRef: Type.Optional(
     Type.Object(
       {
-        name: Type.String({ minLength: 1, description: 'Name of a Secret in the Certificate\'s namespace.' }),
+        name: Type.String({ minLength: 1, description: "Name of a Secret in the Certificate's namespace." }),
         key: Type.String({ minLength: 1, description: 'Key in the Secret holding the password.' }),
       },
       { description: 'The Secret key holding the keystore password.' },
     ),
   ),
-  password: Type.Optional(Type.String({ minLength: 1, description: 'The keystore password, literally (visible to anyone who can read the Certificate: prefer passwordSecretRef).' })),
+  password: Type.Optional(
+    Type.String({ minLength: 1, description: 'The keystore password, literally (visible to anyone who can read the Certificate: prefer passwordSecretRef).' }),
+  ),
 };
 const passwordRules = [
   { rule: '!self.create || has(self.passwordSecretRef) != has(self.password)', message: 'set exactly one of passwordSecretRef and password' },
@@ -49,7 +51,8 @@ export const Keystores = Type.Object(
           ...PasswordSource,
           profile: Type.Optional(
             Type.Union([Type.Literal('LegacyRC2'), Type.Literal('LegacyDES'), Type.Literal('Modern2023')], {
-              description: 'The algorithms: LegacyDES (default here: 3DES, SHA-1 MAC; every reader opens it) or Modern2023 (AES-256, PBKDF2, SHA-256 MAC). LegacyRC2 (cert-manager\'s default) is not supported: OpenSSL 3 refuses RC2 without its legacy provider.',
+              description:
+                "The algorithms: LegacyDES (default here: 3DES, SHA-1 MAC; every reader opens it) or Modern2023 (AES-256, PBKDF2, SHA-256 MAC). LegacyRC2 (cert-manager's default) is not supported: OpenSSL 3 refuses RC2 without its legacy provider.",
             }),
           ),
         },
@@ -83,7 +86,12 @@ export const CertificateSpec = Type.Object(
         { description: 'Labels and annotations the Secret carries (kept in step; others on the Secret are left alone).' },
       ),
     ),
-    commonName: Type.Optional(Type.String({ maxLength: 64, description: 'The subject Common Name. Deprecated by the CA/Browser Forum for TLS: prefer dnsNames (ACME issuers require it to be one of them).' })),
+    commonName: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'The subject Common Name. Deprecated by the CA/Browser Forum for TLS: prefer dnsNames (ACME issuers require it to be one of them).',
+      }),
+    ),
     dnsNames: Type.Optional(StringList('DNS Subject Alternative Names.', MAX_SANS)),
     ipAddresses: Type.Optional(StringList('IP address Subject Alternative Names (IPv4 or IPv6, any notation).', MAX_SANS)),
     uris: Type.Optional(StringList('URI Subject Alternative Names (e.g. SPIFFE IDs).', MAX_SANS)),
@@ -103,32 +111,56 @@ export const CertificateSpec = Type.Object(
         { description: 'Subject fields besides the Common Name; a change re-issues the certificate.' },
       ),
     ),
-    duration: Type.Optional(Duration({ default: DEFAULT_DURATION, description: 'Requested lifetime (default 2160h = 90 days). The issuer may not honour it.' })),
+    duration: Type.Optional(
+      Duration({ default: DEFAULT_DURATION, description: 'Requested lifetime (default 2160h = 90 days). The issuer may not honour it.' }),
+    ),
     renewBefore: Type.Optional(Duration({ description: 'Renew this long before expiry (default: a third of the issued lifetime).' })),
     renewBeforePercentage: Type.Optional(Type.Integer({ minimum: 1, maximum: 99, description: 'Renew when this share of the issued lifetime remains.' })),
     issuerRef: IssuerRef,
     isCA: Type.Optional(Type.Boolean({ description: 'Issue a CA certificate (basicConstraints CA:TRUE; cert sign is added to the usages).' })),
     usages: Type.Optional(Usages),
     privateKey: Type.Optional(
-      Type.Object({
-        algorithm: Type.Optional(Type.Union([Type.Literal('RSA'), Type.Literal('ECDSA'), Type.Literal('Ed25519')], { description: 'RSA (default), ECDSA or Ed25519.' })),
-        size: Type.Optional(Type.Integer({ description: 'RSA: bits, 2048 (default) to 8192. ECDSA: the curve, 256 (default), 384 or 521. Ignored for Ed25519.' })),
-        encoding: Type.Optional(Type.Union([Type.Literal('PKCS1'), Type.Literal('PKCS8')], { description: 'PEM encoding of tls.key: PKCS1 (default; SEC 1 for ECDSA) or PKCS8.' })),
-        rotationPolicy: Type.Optional(Type.Union([Type.Literal('Always'), Type.Literal('Never')], { description: 'Always (default): a new key for every issuance. Never: keep the key in the Secret while it still fits the spec.' })),
-      },
-      {
-        description: 'The private key.',
-        // As cert-manager's webhook: refused when applied, not found out by the operator later.
-        'x-kubernetes-validations': [
-          { rule: "!has(self.size) || (has(self.algorithm) && self.algorithm != 'RSA') || (self.size >= 2048 && self.size <= 8192)", message: 'RSA key size must be from 2048 to 8192' },
-          { rule: "!has(self.size) || !has(self.algorithm) || self.algorithm != 'ECDSA' || self.size in [256, 384, 521]", message: 'ECDSA key size must be 256, 384 or 521' },
-        ],
-      }),
+      Type.Object(
+        {
+          algorithm: Type.Optional(
+            Type.Union([Type.Literal('RSA'), Type.Literal('ECDSA'), Type.Literal('Ed25519')], { description: 'RSA (default), ECDSA or Ed25519.' }),
+          ),
+          size: Type.Optional(
+            Type.Integer({ description: 'RSA: bits, 2048 (default) to 8192. ECDSA: the curve, 256 (default), 384 or 521. Ignored for Ed25519.' }),
+          ),
+          encoding: Type.Optional(
+            Type.Union([Type.Literal('PKCS1'), Type.Literal('PKCS8')], { description: 'PEM encoding of tls.key: PKCS1 (default; SEC 1 for ECDSA) or PKCS8.' }),
+          ),
+          rotationPolicy: Type.Optional(
+            Type.Union([Type.Literal('Always'), Type.Literal('Never')], {
+              description: 'Always (default): a new key for every issuance. Never: keep the key in the Secret while it still fits the spec.',
+            }),
+          ),
+        },
+        {
+          description: 'The private key.',
+          // As cert-manager's webhook: refused when applied, not found out by the operator later.
+          'x-kubernetes-validations': [
+            {
+              rule: "!has(self.size) || (has(self.algorithm) && self.algorithm != 'RSA') || (self.size >= 2048 && self.size <= 8192)",
+              message: 'RSA key size must be from 2048 to 8192',
+            },
+            {
+              rule: "!has(self.size) || !has(self.algorithm) || self.algorithm != 'ECDSA' || self.size in [256, 384, 521]",
+              message: 'ECDSA key size must be 256, 384 or 521',
+            },
+          ],
+        },
+      ),
     ),
     revisionHistoryLimit: Type.Optional(Type.Integer({ minimum: 1, description: 'CertificateRequests kept per Certificate (default 1).' })),
     keystores: Type.Optional(Keystores),
     literalSubject: Type.Optional(
-      Type.String({ minLength: 1, description: 'The whole subject as an RFC 4514 string ("CN=app,OU=web,O=Example,C=DE"), for applications that need a subject exactly so; replaces commonName and subject.' }),
+      Type.String({
+        minLength: 1,
+        description:
+          'The whole subject as an RFC 4514 string ("CN=app,OU=web,O=Example,C=DE"), for applications that need a subject exactly so; replaces commonName and subject.',
+      }),
     ),
     otherNames: Type.Optional(
       Type.Array(
@@ -152,11 +184,20 @@ export const CertificateSpec = Type.Object(
         { description: 'Name constraints for a CA certificate (isCA): which names the certificates it signs may carry.' },
       ),
     ),
-    encodeUsagesInRequest: Type.Optional(Type.Boolean({ description: 'Write the key usages into the CSR (default true). Some CAs refuse CSRs that carry them: set false and the usages go in the CertificateRequest only.' })),
+    encodeUsagesInRequest: Type.Optional(
+      Type.Boolean({
+        description:
+          'Write the key usages into the CSR (default true). Some CAs refuse CSRs that carry them: set false and the usages go in the CertificateRequest only.',
+      }),
+    ),
     additionalOutputFormats: Type.Optional(
       Type.Array(
         Type.Object(
-          { type: Type.Union([Type.Literal('DER'), Type.Literal('CombinedPEM')], { description: 'DER: key.der, the private key in binary DER. CombinedPEM: tls-combined.pem, the private key then the certificate chain.' }) },
+          {
+            type: Type.Union([Type.Literal('DER'), Type.Literal('CombinedPEM')], {
+              description: 'DER: key.der, the private key in binary DER. CombinedPEM: tls-combined.pem, the private key then the certificate chain.',
+            }),
+          },
           { description: 'One more format of the key and certificate in the Secret.' },
         ),
         { maxItems: 2, description: 'More formats written into the Secret, besides tls.crt, tls.key and ca.crt.' },
@@ -166,8 +207,14 @@ export const CertificateSpec = Type.Object(
   {
     'x-kubernetes-validations': [
       { rule: '!(has(self.renewBefore) && has(self.renewBeforePercentage))', message: 'renewBefore and renewBeforePercentage are mutually exclusive' },
-      { rule: 'has(self.commonName) || has(self.literalSubject) || has(self.dnsNames) || has(self.uris) || has(self.ipAddresses) || has(self.emailAddresses) || has(self.otherNames)', message: 'at least one of commonName, literalSubject, dnsNames, uris, ipAddresses, emailAddresses or otherNames is required' },
-      { rule: '!has(self.literalSubject) || (!has(self.commonName) && !has(self.subject))', message: 'literalSubject replaces commonName and subject: set one or the other' },
+      {
+        rule: 'has(self.commonName) || has(self.literalSubject) || has(self.dnsNames) || has(self.uris) || has(self.ipAddresses) || has(self.emailAddresses) || has(self.otherNames)',
+        message: 'at least one of commonName, literalSubject, dnsNames, uris, ipAddresses, emailAddresses or otherNames is required',
+      },
+      {
+        rule: '!has(self.literalSubject) || (!has(self.commonName) && !has(self.subject))',
+        message: 'literalSubject replaces commonName and subject: set one or the other',
+      },
       { rule: '!has(self.nameConstraints) || (has(self.isCA) && self.isCA)', message: 'nameConstraints are for CA certificates (isCA: true)' },
     ],
   },
@@ -175,12 +222,16 @@ export const CertificateSpec = Type.Object(
 
 export const CertificateStatus = Type.Object({
   conditions: Type.Optional(Conditions),
-  notBefore: Type.Optional(Type.String({ format: 'date-time', description: 'Start of the issued certificate\'s validity.' })),
-  notAfter: Type.Optional(Type.String({ format: 'date-time', description: 'End of the issued certificate\'s validity.' })),
+  notBefore: Type.Optional(Type.String({ format: 'date-time', description: "Start of the issued certificate's validity." })),
+  notAfter: Type.Optional(Type.String({ format: 'date-time', description: "End of the issued certificate's validity." })),
   renewalTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the certificate will be renewed.' })),
-  revision: Type.Optional(Type.Integer({ minimum: 1, description: 'How many times a certificate has been issued for this Certificate; CertificateRequests are numbered by it.' })),
+  revision: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'How many times a certificate has been issued for this Certificate; CertificateRequests are numbered by it.' }),
+  ),
   nextPrivateKeySecretName: Type.Optional(Type.String({ description: 'The Secret holding the private key of the issuance under way (kept across retries).' })),
-  lastFailureTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the last issuance failed; the next attempt waits 1 h, doubling per failure, at most 32 h.' })),
+  lastFailureTime: Type.Optional(
+    Type.String({ format: 'date-time', description: 'When the last issuance failed; the next attempt waits 1 h, doubling per failure, at most 32 h.' }),
+  ),
   failedIssuanceAttempts: Type.Optional(Type.Integer({ minimum: 0, description: 'Consecutive failed issuances.' })),
 });
 

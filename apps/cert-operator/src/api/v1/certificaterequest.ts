@@ -10,12 +10,22 @@ export const CertificateRequestSpec = Type.Object(
     duration: Type.Optional(Duration({ description: 'Requested lifetime of the certificate; the issuer may not honour it.' })),
     isCA: Type.Optional(Type.Boolean({ description: 'Request a CA certificate (basicConstraints CA:TRUE).' })),
     usages: Type.Optional(Usages),
-    username: Type.Optional(Type.String({ description: 'The user that created the request, as the API server authenticated them: set by the operator\'s admission webhook, whatever the creator sent.' })),
+    username: Type.Optional(
+      Type.String({
+        description:
+          "The user that created the request, as the API server authenticated them: set by the operator's admission webhook, whatever the creator sent.",
+      }),
+    ),
     uid: Type.Optional(Type.String({ description: 'The uid of that user (set by the webhook, as username).' })),
     groups: Type.Optional(Type.Array(Type.String(), { description: 'The groups of that user (set by the webhook, as username).' })),
-    extra: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()), { description: 'Extra attributes of that user (set by the webhook, as username).' })),
+    extra: Type.Optional(
+      Type.Record(Type.String(), Type.Array(Type.String()), { description: 'Extra attributes of that user (set by the webhook, as username).' }),
+    ),
   },
-  { description: 'What is asked of the issuer; immutable once created.', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable: create a new CertificateRequest instead' }] },
+  {
+    description: 'What is asked of the issuer; immutable once created.',
+    'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable: create a new CertificateRequest instead' }],
+  },
 );
 
 export const CertificateRequestStatus = Type.Object({

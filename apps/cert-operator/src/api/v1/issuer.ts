@@ -9,10 +9,15 @@ const CRL = URLs('CRL distribution point URLs written into the certificates this
 const SelfSigned = Type.Object({ crlDistributionPoints: CRL }, { description: 'Each certificate is signed by its own private key.' });
 const CA = Type.Object(
   {
-    secretName: Type.String({ minLength: 1, description: 'Secret with tls.crt and tls.key of the signing CA (for a ClusterIssuer: in the cluster resource namespace).' }),
+    secretName: Type.String({
+      minLength: 1,
+      description: 'Secret with tls.crt and tls.key of the signing CA (for a ClusterIssuer: in the cluster resource namespace).',
+    }),
     crlDistributionPoints: CRL,
     ocspServers: URLs('OCSP responder URLs written into the certificates this issuer signs (Authority Information Access).'),
-    issuingCertificateURLs: URLs("URLs of the CA's own certificate, written into the certificates this issuer signs (Authority Information Access, CA Issuers)."),
+    issuingCertificateURLs: URLs(
+      "URLs of the CA's own certificate, written into the certificates this issuer signs (Authority Information Access, CA Issuers).",
+    ),
   },
   { description: 'Sign with a CA key pair held in a Secret.' },
 );
@@ -22,7 +27,9 @@ export const IssuerSpec = Type.Object(
   { selfSigned: Type.Optional(SelfSigned), ca: Type.Optional(CA), acme: Type.Optional(ACMEIssuer) },
   {
     description: 'Exactly one kind of issuer: selfSigned, ca or acme.',
-    'x-kubernetes-validations': [{ rule: '[has(self.selfSigned), has(self.ca), has(self.acme)].filter(x, x).size() == 1', message: 'exactly one of selfSigned, ca and acme must be set' }],
+    'x-kubernetes-validations': [
+      { rule: '[has(self.selfSigned), has(self.ca), has(self.acme)].filter(x, x).size() == 1', message: 'exactly one of selfSigned, ca and acme must be set' },
+    ],
   },
 );
 
@@ -41,8 +48,20 @@ const common = {
   ],
 };
 
-export const Issuer = defineCustomResource({ ...common, kind: 'Issuer', plural: 'issuers', scope: 'Namespaced', description: 'Signs CertificateRequests of its namespace.' });
-export const ClusterIssuer = defineCustomResource({ ...common, kind: 'ClusterIssuer', plural: 'clusterissuers', scope: 'Cluster', description: 'Signs CertificateRequests of every namespace.' });
+export const Issuer = defineCustomResource({
+  ...common,
+  kind: 'Issuer',
+  plural: 'issuers',
+  scope: 'Namespaced',
+  description: 'Signs CertificateRequests of its namespace.',
+});
+export const ClusterIssuer = defineCustomResource({
+  ...common,
+  kind: 'ClusterIssuer',
+  plural: 'clusterissuers',
+  scope: 'Cluster',
+  description: 'Signs CertificateRequests of every namespace.',
+});
 
 /** As the cache holds it (name and namespace always set); see Cached. */
 export type IssuerObject = Cached<NonNullable<(typeof Issuer.kind)['__type']>>;

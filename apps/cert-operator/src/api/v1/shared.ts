@@ -34,24 +34,55 @@ export const L = {
 } as const;
 
 /** A Go duration (`2160h`, `90m`, `1h30m`), as cert-manager's duration fields are. */
-export const Duration = (opts: { default?: string; description?: string } = {}) => Type.String({ pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$', maxLength: 64, ...opts });
+export const Duration = (opts: { default?: string; description?: string } = {}) =>
+  Type.String({ pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$', maxLength: 64, ...opts });
 
-export const IssuerRef = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 253, description: 'Name of the Issuer (in the same namespace) or ClusterIssuer.' }),
-  kind: Type.Optional(Type.String({ description: 'Issuer (default) or ClusterIssuer.' })),
-  group: Type.Optional(Type.String({ description: `${GROUP} (default; cert-manager.io is accepted as an alias).` })),
-}, { description: 'The Issuer or ClusterIssuer that signs.' });
+export const IssuerRef = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 253, description: 'Name of the Issuer (in the same namespace) or ClusterIssuer.' }),
+    kind: Type.Optional(Type.String({ description: 'Issuer (default) or ClusterIssuer.' })),
+    group: Type.Optional(Type.String({ description: `${GROUP} (default; cert-manager.io is accepted as an alias).` })),
+  },
+  { description: 'The Issuer or ClusterIssuer that signs.' },
+);
 
 export const KEY_USAGES = [
-  'signing', 'digital signature', 'content commitment', 'key encipherment', 'key agreement', 'data encipherment', 'cert sign', 'crl sign',
-  'encipher only', 'decipher only', 'any', 'server auth', 'client auth', 'code signing', 'email protection', 's/mime', 'ipsec end system',
-  'ipsec tunnel', 'ipsec user', 'timestamping', 'ocsp signing', 'microsoft sgc', 'netscape sgc',
+  'signing',
+  'digital signature',
+  'content commitment',
+  'key encipherment',
+  'key agreement',
+  'data encipherment',
+  'cert sign',
+  'crl sign',
+  'encipher only',
+  'decipher only',
+  'any',
+  'server auth',
+  'client auth',
+  'code signing',
+  'email protection',
+  's/mime',
+  'ipsec end system',
+  'ipsec tunnel',
+  'ipsec user',
+  'timestamping',
+  'ocsp signing',
+  'microsoft sgc',
+  'netscape sgc',
 ] as const;
 export type KeyUsage = (typeof KEY_USAGES)[number];
-export const Usages = Type.Array(Type.Union(KEY_USAGES.map((u) => Type.Literal(u)), { description: 'A key usage or extended key usage.' }), {
-  maxItems: 24,
-  description: 'Key usages and extended key usages of the certificate (default: digital signature and key encipherment, as cert-manager; cert sign is added for a CA).',
-});
+export const Usages = Type.Array(
+  Type.Union(
+    KEY_USAGES.map((u) => Type.Literal(u)),
+    { description: 'A key usage or extended key usage.' },
+  ),
+  {
+    maxItems: 24,
+    description:
+      'Key usages and extended key usages of the certificate (default: digital signature and key encipherment, as cert-manager; cert sign is added for a CA).',
+  },
+);
 
 /**
  * Transient failures talking to an ACME server, in status so a restart keeps the backoff (opkit's
@@ -59,5 +90,7 @@ export const Usages = Type.Array(Type.Union(KEY_USAGES.map((u) => Type.Literal(u
  */
 export const RetryStatus = {
   failedAttempts: Type.Optional(Type.Integer({ minimum: 0, description: 'Consecutive transient failures talking to the ACME server.' })),
-  lastFailureTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the last of them happened; the next attempt waits 30 s doubling per failure, at most 30 min.' })),
+  lastFailureTime: Type.Optional(
+    Type.String({ format: 'date-time', description: 'When the last of them happened; the next attempt waits 30 s doubling per failure, at most 30 min.' }),
+  ),
 };

@@ -1,8 +1,33 @@
 import {
-  Client, CoreEvent, CustomResourceDefinition, Informer, Ingress, Pod, Secret, Service, silentLogger, Transport, type Kind, type KubeObject, type Manager, type ObjectOf,
+  Client,
+  CoreEvent,
+  CustomResourceDefinition,
+  Informer,
+  Ingress,
+  Pod,
+  Secret,
+  Service,
+  silentLogger,
+  Transport,
+  type Kind,
+  type KubeObject,
+  type Manager,
+  type ObjectOf,
 } from '@opkit/runtime';
 import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
-import { freePort, gatewayApiCrds, kubectlApply, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp, type ControlPlane, type IngressStandIn, type Pebble } from '@opkit/testing';
+import {
+  freePort,
+  gatewayApiCrds,
+  kubectlApply,
+  startControlPlane,
+  startIngressStandIn,
+  startPebble,
+  waitFor,
+  workspaceApp,
+  type ControlPlane,
+  type IngressStandIn,
+  type Pebble,
+} from '@opkit/testing';
 import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -26,7 +51,8 @@ const SELF_CHECK_TIMEOUT_S = 20;
 
 const pem = (s: { data?: Record<string, string> }, k: string) => Buffer.from(s.data?.[k] ?? '', 'base64').toString();
 const splitPem = (chain: string) => chain.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!.map((p) => new X509Certificate(p));
-const cond = (c: { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }, type: string) => c.status?.conditions?.find((x) => x.type === type);
+const cond = (c: { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }, type: string) =>
+  c.status?.conditions?.find((x) => x.type === type);
 
 /**
  * The ACME issuer against Pebble with real HTTP-01 validation. The simulated cluster does not run
@@ -52,26 +78,55 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     await plane.kubectl(['create', 'namespace', name]);
     return name;
   };
-  const issuer = async (namespace: string, name: string, server: Pebble, http01: object = { ingress: { ingressClassName: 'nginx' } }, extra: object = {}, ready = 'True') => {
+  const issuer = async (
+    namespace: string,
+    name: string,
+    server: Pebble,
+    http01: object = { ingress: { ingressClassName: 'nginx' } },
+    extra: object = {},
+    ready = 'True',
+  ) => {
     await apply({
       apiVersion: 'cert.opkit.dev/v1',
       kind: 'Issuer',
       metadata: { name, namespace },
-      spec: { acme: { server: server.directoryUrl, email: 'ops@example.test', caBundle: Buffer.from(server.tlsCaPem).toString('base64'), privateKeySecretRef: { name: `${name}-account` }, solvers: [{ http01 }], ...extra } },
+      spec: {
+        acme: {
+          server: server.directoryUrl,
+          email: 'ops@example.test',
+          caBundle: Buffer.from(server.tlsCaPem).toString('base64'),
+          privateKeySecretRef: { name: `${name}-account` },
+          solvers: [{ http01 }],
+          ...extra,
+        },
+      },
     });
-    return waitFor(`Issuer ${name} Ready=${ready}`, async () => {
-      const i = await admin.get(Issuer.kind, { namespace, name });
-      return cond(i, 'Ready')?.status === ready && i;
-    }, { timeoutMs: 30_000 });
+    return waitFor(
+      `Issuer ${name} Ready=${ready}`,
+      async () => {
+        const i = await admin.get(Issuer.kind, { namespace, name });
+        return cond(i, 'Ready')?.status === ready && i;
+      },
+      { timeoutMs: 30_000 },
+    );
   };
   const cert = (namespace: string, name: string, issuerName: string, dnsNames: string[]) =>
-    apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name, namespace }, spec: { secretName: name, issuerRef: { name: issuerName }, dnsNames, privateKey: { algorithm: 'ECDSA' } } });
+    apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name, namespace },
+      spec: { secretName: name, issuerRef: { name: issuerName }, dnsNames, privateKey: { algorithm: 'ECDSA' } },
+    });
   const getCert = (namespace: string, name: string) => admin.get(Certificate.kind, { namespace, name });
   const waitReady = (namespace: string, name: string, timeoutMs = 60_000) =>
-    waitFor(`Certificate ${name} Ready`, async () => {
-      const c = await getCert(namespace, name);
-      return cond(c, 'Ready')?.status === 'True' && c;
-    }, { timeoutMs, intervalMs: 250 });
+    waitFor(
+      `Certificate ${name} Ready`,
+      async () => {
+        const c = await getCert(namespace, name);
+        return cond(c, 'Ready')?.status === 'True' && c;
+      },
+      { timeoutMs, intervalMs: 250 },
+    );
   const challenges = async (namespace: string) => (await admin.list(Challenge.kind, { namespace })).items;
   const solverObjects = async (namespace: string) => {
     const labelSelector = `${SOLVER_LABEL}=true`;
@@ -147,8 +202,19 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
   afterEach(async (ctx) => {
     if (ctx.task.result?.state !== 'fail') return;
     const namespace = `acme${n}`;
-    const out = await plane.kubectl(['get', 'certificates,certificaterequests,orders,challenges,pods,services,ingresses', '-n', namespace, '-o', 'yaml']).catch((e: Error) => ({ stdout: e.message }));
-    console.log(`--- state of ${namespace} ---\n${out.stdout}\n--- operator errors ---\n${JSON.stringify(logs.find(/./).filter((l) => (l as { level: number }).level >= 40).slice(-20), null, 1)}\n--- ingress stand-in ---\n${JSON.stringify(standIn.requests.slice(-10))}`);
+    const out = await plane
+      .kubectl(['get', 'certificates,certificaterequests,orders,challenges,pods,services,ingresses', '-n', namespace, '-o', 'yaml'])
+      .catch((e: Error) => ({ stdout: e.message }));
+    console.log(
+      `--- state of ${namespace} ---\n${out.stdout}\n--- operator errors ---\n${JSON.stringify(
+        logs
+          .find(/./)
+          .filter((l) => (l as { level: number }).level >= 40)
+          .slice(-20),
+        null,
+        1,
+      )}\n--- ingress stand-in ---\n${JSON.stringify(standIn.requests.slice(-10))}`,
+    );
   });
   afterAll(async () => {
     await manager?.stop();
@@ -157,7 +223,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     await plane?.stop();
   });
 
-  it('issues a certificate for two DNS names through solver pods; the chain verifies against Pebble\'s root; the solvers are gone afterwards', async () => {
+  it("issues a certificate for two DNS names through solver pods; the chain verifies against Pebble's root; the solvers are gone afterwards", async () => {
     const namespace = await ns();
     const iss = await issuer(namespace, 'le', pebble);
     expect(cond(iss, 'Ready')).toMatchObject({ reason: 'ACMEAccountRegistered' });
@@ -203,7 +269,8 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect([...services.seen.values()].filter((s) => s.metadata.labels?.[SOLVER_LABEL]).map((s) => s.spec?.type)).toEqual(['NodePort', 'NodePort']);
     const rules = [...ingresses.seen.values()].map((i) => i.spec?.rules?.[0]);
     expect(rules.map((r) => r?.host).sort()).toEqual(names);
-    for (const r of rules) expect(r?.http?.paths).toEqual([expect.objectContaining({ pathType: 'Exact', path: expect.stringMatching(/^\/\.well-known\/acme-challenge\/[\w-]+$/) })]);
+    for (const r of rules)
+      expect(r?.http?.paths).toEqual([expect.objectContaining({ pathType: 'Exact', path: expect.stringMatching(/^\/\.well-known\/acme-challenge\/[\w-]+$/) })]);
 
     // The owner chain: Certificate → CertificateRequest → Order → Challenge → solver objects.
     const [order] = (await admin.list(Order.kind, { namespace })).items;
@@ -219,7 +286,9 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect(validations.every((r) => r.status === 200 && r.pod?.startsWith(`${namespace}/`))).toBe(true);
 
     // Done: challenges and every solver object removed, the local solver processes ended.
-    await waitFor('challenges and solver objects removed', async () => !(await challenges(namespace)).length && !(await solverObjects(namespace)).length, { timeoutMs: 30_000 });
+    await waitFor('challenges and solver objects removed', async () => !(await challenges(namespace)).length && !(await solverObjects(namespace)).length, {
+      timeoutMs: 30_000,
+    });
     await waitFor('solver processes ended', () => !standIn.running().some((p) => p.startsWith(`${namespace}/`)), { timeoutMs: 10_000 });
     // The account was registered once and reused.
     const registered = (await admin.list(CoreEvent, { namespace, fieldSelector: 'involvedObject.kind=Issuer,reason=ACMEAccountRegistered' })).items;
@@ -232,21 +301,29 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     for (const r of [pods, services, ingresses, chs]) await r.stop();
   });
 
-  it('a wrong key authorization seen by the CA: the Challenge is invalid with the CA\'s reason, the Certificate not Ready, the backoff recorded', async () => {
+  it("a wrong key authorization seen by the CA: the Challenge is invalid with the CA's reason, the Certificate not Ready, the backoff recorded", async () => {
     const namespace = await ns();
     await issuer(namespace, 'le', pebble);
     // The cluster's self-check still reaches the solver; the CA sees another server's answer.
     standIn.answerCAWith('wrong.example.test', 'not-the-key-authorization');
     await cert(namespace, 'wrong', 'le', ['wrong.example.test']);
-    const ch = await waitFor('the Challenge to be invalid', async () => {
-      const [x] = await challenges(namespace);
-      return x?.status?.state === 'invalid' && x;
-    }, { timeoutMs: 60_000 });
+    const ch = await waitFor(
+      'the Challenge to be invalid',
+      async () => {
+        const [x] = await challenges(namespace);
+        return x?.status?.state === 'invalid' && x;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(ch.status?.reason).toMatch(/^the ACME server rejected the challenge: The key authorization file from the server did not match this challenge/);
-    const c = await waitFor('the failure recorded on the Certificate', async () => {
-      const x = await getCert(namespace, 'wrong');
-      return x.status?.failedIssuanceAttempts === 1 && x;
-    }, { timeoutMs: 30_000 });
+    const c = await waitFor(
+      'the failure recorded on the Certificate',
+      async () => {
+        const x = await getCert(namespace, 'wrong');
+        return x.status?.failedIssuanceAttempts === 1 && x;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(cond(c, 'Ready')?.status).toBe('False');
     expect(cond(c, 'Issuing')).toMatchObject({ status: 'False', reason: 'Failed', message: expect.stringMatching(/did not match this challenge/) });
     expect(Date.parse(c.status!.lastFailureTime!)).toBeGreaterThan(Date.now() - 60_000);
@@ -261,11 +338,20 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
   it('refuses a common name outside the DNS names, as cert-manager: the request fails with the reason, and no Order reaches the CA', async () => {
     const namespace = await ns();
     await issuer(namespace, 'le', pebble);
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'cn', namespace }, spec: { secretName: 'cn', issuerRef: { name: 'le' }, commonName: 'Internal Service', dnsNames: ['cn.example.test'], privateKey: { algorithm: 'ECDSA' } } });
-    const c = await waitFor('the failure recorded on the Certificate', async () => {
-      const x = await getCert(namespace, 'cn');
-      return x.status?.failedIssuanceAttempts === 1 && x;
-    }, { timeoutMs: 30_000 });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'cn', namespace },
+      spec: { secretName: 'cn', issuerRef: { name: 'le' }, commonName: 'Internal Service', dnsNames: ['cn.example.test'], privateKey: { algorithm: 'ECDSA' } },
+    });
+    const c = await waitFor(
+      'the failure recorded on the Certificate',
+      async () => {
+        const x = await getCert(namespace, 'cn');
+        return x.status?.failedIssuanceAttempts === 1 && x;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(cond(c, 'Ready')?.status).toBe('False');
     expect(cond(c, 'Issuing')?.message).toMatch(/the common name "Internal Service" must be one of the DNS names/);
     expect((await admin.list(Order.kind, { namespace })).items).toEqual([]);
@@ -276,42 +362,69 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     // Solver Ingresses of a class no ingress controller serves: the route never reaches the solver.
     await issuer(namespace, 'misrouted', pebble, { ingress: { ingressClassName: 'unserved' } });
     await cert(namespace, 'stuck', 'misrouted', ['stuck.example.test']);
-    const waiting = await waitFor('the self-check failure shown on the Certificate', async () => {
-      const x = await getCert(namespace, 'stuck');
-      return /Waiting for HTTP-01 challenge propagation/.test(cond(x, 'Issuing')?.message ?? '') && x;
-    }, { timeoutMs: 30_000 });
-    expect(cond(waiting, 'Issuing')?.message).toMatch(/stuck\.example\.test: Waiting for HTTP-01 challenge propagation: GET http:\/\/stuck\.example\.test:\d+\/\.well-known\/acme-challenge\/[\w-]+: expected status 200, got 404/);
+    const waiting = await waitFor(
+      'the self-check failure shown on the Certificate',
+      async () => {
+        const x = await getCert(namespace, 'stuck');
+        return /Waiting for HTTP-01 challenge propagation/.test(cond(x, 'Issuing')?.message ?? '') && x;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(cond(waiting, 'Issuing')?.message).toMatch(
+      /stuck\.example\.test: Waiting for HTTP-01 challenge propagation: GET http:\/\/stuck\.example\.test:\d+\/\.well-known\/acme-challenge\/[\w-]+: expected status 200, got 404/,
+    );
     const [ch] = await challenges(namespace);
     expect(ch.status).toMatchObject({ state: 'pending', presented: true, processing: true });
 
     const [pod] = (await admin.list(Pod, { namespace, labelSelector: `${SOLVER_LABEL}=true` })).items;
     await admin.delete(Pod, { namespace, name: pod.metadata.name! }, { gracePeriodSeconds: 0 });
-    const replacement = await waitFor('a new solver pod', async () => {
-      const [p] = (await admin.list(Pod, { namespace, labelSelector: `${SOLVER_LABEL}=true` })).items.filter((p) => p.metadata.uid !== pod.metadata.uid && !p.metadata.deletionTimestamp);
-      return p;
-    }, { timeoutMs: 15_000 });
+    const replacement = await waitFor(
+      'a new solver pod',
+      async () => {
+        const [p] = (await admin.list(Pod, { namespace, labelSelector: `${SOLVER_LABEL}=true` })).items.filter(
+          (p) => p.metadata.uid !== pod.metadata.uid && !p.metadata.deletionTimestamp,
+        );
+        return p;
+      },
+      { timeoutMs: 15_000 },
+    );
     expect(replacement.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Challenge', uid: ch.metadata.uid });
     expect(replacement.spec?.containers[0].args).toEqual(pod.spec?.containers[0].args);
 
-    const failed = await waitFor('the Challenge to give up', async () => {
-      const [x] = await challenges(namespace);
-      return x?.status?.state === 'errored' && x;
-    }, { timeoutMs: (SELF_CHECK_TIMEOUT_S + 30) * 1000 });
-    expect(failed.status?.reason).toMatch(new RegExp(`^self-check did not pass within ${SELF_CHECK_TIMEOUT_S}s: GET http://stuck\\.example\\.test:\\d+/\\.well-known/acme-challenge/[\\w-]+: expected status 200, got 404$`));
-    const c = await waitFor('the failure on the Certificate', async () => {
-      const x = await getCert(namespace, 'stuck');
-      return x.status?.failedIssuanceAttempts === 1 && x;
-    }, { timeoutMs: 30_000 });
+    const failed = await waitFor(
+      'the Challenge to give up',
+      async () => {
+        const [x] = await challenges(namespace);
+        return x?.status?.state === 'errored' && x;
+      },
+      { timeoutMs: (SELF_CHECK_TIMEOUT_S + 30) * 1000 },
+    );
+    expect(failed.status?.reason).toMatch(
+      new RegExp(
+        `^self-check did not pass within ${SELF_CHECK_TIMEOUT_S}s: GET http://stuck\\.example\\.test:\\d+/\\.well-known/acme-challenge/[\\w-]+: expected status 200, got 404$`,
+      ),
+    );
+    const c = await waitFor(
+      'the failure on the Certificate',
+      async () => {
+        const x = await getCert(namespace, 'stuck');
+        return x.status?.failedIssuanceAttempts === 1 && x;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(cond(c, 'Issuing')?.message).toMatch(/self-check did not pass within/);
     await waitFor('solver objects removed', async () => !(await solverObjects(namespace)).length, { timeoutMs: 30_000 });
   });
 
-  it('solves through a Gateway API HTTPRoute, the solver picked by the Certificate\'s labels', async () => {
+  it("solves through a Gateway API HTTPRoute, the solver picked by the Certificate's labels", async () => {
     const namespace = await ns();
     await issuer(namespace, 'gw', pebble, undefined, {
       solvers: [
         { http01: { ingress: { ingressClassName: 'unserved' } } },
-        { selector: { matchLabels: { exposure: 'gateway' } }, http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'public', namespace: 'infra', sectionName: 'http' }], labels: { exposure: 'public' } } } },
+        {
+          selector: { matchLabels: { exposure: 'gateway' } },
+          http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'public', namespace: 'infra', sectionName: 'http' }], labels: { exposure: 'public' } } },
+        },
       ],
     });
     const routes = await record(HTTPRoute, namespace);
@@ -334,13 +447,18 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     await routes.stop();
   });
 
-  it('solves through the user\'s own Ingress when named, and leaves it as it was', async () => {
+  it("solves through the user's own Ingress when named, and leaves it as it was", async () => {
     const namespace = await ns();
     const original = {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
       metadata: { name: 'shop', namespace },
-      spec: { ingressClassName: 'nginx', rules: [{ host: 'edit.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'shop', port: { number: 80 } } } }] } }] },
+      spec: {
+        ingressClassName: 'nginx',
+        rules: [
+          { host: 'edit.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'shop', port: { number: 80 } } } }] } },
+        ],
+      },
     };
     await apply(original);
     await issuer(namespace, 'edit', pebble, { ingress: { name: 'shop' } });
@@ -360,8 +478,19 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     const namespace = await ns();
     // The issuer's solver would make Ingresses of its own class; the Ingress asks to be edited instead.
     await issuer(namespace, 'le', pebble, { ingress: { ingressClassName: 'unserved' } });
-    const spec = { ingressClassName: 'nginx', tls: [{ hosts: ['inplace.example.test'], secretName: 'inplace-tls' }], rules: [{ host: 'inplace.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'shop', port: { number: 80 } } } }] } }] };
-    await apply({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'storefront', namespace, annotations: { 'cert-manager.io/issuer': 'le', 'acme.cert-manager.io/http01-edit-in-place': 'true' } }, spec });
+    const spec = {
+      ingressClassName: 'nginx',
+      tls: [{ hosts: ['inplace.example.test'], secretName: 'inplace-tls' }],
+      rules: [
+        { host: 'inplace.example.test', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'shop', port: { number: 80 } } } }] } },
+      ],
+    };
+    await apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'storefront', namespace, annotations: { 'cert-manager.io/issuer': 'le', 'acme.cert-manager.io/http01-edit-in-place': 'true' } },
+      spec,
+    });
     const chs = await record(Challenge.kind, namespace);
     const c = await waitReady(namespace, 'inplace-tls');
     expect(c.metadata.annotations).toMatchObject({ 'acme.cert.opkit.dev/http01-override-ingress-name': 'storefront' });
@@ -380,7 +509,10 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     others.push(eab);
     const namespace = await ns();
     const refused = await issuer(namespace, 'no-eab', eab, undefined, {}, 'False');
-    expect(cond(refused, 'Ready')).toMatchObject({ reason: 'ErrRegisterACMEAccount', message: expect.stringMatching(/^Failed to register ACME account: .*'externalAccountBinding'.*externalAccountRequired/) });
+    expect(cond(refused, 'Ready')).toMatchObject({
+      reason: 'ErrRegisterACMEAccount',
+      message: expect.stringMatching(/^Failed to register ACME account: .*'externalAccountBinding'.*externalAccountRequired/),
+    });
     await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'eab', namespace }, stringData: { secret: hmac } });
     const ok = await issuer(namespace, 'with-eab', eab, undefined, { externalAccountBinding: { keyID: 'kid-1', keySecretRef: { name: 'eab' } } });
     expect(cond(ok, 'Ready')?.reason).toBe('ACMEAccountRegistered');
@@ -401,33 +533,71 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     await verifyChain(await admin.get(Secret, { namespace, name: 'real' }), realistic, names);
   });
 
-  it('a request made again under the same name and CSR gets an Order of its own, not the old request\'s failed one', async () => {
+  it("a request made again under the same name and CSR gets an Order of its own, not the old request's failed one", async () => {
     const namespace = await ns();
     // Solver Ingresses no ingress controller serves: the order stays pending while this runs.
     await issuer(namespace, 'slow', pebble, { ingress: { ingressClassName: 'unserved' } });
     const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
     const request = Buffer.from(await createCSR({ secretName: 'x', issuerRef: { name: 'slow' }, dnsNames: ['again.example.test'] }, key)).toString('base64');
-    const cr = { apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'again', namespace }, spec: { request, issuerRef: { name: 'slow' } } };
+    const cr = {
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'CertificateRequest',
+      metadata: { name: 'again', namespace },
+      spec: { request, issuerRef: { name: 'slow' } },
+    };
     await apply(cr);
-    const first = await waitFor('the first request\'s Order', async () => (await admin.list(Order.kind, { namespace })).items[0], { timeoutMs: 30_000 });
+    const first = await waitFor("the first request's Order", async () => (await admin.list(Order.kind, { namespace })).items[0], { timeoutMs: 30_000 });
     // The request is deleted and its Order orphaned, step by step as `kubectl delete --cascade=orphan`
     // has the garbage collector do it (the request held by a finalizer while its Order loses the
     // owner reference, then released). By hand, because the collector orphans only kinds it has
     // discovered, which a new CRD's may not be yet. Then the Order fails.
-    const hold = (op: 'add' | 'remove') => plane.kubectl(['patch', 'certificaterequest', 'again', '-n', namespace, '--type=json', '-p', JSON.stringify(op === 'add' ? [{ op, path: '/metadata/finalizers', value: ['test.opkit.dev/hold'] }] : [{ op, path: '/metadata/finalizers' }])]);
+    const hold = (op: 'add' | 'remove') =>
+      plane.kubectl([
+        'patch',
+        'certificaterequest',
+        'again',
+        '-n',
+        namespace,
+        '--type=json',
+        '-p',
+        JSON.stringify(op === 'add' ? [{ op, path: '/metadata/finalizers', value: ['test.opkit.dev/hold'] }] : [{ op, path: '/metadata/finalizers' }]),
+      ]);
     await hold('add');
     await plane.kubectl(['delete', 'certificaterequest', 'again', '-n', namespace, '--wait=false']);
-    await plane.kubectl(['patch', 'order', first.metadata.name!, '-n', namespace, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/metadata/ownerReferences' }])]);
+    await plane.kubectl([
+      'patch',
+      'order',
+      first.metadata.name!,
+      '-n',
+      namespace,
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'remove', path: '/metadata/ownerReferences' }]),
+    ]);
     await hold('remove');
     await waitFor('the old request gone', async () => (await admin.list(CertificateRequest.kind, { namespace })).items.length === 0);
-    await plane.kubectl(['patch', 'order', first.metadata.name!, '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { state: 'errored', reason: 'the old request\'s order failed' } })]);
+    await plane.kubectl([
+      'patch',
+      'order',
+      first.metadata.name!,
+      '-n',
+      namespace,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { state: 'errored', reason: "the old request's order failed" } }),
+    ]);
 
     await apply(cr);
     const again = await admin.get(CertificateRequest.kind, { namespace, name: 'again' });
-    const replaced = await waitFor('an Order owned by the new request', async () => {
-      const [o] = (await admin.list(Order.kind, { namespace })).items;
-      return o?.metadata.ownerReferences?.[0]?.uid === again.metadata.uid && o;
-    }, { timeoutMs: 30_000 });
+    const replaced = await waitFor(
+      'an Order owned by the new request',
+      async () => {
+        const [o] = (await admin.list(Order.kind, { namespace })).items;
+        return o?.metadata.ownerReferences?.[0]?.uid === again.metadata.uid && o;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(replaced.metadata.name).toBe(first.metadata.name);
     expect(replaced.status?.state ?? 'pending').toBe('pending');
     const now = await admin.get(CertificateRequest.kind, { namespace, name: 'again' });
@@ -443,19 +613,38 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     const orders = async () => (await admin.list(Order.kind, { namespace })).items;
     /** The CA forgets the order: its URLs now name an order Pebble does not have, every authorization already won. */
     const forget = async () => {
-      const o = await waitFor('an order at the CA', async () => {
-        const [x] = await orders();
-        return x?.status?.url ? x : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 100 });
+      const o = await waitFor(
+        'an order at the CA',
+        async () => {
+          const [x] = await orders();
+          return x?.status?.url ? x : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 100 },
+      );
       const gone = (u: string) => `${u}0000`;
       const authorizations = o.status!.authorizations!.map((a) => ({ ...a, initialState: 'valid' }));
-      await plane.kubectl(['patch', 'order', o.metadata.name!, '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { url: gone(o.status!.url!), finalizeURL: gone(o.status!.finalizeURL!), authorizations } })]);
+      await plane.kubectl([
+        'patch',
+        'order',
+        o.metadata.name!,
+        '-n',
+        namespace,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { url: gone(o.status!.url!), finalizeURL: gone(o.status!.finalizeURL!), authorizations } }),
+      ]);
       return o.metadata.name!;
     };
-    const failure = (attempts: number) => waitFor(`failed attempt ${attempts} recorded`, async () => {
-      const [x] = await orders();
-      return x?.status?.failedAttempts === attempts && !x.status.url && x;
-    }, { timeoutMs: 30_000, intervalMs: 100 });
+    const failure = (attempts: number) =>
+      waitFor(
+        `failed attempt ${attempts} recorded`,
+        async () => {
+          const [x] = await orders();
+          return x?.status?.failedAttempts === attempts && !x.status.url && x;
+        },
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
     const retryIn = (o: { status?: { reason?: string; lastFailureTime?: string } }) => {
       const at = /retrying at (\S+)$/.exec(o.status?.reason ?? '')?.[1];
       // lastFailureTime is RFC 3339 to the second; the retry time to the millisecond.
@@ -490,14 +679,20 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     try {
       const namespace = await ns();
       await apply({
-        apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'gone', namespace },
+        apiVersion: 'cert.opkit.dev/v1',
+        kind: 'Issuer',
+        metadata: { name: 'gone', namespace },
         spec: { acme: { server: url, email: 'ops@example.test', privateKeySecretRef: { name: 'gone-account' }, solvers: [{ http01: { ingress: {} } }] } },
       });
       const started = Date.now();
-      const failing = await waitFor('the Issuer says why', async () => {
-        const i = await admin.get(Issuer.kind, { namespace, name: 'gone' });
-        return cond(i, 'Ready')?.reason === 'ErrRegisterACMEAccount' && i;
-      }, { timeoutMs: 20_000 });
+      const failing = await waitFor(
+        'the Issuer says why',
+        async () => {
+          const i = await admin.get(Issuer.kind, { namespace, name: 'gone' });
+          return cond(i, 'Ready')?.reason === 'ErrRegisterACMEAccount' && i;
+        },
+        { timeoutMs: 20_000 },
+      );
       expect(cond(failing, 'Ready')?.message).toMatch(/unreachable: ECONNRESET.*retrying at/);
       await new Promise((r) => setTimeout(r, 60_000 - (Date.now() - started)));
       // The operator restarts (a new pod): what it knew about the failures is in the status.
@@ -519,11 +714,17 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     const before = await issuer(namespace, 'flaky', flaky);
     await flaky.stopAcme();
     await cert(namespace, 'outage', 'flaky', ['outage.example.test']);
-    const down = await waitFor('the outage shown on the Certificate', async () => {
-      const x = await getCert(namespace, 'outage');
-      return /unreachable/.test(cond(x, 'Issuing')?.message ?? '') && x;
-    }, { timeoutMs: 30_000 });
-    expect(cond(down, 'Issuing')?.message).toMatch(new RegExp(`ACME server ${flaky.directoryUrl.replace(/[/.]/g, '\\$&')} is unreachable: ECONNREFUSED .*; retrying at \\S+`));
+    const down = await waitFor(
+      'the outage shown on the Certificate',
+      async () => {
+        const x = await getCert(namespace, 'outage');
+        return /unreachable/.test(cond(x, 'Issuing')?.message ?? '') && x;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(cond(down, 'Issuing')?.message).toMatch(
+      new RegExp(`ACME server ${flaky.directoryUrl.replace(/[/.]/g, '\\$&')} is unreachable: ECONNREFUSED .*; retrying at \\S+`),
+    );
 
     // Pebble comes back knowing nothing: the account and any order are gone.
     await flaky.startAcme();

@@ -1,7 +1,29 @@
-import { controllerFor, Ingress, Pod, rfc3339, Service, type Cached, type KubeObject, type ObjectOf, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import {
+  controllerFor,
+  Ingress,
+  Pod,
+  rfc3339,
+  Service,
+  type Cached,
+  type KubeObject,
+  type ObjectOf,
+  type ReconcileContext,
+  type Request,
+  type Result,
+} from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
 import { selfCheck } from '../../acme/self-check.js';
-import { CHALLENGE_PATH, challengeRule, HTTPRoute, identityLabels, solverHTTPRoute, solverIngress, solverPod, solverService, SOLVER_INFORMER } from '../../acme/solver-resources.js';
+import {
+  CHALLENGE_PATH,
+  challengeRule,
+  HTTPRoute,
+  identityLabels,
+  solverHTTPRoute,
+  solverIngress,
+  solverPod,
+  solverService,
+  SOLVER_INFORMER,
+} from '../../acme/solver-resources.js';
 import { Challenge, CHALLENGE_FINALIZER, type ChallengeObject } from '../../api/acme/v1/challenge.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
@@ -14,7 +36,11 @@ import { ChallengeScheduler, isFinalChallenge } from './scheduler.js';
 type Status = NonNullable<ChallengeObject['status']>;
 
 /** Reasons of a challenge going as it should; anything else means it is held up, and says why. */
-export const PROGRESS = { scheduled: 'scheduled', accepted: 'self-check passed; the ACME server is validating', valid: 'Successfully authorized domain' } as const;
+export const PROGRESS = {
+  scheduled: 'scheduled',
+  accepted: 'self-check passed; the ACME server is validating',
+  valid: 'Successfully authorized domain',
+} as const;
 export const isProgress = (reason: string | undefined) => !reason || Object.values(PROGRESS).includes(reason as never);
 const DOMAIN_INDEX = 'spec.dnsName';
 
@@ -35,12 +61,17 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   };
 
   const owned = async <T extends KubeObject>(kind: Parameters<ReconcileContext['cache']['list']>[0], ch: ChallengeObject, ctx: ReconcileContext) =>
-    ((await ctx.cache.list(kind, { namespace: ch.metadata.namespace, labelSelector: identityLabels(ch) }, SOLVER_INFORMER)) as unknown as Cached<T>[]).filter((o) =>
-      o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid),
+    ((await ctx.cache.list(kind, { namespace: ch.metadata.namespace, labelSelector: identityLabels(ch) }, SOLVER_INFORMER)) as unknown as Cached<T>[]).filter(
+      (o) => o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid),
     );
 
   /** Exactly one of each; none means create, several means delete all and retry (as cert-manager). */
-  async function ensureOne<T extends KubeObject>(kind: Parameters<ReconcileContext['create']>[0], existing: Cached<T>[], desired: () => T, ctx: ReconcileContext): Promise<{ obj: Cached<T>; created: boolean }> {
+  async function ensureOne<T extends KubeObject>(
+    kind: Parameters<ReconcileContext['create']>[0],
+    existing: Cached<T>[],
+    desired: () => T,
+    ctx: ReconcileContext,
+  ): Promise<{ obj: Cached<T>; created: boolean }> {
     if (existing.length === 1) return { obj: existing[0], created: false };
     for (const o of existing) await ctx.delete(kind, o);
     if (existing.length > 1) throw new Error(`found ${existing.length} solver ${kind.kind}s for one challenge; deleted them to recreate one`);
@@ -63,14 +94,28 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       const routes = await owned<KubeObject & { spec?: { rules?: { backendRefs?: { name: string }[] }[] } }>(HTTPRoute, ch, ctx);
       const stale = routes.filter((r) => r.spec?.rules?.[0]?.backendRefs?.[0]?.name !== svcName);
       for (const r of stale) await ctx.delete(HTTPRoute, r);
-      route = (await ensureOne(HTTPRoute, routes.filter((r) => !stale.includes(r)), () => solverHTTPRoute(ch, svcName) as never, ctx)).created;
+      route = (
+        await ensureOne(
+          HTTPRoute,
+          routes.filter((r) => !stale.includes(r)),
+          () => solverHTTPRoute(ch, svcName) as never,
+          ctx,
+        )
+      ).created;
     } else if (http01.ingress?.name) {
       route = await editIngressInPlace(ch, http01.ingress.name, svcName, ctx);
     } else {
       const ings = await owned<ObjectOf<typeof Ingress>>(Ingress, ch, ctx);
       const stale = ings.filter((i) => i.spec?.rules?.[0]?.http?.paths?.[0]?.backend?.service?.name !== svcName);
       for (const i of stale) await ctx.delete(Ingress, i);
-      route = (await ensureOne(Ingress, ings.filter((i) => !stale.includes(i)), () => solverIngress(ch, svcName), ctx)).created;
+      route = (
+        await ensureOne(
+          Ingress,
+          ings.filter((i) => !stale.includes(i)),
+          () => solverIngress(ch, svcName),
+          ctx,
+        )
+      ).created;
     }
     return pod.created || svc.created || route;
   }
@@ -89,7 +134,16 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         : rules[i].http
           ? [{ op: 'add', path: `/spec/rules/${i}/http/paths/-`, value: path }]
           : [{ op: 'add', path: `/spec/rules/${i}/http`, value: rule.http }];
-    await ctx.patch(Ingress, { namespace: ch.metadata.namespace, name }, [{ op: 'test', path: '/metadata/resourceVersion', value: ing.metadata.resourceVersion }, ...(ing.spec?.rules ? [] : [{ op: 'add', path: '/spec/rules', value: [] }]), ...patch], 'json');
+    await ctx.patch(
+      Ingress,
+      { namespace: ch.metadata.namespace, name },
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: ing.metadata.resourceVersion },
+        ...(ing.spec?.rules ? [] : [{ op: 'add', path: '/spec/rules', value: [] }]),
+        ...patch,
+      ],
+      'json',
+    );
     return true;
   }
 
@@ -156,7 +210,11 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
       const authorization = async () => {
         const [authz] = await session.call((c) => c.getAuthorizations({ authorizations: [ch.spec.authorizationURL] } as never));
-        return { authz, challenge: authz.challenges.find((c) => (c as { token?: string }).token === ch.spec.token) as { status: string; error?: { detail?: string } } | undefined };
+        return {
+          authz,
+          challenge: authz.challenges.find((c) => (c as { token?: string }).token === ch.spec.token) as
+            { status: string; error?: { detail?: string } } | undefined,
+        };
       };
       if (!ch.status.state) {
         const { authz, challenge } = await authorization();
@@ -182,7 +240,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       }
 
       if (ch.status.state === 'pending') {
-        const problem = dns ? await checkDns01(ch, cfg.dns01) : await selfCheck(ch.spec.dnsName, ch.spec.token, ch.spec.key, { nameservers: cfg.selfCheckNameservers, port: cfg.selfCheckPort });
+        const problem = dns
+          ? await checkDns01(ch, cfg.dns01)
+          : await selfCheck(ch.spec.dnsName, ch.spec.token, ch.spec.key, { nameservers: cfg.selfCheckNameservers, port: cfg.selfCheckPort });
         const uid = ch.metadata.uid!;
         if (problem) {
           passes.set(uid, 0);
@@ -234,7 +294,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   }
 
   const sameDomain = async (c: ChallengeObject, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Challenge.kind, { index: { name: DOMAIN_INDEX, value: c.spec.dnsName } })).filter((o) => o.metadata.uid !== c.metadata.uid && !o.status?.processing).map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name }));
+    (await cache.list(Challenge.kind, { index: { name: DOMAIN_INDEX, value: c.spec.dnsName } }))
+      .filter((o) => o.metadata.uid !== c.metadata.uid && !o.status?.processing)
+      .map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name }));
 
   let builder = controllerFor(Challenge.kind)
     .named('challenge')
@@ -247,4 +309,3 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   if (cfg.enableGatewayAPI) builder = builder.owns(HTTPRoute, { informer: SOLVER_INFORMER });
   return builder.withOptions({ maxConcurrentReconciles: 8 }).reconcile(reconcile);
 }
-

@@ -15,7 +15,8 @@ import { addCertificateControllers } from '../index.js';
 
 const SYSTEM = 'opkit-system';
 const skip = bindUnavailable();
-const cond = (o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } }, type: string) => o.status?.conditions?.find((c) => c.type === type);
+const cond = (o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } }, type: string) =>
+  o.status?.conditions?.find((c) => c.type === type);
 
 describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS server (BIND 9)${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let plane: ControlPlane;
@@ -32,16 +33,32 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
   };
   const issuer = async (namespace: string, name: string, dns01: object, ready = 'True') => {
     await apply({
-      apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name, namespace },
-      spec: { acme: { server: pebble.directoryUrl, caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'), privateKeySecretRef: { name: `${name}-account` }, solvers: [{ dns01 }] } },
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Issuer',
+      metadata: { name, namespace },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl,
+          caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'),
+          privateKeySecretRef: { name: `${name}-account` },
+          solvers: [{ dns01 }],
+        },
+      },
     });
-    return waitFor(`Issuer ${name} Ready=${ready}`, async () => {
-      const i = await admin.get(Issuer.kind, { namespace, name });
-      return cond(i, 'Ready')?.status === ready && i;
-    }, { timeoutMs: 30_000 });
+    return waitFor(
+      `Issuer ${name} Ready=${ready}`,
+      async () => {
+        const i = await admin.get(Issuer.kind, { namespace, name });
+        return cond(i, 'Ready')?.status === ready && i;
+      },
+      { timeoutMs: 30_000 },
+    );
   };
-  const rfc2136 = (secretName = 'tsig') => ({ rfc2136: { nameserver: bind.server, tsigKeyName: bind.tsig.name, tsigAlgorithm: 'HMACSHA256', tsigSecretSecretRef: { name: secretName, key: 'secret' } } });
-  const txt = async (name: string) => (await query(bind.server, name, TYPE.TXT)).answers.filter((r) => r.type === TYPE.TXT).map((r) => (r.value as string[]).join(''));
+  const rfc2136 = (secretName = 'tsig') => ({
+    rfc2136: { nameserver: bind.server, tsigKeyName: bind.tsig.name, tsigAlgorithm: 'HMACSHA256', tsigSecretSecretRef: { name: secretName, key: 'secret' } },
+  });
+  const txt = async (name: string) =>
+    (await query(bind.server, name, TYPE.TXT)).answers.filter((r) => r.type === TYPE.TXT).map((r) => (r.value as string[]).join(''));
 
   beforeAll(async () => {
     bind = await startBind({ zone: 'example.test', onPort53: true });
@@ -55,7 +72,13 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     // The production self-check where BIND can answer on port 53 (root): the zone's NS record
     // found through the "recursive" server, then the TXT record asked of that authoritative
     // server on port 53. Elsewhere, the recursive server alone (--dns01-recursive-nameservers-only).
-    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM, dns01: { recursiveNameservers: [bind.server], recursiveOnly: !bind.authoritative, checkIntervalMs: 1_000 } }));
+    addCertificateControllers(
+      manager,
+      defaultConfig({
+        clusterResourceNamespace: SYSTEM,
+        dns01: { recursiveNameservers: [bind.server], recursiveOnly: !bind.authoritative, checkIntervalMs: 1_000 },
+      }),
+    );
     if (!bind.authoritative) console.log('BIND cannot serve on port 53 here (not root): the self-check asks the recursive server only');
     await manager.start();
   });
@@ -73,11 +96,20 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
     const updatesBefore = bind.updates();
     const t0 = Date.now();
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'wild', namespace }, spec: { secretName: 'wild-tls', issuerRef: { name: 'le' }, dnsNames: ['*.example.test', 'example.test'], privateKey: { algorithm: 'ECDSA' } } });
-    const ready = await waitFor('the wildcard Certificate Ready', async () => {
-      const c = await admin.get(Certificate.kind, { namespace, name: 'wild' });
-      return cond(c, 'Ready')?.status === 'True' && c;
-    }, { timeoutMs: 120_000, intervalMs: 250 });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'wild', namespace },
+      spec: { secretName: 'wild-tls', issuerRef: { name: 'le' }, dnsNames: ['*.example.test', 'example.test'], privateKey: { algorithm: 'ECDSA' } },
+    });
+    const ready = await waitFor(
+      'the wildcard Certificate Ready',
+      async () => {
+        const c = await admin.get(Certificate.kind, { namespace, name: 'wild' });
+        return cond(c, 'Ready')?.status === 'True' && c;
+      },
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
     const seconds = (Date.now() - t0) / 1000;
     const requests = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total') - requestsBefore;
     console.log(`DNS-01, *.example.test + example.test: Ready in ${seconds.toFixed(1)} s, ${requests} ACME requests`);
@@ -91,28 +123,48 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     expect(events).toContain('Presented challenge using DNS-01 challenge mechanism: TXT record _acme-challenge.example.test in zone example.test');
     // The self-check asked the zone's authoritative server (port 53, found by its NS record).
     if (bind.authoritative) expect(bind.queries('_acme-challenge.example.test', 'TXT', bind.authoritative)).toBeGreaterThan(0);
-    await waitFor('the challenges gone, their TXT records removed', async () => !(await admin.list(Challenge.kind, { namespace })).items.length && !(await txt('_acme-challenge.example.test')).length, { timeoutMs: 30_000 });
+    await waitFor(
+      'the challenges gone, their TXT records removed',
+      async () => !(await admin.list(Challenge.kind, { namespace })).items.length && !(await txt('_acme-challenge.example.test')).length,
+      { timeoutMs: 30_000 },
+    );
     // Each record added once and removed once: a DNS provider's API is called no more than that.
     await new Promise((r) => setTimeout(r, 2_000));
     expect(bind.updates() - updatesBefore).toBe(4);
   }, 180_000);
 
-  it("names what cannot work: a DNS-01 provider this operator lacks (on the Issuer), a TSIG key the server refuses (on the Challenge and the Certificate)", async () => {
+  it('names what cannot work: a DNS-01 provider this operator lacks (on the Issuer), a TSIG key the server refuses (on the Challenge and the Certificate)', async () => {
     const namespace = await ns();
     const cf = await issuer(namespace, 'cloudflare', { cloudflare: { apiTokenSecretRef: { name: 'cf', key: 'token' } } }, 'False');
-    expect(cond(cf, 'Ready')).toMatchObject({ reason: 'InvalidSolver', message: 'solvers[0].dns01: the cloudflare DNS-01 provider is not supported by this operator (only rfc2136)' });
+    expect(cond(cf, 'Ready')).toMatchObject({
+      reason: 'InvalidSolver',
+      message: 'solvers[0].dns01: the cloudflare DNS-01 provider is not supported by this operator (only rfc2136)',
+    });
 
     await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong', namespace }, stringData: { secret: Buffer.alloc(32, 9).toString('base64') } });
     await issuer(namespace, 'badkey', rfc2136('wrong'));
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'refused', namespace }, spec: { secretName: 'refused-tls', issuerRef: { name: 'badkey' }, dnsNames: ['refused.example.test'] } });
-    const ch = await waitFor('the refusal on the Challenge', async () => {
-      const [c] = (await admin.list(Challenge.kind, { namespace })).items;
-      return c?.status?.reason?.includes('NOTAUTH') && c;
-    }, { timeoutMs: 60_000 });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'refused', namespace },
+      spec: { secretName: 'refused-tls', issuerRef: { name: 'badkey' }, dnsNames: ['refused.example.test'] },
+    });
+    const ch = await waitFor(
+      'the refusal on the Challenge',
+      async () => {
+        const [c] = (await admin.list(Challenge.kind, { namespace })).items;
+        return c?.status?.reason?.includes('NOTAUTH') && c;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(ch.status?.reason).toMatch(/refused the update of zone example.test: NOTAUTH \(the TSIG key is not accepted for this zone\)/);
-    await waitFor('the refusal on the Certificate', async () => {
-      const c = await admin.get(Certificate.kind, { namespace, name: 'refused' });
-      return /NOTAUTH/.test(cond(c, 'Issuing')?.message ?? '') && c;
-    }, { timeoutMs: 60_000 });
+    await waitFor(
+      'the refusal on the Certificate',
+      async () => {
+        const c = await admin.get(Certificate.kind, { namespace, name: 'refused' });
+        return /NOTAUTH/.test(cond(c, 'Issuing')?.message ?? '') && c;
+      },
+      { timeoutMs: 60_000 },
+    );
   });
 });

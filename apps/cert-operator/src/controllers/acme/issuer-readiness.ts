@@ -28,10 +28,14 @@ export function acmeReadiness(accounts: AcmeAccounts): ReadinessCheck {
       if (registered && emailUnchanged) return { ...REGISTERED, statusPatch: RETRY_CLEARED };
       await session.call((c) => c.createAccount({ termsOfServiceAgreed: true, contact: spec.email ? [`mailto:${spec.email}`] : [] }));
       ctx.recorder.normal(issuer, 'ACMEAccountRegistered', `Registered ACME account ${session.client.getAccountUrl()}`);
-      return { ...REGISTERED, statusPatch: { ...RETRY_CLEARED, acme: { uri: session.client.getAccountUrl(), lastRegisteredEmail: spec.email ?? '', lastPrivateKeyHash: keyHash } } };
+      return {
+        ...REGISTERED,
+        statusPatch: { ...RETRY_CLEARED, acme: { uri: session.client.getAccountUrl(), lastRegisteredEmail: spec.email ?? '', lastPrivateKeyHash: keyHash } },
+      };
     } catch (err) {
       const f = classify(err);
-      if (f.kind === 'wait') return { status: 'False', reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${f.message}`, requeueAfter: f.requeueAfter };
+      if (f.kind === 'wait')
+        return { status: 'False', reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${f.message}`, requeueAfter: f.requeueAfter };
       const failed = recordFailure(issuer.status, now, `Failed to register ACME account: ${f.message}`, f.kind === 'retry' ? f.atLeastMs : 0);
       return { status: 'False', reason: 'ErrRegisterACMEAccount', message: failed.message, statusPatch: failed.fields, requeueAfter: failed.requeueAfter };
     }

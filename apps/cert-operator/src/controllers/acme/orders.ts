@@ -34,7 +34,9 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
     await ctx.updateStatus(Order.kind, o, { ...o.status, ...patch });
   }
   const challengesOf = async (o: OrderObject, ctx: ReconcileContext) =>
-    (await ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace })).filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid));
+    (await ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace })).filter((c) =>
+      c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid),
+    );
   const deleteChallenges = async (o: OrderObject, ctx: ReconcileContext) => {
     for (const c of await challengesOf(o, ctx)) await ctx.delete(Challenge.kind, c);
   };
@@ -72,7 +74,10 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
         return deleteChallenges(o, ctx);
       };
       if (!o.status?.url) {
-        const identifiers = [...(o.spec.dnsNames ?? []).map((value) => ({ type: 'dns', value })), ...(o.spec.ipAddresses ?? []).map((value) => ({ type: 'ip', value }))];
+        const identifiers = [
+          ...(o.spec.dnsNames ?? []).map((value) => ({ type: 'dns', value })),
+          ...(o.spec.ipAddresses ?? []).map((value) => ({ type: 'ip', value })),
+        ];
         const created = await session.call((c) => c.createOrder({ identifiers }));
         const authzs = await session.call((c) => c.getAuthorizations(created));
         await write(o, ctx, {
@@ -107,7 +112,15 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           const shown = a.wildcard ? `*.${dnsName}` : dnsName;
           const picked = pickSolver(issuer.spec.acme?.solvers ?? [], dnsName, o.metadata.labels as Record<string, string> | undefined, !!a.wildcard);
           const solver = picked && applySolverOverrides(picked, o.metadata.annotations);
-          if (!solver) return fail(o, ctx, 'errored', a.wildcard ? `no configured DNS-01 solver matches ${shown} (a wildcard name can only be proven with DNS-01): check the issuer's solvers` : `no configured solver matches ${shown}: check the issuer's solvers[].selector`);
+          if (!solver)
+            return fail(
+              o,
+              ctx,
+              'errored',
+              a.wildcard
+                ? `no configured DNS-01 solver matches ${shown} (a wildcard name can only be proven with DNS-01): check the issuer's solvers`
+                : `no configured solver matches ${shown}: check the issuer's solvers[].selector`,
+            );
           const type = solver.dns01 ? 'dns-01' : 'http-01';
           const http = a.challenges?.find((c) => c.type === type && c.token);
           if (!http) return fail(o, ctx, 'errored', `the ACME server offers no ${type.toUpperCase()} challenge for ${shown}`);
@@ -115,10 +128,22 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           const ch = existing.find((c) => c.metadata.name === name);
           if (!ch) {
             open++;
-            const key = await session.call(async (c) => c.getChallengeKeyAuthorization({ type, token: http.token!, url: http.url, status: 'pending' } as never));
+            const key = await session.call(async (c) =>
+              c.getChallengeKeyAuthorization({ type, token: http.token!, url: http.url, status: 'pending' } as never),
+            );
             await ctx.create(Challenge.kind, {
               metadata: { name, namespace: req.namespace, labels: o.metadata.labels, ownerReferences: [controllerReference(Order.kind, o)] },
-              spec: { url: http.url, authorizationURL: a.url, dnsName, wildcard: !!a.wildcard, type: solver.dns01 ? 'DNS-01' : 'HTTP-01', token: http.token!, key, solver, issuerRef: o.spec.issuerRef },
+              spec: {
+                url: http.url,
+                authorizationURL: a.url,
+                dnsName,
+                wildcard: !!a.wildcard,
+                type: solver.dns01 ? 'DNS-01' : 'HTTP-01',
+                token: http.token!,
+                key,
+                solver,
+                issuerRef: o.spec.issuerRef,
+              },
             } as ChallengeObject);
             ctx.recorder.normal(o, 'Created', `Created Challenge resource "${name}" for domain "${dnsName}"`);
             continue;
@@ -148,7 +173,8 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
       if (acmeState === 'invalid') return fail(o, ctx, 'invalid', 'the ACME server marked the order invalid');
       if (acmeState === 'valid') return complete(current);
       if (acmeState === 'ready') return await finalize(current);
-      if (acmeState === 'processing') return (await write(o, ctx, { state: 'processing', reason: 'the ACME server is issuing the certificate' }), { requeueAfter: 2_000 });
+      if (acmeState === 'processing')
+        return (await write(o, ctx, { state: 'processing', reason: 'the ACME server is issuing the certificate' }), { requeueAfter: 2_000 });
       // Every challenge won, but the CA has not caught up yet: look again shortly (cert-manager: 5 s).
       await write(o, ctx, { state: 'pending', reason: 'every challenge is valid; waiting for the ACME server to mark the order ready' });
       return { requeueAfter: 5_000 };
@@ -174,10 +200,5 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
     }
   }
 
-  return controllerFor(Order.kind)
-    .withRbac(acmeRbac)
-    .named('order')
-    .owns(Challenge.kind)
-    .withOptions({ maxConcurrentReconciles: 4 })
-    .reconcile(reconcile);
+  return controllerFor(Order.kind).withRbac(acmeRbac).named('order').owns(Challenge.kind).withOptions({ maxConcurrentReconciles: 4 }).reconcile(reconcile);
 }

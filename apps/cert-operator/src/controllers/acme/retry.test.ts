@@ -8,7 +8,7 @@ describe('ACME retries recorded in status', () => {
     expect([1, 2, 3, 4, 7, 20].map(retryDelayMs)).toEqual([30_000, 60_000, 120_000, 240_000, 1_800_000, 1_800_000]);
   });
 
-  it('holds attempts back until the recorded failure\'s delay has passed, whoever reconciles', () => {
+  it("holds attempts back until the recorded failure's delay has passed, whoever reconciles", () => {
     const first = recordFailure(undefined, T0, 'unreachable');
     expect(first.fields).toEqual({ failedAttempts: 1, lastFailureTime: '2026-11-23T10:00:00Z' });
     expect(first.message).toBe('unreachable; retrying at 2026-11-23T10:00:30.000Z');
@@ -18,7 +18,7 @@ describe('ACME retries recorded in status', () => {
     expect(waitBeforeRetry(second.fields, T0 + 31_000)).toBe(59_000);
   });
 
-  it('lets a server\'s Retry-After stretch the wait, never shorten it', () => {
+  it("lets a server's Retry-After stretch the wait, never shorten it", () => {
     expect(recordFailure(undefined, T0, 'rate limited', 120_000).requeueAfter).toBe(120_000);
     expect(recordFailure(undefined, T0, 'rate limited', 1_000).requeueAfter).toBe(30_000);
   });

@@ -28,7 +28,12 @@ export function waitBeforeRetry(s: RetryState | undefined, now: number): number 
  * One more failure, recorded: the status fields to write, the message (saying when the next
  * attempt is), and the requeue. `atLeastMs` is a server's Retry-After: it stretches the wait.
  */
-export function recordFailure(s: RetryState | undefined, now: number, message: string, atLeastMs = 0): { fields: Required<RetryState>; message: string; requeueAfter: number } {
+export function recordFailure(
+  s: RetryState | undefined,
+  now: number,
+  message: string,
+  atLeastMs = 0,
+): { fields: Required<RetryState>; message: string; requeueAfter: number } {
   const failedAttempts = (s?.failedAttempts ?? 0) + 1;
   const requeueAfter = Math.max(retryDelayMs(failedAttempts), atLeastMs);
   const retryAt = new Date(now + requeueAfter).toISOString();

@@ -30,8 +30,21 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
   }
   if (!order) {
     await ctx.create(Order.kind, {
-      metadata: { name, namespace: cr.metadata.namespace, labels: cr.metadata.labels, annotations: overrideAnnotationsOf(cr.metadata.annotations), ownerReferences: [controllerReference(CertificateRequest.kind, cr)] },
-      spec: { request: cr.spec.request, issuerRef: cr.spec.issuerRef, commonName: csr.commonName, dnsNames: csr.dnsNames, ipAddresses: csr.ipAddresses, duration: cr.spec.duration },
+      metadata: {
+        name,
+        namespace: cr.metadata.namespace,
+        labels: cr.metadata.labels,
+        annotations: overrideAnnotationsOf(cr.metadata.annotations),
+        ownerReferences: [controllerReference(CertificateRequest.kind, cr)],
+      },
+      spec: {
+        request: cr.spec.request,
+        issuerRef: cr.spec.issuerRef,
+        commonName: csr.commonName,
+        dnsNames: csr.dnsNames,
+        ipAddresses: csr.ipAddresses,
+        duration: cr.spec.duration,
+      },
     });
     ctx.recorder.normal(cr, 'OrderCreated', `Created Order resource ${cr.metadata.namespace}/${name}`);
     return { pending: `Created Order resource ${cr.metadata.namespace}/${name}` };
@@ -46,5 +59,7 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
     }
     return { issued: { certificate: chain, ca: '' } };
   }
-  return { pending: `Waiting on certificate issuance from order ${cr.metadata.namespace}/${name}: "${state ?? 'pending'}"${order.status?.reason ? `: ${order.status.reason}` : ''}` };
+  return {
+    pending: `Waiting on certificate issuance from order ${cr.metadata.namespace}/${name}: "${state ?? 'pending'}"${order.status?.reason ? `: ${order.status.reason}` : ''}`,
+  };
 };

@@ -40,7 +40,8 @@ const signSelfSigned: Signer = async (cr, csr, issuer, ctx) => {
   const pem = secretData(secret, 'tls.key');
   if (!pem) return { pending: `private key Secret "${keySecret}" not found`, requeueAfter: 5_000 };
   const key = parsePrivateKey(pem);
-  if (!publicKeyDer(key).equals(publicKeyDer(csr.publicKey))) return { failed: `the private key in Secret "${keySecret}" does not match the request's public key` };
+  if (!publicKeyDer(key).equals(publicKeyDer(csr.publicKey)))
+    return { failed: `the private key in Secret "${keySecret}" does not match the request's public key` };
   return { issued: await selfSign({ ...template(cr, csr), crlDistributionPoints: issuer.issuer.spec.selfSigned?.crlDistributionPoints }, key) };
 };
 
@@ -53,7 +54,12 @@ const signCA: Signer = async (cr, csr, issuer, ctx) => {
 };
 
 export function certificateRequestController(cfg: CertOperatorConfig, signers: { acme?: Signer } = {}) {
-  async function setStatus(cr: CertificateRequestObject, ctx: ReconcileContext, conditions: Omit<Condition, 'lastTransitionTime'>[], extra: Partial<NonNullable<CertificateRequestObject['status']>> = {}) {
+  async function setStatus(
+    cr: CertificateRequestObject,
+    ctx: ReconcileContext,
+    conditions: Omit<Condition, 'lastTransitionTime'>[],
+    extra: Partial<NonNullable<CertificateRequestObject['status']>> = {},
+  ) {
     let list = (cr.status?.conditions as Condition[] | undefined) ?? [];
     for (const c of conditions) list = ctx.setCondition(list, { ...c, observedGeneration: cr.metadata.generation });
     await ctx.updateStatus(CertificateRequest.kind, cr, { ...cr.status, ...extra, conditions: list });
@@ -69,12 +75,18 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
 
     if (cond(cr, 'Denied')?.status === 'True') {
       ctx.recorder.warning(cr, 'Denied', 'The CertificateRequest was denied by an approval controller');
-      return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Denied', message: 'The CertificateRequest was denied by an approval controller' }], { failureTime: rfc3339(new Date(ctx.clock.now())) });
+      return setStatus(
+        cr,
+        ctx,
+        [{ type: 'Ready', status: 'False', reason: 'Denied', message: 'The CertificateRequest was denied by an approval controller' }],
+        { failureTime: rfc3339(new Date(ctx.clock.now())) },
+      );
     }
     if (!isOurGroup(cr.spec.issuerRef.group)) return; // an external issuer's request
 
     if (cond(cr, 'Approved')?.status !== 'True') {
-      if (!cfg.autoApprove) return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'Waiting for the CertificateRequest to be approved' }]);
+      if (!cfg.autoApprove)
+        return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'Waiting for the CertificateRequest to be approved' }]);
       return setStatus(cr, ctx, [
         { type: 'Approved', status: 'True', reason: GROUP, message: `Certificate request has been approved by ${GROUP}` },
         { type: 'Ready', status: 'False', reason: 'Pending', message: 'Approved; waiting to be signed' },
@@ -82,10 +94,18 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     }
 
     const lookup = await resolveIssuer(ctx.cache, cr.spec.issuerRef, req.namespace!, cfg);
-    if (!lookup.ok) return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: `Referenced issuer is not available: ${lookup.message}` }]);
+    if (!lookup.ok)
+      return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: `Referenced issuer is not available: ${lookup.message}` }]);
     const readiness = issuerReady(lookup.resolved.issuer);
     if (readiness?.status !== 'True') {
-      return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: `Referenced ${lookup.resolved.kind} "${cr.spec.issuerRef.name}" is not ready: ${readiness?.message ?? 'no Ready condition yet'}` }]);
+      return setStatus(cr, ctx, [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'Pending',
+          message: `Referenced ${lookup.resolved.kind} "${cr.spec.issuerRef.name}" is not ready: ${readiness?.message ?? 'no Ready condition yet'}`,
+        },
+      ]);
     }
 
     const fail = async (message: string) => {
@@ -114,11 +134,18 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     });
   }
 
-  const byIssuer = (kind: 'Issuer' | 'ClusterIssuer') => async (issuer: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(CertificateRequest.kind, { namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined, index: { name: CR_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name }) } })).map((c) => ({
-      namespace: c.metadata.namespace,
-      name: c.metadata.name,
-    }));
+  const byIssuer =
+    (kind: 'Issuer' | 'ClusterIssuer') =>
+    async (issuer: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
+      (
+        await cache.list(CertificateRequest.kind, {
+          namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined,
+          index: { name: CR_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name }) },
+        })
+      ).map((c) => ({
+        namespace: c.metadata.namespace,
+        name: c.metadata.name,
+      }));
 
   let builder = controllerFor(CertificateRequest.kind)
     .named('certificaterequest')

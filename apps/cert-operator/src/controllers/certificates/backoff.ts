@@ -26,7 +26,9 @@ export async function failureBackoff(c: CertificateObject, state: SecretState, w
   const retryAt = Date.parse(c.status.lastFailureTime) + issuanceBackoffMs(failures);
   if (retryAt <= now.getTime()) return undefined;
   const contended = last.reason === 'SecretContention';
-  const message = contended ? last.message : `${why.message}; the last attempt failed, retrying at ${new Date(retryAt).toISOString()} (attempt ${failures + 1})`;
+  const message = contended
+    ? last.message
+    : `${why.message}; the last attempt failed, retrying at ${new Date(retryAt).toISOString()} (attempt ${failures + 1})`;
   if (state.problem || !keepsReady(why.reason)) await notReady(c, ctx, contended ? 'SecretContention' : why.reason, message, false);
   return { requeueAfter: Math.min(MAX_REQUEUE_MS, retryAt - now.getTime()) };
 }
@@ -34,7 +36,9 @@ export async function failureBackoff(c: CertificateObject, state: SecretState, w
 /** The field managers that last wrote the Secret's data, to name them in messages. */
 async function secretWriters(c: CertificateObject, ctx: ReconcileContext): Promise<string> {
   const s = await ctx.client.find(Secret, { namespace: c.metadata.namespace, name: c.spec.secretName });
-  const other = s?.metadata.managedFields?.filter((f) => f.manager !== ctx.client.options.fieldManager && JSON.stringify(f.fieldsV1 ?? {}).includes('"f:data"'));
+  const other = s?.metadata.managedFields?.filter(
+    (f) => f.manager !== ctx.client.options.fieldManager && JSON.stringify(f.fieldsV1 ?? {}).includes('"f:data"'),
+  );
   return other?.length ? other.map((f) => f.manager).join(', ') : 'another writer';
 }
 

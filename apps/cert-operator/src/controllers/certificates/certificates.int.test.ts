@@ -32,24 +32,43 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     return name;
   };
   const cert = (namespace: string, name: string, spec: Partial<CertificateObject['spec']>) =>
-    apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name, namespace }, spec: { secretName: name, issuerRef: { name: 'ca' }, ...spec } });
+    apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name, namespace },
+      spec: { secretName: name, issuerRef: { name: 'ca' }, ...spec },
+    });
   const getCert = (namespace: string, name: string) => admin.get(Certificate.kind, { namespace, name });
   const ready = (c: Pick<CertificateObject, 'status'>) => c.status?.conditions?.find((x) => x.type === 'Ready');
   const waitReady = (namespace: string, name: string, revision = 1) =>
-    waitFor(`Certificate ${name} Ready at revision ${revision}`, async () => {
-      const c = await getCert(namespace, name);
-      return ready(c)?.status === 'True' && (c.status?.revision ?? 0) >= revision && c;
-    }, { timeoutMs: 30_000 });
+    waitFor(
+      `Certificate ${name} Ready at revision ${revision}`,
+      async () => {
+        const c = await getCert(namespace, name);
+        return ready(c)?.status === 'True' && (c.status?.revision ?? 0) >= revision && c;
+      },
+      { timeoutMs: 30_000 },
+    );
   const secret = (namespace: string, name: string) => admin.get(Secret, { namespace, name });
   const events = async (namespace: string, name: string) => (await admin.list(CoreEvent, { namespace, fieldSelector: `involvedObject.name=${name}` })).items;
 
   /** A namespace with a SelfSigned issuer, a CA Certificate from it, and a CA issuer on that. */
   async function caChain(namespace: string) {
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
-    await cert(namespace, 'root-ca', { isCA: true, commonName: 'opkit test root', secretName: 'root-ca', duration: '8760h', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA', size: 384 } });
+    await cert(namespace, 'root-ca', {
+      isCA: true,
+      commonName: 'opkit test root',
+      secretName: 'root-ca',
+      duration: '8760h',
+      issuerRef: { name: 'selfsigned' },
+      privateKey: { algorithm: 'ECDSA', size: 384 },
+    });
     await waitReady(namespace, 'root-ca');
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace }, spec: { ca: { secretName: 'root-ca' } } });
-    await waitFor('the CA issuer to be Ready', async () => (await admin.get(Issuer.kind, { namespace, name: 'ca' })).status?.conditions?.[0]?.status === 'True');
+    await waitFor(
+      'the CA issuer to be Ready',
+      async () => (await admin.get(Issuer.kind, { namespace, name: 'ca' })).status?.conditions?.[0]?.status === 'True',
+    );
   }
 
   beforeAll(async () => {
@@ -77,7 +96,13 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(pem(root, 'ca.crt')).toBe(pem(root, 'tls.crt'));
     expect(createPrivateKey(pem(root, 'tls.key')).asymmetricKeyDetails).toMatchObject({ namedCurve: 'secp384r1' });
 
-    await cert(namespace, 'web', { dnsNames: ['web.example.com', 'www.example.com'], commonName: 'web.example.com', usages: ['server auth', 'digital signature', 'key encipherment'], privateKey: { algorithm: 'RSA', size: 3072, encoding: 'PKCS8' }, subject: { organizations: ['opkit'] } });
+    await cert(namespace, 'web', {
+      dnsNames: ['web.example.com', 'www.example.com'],
+      commonName: 'web.example.com',
+      usages: ['server auth', 'digital signature', 'key encipherment'],
+      privateKey: { algorithm: 'RSA', size: 3072, encoding: 'PKCS8' },
+      subject: { organizations: ['opkit'] },
+    });
     const c = await waitReady(namespace, 'web');
     const s = await secret(namespace, 'web');
     expect(s.type).toBe('kubernetes.io/tls');
@@ -93,8 +118,15 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(createPrivateKey(pem(s, 'tls.key')).asymmetricKeyDetails?.modulusLength).toBe(3072);
     expect(leaf.checkPrivateKey(createPrivateKey(pem(s, 'tls.key')))).toBe(true);
     expect(s.metadata.annotations).toMatchObject({
-      [A.certificateName]: 'web', [A.issuerName]: 'ca', [A.issuerKind]: 'Issuer', [A.issuerGroup]: 'cert.opkit.dev',
-      [A.commonName]: 'web.example.com', [A.altNames]: 'web.example.com,www.example.com', [A.ipSans]: '', [A.uriSans]: '', [A.subjectOrganizations]: 'opkit',
+      [A.certificateName]: 'web',
+      [A.issuerName]: 'ca',
+      [A.issuerKind]: 'Issuer',
+      [A.issuerGroup]: 'cert.opkit.dev',
+      [A.commonName]: 'web.example.com',
+      [A.altNames]: 'web.example.com,www.example.com',
+      [A.ipSans]: '',
+      [A.uriSans]: '',
+      [A.subjectOrganizations]: 'opkit',
     });
     // Status as cert-manager's: validity, renewal at 2/3 of the 90-day default lifetime, revision.
     const life = Date.parse(c.status!.notAfter!) - Date.parse(c.status!.notBefore!);
@@ -105,7 +137,14 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     const cols = await plane.kubectl(['get', 'cert', 'web', '-n', namespace, '-o', 'wide', '--no-headers']);
     expect(cols.stdout).toMatch(/^web\s+True\s+web\s+ca\s+Certificate is up to date and has not expired/);
     const crs = (await admin.list(CertificateRequest.kind, { namespace })).items.filter((r) => r.metadata.annotations?.[A.certificateName] === 'web');
-    expect(crs.map((r) => r.status?.conditions?.map((x) => `${x.type}=${x.status}`).sort().join(','))).toEqual(['Approved=True,Ready=True']);
+    expect(
+      crs.map((r) =>
+        r.status?.conditions
+          ?.map((x) => `${x.type}=${x.status}`)
+          .sort()
+          .join(','),
+      ),
+    ).toEqual(['Approved=True,Ready=True']);
   });
 
   it("shows each Certificate on /metrics under cert-manager's names: expiry, renewal time, Ready status", async () => {
@@ -124,7 +163,9 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(metricValue(metrics, 'certmanager_certificate_not_after_timestamp_seconds', labels)).toBe(Date.parse(leaf.validTo) / 1000);
     expect(metricValue(metrics, 'certmanager_certificate_not_before_timestamp_seconds', labels)).toBe(Date.parse(leaf.validFrom) / 1000);
     expect(metricValue(metrics, 'certmanager_certificate_renewal_timestamp_seconds', labels)).toBe(Date.parse(c.status!.renewalTime!) / 1000);
-    expect(['True', 'False', 'Unknown'].map((condition) => metricValue(metrics, 'certmanager_certificate_ready_status', { ...labels, condition }))).toEqual([1, 0, 0]);
+    expect(['True', 'False', 'Unknown'].map((condition) => metricValue(metrics, 'certmanager_certificate_ready_status', { ...labels, condition }))).toEqual([
+      1, 0, 0,
+    ]);
     const unissued = { name: 'unissued', namespace, issuer_name: 'missing', issuer_kind: 'ClusterIssuer' };
     expect(metricValue(metrics, 'certmanager_certificate_expiration_timestamp_seconds', unissued)).toBe(0);
     await admin.delete(Certificate.kind, { namespace, name: 'unissued' });
@@ -135,8 +176,18 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     const namespace = await ns();
     await caChain(namespace);
     // 1 h lifetime, renew 59m50s before expiry: the renewal falls due 10 s after issuance.
-    await cert(namespace, 'short', { dnsNames: ['short.example.com'], duration: '1h', renewBefore: '59m50s', privateKey: { algorithm: 'ECDSA', rotationPolicy: 'Always' } });
-    await cert(namespace, 'kept', { dnsNames: ['kept.example.com'], duration: '1h', renewBefore: '59m50s', privateKey: { algorithm: 'ECDSA', rotationPolicy: 'Never' } });
+    await cert(namespace, 'short', {
+      dnsNames: ['short.example.com'],
+      duration: '1h',
+      renewBefore: '59m50s',
+      privateKey: { algorithm: 'ECDSA', rotationPolicy: 'Always' },
+    });
+    await cert(namespace, 'kept', {
+      dnsNames: ['kept.example.com'],
+      duration: '1h',
+      renewBefore: '59m50s',
+      privateKey: { algorithm: 'ECDSA', rotationPolicy: 'Never' },
+    });
     const first = await waitReady(namespace, 'short');
     await waitReady(namespace, 'kept');
     const [keyA, keptA] = [pem(await secret(namespace, 'short'), 'tls.key'), pem(await secret(namespace, 'kept'), 'tls.key')];
@@ -191,8 +242,17 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await caChain(namespace);
     await cert(namespace, 'contested', { dnsNames: ['contested.example.com'], privateKey: { algorithm: 'ECDSA' } });
     await waitReady(namespace, 'contested');
-    const foreignKey = Buffer.from(createPrivateKey({ key: (await import('node:crypto')).generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) }).export({ type: 'pkcs8', format: 'pem' })).toString('base64');
-    const overwrite = () => new Client(new Transport(plane.kubeConfig), { fieldManager: 'external-secrets' }).patch(Secret, { namespace, name: 'contested' }, { data: { 'tls.key': foreignKey } });
+    const foreignKey = Buffer.from(
+      createPrivateKey({
+        key: (await import('node:crypto')).generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      }).export({ type: 'pkcs8', format: 'pem' }),
+    ).toString('base64');
+    const overwrite = () =>
+      new Client(new Transport(plane.kubeConfig), { fieldManager: 'external-secrets' }).patch(
+        Secret,
+        { namespace, name: 'contested' },
+        { data: { 'tls.key': foreignKey } },
+      );
     await overwrite();
     await waitReady(namespace, 'contested', 2);
     // The other writer strikes again, and keeps striking.
@@ -218,7 +278,12 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
 
   it('reports bad input as conditions and events, and does not hot-loop on it', async () => {
     const namespace = await ns();
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'no-secret', namespace }, spec: { ca: { secretName: 'does-not-exist' } } });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Issuer',
+      metadata: { name: 'no-secret', namespace },
+      spec: { ca: { secretName: 'does-not-exist' } },
+    });
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
     await cert(namespace, 'unknown-issuer', { dnsNames: ['a.example.com'], issuerRef: { name: 'nope' } });
     await cert(namespace, 'missing-ca', { dnsNames: ['b.example.com'], issuerRef: { name: 'no-secret' } });
@@ -251,7 +316,10 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
 
   /** The CertificateRequests a Certificate has had, by name. */
   const requestNames = async (namespace: string, name: string) =>
-    (await admin.list(CertificateRequest.kind, { namespace })).items.filter((r) => r.metadata.annotations?.[A.certificateName] === name).map((r) => r.metadata.name).sort();
+    (await admin.list(CertificateRequest.kind, { namespace })).items
+      .filter((r) => r.metadata.annotations?.[A.certificateName] === name)
+      .map((r) => r.metadata.name)
+      .sort();
 
   it('issues once and settles, whatever form the spec is written in: IPv6 in another notation, isCA without cert sign, empty usages', async () => {
     const namespace = await ns();
@@ -282,10 +350,22 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await cert(namespace, 'subject', spec);
     await waitReady(namespace, 'subject');
     // Street and postal code too: the x509 library knows no short names for them (a CSR with them used to fail).
-    await cert(namespace, 'subject', { ...spec, subject: { organizations: ['opkit'], countries: ['DE'], organizationalUnits: ['platform'], localities: ['Berlin'], streetAddresses: ['Unter den Linden 1'], postalCodes: ['10117'] } });
+    await cert(namespace, 'subject', {
+      ...spec,
+      subject: {
+        organizations: ['opkit'],
+        countries: ['DE'],
+        organizationalUnits: ['platform'],
+        localities: ['Berlin'],
+        streetAddresses: ['Unter den Linden 1'],
+        postalCodes: ['10117'],
+      },
+    });
     await waitReady(namespace, 'subject', 2);
     const leaf = new X509Certificate(pem(await secret(namespace, 'subject'), 'tls.crt'));
-    expect(leaf.subject.split('\n')).toEqual(expect.arrayContaining(['C=DE', 'L=Berlin', 'O=opkit', 'OU=platform', 'street=Unter den Linden 1', 'postalCode=10117']));
+    expect(leaf.subject.split('\n')).toEqual(
+      expect.arrayContaining(['C=DE', 'L=Berlin', 'O=opkit', 'OU=platform', 'street=Unter den Linden 1', 'postalCode=10117']),
+    );
   });
 
   it('a forced renewal (the renew annotation) puts a new certificate and key into the Secret and bumps the revision', async () => {
@@ -318,14 +398,25 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
         name: 'ported-tls',
         namespace,
         annotations: {
-          [`${cm}/certificate-name`]: 'ported', [`${cm}/issuer-name`]: 'ca', [`${cm}/issuer-kind`]: 'Issuer', [`${cm}/issuer-group`]: cm,
-          [`${cm}/common-name`]: '', [`${cm}/alt-names`]: 'ported.example.com', [`${cm}/ip-sans`]: '', [`${cm}/uri-sans`]: '',
+          [`${cm}/certificate-name`]: 'ported',
+          [`${cm}/issuer-name`]: 'ca',
+          [`${cm}/issuer-kind`]: 'Issuer',
+          [`${cm}/issuer-group`]: cm,
+          [`${cm}/common-name`]: '',
+          [`${cm}/alt-names`]: 'ported.example.com',
+          [`${cm}/ip-sans`]: '',
+          [`${cm}/uri-sans`]: '',
         },
       },
       type: 'kubernetes.io/tls',
       data: { 'tls.crt': issued.data!['tls.crt'], 'tls.key': issued.data!['tls.key'], 'ca.crt': issued.data!['ca.crt'] },
     });
-    await cert(namespace, 'ported', { secretName: 'ported-tls', dnsNames: ['ported.example.com'], issuerRef: { name: 'ca', kind: 'Issuer', group: cm }, privateKey: { algorithm: 'ECDSA' } });
+    await cert(namespace, 'ported', {
+      secretName: 'ported-tls',
+      dnsNames: ['ported.example.com'],
+      issuerRef: { name: 'ca', kind: 'Issuer', group: cm },
+      privateKey: { algorithm: 'ECDSA' },
+    });
     await waitFor('the ported Certificate Ready', async () => ready(await getCert(namespace, 'ported'))?.status === 'True', { timeoutMs: 30_000 });
     await new Promise((r) => setTimeout(r, 3_000));
     expect(pem(await secret(namespace, 'ported-tls'), 'tls.crt')).toBe(pem(issued, 'tls.crt'));
@@ -336,21 +427,39 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     const namespace = await ns();
     await caChain(namespace);
     await cert(namespace, 'java', {
-      dnsNames: ['java.example.com'], privateKey: { algorithm: 'RSA' },
-      keystores: { jks: { create: true, passwordSecretRef: { name: 'store-pass', key: 'password' }, alias: 'app' }, pkcs12: { create: true, passwordSecretRef: { name: 'store-pass', key: 'password' }, profile: 'Modern2023' } },
+      dnsNames: ['java.example.com'],
+      privateKey: { algorithm: 'RSA' },
+      keystores: {
+        jks: { create: true, passwordSecretRef: { name: 'store-pass', key: 'password' }, alias: 'app' },
+        pkcs12: { create: true, passwordSecretRef: { name: 'store-pass', key: 'password' }, profile: 'Modern2023' },
+      },
       additionalOutputFormats: [{ type: 'DER' }, { type: 'CombinedPEM' }],
     });
     // No password yet: the Certificate says what is missing, and nothing is written.
-    const waiting = await waitFor('the missing password reported', async () => {
-      const c = await getCert(namespace, 'java');
-      return ready(c)?.reason === 'KeystorePasswordNotFound' && c;
-    }, { timeoutMs: 30_000 });
+    const waiting = await waitFor(
+      'the missing password reported',
+      async () => {
+        const c = await getCert(namespace, 'java');
+        return ready(c)?.reason === 'KeystorePasswordNotFound' && c;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(ready(waiting)?.message).toBe('Secret "store-pass" with the JKS keystore password does not exist');
     await admin.create(Secret, { metadata: { name: 'store-pass', namespace }, stringData: { password: 'changeit-42' } });
     // The password Secret is not watched: the retry (30 s) finds it.
     await waitFor('Ready with its keystores', async () => ready(await getCert(namespace, 'java'))?.status === 'True', { timeoutMs: 60_000 });
     const s = await secret(namespace, 'java');
-    expect(Object.keys(s.data ?? {}).sort()).toEqual(['ca.crt', 'key.der', 'keystore.jks', 'keystore.p12', 'tls-combined.pem', 'tls.crt', 'tls.key', 'truststore.jks', 'truststore.p12']);
+    expect(Object.keys(s.data ?? {}).sort()).toEqual([
+      'ca.crt',
+      'key.der',
+      'keystore.jks',
+      'keystore.p12',
+      'tls-combined.pem',
+      'tls.crt',
+      'tls.key',
+      'truststore.jks',
+      'truststore.p12',
+    ]);
     const dir = mkdtempSync(join(tmpdir(), 'opkit-ks-'));
     try {
       const file = (k: string) => {
@@ -373,19 +482,50 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await new Promise((r) => setTimeout(r, 3_000));
     expect((await secret(namespace, 'java')).metadata.resourceVersion).toBe(rv);
     // Asked for no keystores any more: they leave the Secret; the certificate is not re-issued.
-    await plane.kubectl(['patch', 'certificate', 'java', '-n', namespace, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/keystores' }, { op: 'remove', path: '/spec/additionalOutputFormats' }])]);
-    await waitFor('the keystores removed', async () => Object.keys((await secret(namespace, 'java')).data ?? {}).sort().join() === 'ca.crt,tls.crt,tls.key');
+    await plane.kubectl([
+      'patch',
+      'certificate',
+      'java',
+      '-n',
+      namespace,
+      '--type=json',
+      '-p',
+      JSON.stringify([
+        { op: 'remove', path: '/spec/keystores' },
+        { op: 'remove', path: '/spec/additionalOutputFormats' },
+      ]),
+    ]);
+    await waitFor(
+      'the keystores removed',
+      async () =>
+        Object.keys((await secret(namespace, 'java')).data ?? {})
+          .sort()
+          .join() === 'ca.crt,tls.crt,tls.key',
+    );
     expect((await getCert(namespace, 'java')).status?.revision).toBe(1);
   });
 
   it('issues with literalSubject, otherNames, a CA with nameConstraints and usages kept out of the CSR, and settles (no re-issue)', async () => {
     const namespace = await ns();
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
-    await cert(namespace, 'constrained', { isCA: true, commonName: 'constrained CA', secretName: 'constrained', issuerRef: { name: 'selfsigned' }, privateKey: { algorithm: 'ECDSA' }, nameConstraints: { permitted: { dnsDomains: ['example.com'] } } });
+    await cert(namespace, 'constrained', {
+      isCA: true,
+      commonName: 'constrained CA',
+      secretName: 'constrained',
+      issuerRef: { name: 'selfsigned' },
+      privateKey: { algorithm: 'ECDSA' },
+      nameConstraints: { permitted: { dnsDomains: ['example.com'] } },
+    });
     await waitReady(namespace, 'constrained');
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace }, spec: { ca: { secretName: 'constrained' } } });
     await waitFor('the CA issuer Ready', async () => (await admin.get(Issuer.kind, { namespace, name: 'ca' })).status?.conditions?.[0]?.status === 'True');
-    await cert(namespace, 'literal', { literalSubject: 'CN=app.example.com,O=Example,C=DE', dnsNames: ['app.example.com'], otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'app@example.com' }], encodeUsagesInRequest: false, usages: ['server auth', 'digital signature'] });
+    await cert(namespace, 'literal', {
+      literalSubject: 'CN=app.example.com,O=Example,C=DE',
+      dnsNames: ['app.example.com'],
+      otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'app@example.com' }],
+      encodeUsagesInRequest: false,
+      usages: ['server auth', 'digital signature'],
+    });
     await waitReady(namespace, 'literal');
     const leaf = new X509Certificate(pem(await secret(namespace, 'literal'), 'tls.crt'));
     expect(leaf.subject.split('\n')).toEqual(['C=DE', 'O=Example', 'CN=app.example.com']);
@@ -396,7 +536,15 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect((await getCert(namespace, 'literal')).status?.revision).toBe(1);
     expect((await getCert(namespace, 'constrained')).status?.revision).toBe(1);
     // Refused at the door: constraints on a certificate that is not a CA, and literalSubject with commonName.
-    const refused = await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'bad', namespace }, spec: { secretName: 'bad', commonName: 'x', literalSubject: 'CN=x', nameConstraints: { permitted: { dnsDomains: ['x'] } }, issuerRef: { name: 'ca' } } }), check: false });
+    const refused = await plane.kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'cert.opkit.dev/v1',
+        kind: 'Certificate',
+        metadata: { name: 'bad', namespace },
+        spec: { secretName: 'bad', commonName: 'x', literalSubject: 'CN=x', nameConstraints: { permitted: { dnsDomains: ['x'] } }, issuerRef: { name: 'ca' } },
+      }),
+      check: false,
+    });
     expect(refused.stderr).toMatch(/literalSubject replaces commonName and subject/);
     expect(refused.stderr).toMatch(/nameConstraints are for CA certificates/);
   });
@@ -415,28 +563,55 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     const namespace = await ns();
     await caChain(namespace);
     await apply({
-      apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca-urls', namespace },
-      spec: { ca: { secretName: 'root-ca', crlDistributionPoints: ['http://crl.example.com/ca.crl'], ocspServers: ['http://ocsp.example.com'], issuingCertificateURLs: ['http://pki.example.com/ca.crt'] } },
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Issuer',
+      metadata: { name: 'ca-urls', namespace },
+      spec: {
+        ca: {
+          secretName: 'root-ca',
+          crlDistributionPoints: ['http://crl.example.com/ca.crl'],
+          ocspServers: ['http://ocsp.example.com'],
+          issuingCertificateURLs: ['http://pki.example.com/ca.crt'],
+        },
+      },
     });
     await waitFor('ca-urls Ready', async () => (await admin.get(Issuer.kind, { namespace, name: 'ca-urls' })).status?.conditions?.[0]?.status === 'True');
-    await cert(namespace, 'extras', { commonName: 'Internal Service', dnsNames: ['extras.example.com'], issuerRef: { name: 'ca-urls' }, privateKey: { algorithm: 'RSA', size: 2560 } });
+    await cert(namespace, 'extras', {
+      commonName: 'Internal Service',
+      dnsNames: ['extras.example.com'],
+      issuerRef: { name: 'ca-urls' },
+      privateKey: { algorithm: 'RSA', size: 2560 },
+    });
     await waitReady(namespace, 'extras');
     const s = await secret(namespace, 'extras');
     expect(createPrivateKey(pem(s, 'tls.key')).asymmetricKeyDetails?.modulusLength).toBe(2560);
     const leaf = new X509Certificate(pem(s, 'tls.crt'));
     expect(leaf.subject).toBe('CN=Internal Service');
-    expect(leaf.infoAccess?.split('\n')).toEqual(expect.arrayContaining(['OCSP - URI:http://ocsp.example.com', 'CA Issuers - URI:http://pki.example.com/ca.crt']));
-    const text = (await import('node:child_process')).execFileSync('openssl', ['x509', '-noout', '-ext', 'crlDistributionPoints'], { input: pem(s, 'tls.crt') }).toString();
+    expect(leaf.infoAccess?.split('\n')).toEqual(
+      expect.arrayContaining(['OCSP - URI:http://ocsp.example.com', 'CA Issuers - URI:http://pki.example.com/ca.crt']),
+    );
+    const text = (await import('node:child_process'))
+      .execFileSync('openssl', ['x509', '-noout', '-ext', 'crlDistributionPoints'], { input: pem(s, 'tls.crt') })
+      .toString();
     expect(text).toContain('URI:http://crl.example.com/ca.crl');
     // A SelfSigned issuer's crlDistributionPoints, in the certificate it signs.
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'self-crl', namespace }, spec: { selfSigned: { crlDistributionPoints: ['http://crl.example.com/self.crl'] } } });
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Issuer',
+      metadata: { name: 'self-crl', namespace },
+      spec: { selfSigned: { crlDistributionPoints: ['http://crl.example.com/self.crl'] } },
+    });
     await waitFor('self-crl Ready', async () => (await admin.get(Issuer.kind, { namespace, name: 'self-crl' })).status?.conditions?.[0]?.status === 'True');
     await cert(namespace, 'self', { dnsNames: ['self.example.com'], issuerRef: { name: 'self-crl' } });
     await waitReady(namespace, 'self');
-    const self = (await import('node:child_process')).execFileSync('openssl', ['x509', '-noout', '-ext', 'crlDistributionPoints'], { input: pem(await secret(namespace, 'self'), 'tls.crt') }).toString();
+    const self = (await import('node:child_process'))
+      .execFileSync('openssl', ['x509', '-noout', '-ext', 'crlDistributionPoints'], { input: pem(await secret(namespace, 'self'), 'tls.crt') })
+      .toString();
     expect(self).toContain('URI:http://crl.example.com/self.crl');
     // Out of range: the API server says so at apply time.
-    await expect(cert(namespace, 'tiny', { dnsNames: ['t.example.com'], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'RSA', size: 1000 } })).rejects.toThrow(/2048/);
+    await expect(
+      cert(namespace, 'tiny', { dnsNames: ['t.example.com'], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'RSA', size: 1000 } }),
+    ).rejects.toThrow(/2048/);
   });
 
   it('rotationPolicy Never with a key that no longer fits the spec: says so and waits, no new key', async () => {
@@ -457,11 +632,15 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect((await events(namespace, 'kept')).some((e) => e.reason === 'CannotRegenerateKey' && e.type === 'Warning')).toBe(true);
   });
 
-  it('signs for a ClusterIssuer from the cluster resource namespace, and ports cert-manager\'s issuerRef group', async () => {
+  it("signs for a ClusterIssuer from the cluster resource namespace, and ports cert-manager's issuerRef group", async () => {
     const namespace = await ns();
     await caChain(namespace);
     const root = await secret(namespace, 'root-ca');
-    await admin.create(Secret, { metadata: { name: 'cluster-ca', namespace: SYSTEM }, type: 'kubernetes.io/tls', data: { 'tls.crt': root.data!['tls.crt'], 'tls.key': root.data!['tls.key'] } });
+    await admin.create(Secret, {
+      metadata: { name: 'cluster-ca', namespace: SYSTEM },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': root.data!['tls.crt'], 'tls.key': root.data!['tls.key'] },
+    });
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'ClusterIssuer', metadata: { name: 'cluster-ca' }, spec: { ca: { secretName: 'cluster-ca' } } });
     await cert(namespace, 'ported', { dnsNames: ['ported.example.com'], issuerRef: { name: 'cluster-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } });
     await waitReady(namespace, 'ported');

@@ -51,14 +51,25 @@ export function certificateController(cfg: CertOperatorConfig) {
       (a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name),
     );
     if (sharing.length > 1 && sharing[0].metadata.uid !== c.metadata.uid) {
-      return notReady(c, ctx, 'DuplicateSecretName', `Secret "${c.spec.secretName}" is already used by Certificate "${sharing[0].metadata.name}", which was created first: give this Certificate its own spec.secretName`);
+      return notReady(
+        c,
+        ctx,
+        'DuplicateSecretName',
+        `Secret "${c.spec.secretName}" is already used by Certificate "${sharing[0].metadata.name}", which was created first: give this Certificate its own spec.secretName`,
+      );
     }
 
     // 3. The issuer must exist and be ready; its own changes reconcile us again.
     const lookup = await resolveIssuer(cache, c.spec.issuerRef, req.namespace!, cfg);
     if (!lookup.ok) return notReady(c, ctx, lookup.reason, lookup.message);
     const issuerCond = issuerReady(lookup.resolved.issuer);
-    if (issuerCond?.status !== 'True') return notReady(c, ctx, 'IssuerNotReady', `${lookup.resolved.kind} "${c.spec.issuerRef.name}" is not ready: ${issuerCond?.message ?? 'no Ready condition yet'}`);
+    if (issuerCond?.status !== 'True')
+      return notReady(
+        c,
+        ctx,
+        'IssuerNotReady',
+        `${lookup.resolved.kind} "${c.spec.issuerRef.name}" is not ready: ${issuerCond?.message ?? 'no Ready condition yet'}`,
+      );
 
     // 4. What the Secret holds, repaired from the current request when only its certificate was lost.
     const requests = await requestsOf(c, ctx);
@@ -119,32 +130,44 @@ export function certificateController(cfg: CertOperatorConfig) {
     return completeIssuance(c, cr, next, revision, state, ctx, cfg, reader);
   }
 
-  const byIssuer = (kind: 'Issuer' | 'ClusterIssuer') => async (issuer: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Certificate.kind, { namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined, index: { name: CERT_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name }) } })).map((c) => ({
+  const byIssuer =
+    (kind: 'Issuer' | 'ClusterIssuer') =>
+    async (issuer: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
+      (
+        await cache.list(Certificate.kind, {
+          namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined,
+          index: { name: CERT_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name }) },
+        })
+      ).map((c) => ({
+        namespace: c.metadata.namespace,
+        name: c.metadata.name,
+      }));
+  const bySecret = async (s: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
+    (await cache.list(Certificate.kind, { namespace: s.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: s.metadata.name } })).map((c) => ({
       namespace: c.metadata.namespace,
       name: c.metadata.name,
     }));
-  const bySecret = async (s: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Certificate.kind, { namespace: s.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: s.metadata.name } })).map((c) => ({ namespace: c.metadata.namespace, name: c.metadata.name }));
   const bySharedSecret = async (c: CertificateObject, { cache }: { cache: ReconcileContext['cache'] }) =>
     (await cache.list(Certificate.kind, { namespace: c.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } }))
       .filter((o) => o.metadata.uid !== c.metadata.uid)
       .map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name }));
 
-  return controllerFor(Certificate.kind)
-    .withRbac(certificatesRbac)
-    .named('certificate')
-    .withIndex(Certificate.kind, SECRET_NAME_INDEX, (c) => [c.spec.secretName])
-    .withIndex(Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
-    .owns(CertificateRequest.kind)
-    // The target Secret: through the metadata cache (it may not carry our label yet) and through
-    // the full cache of labelled Secrets, which is what the reconcile reads (each informer delivers
-    // on its own, so both must trigger). Then the other Certificates naming the same Secret.
-    .watches(Secret, bySecret, { informer: METADATA })
-    .watches(Secret, bySecret, { informer: LABELLED })
-    .watches(Certificate.kind, bySharedSecret)
-    .watches(Issuer.kind, byIssuer('Issuer'))
-    .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'))
-    .withOptions({ maxConcurrentReconciles: 4, errorCondition: 'Ready' })
-    .reconcile(reconcile);
+  return (
+    controllerFor(Certificate.kind)
+      .withRbac(certificatesRbac)
+      .named('certificate')
+      .withIndex(Certificate.kind, SECRET_NAME_INDEX, (c) => [c.spec.secretName])
+      .withIndex(Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
+      .owns(CertificateRequest.kind)
+      // The target Secret: through the metadata cache (it may not carry our label yet) and through
+      // the full cache of labelled Secrets, which is what the reconcile reads (each informer delivers
+      // on its own, so both must trigger). Then the other Certificates naming the same Secret.
+      .watches(Secret, bySecret, { informer: METADATA })
+      .watches(Secret, bySecret, { informer: LABELLED })
+      .watches(Certificate.kind, bySharedSecret)
+      .watches(Issuer.kind, byIssuer('Issuer'))
+      .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'))
+      .withOptions({ maxConcurrentReconciles: 4, errorCondition: 'Ready' })
+      .reconcile(reconcile)
+  );
 }

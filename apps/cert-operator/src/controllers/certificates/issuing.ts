@@ -23,7 +23,14 @@ const untilRenewal = (renewAt: Date, now: number) => Math.min(MAX_REQUEUE_MS, re
  * Readiness, when nothing is to be issued: the Secret's metadata kept ours (cert-manager's
  * annotations and other tools' labels stay), Ready reported, the renewal scheduled.
  */
-export async function upToDate(c: CertificateObject, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig, reader: SecretReader, now: Date): Promise<Result> {
+export async function upToDate(
+  c: CertificateObject,
+  state: SecretState,
+  ctx: ReconcileContext,
+  cfg: CertOperatorConfig,
+  reader: SecretReader,
+  now: Date,
+): Promise<Result> {
   const wrote = await applySecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, state, ctx, cfg, reader);
   if (wrote.problem) return outputProblem(c, ctx, wrote.problem);
   const cert = state.cert!;
@@ -50,7 +57,16 @@ async function outputProblem(c: CertificateObject, ctx: ReconcileContext, proble
   return { requeueAfter: 30_000 };
 }
 
-export async function completeIssuance(c: CertificateObject, cr: CertificateRequestObject, next: NextKey, revision: number, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig, reader: SecretReader): Promise<Result> {
+export async function completeIssuance(
+  c: CertificateObject,
+  cr: CertificateRequestObject,
+  next: NextKey,
+  revision: number,
+  state: SecretState,
+  ctx: ReconcileContext,
+  cfg: CertOperatorConfig,
+  reader: SecretReader,
+): Promise<Result> {
   const chainPem = unb64(cr.status!.certificate!);
   if (!certificateMatchesKey(chainPem, next.key)) throw new Error(`CertificateRequest "${cr.metadata.name}" returned a certificate for another key`);
   const keyPem = encodePrivateKey(next.key, keySpecOf(c.spec.privateKey).encoding);

@@ -15,7 +15,11 @@ export interface NextKey {
 
 /** The temporary key Secrets of a Certificate (normally at most one). */
 export async function nextKeySecrets(c: CertificateObject, ctx: ReconcileContext) {
-  return ctx.cache.list(Secret, { namespace: c.metadata.namespace, labelSelector: { [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name } }, LABELLED);
+  return ctx.cache.list(
+    Secret,
+    { namespace: c.metadata.namespace, labelSelector: { [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name } },
+    LABELLED,
+  );
 }
 
 /** rotationPolicy Never, and the key in the Secret no longer fits the spec: a person has to decide. */
@@ -40,7 +44,9 @@ export async function nextPrivateKey(c: CertificateObject, current: SecretState,
         `and rotationPolicy is Never, so no new key is made: set spec.privateKey.rotationPolicy to Always, or delete the Secret's key`,
     };
   }
-  const existing = (await nextKeySecrets(c, ctx)).sort((a, b) => (a.metadata.name === c.status?.nextPrivateKeySecretName ? -1 : b.metadata.name === c.status?.nextPrivateKeySecretName ? 1 : 0));
+  const existing = (await nextKeySecrets(c, ctx)).sort((a, b) =>
+    a.metadata.name === c.status?.nextPrivateKeySecretName ? -1 : b.metadata.name === c.status?.nextPrivateKeySecretName ? 1 : 0,
+  );
   let chosen: NextKey | undefined;
   for (const s of existing) {
     const pem = secretData(s, 'tls.key');

@@ -26,7 +26,12 @@ const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64');
 function keystoreSpecDigest(c: CertificateObject): string | undefined {
   const k = c.spec.keystores;
   if (!k?.jks?.create && !k?.pkcs12?.create) return undefined;
-  const ref = (x: { passwordSecretRef?: { name: string; key: string }; password?: string }) => x.passwordSecretRef ?? { literal: createHash('sha256').update(x.password ?? '').digest('hex') };
+  const ref = (x: { passwordSecretRef?: { name: string; key: string }; password?: string }) =>
+    x.passwordSecretRef ?? {
+      literal: createHash('sha256')
+        .update(x.password ?? '')
+        .digest('hex'),
+    };
   const shape = {
     jks: k.jks?.create ? { alias: k.jks.alias ?? 'certificate', password: ref(k.jks) } : undefined,
     pkcs12: k.pkcs12?.create ? { profile: k.pkcs12.profile ?? 'LegacyDES', password: ref(k.pkcs12) } : undefined,
@@ -43,7 +48,9 @@ async function password(c: CertificateObject, which: 'jks' | 'pkcs12', reader: S
   if (value === undefined) {
     return {
       reason: 'KeystorePasswordNotFound',
-      message: secret ? `Secret "${ref.name}" has no key "${ref.key}" for the ${which.toUpperCase()} keystore password` : `Secret "${ref.name}" with the ${which.toUpperCase()} keystore password does not exist`,
+      message: secret
+        ? `Secret "${ref.name}" has no key "${ref.key}" for the ${which.toUpperCase()} keystore password`
+        : `Secret "${ref.name}" with the ${which.toUpperCase()} keystore password does not exist`,
     };
   }
   return value;
@@ -62,7 +69,10 @@ export async function secretOutputs(c: CertificateObject, pems: Pems, existing: 
   const key = parsePrivateKey(pems.keyPem);
   if (formats.has('DER')) {
     const encoding = keySpecOf(c.spec.privateKey).encoding;
-    const der = encoding === 'PKCS8' || key.asymmetricKeyType === 'ed25519' ? key.export({ type: 'pkcs8', format: 'der' }) : key.export({ type: key.asymmetricKeyType === 'ec' ? 'sec1' : 'pkcs1', format: 'der' });
+    const der =
+      encoding === 'PKCS8' || key.asymmetricKeyType === 'ed25519'
+        ? key.export({ type: 'pkcs8', format: 'der' })
+        : key.export({ type: key.asymmetricKeyType === 'ec' ? 'sec1' : 'pkcs1', format: 'der' });
     data['key.der'] = b64(der);
   }
   if (formats.has('CombinedPEM')) data['tls-combined.pem'] = b64(`${pems.keyPem.trimEnd()}\n${pems.chainPem.trimEnd()}\n`);
@@ -71,7 +81,10 @@ export async function secretOutputs(c: CertificateObject, pems: Pems, existing: 
   if (!digest) return { data, annotations };
   annotations[KEYSTORE_SPEC_ANNOTATION] = digest;
   const k = c.spec.keystores!;
-  const wanted = [...(k.jks?.create ? ['keystore.jks', ...(pems.caPem ? ['truststore.jks'] : [])] : []), ...(k.pkcs12?.create ? ['keystore.p12', ...(pems.caPem ? ['truststore.p12'] : [])] : [])];
+  const wanted = [
+    ...(k.jks?.create ? ['keystore.jks', ...(pems.caPem ? ['truststore.jks'] : [])] : []),
+    ...(k.pkcs12?.create ? ['keystore.p12', ...(pems.caPem ? ['truststore.p12'] : [])] : []),
+  ];
   const same =
     existing?.metadata.annotations?.[KEYSTORE_SPEC_ANNOTATION] === digest &&
     secretData(existing, 'tls.crt') === pems.chainPem &&

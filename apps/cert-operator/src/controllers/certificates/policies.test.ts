@@ -15,13 +15,26 @@ const HOUR = 3_600_000;
 const ISSUED_AT = new Date('2026-11-01T00:00:00Z');
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-const base: CertificateSpecType = { secretName: 'web', issuerRef: { name: 'ca' }, dnsNames: ['web.example.com'], duration: '2160h', privateKey: { algorithm: 'ECDSA' } };
+const base: CertificateSpecType = {
+  secretName: 'web',
+  issuerRef: { name: 'ca' },
+  dnsNames: ['web.example.com'],
+  duration: '2160h',
+  privateKey: { algorithm: 'ECDSA' },
+};
 const certificate = (spec: Partial<CertificateSpecType> = {}): CertificateObject => ({
-  apiVersion: 'cert.opkit.dev/v1', kind: 'Certificate', metadata: { name: 'web', namespace: 'apps', generation: 1 }, spec: { ...base, ...spec },
+  apiVersion: 'cert.opkit.dev/v1',
+  kind: 'Certificate',
+  metadata: { name: 'web', namespace: 'apps', generation: 1 },
+  spec: { ...base, ...spec },
 });
 
 const annotations = (over: Record<string, string> = {}) => ({
-  'cert.opkit.dev/certificate-name': 'web', 'cert.opkit.dev/issuer-name': 'ca', 'cert.opkit.dev/issuer-kind': 'Issuer', 'cert.opkit.dev/issuer-group': 'cert.opkit.dev', ...over,
+  'cert.opkit.dev/certificate-name': 'web',
+  'cert.opkit.dev/issuer-name': 'ca',
+  'cert.opkit.dev/issuer-kind': 'Issuer',
+  'cert.opkit.dev/issuer-group': 'cert.opkit.dev',
+  ...over,
 });
 
 let ecKey: KeyObject;
@@ -35,22 +48,37 @@ beforeAll(async () => {
  * What a reconcile would read after issuing `requested` (the spec then) with `key`: the request,
  * and a Secret whose certificate the CA made from `issued` (what the CA chose to put in it).
  */
-async function world(opts: { requested?: Partial<CertificateSpecType>; issued?: Partial<CertificateSpecType>; requestKey?: KeyObject; annotations?: Record<string, string>; request?: boolean; secret?: Partial<SecretObject> | null } = {}) {
+async function world(
+  opts: {
+    requested?: Partial<CertificateSpecType>;
+    issued?: Partial<CertificateSpecType>;
+    requestKey?: KeyObject;
+    annotations?: Record<string, string>;
+    request?: boolean;
+    secret?: Partial<SecretObject> | null;
+  } = {},
+) {
   const requested = { ...base, ...opts.requested };
   const csrPem = await createCSR(requested, opts.requestKey ?? ecKey);
   const issuedCsr = await parseCSR(await createCSR({ ...requested, ...opts.issued }, ecKey));
   const usages = effectiveUsages(requested.usages as KeyUsage[] | undefined, requested.isCA);
   const signed = await selfSign({ csr: issuedCsr, durationMs: 90 * 24 * HOUR, isCA: !!requested.isCA, usages, now: ISSUED_AT }, ecKey);
   const cr: CertificateRequestObject = {
-    apiVersion: 'cert.opkit.dev/v1', kind: 'CertificateRequest', metadata: { name: 'web-1', namespace: 'apps' },
+    apiVersion: 'cert.opkit.dev/v1',
+    kind: 'CertificateRequest',
+    metadata: { name: 'web-1', namespace: 'apps' },
     spec: { request: b64(csrPem), issuerRef: requested.issuerRef, duration: requested.duration, isCA: !!requested.isCA, usages },
   };
   const secret: SecretObject | undefined =
     opts.secret === null
       ? undefined
       : {
-          apiVersion: 'v1', kind: 'Secret', metadata: { name: 'web', namespace: 'apps', annotations: opts.annotations ?? annotations() },
-          type: 'kubernetes.io/tls', data: { 'tls.crt': b64(signed.certificate), 'tls.key': b64(encodePrivateKey(ecKey, 'PKCS8')) }, ...opts.secret,
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'web', namespace: 'apps', annotations: opts.annotations ?? annotations() },
+          type: 'kubernetes.io/tls',
+          data: { 'tls.crt': b64(signed.certificate), 'tls.key': b64(encodePrivateKey(ecKey, 'PKCS8')) },
+          ...opts.secret,
         };
   return { secret: readSecretState(secret), request: opts.request === false ? undefined : { cr, csr: await parseCSR(csrPem) } };
 }
@@ -58,27 +86,69 @@ async function world(opts: { requested?: Partial<CertificateSpecType>; issued?: 
 const at = (days: number) => new Date(ISSUED_AT.getTime() + days * 24 * HOUR);
 
 type Row = [string, () => Promise<TriggerInput>, string | undefined];
-const input = async (spec: Partial<CertificateSpecType>, w: Parameters<typeof world>[0] = {}, now = at(1)): Promise<TriggerInput> => ({ certificate: certificate(spec), now, ...(await world(w)) });
+const input = async (spec: Partial<CertificateSpecType>, w: Parameters<typeof world>[0] = {}, now = at(1)): Promise<TriggerInput> => ({
+  certificate: certificate(spec),
+  now,
+  ...(await world(w)),
+});
 
 describe('the trigger policy chain', () => {
   const rows: Row[] = [
     // Up to date: no reason, including everything that used to loop.
     ['a fresh certificate', () => input({}), undefined],
-    ['a CA that added a common name (Let\'s Encrypt\'s classic profile)', () => input({}, { issued: { commonName: 'web.example.com' } }), undefined],
-    ['an IPv6 address spelled another way than the certificate prints it', () => input({ ipAddresses: ['2001:db8::1'] }, { requested: { ipAddresses: ['2001:DB8:0:0:0:0:0:1'] } }), undefined],
-    ['isCA without cert sign among the usages', () => input({ isCA: true, usages: ['digital signature'] }, { requested: { isCA: true, usages: ['digital signature'] } }), undefined],
+    ["a CA that added a common name (Let's Encrypt's classic profile)", () => input({}, { issued: { commonName: 'web.example.com' } }), undefined],
+    [
+      'an IPv6 address spelled another way than the certificate prints it',
+      () => input({ ipAddresses: ['2001:db8::1'] }, { requested: { ipAddresses: ['2001:DB8:0:0:0:0:0:1'] } }),
+      undefined,
+    ],
+    [
+      'isCA without cert sign among the usages',
+      () => input({ isCA: true, usages: ['digital signature'] }, { requested: { isCA: true, usages: ['digital signature'] } }),
+      undefined,
+    ],
     ['usages: [] (the defaults)', () => input({ usages: [] }, { requested: { usages: [] } }), undefined],
-    ['a Secret cert-manager wrote (its annotations)', () => input({ issuerRef: { name: 'ca', group: 'cert-manager.io' } }, { request: false, annotations: { 'cert-manager.io/certificate-name': 'web', 'cert-manager.io/issuer-name': 'ca', 'cert-manager.io/issuer-kind': 'Issuer', 'cert-manager.io/issuer-group': 'cert-manager.io' } }), undefined],
+    [
+      'a Secret cert-manager wrote (its annotations)',
+      () =>
+        input(
+          { issuerRef: { name: 'ca', group: 'cert-manager.io' } },
+          {
+            request: false,
+            annotations: {
+              'cert-manager.io/certificate-name': 'web',
+              'cert-manager.io/issuer-name': 'ca',
+              'cert-manager.io/issuer-kind': 'Issuer',
+              'cert-manager.io/issuer-group': 'cert-manager.io',
+            },
+          },
+        ),
+      undefined,
+    ],
     ['no request, a common name the CA added among the names', () => input({}, { request: false, issued: { commonName: 'web.example.com' } }), undefined],
-    ['literalSubject, otherNames, usages not encoded', () => { const x = { literalSubject: 'CN=web.example.com,O=Example', otherNames: [{ oid: '1.2.3.4', utf8Value: 'v' }], encodeUsagesInRequest: false }; return input(x, { requested: x }); }, undefined],
-    ['a CA with nameConstraints', () => { const x = { isCA: true, nameConstraints: { permitted: { dnsDomains: ['example.com'] } } }; return input(x, { requested: x }); }, undefined],
+    [
+      'literalSubject, otherNames, usages not encoded',
+      () => {
+        const x = { literalSubject: 'CN=web.example.com,O=Example', otherNames: [{ oid: '1.2.3.4', utf8Value: 'v' }], encodeUsagesInRequest: false };
+        return input(x, { requested: x });
+      },
+      undefined,
+    ],
+    [
+      'a CA with nameConstraints',
+      () => {
+        const x = { isCA: true, nameConstraints: { permitted: { dnsDomains: ['example.com'] } } };
+        return input(x, { requested: x });
+      },
+      undefined,
+    ],
     // One row per reason, in the chain's order.
     ['no Secret', () => input({}, { secret: null }), 'DoesNotExist'],
     ['no private key in the Secret', () => input({}, { secret: { data: { 'tls.crt': b64('x') } } }), 'MissingData'],
     ['a private key that does not parse', () => input({}, { secret: { data: { 'tls.crt': b64('x'), 'tls.key': b64('garbage') } } }), 'InvalidKeyPair'],
     ['another issuer', () => input({ issuerRef: { name: 'other-ca' } }), 'IncorrectIssuer'],
     ['a ClusterIssuer of the same name', () => input({ issuerRef: { name: 'ca', kind: 'ClusterIssuer' } }), 'IncorrectIssuer'],
-    ['another Certificate\'s Secret', () => input({}, { annotations: annotations({ 'cert.opkit.dev/certificate-name': 'api' }) }), 'IncorrectCertificate'],
+    ["another Certificate's Secret", () => input({}, { annotations: annotations({ 'cert.opkit.dev/certificate-name': 'api' }) }), 'IncorrectCertificate'],
     ['a private key of another algorithm', () => input({ privateKey: { algorithm: 'RSA' } }), 'PrivateKeyChanged'],
     ['a request for another key', () => input({}, { requestKey: otherKey }), 'SecretMismatch'],
     ['a DNS name added', () => input({ dnsNames: ['web.example.com', 'www.example.com'] }), 'RequestChanged'],
@@ -89,9 +159,21 @@ describe('the trigger policy chain', () => {
     ['the subject serial number changed', () => input({ subject: { serialNumber: '2' } }, { requested: { subject: { serialNumber: '1' } } }), 'RequestChanged'],
     ['usages changed', () => input({ usages: ['server auth'] }), 'RequestChanged'],
     ['isCA set', () => input({ isCA: true }), 'RequestChanged'],
-    ['literalSubject changed', () => input({ literalSubject: 'CN=web.example.com,O=Other' }, { requested: { literalSubject: 'CN=web.example.com,O=Example' } }), 'RequestChanged'],
+    [
+      'literalSubject changed',
+      () => input({ literalSubject: 'CN=web.example.com,O=Other' }, { requested: { literalSubject: 'CN=web.example.com,O=Example' } }),
+      'RequestChanged',
+    ],
     ['an otherName added', () => input({ otherNames: [{ oid: '1.2.3.4', utf8Value: 'v' }] }), 'RequestChanged'],
-    ['nameConstraints changed', () => input({ isCA: true, nameConstraints: { permitted: { dnsDomains: ['example.org'] } } }, { requested: { isCA: true, nameConstraints: { permitted: { dnsDomains: ['example.com'] } } } }), 'RequestChanged'],
+    [
+      'nameConstraints changed',
+      () =>
+        input(
+          { isCA: true, nameConstraints: { permitted: { dnsDomains: ['example.org'] } } },
+          { requested: { isCA: true, nameConstraints: { permitted: { dnsDomains: ['example.com'] } } } },
+        ),
+      'RequestChanged',
+    ],
     ['usages no longer to be encoded in the CSR', () => input({ encodeUsagesInRequest: false }), 'RequestChanged'],
     ['the duration changed', () => input({ duration: '720h' }), 'RequestChanged'],
     ['no request, and a name the certificate does not have', () => input({ dnsNames: ['api.example.com'] }, { request: false }), 'SpecChanged'],

@@ -33,9 +33,18 @@ export interface Trigger {
 }
 
 export type TriggerReason =
-  | 'DoesNotExist' | 'MissingData' | 'InvalidKeyPair' | 'InvalidCertificate'
-  | 'IncorrectIssuer' | 'IncorrectCertificate' | 'PrivateKeyChanged' | 'SecretMismatch' | 'RequestChanged' | 'SpecChanged'
-  | 'Expired' | 'Renewing';
+  | 'DoesNotExist'
+  | 'MissingData'
+  | 'InvalidKeyPair'
+  | 'InvalidCertificate'
+  | 'IncorrectIssuer'
+  | 'IncorrectCertificate'
+  | 'PrivateKeyChanged'
+  | 'SecretMismatch'
+  | 'RequestChanged'
+  | 'SpecChanged'
+  | 'Expired'
+  | 'Renewing';
 
 export interface Policy {
   name: string;
@@ -75,7 +84,8 @@ export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequ
   if (!sameSet(spec.emailAddresses, csr.emailAddresses)) out.push('spec.emailAddresses');
   const other = (list: { oid: string; utf8Value: string }[] | undefined) => (list ?? []).map((o) => `${o.oid}=${o.utf8Value}`);
   if (!sameSet(other(spec.otherNames), other(csr.otherNames))) out.push('spec.otherNames');
-  if (!literal) for (const [f] of SUBJECT_ATTRIBUTES) if (!sameSet(subjectValues(spec.subject, f), subjectValues(csr.subjectFields, f))) out.push(`spec.subject.${f}`);
+  if (!literal)
+    for (const [f] of SUBJECT_ATTRIBUTES) if (!sameSet(subjectValues(spec.subject, f), subjectValues(csr.subjectFields, f))) out.push(`spec.subject.${f}`);
   const wantNc = spec.isCA && spec.nameConstraints ? Buffer.from(nameConstraintsExtension(spec.nameConstraints).rawData).toString('hex') : undefined;
   const haveNc = csrExtension(csr, OID_NAME_CONSTRAINTS);
   if (wantNc !== (haveNc ? Buffer.from(haveNc.rawData).toString('hex') : undefined)) out.push('spec.nameConstraints');
@@ -84,9 +94,14 @@ export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequ
   if ((spec.encodeUsagesInRequest ?? true) !== encoded) out.push('spec.encodeUsagesInRequest');
   if (!!spec.isCA !== !!cr.spec.isCA) out.push('spec.isCA');
   // The request holds the effective usages (defaults filled in, cert sign added for a CA).
-  if (!sameSet(effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA), cr.spec.usages ?? effectiveUsages(undefined, cr.spec.isCA))) out.push('spec.usages');
+  if (!sameSet(effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA), cr.spec.usages ?? effectiveUsages(undefined, cr.spec.isCA)))
+    out.push('spec.usages');
   if ((spec.duration ?? DEFAULT_DURATION) !== (cr.spec.duration ?? DEFAULT_DURATION)) out.push('spec.duration');
-  if (spec.issuerRef.name !== cr.spec.issuerRef.name || (spec.issuerRef.kind || 'Issuer') !== (cr.spec.issuerRef.kind || 'Issuer') || isOurGroup(spec.issuerRef.group) !== isOurGroup(cr.spec.issuerRef.group)) {
+  if (
+    spec.issuerRef.name !== cr.spec.issuerRef.name ||
+    (spec.issuerRef.kind || 'Issuer') !== (cr.spec.issuerRef.kind || 'Issuer') ||
+    isOurGroup(spec.issuerRef.group) !== isOurGroup(cr.spec.issuerRef.group)
+  ) {
     out.push('spec.issuerRef');
   }
   const want = keySpecOf(spec.privateKey);
@@ -125,14 +140,19 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
       const group = secretAnnotation(secret, 'issuer-group');
       const want = c.spec.issuerRef.kind || 'Issuer';
       if (name === c.spec.issuerRef.name && kind === want && isOurGroup(group) && isOurGroup(c.spec.issuerRef.group)) return undefined;
-      return { reason: 'IncorrectIssuer', message: `Issuing certificate as Secret was previously issued by ${kind ?? '?'} "${name ?? '?'}", not ${want} "${c.spec.issuerRef.name}"` };
+      return {
+        reason: 'IncorrectIssuer',
+        message: `Issuing certificate as Secret was previously issued by ${kind ?? '?'} "${name ?? '?'}", not ${want} "${c.spec.issuerRef.name}"`,
+      };
     },
   },
   {
     name: 'SecretCertificateNameAnnotationsMismatch',
     check: ({ certificate: c, secret }) => {
       const owner = secretAnnotation(secret, 'certificate-name');
-      return owner === c.metadata.name ? undefined : { reason: 'IncorrectCertificate', message: `Issuing certificate as Secret was previously issued for Certificate "${owner ?? '?'}"` };
+      return owner === c.metadata.name
+        ? undefined
+        : { reason: 'IncorrectCertificate', message: `Issuing certificate as Secret was previously issued for Certificate "${owner ?? '?'}"` };
     },
   },
   {
@@ -156,21 +176,30 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
     check: ({ certificate: c, secret, request }) => {
       if (request) {
         const fields = requestMismatches(c.spec, request.cr, request.csr);
-        return fields.length ? { reason: 'RequestChanged', message: `Fields on existing CertificateRequest resource not up to date: [${fields.join(' ')}]` } : undefined;
+        return fields.length
+          ? { reason: 'RequestChanged', message: `Fields on existing CertificateRequest resource not up to date: [${fields.join(' ')}]` }
+          : undefined;
       }
       const fields = certificateMismatches(c.spec, secret);
-      return fields.length ? { reason: 'SpecChanged', message: `Issuing certificate as the existing certificate does not match the spec: [${fields.join(' ')}]` } : undefined;
+      return fields.length
+        ? { reason: 'SpecChanged', message: `Issuing certificate as the existing certificate does not match the spec: [${fields.join(' ')}]` }
+        : undefined;
     },
   },
   {
     name: 'CurrentCertificateHasExpired',
-    check: ({ secret, now }) => (secret.cert!.notAfter.getTime() <= now.getTime() ? { reason: 'Expired', message: `Issuing certificate as it expired at ${secret.cert!.notAfter.toISOString()}` } : undefined),
+    check: ({ secret, now }) =>
+      secret.cert!.notAfter.getTime() <= now.getTime()
+        ? { reason: 'Expired', message: `Issuing certificate as it expired at ${secret.cert!.notAfter.toISOString()}` }
+        : undefined,
   },
   {
     name: 'CurrentCertificateNearingExpiry',
     check: ({ certificate: c, secret, now }) => {
       const at = renewalTime(secret.cert!.notBefore, secret.cert!.notAfter, c.spec);
-      return at.getTime() <= now.getTime() ? { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${at.toISOString()}` } : undefined;
+      return at.getTime() <= now.getTime()
+        ? { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${at.toISOString()}` }
+        : undefined;
     },
   },
 ];

@@ -25,7 +25,10 @@ export async function requestsOf(c: CertificateObject, ctx: ReconcileContext): P
 }
 
 /** The request the current certificate was issued from, with its CSR parsed (what the trigger compares). */
-export async function currentRequest(c: CertificateObject, requests: CertificateRequestObject[]): Promise<{ cr: CertificateRequestObject; csr: ParsedCSR } | undefined> {
+export async function currentRequest(
+  c: CertificateObject,
+  requests: CertificateRequestObject[],
+): Promise<{ cr: CertificateRequestObject; csr: ParsedCSR } | undefined> {
   const cr = requests.find((r) => revisionOf(r) === c.status?.revision && conditionOf(r.status?.conditions, 'Ready')?.status === 'True');
   if (!cr) return undefined;
   try {
@@ -53,7 +56,12 @@ export async function createRequest(c: CertificateObject, ctx: ReconcileContext,
       // The Certificate's labels travel on (as cert-manager), so ACME solver matchLabels can select on them.
       labels: { ...c.metadata.labels, [L.certificateName]: c.metadata.name },
       // Solver overrides (set by the shims or by hand) travel on to the Order.
-      annotations: { ...overrideAnnotationsOf(c.metadata.annotations), [A.revision]: String(revision), [A.privateKeySecretName]: key.secretName, [A.certificateName]: c.metadata.name },
+      annotations: {
+        ...overrideAnnotationsOf(c.metadata.annotations),
+        [A.revision]: String(revision),
+        [A.privateKeySecretName]: key.secretName,
+        [A.certificateName]: c.metadata.name,
+      },
       ownerReferences: [controllerReference(Certificate.kind, c)],
     },
     spec: {
@@ -86,7 +94,16 @@ export type RequestStep = { wait: Result } | { signed: CertificateRequestObject 
 export async function manageRequest(
   c: CertificateObject,
   ctx: ReconcileContext,
-  at: { requests: CertificateRequestObject[]; revision: number; next: NextKey; why: { reason: string; message: string }; inProgress: boolean; forced: boolean; starting: StatusEdit; now: Date },
+  at: {
+    requests: CertificateRequestObject[];
+    revision: number;
+    next: NextKey;
+    why: { reason: string; message: string };
+    inProgress: boolean;
+    forced: boolean;
+    starting: StatusEdit;
+    now: Date;
+  },
 ): Promise<RequestStep> {
   const { revision, next, why, inProgress, forced, starting } = at;
   const ref = { namespace: c.metadata.namespace, name: c.metadata.name };
@@ -98,7 +115,8 @@ export async function manageRequest(
     await writeStatus(c, ctx, starting, (_s, set) => set({ type: 'Issuing', status: 'True', reason: why.reason, message: why.message }));
     // Removed only once the issuance is recorded as under way (Issuing=True), so its end is still
     // known for what it is.
-    if (forced) await ctx.patch(Certificate.kind, ref, [{ op: 'remove', path: `/metadata/annotations/${A.renew.replace('/', '~1')}` }], 'json').catch(() => undefined);
+    if (forced)
+      await ctx.patch(Certificate.kind, ref, [{ op: 'remove', path: `/metadata/annotations/${A.renew.replace('/', '~1')}` }], 'json').catch(() => undefined);
     return { wait: undefined };
   }
   const crReady = conditionOf(cr.status?.conditions, 'Ready');
@@ -122,7 +140,12 @@ export async function manageRequest(
   }
   if (crReady?.status !== 'True' || !cr.status?.certificate) {
     await writeStatus(c, ctx, starting, (_s, set) =>
-      set({ type: 'Issuing', status: 'True', reason: why.reason, message: `Waiting for CertificateRequest "${crName}" to complete: ${crReady?.message ?? 'not processed yet'}` }),
+      set({
+        type: 'Issuing',
+        status: 'True',
+        reason: why.reason,
+        message: `Waiting for CertificateRequest "${crName}" to complete: ${crReady?.message ?? 'not processed yet'}`,
+      }),
     );
     return { wait: undefined };
   }

@@ -21,7 +21,11 @@ export function readSecretState(secret: SecretObject | undefined): SecretState {
   const keyPem = secretData(secret, 'tls.key');
   const caPem = secretData(secret, 'ca.crt');
   const st: SecretState = { secret, certPem, keyPem, caPem };
-  if (!certPem || !keyPem) return { ...st, problem: { reason: 'MissingData', message: `Issuing certificate as Secret does not contain ${!certPem ? 'a certificate' : 'a private key'}` } };
+  if (!certPem || !keyPem)
+    return {
+      ...st,
+      problem: { reason: 'MissingData', message: `Issuing certificate as Secret does not contain ${!certPem ? 'a certificate' : 'a private key'}` },
+    };
   try {
     st.key = parsePrivateKey(keyPem);
   } catch {
@@ -32,9 +36,14 @@ export function readSecretState(secret: SecretObject | undefined): SecretState {
   } catch {
     return { ...st, problem: { reason: 'InvalidCertificate', message: 'Issuing certificate as Secret contains an invalid certificate' } };
   }
-  if (!certificateMatchesKey(certPem, st.key)) return { ...st, problem: { reason: 'InvalidKeyPair', message: 'Issuing certificate as Secret contains a private key that does not match the certificate' } };
+  if (!certificateMatchesKey(certPem, st.key))
+    return {
+      ...st,
+      problem: { reason: 'InvalidKeyPair', message: 'Issuing certificate as Secret contains a private key that does not match the certificate' },
+    };
   return st;
 }
 
 /** The Secret exists but its data is not a usable pair: someone else wrote it (or broke it). */
-export const isOverwritten = (st: SecretState): boolean => !!st.secret && !!st.problem && ['InvalidKeyPair', 'InvalidCertificate', 'MissingData'].includes(st.problem.reason);
+export const isOverwritten = (st: SecretState): boolean =>
+  !!st.secret && !!st.problem && ['InvalidKeyPair', 'InvalidCertificate', 'MissingData'].includes(st.problem.reason);

@@ -58,7 +58,14 @@ export function desiredSecret(
  * (server-side apply: keys the spec no longer asks for go). A keystore password that cannot be
  * read is returned as the problem, and nothing is written.
  */
-export async function applySecret(c: CertificateObject, pems: Pems, state: SecretState, ctx: ReconcileContext, cfg: CertOperatorConfig, reader: SecretReader): Promise<{ problem?: { reason: string; message: string } }> {
+export async function applySecret(
+  c: CertificateObject,
+  pems: Pems,
+  state: SecretState,
+  ctx: ReconcileContext,
+  cfg: CertOperatorConfig,
+  reader: SecretReader,
+): Promise<{ problem?: { reason: string; message: string } }> {
   const outputs = await secretOutputs(c, pems, state.secret, reader, new Date(ctx.clock.now()));
   if ('problem' in outputs) return { problem: outputs.problem };
   await ctx.apply(Secret, desiredSecret(c, pems, cfg, state.secret?.type, outputs), state.secret);

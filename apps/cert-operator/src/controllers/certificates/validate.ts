@@ -46,7 +46,9 @@ export function validateCertificate(c: CertificateObject): string[] {
     }
   }
   if (s.keystores?.pkcs12?.create && s.keystores.pkcs12.profile === 'LegacyRC2') {
-    problems.push('spec.keystores.pkcs12.profile LegacyRC2 is not supported (OpenSSL 3 refuses RC2 without its legacy provider): use LegacyDES, which the same Java and Windows versions read, or Modern2023');
+    problems.push(
+      'spec.keystores.pkcs12.profile LegacyRC2 is not supported (OpenSSL 3 refuses RC2 without its legacy provider): use LegacyDES, which the same Java and Windows versions read, or Modern2023',
+    );
   }
   if (s.literalSubject) {
     try {

@@ -5,9 +5,12 @@ import { loadCAKeyPair } from '../../issuers/ca-keypair.js';
 import type { IssuerKindName } from '../../issuers/resolve.js';
 import { LABELLED, SecretReader } from '../../secrets/secret-reader.js';
 
-
 /** Readiness of one issuer type; ACME plugs in its own (account registration). */
-export type ReadinessCheck = (issuer: IssuerObject, resourceNamespace: string, ctx: ReconcileContext) => Promise<{ status: 'True' | 'False'; reason: string; message: string; statusPatch?: Partial<NonNullable<IssuerObject['status']>>; requeueAfter?: number }>;
+export type ReadinessCheck = (
+  issuer: IssuerObject,
+  resourceNamespace: string,
+  ctx: ReconcileContext,
+) => Promise<{ status: 'True' | 'False'; reason: string; message: string; statusPatch?: Partial<NonNullable<IssuerObject['status']>>; requeueAfter?: number }>;
 
 export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, acmeReadiness?: ReadinessCheck) {
   const crd = kind === 'Issuer' ? Issuer : ClusterIssuer;
@@ -19,14 +22,21 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
     if (issuer.spec.selfSigned) verdict = { status: 'True', reason: 'IsReady', message: 'Issuer is ready (SelfSigned)' };
     else if (issuer.spec.ca) {
       const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client), resourceNamespace, issuer.spec.ca.secretName);
-      verdict = pair.ok ? { status: 'True', reason: 'KeyPairVerified', message: 'Signing CA verified' } : { status: 'False', reason: pair.reason, message: pair.message };
+      verdict = pair.ok
+        ? { status: 'True', reason: 'KeyPairVerified', message: 'Signing CA verified' }
+        : { status: 'False', reason: pair.reason, message: pair.message };
     } else if (issuer.spec.acme && acmeReadiness) verdict = await acmeReadiness(issuer, resourceNamespace, ctx);
     else verdict = { status: 'False', reason: 'InvalidConfig', message: 'no issuer type is configured' };
 
     const prev = issuer.status?.conditions?.find((c) => c.type === 'Ready');
-    if (verdict.status === 'False' && (prev?.reason !== verdict.reason || prev.message !== verdict.message)) ctx.recorder.warning(issuer, verdict.reason, verdict.message);
+    if (verdict.status === 'False' && (prev?.reason !== verdict.reason || prev.message !== verdict.message))
+      ctx.recorder.warning(issuer, verdict.reason, verdict.message);
     const conditions = ctx.setCondition(issuer.status?.conditions as Condition[] | undefined, {
-      type: 'Ready', status: verdict.status, reason: verdict.reason, message: verdict.message, observedGeneration: issuer.metadata.generation,
+      type: 'Ready',
+      status: verdict.status,
+      reason: verdict.reason,
+      message: verdict.message,
+      observedGeneration: issuer.metadata.generation,
     });
     await ctx.updateStatus(crd.kind, issuer, { ...issuer.status, ...verdict.statusPatch, conditions });
     return verdict.requeueAfter ? { requeueAfter: verdict.requeueAfter } : undefined;
@@ -44,8 +54,13 @@ export function issuerControllers(cfg: CertOperatorConfig, acmeReadiness?: Readi
   const clusterCaSecret = (i: Pick<IssuerObject, 'spec'>) => caSecret(i).map((name) => ({ namespace: cfg.clusterResourceNamespace, name }));
   // The references' index finds the issuers naming a Secret; the labelled (full) Secret cache, which
   // the CA is read from, delivers its events on its own, so it maps through the same index.
-  const byIndex = <K extends typeof Issuer.kind | typeof ClusterIssuer.kind>(kind: K) => async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
-    (await cache.list(kind, { index: { name: referenceIndex(Secret), value: `${s.metadata.namespace}/${s.metadata.name}` } })).map((i) => ({ namespace: i.metadata.namespace || undefined, name: i.metadata.name }));
+  const byIndex =
+    <K extends typeof Issuer.kind | typeof ClusterIssuer.kind>(kind: K) =>
+    async (s: { metadata: { name: string; namespace: string } }, { cache }: MapContext) =>
+      (await cache.list(kind, { index: { name: referenceIndex(Secret), value: `${s.metadata.namespace}/${s.metadata.name}` } })).map((i) => ({
+        namespace: i.metadata.namespace || undefined,
+        name: i.metadata.name,
+      }));
   const issuer = controllerFor(Issuer.kind)
     .named('issuer')
     .references(Secret, caSecret)

@@ -26,7 +26,10 @@ describe("gateway-shim against a real API server, with the Gateway API's publish
     addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system', enableGatewayAPI: true }));
     await manager.start();
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace: NS }, spec: { selfSigned: {} } });
-    await waitFor('the issuer Ready', async () => (await admin.get(Issuer.kind, { namespace: NS, name: 'selfsigned' })).status?.conditions?.[0]?.status === 'True');
+    await waitFor(
+      'the issuer Ready',
+      async () => (await admin.get(Issuer.kind, { namespace: NS, name: 'selfsigned' })).status?.conditions?.[0]?.status === 'True',
+    );
   });
   afterAll(async () => {
     await manager?.stop();
@@ -39,15 +42,26 @@ describe("gateway-shim against a real API server, with the Gateway API's publish
       { name: 'www', hostname: 'www.shop.example.com', port: 443, protocol: 'HTTPS', tls: { mode: 'Terminate', certificateRefs: [{ name: 'shop-tls' }] } },
       { name: 'http', hostname: 'shop.example.com', port: 80, protocol: 'HTTP' },
     ];
-    const gw = (ls: object[]) => apply({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'public', namespace: NS, annotations: { 'cert-manager.io/issuer': 'selfsigned' } }, spec: { gatewayClassName: 'traefik', listeners: ls } });
+    const gw = (ls: object[]) =>
+      apply({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'public', namespace: NS, annotations: { 'cert-manager.io/issuer': 'selfsigned' } },
+        spec: { gatewayClassName: 'traefik', listeners: ls },
+      });
     await gw(listeners);
-    const c = await waitFor('the Certificate Ready', async () => {
-      const x = await admin.find(Certificate.kind, { namespace: NS, name: 'shop-tls' });
-      return x?.status?.conditions?.some((k) => k.type === 'Ready' && k.status === 'True') && x;
-    }, { timeoutMs: 30_000 });
+    const c = await waitFor(
+      'the Certificate Ready',
+      async () => {
+        const x = await admin.find(Certificate.kind, { namespace: NS, name: 'shop-tls' });
+        return x?.status?.conditions?.some((k) => k.type === 'Ready' && k.status === 'True') && x;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(c.spec.dnsNames).toEqual(['shop.example.com', 'www.shop.example.com']);
     expect(c.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Gateway', name: 'public' });
-    const events = async (reason: string) => (await admin.list(CoreEvent, { namespace: NS, fieldSelector: `involvedObject.kind=Gateway,reason=${reason}` })).items.map((e) => e.message);
+    const events = async (reason: string) =>
+      (await admin.list(CoreEvent, { namespace: NS, fieldSelector: `involvedObject.kind=Gateway,reason=${reason}` })).items.map((e) => e.message);
     // Events are posted after the write they report, asynchronously: wait for the first.
     await waitFor('a CreateCertificate event', async () => (await events('CreateCertificate')).length > 0);
     expect(await events('CreateCertificate')).toEqual(['Successfully created Certificate "shop-tls"']);
@@ -56,10 +70,25 @@ describe("gateway-shim against a real API server, with the Gateway API's publish
 
     // A listener that cannot be served (its Secret in another namespace): a BadConfig
     // Warning on the Gateway, naming the field, and no Certificate for it.
-    await gw([...listeners.slice(0, 1), { name: 'other', hostname: 'other.example.com', port: 8443, protocol: 'HTTPS', tls: { mode: 'Terminate', certificateRefs: [{ name: 'other-tls', namespace: 'elsewhere' }] } }]);
-    const bad = await waitFor('a BadConfig Warning', async () => (await events('BadConfig')).find((m) => m?.includes('cross-namespace')), { timeoutMs: 30_000 });
-    expect(bad).toMatch(/spec\.listeners\[1\]\.tls\.certificateRef\[0\]\.namespace: Invalid value: "elsewhere": cross-namespace secret references are not allowed in listeners/);
-    await waitFor('the good listener still served', async () => !!(await admin.find(Certificate.kind, { namespace: NS, name: 'shop-tls' })), { timeoutMs: 30_000 });
+    await gw([
+      ...listeners.slice(0, 1),
+      {
+        name: 'other',
+        hostname: 'other.example.com',
+        port: 8443,
+        protocol: 'HTTPS',
+        tls: { mode: 'Terminate', certificateRefs: [{ name: 'other-tls', namespace: 'elsewhere' }] },
+      },
+    ]);
+    const bad = await waitFor('a BadConfig Warning', async () => (await events('BadConfig')).find((m) => m?.includes('cross-namespace')), {
+      timeoutMs: 30_000,
+    });
+    expect(bad).toMatch(
+      /spec\.listeners\[1\]\.tls\.certificateRef\[0\]\.namespace: Invalid value: "elsewhere": cross-namespace secret references are not allowed in listeners/,
+    );
+    await waitFor('the good listener still served', async () => !!(await admin.find(Certificate.kind, { namespace: NS, name: 'shop-tls' })), {
+      timeoutMs: 30_000,
+    });
     expect(await admin.find(Certificate.kind, { namespace: NS, name: 'other-tls' })).toBeUndefined();
   });
 });

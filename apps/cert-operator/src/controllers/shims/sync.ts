@@ -7,7 +7,11 @@ import type { DesiredCertificate, ShimPlan } from '../../shim/ingress.js';
  * desired Certificate applied (a no-op when unchanged), one this object does not control left
  * alone and said so, and the ones it controls whose Secret it no longer names deleted.
  */
-export async function syncShimCertificates(owner: KubeObject & { metadata: { name: string; namespace: string; uid?: string } }, plan: ShimPlan, ctx: ReconcileContext): Promise<void> {
+export async function syncShimCertificates(
+  owner: KubeObject & { metadata: { name: string; namespace: string; uid?: string } },
+  plan: ShimPlan,
+  ctx: ReconcileContext,
+): Promise<void> {
   if ('skip' in plan) return;
   if ('blocked' in plan) {
     ctx.recorder.warning(owner, 'BadConfig', plan.blocked);
@@ -28,6 +32,7 @@ export async function syncShimCertificates(owner: KubeObject & { metadata: { nam
   const named = new Set(plan.secretNames);
   for (const c of await ctx.cache.list(Certificate.kind, { namespace: owner.metadata.namespace })) {
     if (!controlledBy(c) || named.has(c.spec.secretName)) continue;
-    if (await ctx.delete(Certificate.kind, c)) ctx.recorder.normal(owner, 'DeleteCertificate', `Successfully deleted unrequired Certificate "${c.metadata.name}"`);
+    if (await ctx.delete(Certificate.kind, c))
+      ctx.recorder.normal(owner, 'DeleteCertificate', `Successfully deleted unrequired Certificate "${c.metadata.name}"`);
   }
 }

@@ -81,12 +81,28 @@ function store(entries: Buffer[], password: string): Buffer {
 
 const keyEntry = (alias: string, created: Date, key: KeyObject, chain: X509Certificate[], password: string) => {
   const protectedKey = protectKey(key.export({ type: 'pkcs8', format: 'der' }), password);
-  return Buffer.concat([u32(PRIVATE_KEY), utf(alias), u64(created.getTime()), u32(protectedKey.length), protectedKey, u32(chain.length), ...chain.map(certificate)]);
+  return Buffer.concat([
+    u32(PRIVATE_KEY),
+    utf(alias),
+    u64(created.getTime()),
+    u32(protectedKey.length),
+    protectedKey,
+    u32(chain.length),
+    ...chain.map(certificate),
+  ]);
 };
-const trustedEntry = (alias: string, created: Date, cert: X509Certificate) => Buffer.concat([u32(TRUSTED_CERT), utf(alias), u64(created.getTime()), certificate(cert)]);
+const trustedEntry = (alias: string, created: Date, cert: X509Certificate) =>
+  Buffer.concat([u32(TRUSTED_CERT), utf(alias), u64(created.getTime()), certificate(cert)]);
 
 /** keystore.jks: the key with its chain under `alias`, and the CA (when known) as "ca". */
-export function encodeJksKeystore(o: { key: KeyObject; chain: X509Certificate[]; ca?: X509Certificate; password: string; alias?: string; created: Date }): Buffer {
+export function encodeJksKeystore(o: {
+  key: KeyObject;
+  chain: X509Certificate[];
+  ca?: X509Certificate;
+  password: string;
+  alias?: string;
+  created: Date;
+}): Buffer {
   const entries = [keyEntry(o.alias ?? 'certificate', o.created, o.key, o.chain, o.password)];
   if (o.ca) entries.push(trustedEntry('ca', o.created, o.ca));
   return store(entries, o.password);

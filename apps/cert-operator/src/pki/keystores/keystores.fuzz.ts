@@ -10,9 +10,19 @@ import { encodePkcs12Keystore, encodePkcs12Truststore } from './pkcs12.js';
 // what a tenant writes. Any of them gives a keystore or a KeystoreError, soon.
 
 const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
-const pem = (await selfSign({ csr: await parseCSR(await createCSR({ dnsNames: ['a.example.com'] } as never, key)), durationMs: 86_400_000, isCA: true, usages: ['cert sign'] } as never, key)).certificate;
+const pem = (
+  await selfSign(
+    { csr: await parseCSR(await createCSR({ dnsNames: ['a.example.com'] } as never, key)), durationMs: 86_400_000, isCA: true, usages: ['cert sign'] } as never,
+    key,
+  )
+).certificate;
 const cert = new X509Certificate(pem);
-const text = fc.oneof(fc.string({ maxLength: 64 }), fc.string({ unit: 'binary', maxLength: 64 }), fc.string({ unit: 'grapheme', maxLength: 16 }), fc.nat({ max: 70_000 }).map((n) => 'x'.repeat(n)));
+const text = fc.oneof(
+  fc.string({ maxLength: 64 }),
+  fc.string({ unit: 'binary', maxLength: 64 }),
+  fc.string({ unit: 'grapheme', maxLength: 16 }),
+  fc.nat({ max: 70_000 }).map((n) => 'x'.repeat(n)),
+);
 
 export const targets = fuzzTargets(
   {

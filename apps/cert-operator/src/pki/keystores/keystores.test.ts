@@ -30,11 +30,35 @@ const tool = (cmd: string, args: string[]) => {
 /** A CA, an intermediate and a leaf (RSA, so every reader takes it), as a CA issuer would write them. */
 async function chain() {
   const rootKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
-  const root = await selfSign({ csr: await parseCSR(await createCSR(spec({ commonName: 'keystore root', isCA: true }), rootKey)), durationMs: 24 * HOUR, isCA: true, usages: ['cert sign'] }, rootKey);
+  const root = await selfSign(
+    {
+      csr: await parseCSR(await createCSR(spec({ commonName: 'keystore root', isCA: true }), rootKey)),
+      durationMs: 24 * HOUR,
+      isCA: true,
+      usages: ['cert sign'],
+    },
+    rootKey,
+  );
   const midKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
-  const mid = await caSign({ csr: await parseCSR(await createCSR(spec({ commonName: 'keystore intermediate', isCA: true }), midKey)), durationMs: 12 * HOUR, isCA: true, usages: ['cert sign'] }, { chainPem: root.certificate, key: rootKey });
+  const mid = await caSign(
+    {
+      csr: await parseCSR(await createCSR(spec({ commonName: 'keystore intermediate', isCA: true }), midKey)),
+      durationMs: 12 * HOUR,
+      isCA: true,
+      usages: ['cert sign'],
+    },
+    { chainPem: root.certificate, key: rootKey },
+  );
   const key = await generatePrivateKey({ algorithm: 'RSA', size: 2048, encoding: 'PKCS1' });
-  const leaf = await caSign({ csr: await parseCSR(await createCSR(spec({ dnsNames: ['app.example.com'] }), key)), durationMs: HOUR, isCA: false, usages: ['server auth', 'digital signature', 'key encipherment'] }, { chainPem: mid.certificate, key: midKey });
+  const leaf = await caSign(
+    {
+      csr: await parseCSR(await createCSR(spec({ dnsNames: ['app.example.com'] }), key)),
+      durationMs: HOUR,
+      isCA: false,
+      usages: ['server auth', 'digital signature', 'key encipherment'],
+    },
+    { chainPem: mid.certificate, key: midKey },
+  );
   return { key, chain: splitPem(leaf.certificate).map((p) => new X509Certificate(p)), ca: new X509Certificate(root.certificate) };
 }
 
@@ -52,25 +76,28 @@ describe('keystores, opened by the tools that read them', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it.each<Pkcs12Profile>(['LegacyDES', 'Modern2023'])('PKCS#12 keystore, %s: openssl verifies the MAC and finds the key and the whole chain; Node loads it for TLS', (profile) => {
-    const p12 = encodePkcs12Keystore({ key: c.key, chain: c.chain, ca: [c.ca], password: PASSWORD, profile });
-    const path = file(`keystore-${profile}.p12`, p12);
-    const info = execFileSync('openssl', ['pkcs12', '-in', path, '-info', '-noout', '-passin', `pass:${PASSWORD}`]);
-    void info;
-    const stderr = spawnSync('openssl', ['pkcs12', '-in', path, '-info', '-noout', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' }).stderr;
-    expect(stderr).toMatch(profile === 'Modern2023' ? /MAC: sha256/ : /MAC: sha1/);
-    expect(stderr).toMatch(profile === 'Modern2023' ? /PBES2, PBKDF2, AES-256-CBC/ : /pbeWithSHA1And3-KeyTripleDES-CBC/);
-    const certs = execFileSync('openssl', ['pkcs12', '-in', path, '-nokeys', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' });
-    // The chain the issuer returned (leaf, intermediate, root), the CA not repeated.
-    expect(c.chain.map((x) => (x.subject ?? '').trim())).toEqual(['', 'CN=keystore intermediate', 'CN=keystore root']);
-    expect(splitPem(certs).map((p) => new X509Certificate(p).fingerprint256)).toEqual(c.chain.map((x) => x.fingerprint256));
-    const key = execFileSync('openssl', ['pkcs12', '-in', path, '-nocerts', '-nodes', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' });
-    expect(key).toContain(c.key.export({ type: 'pkcs8', format: 'pem' }).toString().trim());
-    // A wrong password is refused (the MAC does not verify).
-    expect(spawnSync('openssl', ['pkcs12', '-in', path, '-noout', '-passin', 'pass:wrong']).status).not.toBe(0);
-    // Node's TLS stack (OpenSSL underneath) takes it as a server identity.
-    expect(() => createSecureContext({ pfx: p12, passphrase: PASSWORD })).not.toThrow();
-  });
+  it.each<Pkcs12Profile>(['LegacyDES', 'Modern2023'])(
+    'PKCS#12 keystore, %s: openssl verifies the MAC and finds the key and the whole chain; Node loads it for TLS',
+    (profile) => {
+      const p12 = encodePkcs12Keystore({ key: c.key, chain: c.chain, ca: [c.ca], password: PASSWORD, profile });
+      const path = file(`keystore-${profile}.p12`, p12);
+      const info = execFileSync('openssl', ['pkcs12', '-in', path, '-info', '-noout', '-passin', `pass:${PASSWORD}`]);
+      void info;
+      const stderr = spawnSync('openssl', ['pkcs12', '-in', path, '-info', '-noout', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' }).stderr;
+      expect(stderr).toMatch(profile === 'Modern2023' ? /MAC: sha256/ : /MAC: sha1/);
+      expect(stderr).toMatch(profile === 'Modern2023' ? /PBES2, PBKDF2, AES-256-CBC/ : /pbeWithSHA1And3-KeyTripleDES-CBC/);
+      const certs = execFileSync('openssl', ['pkcs12', '-in', path, '-nokeys', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' });
+      // The chain the issuer returned (leaf, intermediate, root), the CA not repeated.
+      expect(c.chain.map((x) => (x.subject ?? '').trim())).toEqual(['', 'CN=keystore intermediate', 'CN=keystore root']);
+      expect(splitPem(certs).map((p) => new X509Certificate(p).fingerprint256)).toEqual(c.chain.map((x) => x.fingerprint256));
+      const key = execFileSync('openssl', ['pkcs12', '-in', path, '-nocerts', '-nodes', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' });
+      expect(key).toContain(c.key.export({ type: 'pkcs8', format: 'pem' }).toString().trim());
+      // A wrong password is refused (the MAC does not verify).
+      expect(spawnSync('openssl', ['pkcs12', '-in', path, '-noout', '-passin', 'pass:wrong']).status).not.toBe(0);
+      // Node's TLS stack (OpenSSL underneath) takes it as a server identity.
+      expect(() => createSecureContext({ pfx: p12, passphrase: PASSWORD })).not.toThrow();
+    },
+  );
 
   it.each<Pkcs12Profile>(['LegacyDES', 'Modern2023'])('PKCS#12, %s, with a non-ASCII password: OpenSSL and Node open it', (profile) => {
     const p12 = encodePkcs12Keystore({ key: c.key, chain: c.chain, password: UNICODE_PASSWORD, profile });
@@ -97,22 +124,42 @@ describe('keystores, opened by the tools that read them', () => {
     expect(list).toMatch(/Certificate chain length: 3/);
   });
 
-  it.runIf(has('keytool'))('JKS keystore and truststore: keytool verifies the integrity hash and lists the entries; the key is recovered with the password', () => {
-    const created = new Date('2026-11-23T12:00:00Z');
-    const ks = file('keystore.jks', encodeJksKeystore({ key: c.key, chain: c.chain, ca: c.ca, password: PASSWORD, created }));
-    const list = tool('keytool', ['-list', '-v', '-keystore', ks, '-storetype', 'JKS', '-storepass', PASSWORD]);
-    expect(list).toMatch(/Your keystore contains 2 entries/);
-    expect(list).toMatch(/Alias name: certificate[\s\S]*Entry type: PrivateKeyEntry[\s\S]*Certificate chain length: 3/);
-    expect(list).toMatch(/Alias name: ca[\s\S]*Entry type: trustedCertEntry/);
-    // keytool must decrypt the key to convert it: the key protector and the key are right.
-    const out = join(dir, 'converted.p12');
-    tool('keytool', ['-importkeystore', '-srckeystore', ks, '-srcstoretype', 'JKS', '-srcstorepass', PASSWORD, '-destkeystore', out, '-deststoretype', 'PKCS12', '-deststorepass', PASSWORD, '-srcalias', 'certificate', '-noprompt']);
-    const key = execFileSync('openssl', ['pkcs12', '-in', out, '-nocerts', '-nodes', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' });
-    expect(key).toContain(c.key.export({ type: 'pkcs8', format: 'pem' }).toString().trim());
-    // A wrong store password fails the integrity check.
-    expect(spawnSync('keytool', ['-list', '-keystore', ks, '-storetype', 'JKS', '-storepass', 'wrong-password']).status).not.toBe(0);
+  it.runIf(has('keytool'))(
+    'JKS keystore and truststore: keytool verifies the integrity hash and lists the entries; the key is recovered with the password',
+    () => {
+      const created = new Date('2026-11-23T12:00:00Z');
+      const ks = file('keystore.jks', encodeJksKeystore({ key: c.key, chain: c.chain, ca: c.ca, password: PASSWORD, created }));
+      const list = tool('keytool', ['-list', '-v', '-keystore', ks, '-storetype', 'JKS', '-storepass', PASSWORD]);
+      expect(list).toMatch(/Your keystore contains 2 entries/);
+      expect(list).toMatch(/Alias name: certificate[\s\S]*Entry type: PrivateKeyEntry[\s\S]*Certificate chain length: 3/);
+      expect(list).toMatch(/Alias name: ca[\s\S]*Entry type: trustedCertEntry/);
+      // keytool must decrypt the key to convert it: the key protector and the key are right.
+      const out = join(dir, 'converted.p12');
+      tool('keytool', [
+        '-importkeystore',
+        '-srckeystore',
+        ks,
+        '-srcstoretype',
+        'JKS',
+        '-srcstorepass',
+        PASSWORD,
+        '-destkeystore',
+        out,
+        '-deststoretype',
+        'PKCS12',
+        '-deststorepass',
+        PASSWORD,
+        '-srcalias',
+        'certificate',
+        '-noprompt',
+      ]);
+      const key = execFileSync('openssl', ['pkcs12', '-in', out, '-nocerts', '-nodes', '-passin', `pass:${PASSWORD}`], { encoding: 'utf8' });
+      expect(key).toContain(c.key.export({ type: 'pkcs8', format: 'pem' }).toString().trim());
+      // A wrong store password fails the integrity check.
+      expect(spawnSync('keytool', ['-list', '-keystore', ks, '-storetype', 'JKS', '-storepass', 'wrong-password']).status).not.toBe(0);
 
-    const ts = file('truststore.jks', encodeJksTruststore({ ca: c.ca, password: PASSWORD, created }));
-    expect(tool('keytool', ['-list', '-keystore', ts, '-storetype', 'JKS', '-storepass', PASSWORD])).toMatch(/ca, .*trustedCertEntry/);
-  });
+      const ts = file('truststore.jks', encodeJksTruststore({ ca: c.ca, password: PASSWORD, created }));
+      expect(tool('keytool', ['-list', '-keystore', ts, '-storetype', 'JKS', '-storepass', PASSWORD])).toMatch(/ca, .*trustedCertEntry/);
+    },
+  );
 });

@@ -82,7 +82,13 @@ function pfx(profile: Pkcs12Profile, password: string, contents: Buffer[]): Buff
  * keystore.p12: the private key and the certificate chain (leaf first, then intermediates, then
  * the CA when known), as cert-manager writes it. The key and the leaf share a localKeyId.
  */
-export function encodePkcs12Keystore(o: { key: KeyObject; chain: X509Certificate[]; ca?: X509Certificate[]; password: string; profile: Pkcs12Profile }): Buffer {
+export function encodePkcs12Keystore(o: {
+  key: KeyObject;
+  chain: X509Certificate[];
+  ca?: X509Certificate[];
+  password: string;
+  profile: Pkcs12Profile;
+}): Buffer {
   const [leaf, ...rest] = o.chain;
   const keyId = createHash('sha1').update(leaf.raw).digest();
   const idAttr = attribute(OID.localKeyId, octets(keyId));

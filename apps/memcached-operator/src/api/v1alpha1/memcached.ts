@@ -20,7 +20,11 @@ export const MemcachedStatus = Type.Object({
   replicas: Type.Optional(Type.Integer({ description: 'Pods the Deployment has (for the scale subresource).' })),
   readyReplicas: Type.Optional(Type.Integer({ description: 'Pods that are ready to serve.' })),
   selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource).' })),
-  phase: Type.Optional(Type.Union([Type.Literal('Pending'), Type.Literal('Progressing'), Type.Literal('Available'), Type.Literal('Degraded'), Type.Literal('Deleting')], { description: 'Pending, Progressing (a rollout or scaling is under way), Available, Degraded (see the conditions for why) or Deleting.' })),
+  phase: Type.Optional(
+    Type.Union([Type.Literal('Pending'), Type.Literal('Progressing'), Type.Literal('Available'), Type.Literal('Degraded'), Type.Literal('Deleting')], {
+      description: 'Pending, Progressing (a rollout or scaling is under way), Available, Degraded (see the conditions for why) or Deleting.',
+    }),
+  ),
   observedGeneration: Type.Optional(Type.Integer({ description: 'The metadata.generation this status was computed from.' })),
   conditions: Type.Optional(Conditions),
 });
@@ -51,10 +55,7 @@ export const Memcached = defineCustomResource({
   spec: MemcachedSpec,
   status: MemcachedStatus,
   scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
-  printerColumns: [
-    { name: 'Size', type: 'integer', jsonPath: '.spec.size' },
-    ...STATUS_COLUMNS,
-  ],
+  printerColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }, ...STATUS_COLUMNS],
 });
 
 /** As the cache holds it (name and namespace always set); see Cached. */

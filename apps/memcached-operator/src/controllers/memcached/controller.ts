@@ -37,11 +37,15 @@ export async function reconcileMemcached(req: Request, ctx: ReconcileContext): P
   // The Deployment and the Service do not depend on each other: both are written at once (the
   // finalizer, above, comes first). A first pass costs three round trips, not four.
   const currentDep = await cache.get(Deployment, req);
-  const [dep, svc] = await Promise.all([ctx.apply(Deployment, desiredDeployment(mc), currentDep), ctx.apply(Service, desiredService(mc), await cache.get(Service, req))]);
+  const [dep, svc] = await Promise.all([
+    ctx.apply(Deployment, desiredDeployment(mc), currentDep),
+    ctx.apply(Service, desiredService(mc), await cache.get(Service, req)),
+  ]);
   if (dep.outcome === 'created') recorder.normal(mc, 'Created', `Created Deployment ${req.name} with ${mc.spec.replicas} replicas`);
   else if (dep.outcome === 'updated') {
     const before = currentDep?.spec?.replicas;
-    if (before !== mc.spec.replicas && before !== undefined) recorder.normal(mc, 'Scaled', `Scaled Deployment ${req.name} from ${before} to ${mc.spec.replicas} replicas`);
+    if (before !== mc.spec.replicas && before !== undefined)
+      recorder.normal(mc, 'Scaled', `Scaled Deployment ${req.name} from ${before} to ${mc.spec.replicas} replicas`);
     else recorder.normal(mc, 'Updated', `Updated Deployment ${req.name} to the current spec`);
     log.info({ replicas: mc.spec.replicas }, 'deployment updated');
   }

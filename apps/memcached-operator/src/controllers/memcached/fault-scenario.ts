@@ -50,7 +50,8 @@ export async function memcachedFaultScenario(plane: ControlPlane, ns: string): P
           );
         });
         if (!lagging.length) return true;
-        const say = (m: (typeof lagging)[number]) => `${m.metadata.name} want ${want.get(m.metadata.name!)} gen ${m.metadata.generation} ${JSON.stringify(m.status)}`;
+        const say = (m: (typeof lagging)[number]) =>
+          `${m.metadata.name} want ${want.get(m.metadata.name!)} gen ${m.metadata.generation} ${JSON.stringify(m.status)}`;
         throw new Error(`${lagging.length} not converged, e.g. ${lagging.slice(0, 2).map(say).join('; ')}`);
       },
     },

@@ -44,7 +44,10 @@ describe('the memcached controller in a simulated cluster', () => {
     await admin.create(CustomResourceDefinition, MemcachedV1alpha1.crd as never);
     await waitFor('the v1alpha1 Memcached CRD to be served', () => admin.list(MemcachedV1alpha1.kind).then(() => true));
     await plane.kubectl(['create', 'namespace', 'legacy']);
-    await admin.create(MemcachedV1alpha1.kind, { metadata: { namespace: 'legacy', name: 'cache', annotations: { team: 'search' } }, spec: { size: 2 } } as never);
+    await admin.create(MemcachedV1alpha1.kind, {
+      metadata: { namespace: 'legacy', name: 'cache', annotations: { team: 'search' } },
+      spec: { size: 2 },
+    } as never);
     // The upgrade: both versions, v1beta1 stored, converted by the operator's webhook (its CA injected by it).
     const crd = await admin.get(CustomResourceDefinition, { name: MemcachedAPI.crd.metadata.name });
     await admin.update(CustomResourceDefinition, { ...crd, spec: withConversionClient(MemcachedAPI.crd, { url: webhooks.url }).spec } as never);
@@ -59,11 +62,19 @@ describe('the memcached controller in a simulated cluster', () => {
   });
 
   it('reads a v1alpha1 Memcached stored before v1beta1 existed as v1beta1, runs it, and round-trips it through v1alpha1', async () => {
-    const mc = await waitFor('the legacy Memcached, converted, Available with 2 pods', async () => {
-      const m = await get('legacy', 'cache').catch(() => undefined);
-      return m?.status?.phase === 'Available' && m.status.readyReplicas === 2 ? m : undefined;
-    }, { timeoutMs: 90_000 });
-    expect(mc).toMatchObject({ apiVersion: 'cache.opkit.dev/v1beta1', metadata: { annotations: { team: 'search' } }, spec: { replicas: 2, memoryLimitMB: 64 } });
+    const mc = await waitFor(
+      'the legacy Memcached, converted, Available with 2 pods',
+      async () => {
+        const m = await get('legacy', 'cache').catch(() => undefined);
+        return m?.status?.phase === 'Available' && m.status.readyReplicas === 2 ? m : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+    expect(mc).toMatchObject({
+      apiVersion: 'cache.opkit.dev/v1beta1',
+      metadata: { annotations: { team: 'search' } },
+      spec: { replicas: 2, memoryLimitMB: 64 },
+    });
     expect((await admin.get(Deployment, { namespace: 'legacy', name: 'cache' })).spec?.replicas).toBe(2);
 
     // A v1beta1-only field survives a client that still speaks v1alpha1 (kubectl edit of the old version).
@@ -74,29 +85,43 @@ describe('the memcached controller in a simulated cluster', () => {
     // conflict: the operator writes status meanwhile).
     await waitFor('a v1alpha1 update to size 3', async () => {
       const o = await admin.get(MemcachedV1alpha1.kind, { namespace: 'legacy', name: 'cache' });
-      return admin.update(MemcachedV1alpha1.kind, { ...o, spec: { ...o.spec, size: 3 } }).then(() => true, (e: Error) => (/the object has been modified/.test(e.message) ? false : Promise.reject(e)));
+      return admin.update(MemcachedV1alpha1.kind, { ...o, spec: { ...o.spec, size: 3 } }).then(
+        () => true,
+        (e: Error) => (/the object has been modified/.test(e.message) ? false : Promise.reject(e)),
+      );
     });
     const back = await get('legacy', 'cache');
     expect(back.spec).toMatchObject({ replicas: 3, threads: 8 });
     expect(back.metadata.annotations).toEqual({ team: 'search' });
-    await waitFor('the Deployment to run 3 memcached -t 8', async () => {
-      const d = await admin.get(Deployment, { namespace: 'legacy', name: 'cache' });
-      return d.spec?.replicas === 3 && d.spec.template.spec?.containers[0]?.args?.join(' ') === '-m 64 -p 11211 -t 8';
-    }, { timeoutMs: 30_000 });
+    await waitFor(
+      'the Deployment to run 3 memcached -t 8',
+      async () => {
+        const d = await admin.get(Deployment, { namespace: 'legacy', name: 'cache' });
+        return d.spec?.replicas === 3 && d.spec.template.spec?.containers[0]?.args?.join(' ') === '-m 64 -p 11211 -t 8';
+      },
+      { timeoutMs: 30_000 },
+    );
     // kubectl reads either version by name.
     const table = await plane.kubectl(['get', 'memcacheds.v1alpha1.cache.opkit.dev', 'cache', '-n', 'legacy', '-o', 'jsonpath={.apiVersion} {.spec.size}']);
     expect(table.stdout).toBe('cache.opkit.dev/v1alpha1 3');
     // Nothing stays stored as v1alpha1: the operator rewrote it, and the CRD says so (a later release may drop v1alpha1).
-    await waitFor('storedVersions trimmed to v1beta1', async () => (await admin.get(CustomResourceDefinition, { name: MemcachedAPI.crd.metadata.name })).status?.storedVersions?.join() === 'v1beta1');
+    await waitFor(
+      'storedVersions trimmed to v1beta1',
+      async () => (await admin.get(CustomResourceDefinition, { name: MemcachedAPI.crd.metadata.name })).status?.storedVersions?.join() === 'v1beta1',
+    );
   });
 
   it('runs 3 replicas as 3 Running pods, lists them in status.nodes and becomes Available', async () => {
     const n = await freshNamespace();
     await memcached(n, 'cache', { replicas: 3 });
-    const mc = await waitFor('Available with 3 nodes', async () => {
-      const m = await get(n, 'cache');
-      return m.status?.phase === 'Available' && m.status.nodes?.length === 3 && m;
-    }, { timeoutMs: 60_000 });
+    const mc = await waitFor(
+      'Available with 3 nodes',
+      async () => {
+        const m = await get(n, 'cache');
+        return m.status?.phase === 'Available' && m.status.nodes?.length === 3 && m;
+      },
+      { timeoutMs: 60_000 },
+    );
     const pods = (await admin.list(Pod, { namespace: n, labelSelector: 'app.kubernetes.io/instance=cache' })).items;
     expect(pods.map((p) => p.metadata.name).sort()).toEqual(mc.status!.nodes);
     expect(pods.every((p) => p.status?.phase === 'Running')).toBe(true);
@@ -118,10 +143,14 @@ describe('the memcached controller in a simulated cluster', () => {
     await memcached(n, 'cache', { replicas: 3 });
     await waitFor('3 ready', async () => (await get(n, 'cache')).status?.readyReplicas === 3, { timeoutMs: 60_000 });
     await plane.kubectl(['scale', 'memcached/cache', '-n', n, '--replicas=1']);
-    const mc = await waitFor('the status to follow the scale-down', async () => {
-      const m = await get(n, 'cache');
-      return m.spec.replicas === 1 && m.status?.nodes?.length === 1 && m.status.replicas === 1 && m.status.phase === 'Available' && m;
-    }, { timeoutMs: 60_000 });
+    const mc = await waitFor(
+      'the status to follow the scale-down',
+      async () => {
+        const m = await get(n, 'cache');
+        return m.spec.replicas === 1 && m.status?.nodes?.length === 1 && m.status.replicas === 1 && m.status.phase === 'Available' && m;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect((await admin.get(Deployment, { namespace: n, name: 'cache' })).spec?.replicas).toBe(1);
     const scale = JSON.parse((await plane.kubectl(['get', '--raw', `/apis/cache.opkit.dev/v1beta1/namespaces/${n}/memcacheds/cache/scale`])).stdout);
     expect(scale).toMatchObject({ spec: { replicas: 1 }, status: { replicas: 1, selector: mc.status!.selector } });
@@ -134,13 +163,19 @@ describe('the memcached controller in a simulated cluster', () => {
     await memcached(n, 'cache', { replicas: 2 });
     await waitFor('Available', async () => (await get(n, 'cache')).status?.phase === 'Available', { timeoutMs: 60_000 });
     await plane.kubectl(['scale', 'deployment/cache', '-n', n, '--replicas=5']);
-    await waitFor('replicas repaired to 2', async () => (await admin.get(Deployment, { namespace: n, name: 'cache' })).spec?.replicas === 2, { timeoutMs: 30_000 });
+    await waitFor('replicas repaired to 2', async () => (await admin.get(Deployment, { namespace: n, name: 'cache' })).spec?.replicas === 2, {
+      timeoutMs: 30_000,
+    });
     const before = await admin.get(Service, { namespace: n, name: 'cache' });
     await admin.delete(Service, { namespace: n, name: 'cache' });
-    const after = await waitFor('the Service to be recreated', async () => {
-      const s = await admin.find(Service, { namespace: n, name: 'cache' });
-      return s && s.metadata.uid !== before.metadata.uid && s;
-    }, { timeoutMs: 30_000 });
+    const after = await waitFor(
+      'the Service to be recreated',
+      async () => {
+        const s = await admin.find(Service, { namespace: n, name: 'cache' });
+        return s && s.metadata.uid !== before.metadata.uid && s;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(after.spec?.clusterIP).toBe('None');
   });
 
@@ -150,12 +185,26 @@ describe('the memcached controller in a simulated cluster', () => {
     await waitFor('Available', async () => (await get(n, 'cache')).status?.phase === 'Available', { timeoutMs: 60_000 });
     const oldPods = (await get(n, 'cache')).status!.nodes!;
     await memcached(n, 'cache', { replicas: 2, image: 'memcached:1.6.39-alpine', extraArgs: ['-v'], resources: { limits: { memory: '128Mi' } } });
-    const mc = await waitFor('new pods at the new spec', async () => {
-      const m = await get(n, 'cache');
-      return m.status?.phase === 'Available' && m.status.observedGeneration === m.metadata.generation && m.status.nodes?.length === 2 && !m.status.nodes.some((p) => oldPods.includes(p)) && m;
-    }, { timeoutMs: 60_000 });
+    const mc = await waitFor(
+      'new pods at the new spec',
+      async () => {
+        const m = await get(n, 'cache');
+        return (
+          m.status?.phase === 'Available' &&
+          m.status.observedGeneration === m.metadata.generation &&
+          m.status.nodes?.length === 2 &&
+          !m.status.nodes.some((p) => oldPods.includes(p)) &&
+          m
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
     const pod = await admin.get(Pod, { namespace: n, name: mc.status!.nodes![0] });
-    expect(pod.spec?.containers[0]).toMatchObject({ image: 'memcached:1.6.39-alpine', args: ['-m', '64', '-p', '11211', '-v'], resources: { limits: { memory: '128Mi' } } });
+    expect(pod.spec?.containers[0]).toMatchObject({
+      image: 'memcached:1.6.39-alpine',
+      args: ['-m', '64', '-p', '11211', '-v'],
+      resources: { limits: { memory: '128Mi' } },
+    });
   });
 
   it('writes nothing when it reconciles an unchanged Memcached again', async () => {
@@ -172,22 +221,30 @@ describe('the memcached controller in a simulated cluster', () => {
     expect(writes.map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.subresource ?? ''}`)).toEqual([]);
   });
 
-  it('refuses invalid Memcacheds with the API server\'s explanation', async () => {
+  it("refuses invalid Memcacheds with the API server's explanation", async () => {
     const n = await freshNamespace();
-    const refuse = (spec: object) => memcached(n, 'bad', spec as never).then(() => '', (e: Error) => e.message);
+    const refuse = (spec: object) =>
+      memcached(n, 'bad', spec as never).then(
+        () => '',
+        (e: Error) => e.message,
+      );
     expect(await refuse({ replicas: -1 })).toMatch(/spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0/);
     expect(await refuse({ replicas: 'three' })).toMatch(/spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"/);
     expect(await refuse({ replicas: 1, sise: 2 })).toMatch(/unknown field "spec.sise"/);
     expect(await refuse({ port: 70000 })).toMatch(/spec.port: Invalid value: 70000: spec.port in body should be less than or equal to 65535/);
   });
 
-  it('shows Degraded with the Deployment\'s reason when the image cannot be pulled', async () => {
+  it("shows Degraded with the Deployment's reason when the image cannot be pulled", async () => {
     const n = await freshNamespace();
     await memcached(n, 'broken', { replicas: 1, image: `${INVALID_IMAGE_PREFIX}memcached:nope`, progressDeadlineSeconds: 5 });
-    const mc = await waitFor('Degraded: ProgressDeadlineExceeded', async () => {
-      const m = await get(n, 'broken');
-      return condition(m, 'Degraded')?.reason === 'ProgressDeadlineExceeded' && m;
-    }, { timeoutMs: 60_000 });
+    const mc = await waitFor(
+      'Degraded: ProgressDeadlineExceeded',
+      async () => {
+        const m = await get(n, 'broken');
+        return condition(m, 'Degraded')?.reason === 'ProgressDeadlineExceeded' && m;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(mc.status?.phase).toBe('Degraded');
     expect(condition(mc, 'Degraded')).toMatchObject({ status: 'True', message: expect.stringMatching(/has timed out progressing/) });
     const warnings = (await admin.list(CoreEvent, { namespace: n, fieldSelector: 'involvedObject.name=broken,type=Warning' })).items.map((e) => e.reason);
@@ -198,10 +255,14 @@ describe('the memcached controller in a simulated cluster', () => {
     const n = await freshNamespace();
     await apply({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pods', namespace: n }, spec: { hard: { pods: '1' } } });
     await memcached(n, 'big', { replicas: 3 });
-    const mc = await waitFor('Degraded: FailedCreate', async () => {
-      const m = await get(n, 'big');
-      return condition(m, 'Degraded')?.reason === 'FailedCreate' && m;
-    }, { timeoutMs: 60_000 });
+    const mc = await waitFor(
+      'Degraded: FailedCreate',
+      async () => {
+        const m = await get(n, 'big');
+        return condition(m, 'Degraded')?.reason === 'FailedCreate' && m;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(condition(mc, 'Degraded')?.message).toMatch(/exceeded quota: pods/);
   });
 
@@ -210,14 +271,18 @@ describe('the memcached controller in a simulated cluster', () => {
     await memcached(n, 'cache', { replicas: 2 });
     await waitFor('Available', async () => (await get(n, 'cache')).status?.phase === 'Available', { timeoutMs: 60_000 });
     await plane.kubectl(['delete', 'memcached', 'cache', '-n', n, '--wait=true', '--timeout=60s']);
-    await waitFor('the Deployment, Service and pods to be gone', async () => {
-      const [d, s, p] = await Promise.all([
-        admin.find(Deployment, { namespace: n, name: 'cache' }),
-        admin.find(Service, { namespace: n, name: 'cache' }),
-        admin.list(Pod, { namespace: n, labelSelector: 'app.kubernetes.io/instance=cache' }),
-      ]);
-      return !d && !s && p.items.length === 0;
-    }, { timeoutMs: 60_000 });
+    await waitFor(
+      'the Deployment, Service and pods to be gone',
+      async () => {
+        const [d, s, p] = await Promise.all([
+          admin.find(Deployment, { namespace: n, name: 'cache' }),
+          admin.find(Service, { namespace: n, name: 'cache' }),
+          admin.list(Pod, { namespace: n, labelSelector: 'app.kubernetes.io/instance=cache' }),
+        ]);
+        return !d && !s && p.items.length === 0;
+      },
+      { timeoutMs: 60_000 },
+    );
     const events = (await admin.list(CoreEvent, { namespace: n, fieldSelector: 'involvedObject.name=cache,reason=Deleting' })).items;
     expect(events[0]?.message).toBe(`Custom Resource cache is being deleted from the namespace ${n}`);
   });

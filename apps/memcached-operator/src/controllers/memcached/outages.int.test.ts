@@ -27,12 +27,26 @@ describe('the memcached operator through API server outages', () => {
   /** True when every object shows `size` ready replicas and Available for its current generation; else what the first laggards show. */
   const converged = async (size: number) => {
     const lagging = (await admin.list(Memcached.kind, { namespace: NS })).items.filter(
-      (m) => !(m.status?.readyReplicas === size && m.status.observedGeneration === m.metadata.generation && m.status.conditions?.some((c) => c.type === 'Available' && c.status === 'True')),
+      (m) =>
+        !(
+          m.status?.readyReplicas === size &&
+          m.status.observedGeneration === m.metadata.generation &&
+          m.status.conditions?.some((c) => c.type === 'Available' && c.status === 'True')
+        ),
     );
     if (!lagging.length) return true;
-    throw new Error(`${lagging.length} not converged, e.g. ${lagging.slice(0, 2).map((m) => `${m.metadata.name} gen ${m.metadata.generation} ${JSON.stringify(m.status)}`).join('; ')}`);
+    throw new Error(
+      `${lagging.length} not converged, e.g. ${lagging
+        .slice(0, 2)
+        .map((m) => `${m.metadata.name} gen ${m.metadata.generation} ${JSON.stringify(m.status)}`)
+        .join('; ')}`,
+    );
   };
-  const cachez = () => scrape(manager, '/cachez').then((r) => r.status, () => 0);
+  const cachez = () =>
+    scrape(manager, '/cachez').then(
+      (r) => r.status,
+      () => 0,
+    );
   /** Polls /cachez through an outage and reports whether it went red and how soon. */
   const watchReadiness = (from: number) => {
     let redAfter: number | undefined;
@@ -54,7 +68,11 @@ describe('the memcached operator through API server outages', () => {
     await waitFor('the Memcached CRD to be served', () => admin.list(Memcached.kind).then(() => true));
     await plane.kubectl(['create', 'namespace', NS]);
     await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', NS]).then(() => true));
-    const t = testManager(plane.kubeConfig, { name: 'memcached-operator', leaderElection: { namespace: NS, name: 'memcached-operator-leader' }, webhook: webhooks.options });
+    const t = testManager(plane.kubeConfig, {
+      name: 'memcached-operator',
+      leaderElection: { namespace: NS, name: 'memcached-operator-leader' },
+      webhook: webhooks.options,
+    });
     manager = t.manager;
     logs = t.logs;
     addMemcachedOperator(manager);
@@ -102,13 +120,19 @@ describe('the memcached operator through API server outages', () => {
     await plane.restartClusterComponents();
     // The operator's part (every Deployment asks for 3), then the cluster's (pods scheduled and
     // running): all within a minute of the API server's return.
-    await waitFor('every Deployment scaled to 3', async () => (await admin.list(Deployment, { namespace: NS })).items.filter((d) => d.spec?.replicas === 3).length === COUNT || undefined, { timeoutMs: 60_000, intervalMs: 500 });
+    await waitFor(
+      'every Deployment scaled to 3',
+      async () => (await admin.list(Deployment, { namespace: NS })).items.filter((d) => d.spec?.replicas === 3).length === COUNT || undefined,
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
     const operatorDoneAfter = Date.now() - upAt;
     await waitFor(`all ${COUNT} scaled to 3`, () => converged(3), { timeoutMs: Math.max(1_000, upAt + 60_000 - Date.now()), intervalMs: 1_000 });
     const convergedAfter = Date.now() - upAt;
     await waitFor('/cachez green', async () => (await cachez()) === 200, { timeoutMs: 30_000 });
     const redAfter = await readiness.end();
-    console.log(`kill: /cachez red after ${redAfter} ms; every Deployment updated ${operatorDoneAfter} ms and all ${COUNT} converged ${convergedAfter} ms after the API server came back`);
+    console.log(
+      `kill: /cachez red after ${redAfter} ms; every Deployment updated ${operatorDoneAfter} ms and all ${COUNT} converged ${convergedAfter} ms after the API server came back`,
+    );
     expect(redAfter).toBeDefined();
     expect(redAfter!).toBeLessThanOrEqual(15_000);
     expect(manager.running).toBe(true);

@@ -1,4 +1,17 @@
-import { Client, ClusterRole, ClusterRoleBinding, CustomResourceDefinition, Deployment, mergeRules, Namespace, ServiceAccount, Transport, withConversionClient, type Manager, type PolicyRule } from '@opkit/runtime';
+import {
+  Client,
+  ClusterRole,
+  ClusterRoleBinding,
+  CustomResourceDefinition,
+  Deployment,
+  mergeRules,
+  Namespace,
+  ServiceAccount,
+  Transport,
+  withConversionClient,
+  type Manager,
+  type PolicyRule,
+} from '@opkit/runtime';
 import { localWebhooks, testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,28 +68,50 @@ describe('the memcached operator when its role loses a verb', () => {
 
   it('shows the failure in every status field while it lasts, and converges within seconds of the fix', async () => {
     await admin.create(Memcached.kind, { metadata: { namespace: NS, name: 'cache' }, spec: { replicas: 1 } } as never);
-    await waitFor('Available', async () => condition(await admin.get(Memcached.kind, { namespace: NS, name: 'cache' }), 'Available')?.status === 'True', { timeoutMs: 90_000 });
+    await waitFor('Available', async () => condition(await admin.get(Memcached.kind, { namespace: NS, name: 'cache' }), 'Available')?.status === 'True', {
+      timeoutMs: 90_000,
+    });
 
     await admin.patch(ClusterRole, { name: 'memcached-operator' }, { rules: withoutPatchOnDeployments() });
     await admin.patch(Memcached.kind, { namespace: NS, name: 'cache' }, { spec: { replicas: 2 } });
-    const failing = await waitFor('the failure on the Memcached', async () => {
-      const mc = await admin.get(Memcached.kind, { namespace: NS, name: 'cache' });
-      return condition(mc, 'Available')?.reason === 'Forbidden' && mc;
-    }, { timeoutMs: 30_000 });
-    expect(condition(failing, 'Available')).toMatchObject({ status: 'False', reason: 'Forbidden', message: expect.stringContaining('cannot patch resource "deployments"') });
-    expect(condition(failing, 'Degraded')).toMatchObject({ status: 'True', reason: 'Forbidden', message: expect.stringContaining('cannot patch resource "deployments"') });
+    const failing = await waitFor(
+      'the failure on the Memcached',
+      async () => {
+        const mc = await admin.get(Memcached.kind, { namespace: NS, name: 'cache' });
+        return condition(mc, 'Available')?.reason === 'Forbidden' && mc;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(condition(failing, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'Forbidden',
+      message: expect.stringContaining('cannot patch resource "deployments"'),
+    });
+    expect(condition(failing, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'Forbidden',
+      message: expect.stringContaining('cannot patch resource "deployments"'),
+    });
     expect(failing.status?.phase).toBe('Degraded');
 
     await admin.patch(ClusterRole, { name: 'memcached-operator' }, { rules });
     const fixedAt = performance.now();
-    await waitFor('two pods, Available again', async () => {
-      const mc = await admin.get(Memcached.kind, { namespace: NS, name: 'cache' });
-      return mc.status?.readyReplicas === 2 && condition(mc, 'Available')?.status === 'True' && condition(mc, 'Degraded')?.status === 'False' && mc.status.phase === 'Available';
-    }, { timeoutMs: 90_000, intervalMs: 250 });
+    await waitFor(
+      'two pods, Available again',
+      async () => {
+        const mc = await admin.get(Memcached.kind, { namespace: NS, name: 'cache' });
+        return (
+          mc.status?.readyReplicas === 2 &&
+          condition(mc, 'Available')?.status === 'True' &&
+          condition(mc, 'Degraded')?.status === 'False' &&
+          mc.status.phase === 'Available'
+        );
+      },
+      { timeoutMs: 90_000, intervalMs: 250 },
+    );
     const deployment = await admin.get(Deployment, { namespace: NS, name: 'cache' });
     expect(deployment.spec?.replicas).toBe(2);
     console.log(`converged ${Math.round(performance.now() - fixedAt)} ms after the role was fixed`);
     expect(performance.now() - fixedAt).toBeLessThan(60_000);
   });
 });
-

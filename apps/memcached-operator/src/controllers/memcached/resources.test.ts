@@ -10,18 +10,28 @@ const mc = (spec: Partial<MemcachedObject['spec']> = {}): MemcachedObject => ({
 });
 
 describe('desiredDeployment', () => {
-  it('runs memcached with the spec\'s memory, port and extra args, owned by the Memcached', () => {
+  it("runs memcached with the spec's memory, port and extra args, owned by the Memcached", () => {
     const d = desiredDeployment(mc({ memoryLimitMB: 256, port: 11311, extraArgs: ['-v'] }));
     const c = d.spec!.template.spec!.containers[0];
     expect(c.args).toEqual(['-m', '256', '-p', '11311', '-v']);
     expect(c.ports).toEqual([{ name: 'memcached', containerPort: 11311, protocol: 'TCP' }]);
     expect(d.spec!.replicas).toBe(3);
-    expect(d.metadata.ownerReferences).toEqual([{ apiVersion: 'cache.opkit.dev/v1beta1', kind: 'Memcached', name: 'cache', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    expect(d.metadata.ownerReferences).toEqual([
+      { apiVersion: 'cache.opkit.dev/v1beta1', kind: 'Memcached', name: 'cache', uid: 'u-1', controller: true, blockOwnerDeletion: true },
+    ]);
     expect(d.spec!.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'cache' });
   });
 
   it('passes threads as -t only when the spec sets it (an upgrade must not roll every Memcached)', () => {
-    expect(desiredDeployment(mc({ threads: 8, extraArgs: ['-v'] })).spec!.template.spec!.containers[0].args).toEqual(['-m', '64', '-p', '11211', '-t', '8', '-v']);
+    expect(desiredDeployment(mc({ threads: 8, extraArgs: ['-v'] })).spec!.template.spec!.containers[0].args).toEqual([
+      '-m',
+      '64',
+      '-p',
+      '11211',
+      '-t',
+      '8',
+      '-v',
+    ]);
     expect(desiredDeployment(mc()).spec!.template.spec!.containers[0].args).toEqual(['-m', '64', '-p', '11211']);
   });
 

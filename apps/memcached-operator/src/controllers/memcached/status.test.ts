@@ -8,31 +8,63 @@ const mc = (size: number, status?: MemcachedObject['status']): MemcachedObject =
   spec: { replicas: size, image: 'memcached:1.6.38-alpine', memoryLimitMB: 64, port: 11211, progressDeadlineSeconds: 600 },
   status,
 });
-const dep = (status: Record<string, unknown>, replicas = 3) => ({ metadata: { name: 'cache', generation: 2 }, spec: { replicas, selector: {}, template: {} }, status: { observedGeneration: 2, ...status } }) as never;
+const dep = (status: Record<string, unknown>, replicas = 3) =>
+  ({ metadata: { name: 'cache', generation: 2 }, spec: { replicas, selector: {}, template: {} }, status: { observedGeneration: 2, ...status } }) as never;
 const pod = (name: string, waiting?: string) =>
-  ({ metadata: { name }, status: { containerStatuses: [{ name: 'memcached', state: waiting ? { waiting: { reason: waiting, message: 'Back-off pulling image "x"' } } : { running: {} } }] } }) as never;
+  ({
+    metadata: { name },
+    status: {
+      containerStatuses: [{ name: 'memcached', state: waiting ? { waiting: { reason: waiting, message: 'Back-off pulling image "x"' } } : { running: {} } }],
+    },
+  }) as never;
 const cond = (s: ReturnType<typeof computeStatus>, type: string) => s.conditions?.find((c) => c.type === type);
 
 describe('computeStatus', () => {
   it('is Available once every requested pod is ready and the rollout is complete', () => {
     const s = computeStatus(mc(3), dep({ replicas: 3, readyReplicas: 3, updatedReplicas: 3, availableReplicas: 3 }), [pod('c'), pod('a'), pod('b')], now);
-    expect(s).toMatchObject({ nodes: ['a', 'b', 'c'], replicas: 3, readyReplicas: 3, phase: 'Available', observedGeneration: 4, selector: 'app.kubernetes.io/name=memcached,app.kubernetes.io/instance=cache' });
+    expect(s).toMatchObject({
+      nodes: ['a', 'b', 'c'],
+      replicas: 3,
+      readyReplicas: 3,
+      phase: 'Available',
+      observedGeneration: 4,
+      selector: 'app.kubernetes.io/name=memcached,app.kubernetes.io/instance=cache',
+    });
     expect(cond(s, 'Available')).toMatchObject({ status: 'True', reason: 'AllPodsReady', observedGeneration: 4 });
     expect(cond(s, 'Progressing')).toMatchObject({ status: 'False', reason: 'RolloutComplete' });
     expect(cond(s, 'Degraded')).toMatchObject({ status: 'False' });
   });
 
   it('is Progressing while pods come up', () => {
-    const s = computeStatus(mc(3), dep({ replicas: 3, readyReplicas: 1, updatedReplicas: 3, availableReplicas: 1, conditions: [{ type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated' }] }), [pod('a')], now);
+    const s = computeStatus(
+      mc(3),
+      dep({
+        replicas: 3,
+        readyReplicas: 1,
+        updatedReplicas: 3,
+        availableReplicas: 1,
+        conditions: [{ type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated' }],
+      }),
+      [pod('a')],
+      now,
+    );
     expect(s.phase).toBe('Progressing');
     expect(cond(s, 'Available')).toMatchObject({ status: 'False', reason: 'PodsNotReady', message: '1/3 pods ready' });
     expect(cond(s, 'Progressing')).toMatchObject({ status: 'True', reason: 'ReplicaSetUpdated' });
   });
 
-  it('is Degraded with the Deployment\'s own reason when it cannot progress', () => {
-    const stuck = dep({ replicas: 3, readyReplicas: 0, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "cache-1" has timed out progressing.' }] });
+  it("is Degraded with the Deployment's own reason when it cannot progress", () => {
+    const stuck = dep({
+      replicas: 3,
+      readyReplicas: 0,
+      conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "cache-1" has timed out progressing.' }],
+    });
     const s = computeStatus(mc(3), stuck, [pod('a', 'ImagePullBackOff')], now);
-    expect(cond(s, 'Degraded')).toMatchObject({ status: 'True', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "cache-1" has timed out progressing.' });
+    expect(cond(s, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'ProgressDeadlineExceeded',
+      message: 'ReplicaSet "cache-1" has timed out progressing.',
+    });
     expect(s.phase).toBe('Degraded');
     const quota = dep({ conditions: [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'pods "x" is forbidden: exceeded quota' }] });
     expect(cond(computeStatus(mc(3), quota, [], now), 'Degraded')).toMatchObject({ reason: 'FailedCreate', message: 'pods "x" is forbidden: exceeded quota' });

@@ -20,7 +20,8 @@ function degradation(dep: DeploymentObject | undefined, pods: PodObject[]): { re
   for (const pod of pods) {
     for (const cs of pod.status?.containerStatuses ?? []) {
       const waiting = cs.state?.waiting;
-      if (waiting?.reason && STUCK.has(waiting.reason)) return { reason: waiting.reason, message: `pod ${pod.metadata.name}: ${waiting.message ?? waiting.reason}` };
+      if (waiting?.reason && STUCK.has(waiting.reason))
+        return { reason: waiting.reason, message: `pod ${pod.metadata.name}: ${waiting.message ?? waiting.reason}` };
     }
   }
   return undefined;
@@ -40,7 +41,8 @@ export function computeStatus(mc: MemcachedObject, dep: DeploymentObject | undef
   const rolledOut = current && updated === size && (s.replicas ?? 0) === size && (s.availableReplicas ?? 0) >= size;
   const broken = degradation(dep, pods);
   let conditions: Condition[] = (mc.status?.conditions as Condition[] | undefined) ?? [];
-  const set = (c: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>) => (conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now));
+  const set = (c: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>) =>
+    (conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now));
 
   const available = size === 0 || (current && ready >= size);
   set(
@@ -48,12 +50,22 @@ export function computeStatus(mc: MemcachedObject, dep: DeploymentObject | undef
       ? { type: 'Available', status: 'True', reason: 'ScaledToZero', message: 'replicas is 0: no pods requested' }
       : available
         ? { type: 'Available', status: 'True', reason: 'AllPodsReady', message: `${ready}/${size} pods ready` }
-        : { type: 'Available', status: 'False', reason: dep ? 'PodsNotReady' : 'DeploymentMissing', message: dep ? `${ready}/${size} pods ready` : 'the Deployment does not exist yet' },
+        : {
+            type: 'Available',
+            status: 'False',
+            reason: dep ? 'PodsNotReady' : 'DeploymentMissing',
+            message: dep ? `${ready}/${size} pods ready` : 'the Deployment does not exist yet',
+          },
   );
   set(
     rolledOut
       ? { type: 'Progressing', status: 'False', reason: 'RolloutComplete', message: `${size} pods run the current spec` }
-      : { type: 'Progressing', status: 'True', reason: depCondition(dep, 'Progressing')?.reason ?? 'Reconciling', message: `${updated}/${size} pods updated, ${ready} ready` },
+      : {
+          type: 'Progressing',
+          status: 'True',
+          reason: depCondition(dep, 'Progressing')?.reason ?? 'Reconciling',
+          message: `${updated}/${size} pods updated, ${ready} ready`,
+        },
   );
   set(broken ? { type: 'Degraded', status: 'True', ...broken } : { type: 'Degraded', status: 'False', reason: 'AsExpected', message: 'no failures' });
 
@@ -83,6 +95,7 @@ export function failureStatus(mc: MemcachedObject, failure: { reason: string; me
   for (const c of [
     { type: 'Available', status: 'False' as const, ...failure },
     { type: 'Degraded', status: 'True' as const, ...failure },
-  ]) conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
+  ])
+    conditions = setCondition(conditions, { ...c, observedGeneration: generation }, now);
   return { ...mc.status, phase: 'Degraded', conditions };
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parseDocument, type YAMLMap } from 'yaml';
 import { checkGroup, checkVersion, kindNames, operatorNames } from '../../names.js';
 import { addToList } from '../../scaffold.js';
-import { chartSteps, runSteps } from '../../tasks.js';
+import { chartSteps, formatStep, runSteps } from '../../tasks.js';
 import { addReadmeResource } from '../../workspace.js';
 import type { ApiGeneratorSchema } from './schema.js';
 
@@ -20,10 +20,13 @@ export function versionsOf(tree: Tree, app: string, lower: string): string[] {
 export default function apiGenerator(tree: Tree, options: ApiGeneratorSchema): GeneratorCallback {
   const n = operatorNames(options.operator);
   const src = `apps/${n.app}/src`;
-  if (!tree.exists(`${src}/api/index.ts`)) throw new Error(`no operator ${n.name} (apps/${n.app}/src/api/index.ts): generate it first with nx g @opkit/nx-plugin:operator ${n.name}`);
+  if (!tree.exists(`${src}/api/index.ts`))
+    throw new Error(`no operator ${n.name} (apps/${n.app}/src/api/index.ts): generate it first with nx g @opkit/nx-plugin:operator ${n.name}`);
   const k = kindNames(options.kind, options.plural);
   // nx keeps --version for itself, so the version comes as --api-version: v1, or group/v1.
-  const [givenGroup, givenVersion] = (options.apiVersion ?? 'v1alpha1').includes('/') ? (options.apiVersion ?? '').split('/') : [options.group, options.apiVersion ?? 'v1alpha1'];
+  const [givenGroup, givenVersion] = (options.apiVersion ?? 'v1alpha1').includes('/')
+    ? (options.apiVersion ?? '').split('/')
+    : [options.group, options.apiVersion ?? 'v1alpha1'];
   if (options.group && givenGroup !== options.group) throw new Error(`--group ${options.group} and --api-version ${options.apiVersion} name different groups`);
   const group = checkGroup(givenGroup ?? `${n.name}.example.com`);
   const version = checkVersion(givenVersion);
@@ -37,7 +40,8 @@ export default function apiGenerator(tree: Tree, options: ApiGeneratorSchema): G
   if (existing.length) {
     // One more version of a kind that has a controller: the versions are tied together by a
     // conversion webhook, which is its own step.
-    return () => console.log(`
+    return () =>
+      console.log(`
 ${k.kind} ${version} is in ${src}/api/${version}/${k.lower}.ts, next to ${existing.join(', ')}. To serve the versions together
 (one stored, the others converted by the operator), run:
   npx nx g @opkit/nx-plugin:webhook ${n.name} --kind ${k.kind} --conversion`);
@@ -51,7 +55,7 @@ ${k.kind} ${version} is in ${src}/api/${version}/${k.lower}.ts, next to ${existi
   addReadmeResource(tree, n.name, `\`${k.kind}\` (\`${group}/${version}\`)`);
 
   return () => {
-    if (!options.skipTasks) runSteps(tree.root, chartSteps(n.app));
+    if (!options.skipTasks) runSteps(tree.root, [...chartSteps(n.app), formatStep([`apps/${n.app}`])]);
     console.log(`
 ${k.kind} (${group}/${version}) is served by ${n.project}:
   ${src}/api/${version}/${k.lower}.ts          the spec and status (TypeBox): add fields, then nx run ${n.project}:generate

@@ -4,22 +4,26 @@
 import { generateFiles, type GeneratorCallback, type Tree } from '@nx/devkit';
 import { join } from 'node:path';
 import { operatorDirs, operatorNames } from '../../names.js';
-import { chartSteps, lockfileStep, runSteps } from '../../tasks.js';
+import { chartSteps, formatStep, lockfileStep, runSteps } from '../../tasks.js';
 import { addDockerfileWorkspaces, addProjectReferences, addReadmeRow } from '../../workspace.js';
 import type { OperatorGeneratorSchema } from './schema.js';
 
 export default function operatorGenerator(tree: Tree, options: OperatorGeneratorSchema): GeneratorCallback {
   const n = operatorNames(options.name);
-  if (tree.exists(`apps/${n.app}`)) throw new Error(`apps/${n.app} already exists: an operator is generated once (add kinds with nx g @opkit/nx-plugin:api ${n.name} --kind …)`);
+  if (tree.exists(`apps/${n.app}`))
+    throw new Error(`apps/${n.app} already exists: an operator is generated once (add kinds with nx g @opkit/nx-plugin:api ${n.name} --kind …)`);
   // Written into JSON, YAML and TypeScript strings: typographic quotes need no escaping in any of them.
-  const description = (options.description ?? `Runs ${n.title.toLowerCase()} workloads on Kubernetes.`).replace(/'/g, '’').replace(/"/g, '”').replace(/[\\\n]/g, ' ');
+  const description = (options.description ?? `Runs ${n.title.toLowerCase()} workloads on Kubernetes.`)
+    .replace(/'/g, '’')
+    .replace(/"/g, '”')
+    .replace(/[\\\n]/g, ' ');
   generateFiles(tree, join(import.meta.dirname, 'files'), '.', { ...n, description, dot: '.', tmpl: '' });
   const dirs = operatorDirs(n);
   addDockerfileWorkspaces(tree, [dirs.app, dirs.e2e]);
   addProjectReferences(tree, [dirs.app, dirs.e2e]);
   addReadmeRow(tree, n.name, description);
   return () => {
-    if (!options.skipTasks) runSteps(tree.root, [lockfileStep, ...chartSteps(n.app)]);
+    if (!options.skipTasks) runSteps(tree.root, [lockfileStep, ...chartSteps(n.app), formatStep([dirs.app, dirs.e2e])]);
     console.log(`
 ${n.project} is ready: ${dirs.app}, ${dirs.chart}, ${dirs.e2e}.
 Next, its first API and controller:

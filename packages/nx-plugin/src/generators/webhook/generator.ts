@@ -6,7 +6,7 @@ import { generateFiles, type GeneratorCallback, type Tree } from '@nx/devkit';
 import { join } from 'node:path';
 import { compareVersions, kindNames, operatorNames, type KindNames, type OperatorNames } from '../../names.js';
 import { addToList } from '../../scaffold.js';
-import { chartSteps, runSteps } from '../../tasks.js';
+import { chartSteps, formatStep, runSteps } from '../../tasks.js';
 import { versionsOf } from '../api/generator.js';
 import type { WebhookGeneratorSchema } from './schema.js';
 
@@ -30,7 +30,8 @@ export default function webhookGenerator(tree: Tree, options: WebhookGeneratorSc
   const src = `apps/${n.app}/src`;
   if (!options.validating && !options.mutating && !options.conversion) throw new Error('say which webhooks: --validating, --mutating and/or --conversion');
   const versions = versionsOf(tree, n.app, k.lower).sort(compareVersions);
-  if (!versions.length) throw new Error(`${k.kind} has no API in ${src}/api/<version>/${k.lower}.ts: generate it first with nx g @opkit/nx-plugin:api ${n.name} --kind ${k.kind}`);
+  if (!versions.length)
+    throw new Error(`${k.kind} has no API in ${src}/api/<version>/${k.lower}.ts: generate it first with nx g @opkit/nx-plugin:api ${n.name} --kind ${k.kind}`);
   const converted = options.conversion || tree.exists(`${src}/api/${k.lower}-versions.ts`);
   // Admission webhooks are written for one version (the API server converts requests to it): the
   // stored one once versions are converted, else the one the operator serves.
@@ -49,7 +50,7 @@ export default function webhookGenerator(tree: Tree, options: WebhookGeneratorSc
   }
   serveWebhooksFromChart(tree, `charts/${n.app}/templates`);
   return () => {
-    if (!options.skipTasks) runSteps(tree.root, chartSteps(n.app));
+    if (!options.skipTasks) runSteps(tree.root, [...chartSteps(n.app), formatStep([`apps/${n.app}`])]);
     console.log(`
 ${[options.validating && 'validating', options.mutating && 'mutating', options.conversion && 'conversion'].filter(Boolean).join(', ')} webhooks for ${k.kind} are in ${src}/${options.conversion ? `api/${k.lower}-versions.ts and ` : ''}webhooks/.
 The chart now serves them (templates/webhooks.yaml: their Service, configurations and certificate Secret).`);
@@ -60,9 +61,12 @@ The chart now serves them (templates/webhooks.yaml: their Service, configuration
 function addConversion(tree: Tree, n: OperatorNames, k: KindNames, versions: string[], vars: Record<string, unknown>): void {
   const src = `apps/${n.app}/src`;
   if (versions.length < 2) {
-    throw new Error(`${k.kind} has one version (${versions[0]}): conversion needs two. Add one first: nx g @opkit/nx-plugin:api ${n.name} --kind ${k.kind} --api-version <v1beta1, v1…>`);
+    throw new Error(
+      `${k.kind} has one version (${versions[0]}): conversion needs two. Add one first: nx g @opkit/nx-plugin:api ${n.name} --kind ${k.kind} --api-version <v1beta1, v1…>`,
+    );
   }
-  if (tree.exists(`${src}/api/${k.lower}-versions.ts`)) throw new Error(`${src}/api/${k.lower}-versions.ts already ties ${k.kind}'s versions together: add a new version to it by hand`);
+  if (tree.exists(`${src}/api/${k.lower}-versions.ts`))
+    throw new Error(`${src}/api/${k.lower}-versions.ts already ties ${k.kind}'s versions together: add a new version to it by hand`);
   const alias = (v: string) => `${k.kind}${v[0].toUpperCase()}${v.slice(1)}`;
   const hub = versions[versions.length - 1];
   const spokes = versions.slice(0, -1).map((version) => ({ version, alias: alias(version) }));
@@ -75,7 +79,9 @@ function addConversion(tree: Tree, n: OperatorNames, k: KindNames, versions: str
   const single = new RegExp(`^import \\{ ${k.kind} \\} from '\\./v\\w+/${k.lower}\\.js';\\n`, 'm');
   const entry = new RegExp(`^\\s*${k.kind},\\n`, 'm');
   if (!single.test(text) || !entry.test(text)) {
-    throw new Error(`${index}: cannot find "import { ${k.kind} } from './<version>/${k.lower}.js';" and "${k.kind}," to replace with ${k.kind}API (from ./${k.lower}-versions.js); edit it by hand and list ${k.kind}API in RESOURCES`);
+    throw new Error(
+      `${index}: cannot find "import { ${k.kind} } from './<version>/${k.lower}.js';" and "${k.kind}," to replace with ${k.kind}API (from ./${k.lower}-versions.js); edit it by hand and list ${k.kind}API in RESOURCES`,
+    );
   }
   // Removed from the list, then listed again through the generated import.
   tree.write(index, text.replace(single, '').replace(entry, ''));

@@ -22,7 +22,10 @@ export const Challenge = defineCustomResource({
       wildcard: Type.Optional(Type.Boolean({ description: 'Whether the authorization is for *.dnsName.' })),
       type: Type.Union([Type.Literal('HTTP-01'), Type.Literal('DNS-01')], { description: 'The challenge type; this operator solves HTTP-01.' }),
       token: Type.String({ description: 'The challenge token (the last path segment the CA requests).' }),
-      key: Type.String({ description: 'HTTP-01: the key authorization (token.thumbprint) the solver serves. DNS-01: the TXT record value, base64url(SHA-256(key authorization)).' }),
+      key: Type.String({
+        description:
+          'HTTP-01: the key authorization (token.thumbprint) the solver serves. DNS-01: the TXT record value, base64url(SHA-256(key authorization)).',
+      }),
       solver: Solver,
       issuerRef: IssuerRef,
     },
@@ -31,9 +34,16 @@ export const Challenge = defineCustomResource({
   status: Type.Object({
     processing: Type.Optional(Type.Boolean({ description: 'Scheduled: counts against the concurrency cap.' })),
     presented: Type.Optional(Type.Boolean({ description: 'The solver resources exist and the self-check passed: the CA has been asked to validate.' })),
-    presentedAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the solver resources were created (the self-check timeout counts from here).' })),
+    presentedAt: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the solver resources were created (the self-check timeout counts from here).' }),
+    ),
     reason: Type.Optional(Type.String({ description: 'Why the challenge is in its state, for humans (a failing self-check says what it saw).' })),
-    state: Type.Optional(Type.Union(ORDER_STATES.map((s) => Type.Literal(s)), { description: 'The challenge\'s state at the ACME server, or errored when it failed here.' })),
+    state: Type.Optional(
+      Type.Union(
+        ORDER_STATES.map((s) => Type.Literal(s)),
+        { description: "The challenge's state at the ACME server, or errored when it failed here." },
+      ),
+    ),
     ...RetryStatus,
   }),
   printerColumns: [

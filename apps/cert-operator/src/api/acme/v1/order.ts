@@ -8,7 +8,11 @@ export type OrderState = (typeof ORDER_STATES)[number];
 /** States an Order (or Challenge) never leaves. */
 export const FAILED_STATES = ['invalid', 'expired', 'errored'];
 
-const State = (description: string) => Type.Union(ORDER_STATES.map((s) => Type.Literal(s)), { description });
+const State = (description: string) =>
+  Type.Union(
+    ORDER_STATES.map((s) => Type.Literal(s)),
+    { description },
+  );
 
 export const Order = defineCustomResource({
   group: ACME_GROUP,
@@ -25,9 +29,12 @@ export const Order = defineCustomResource({
       commonName: Type.Optional(Type.String({ description: 'The Common Name of the CSR (it must also be one of the identifiers).' })),
       dnsNames: Type.Optional(Type.Array(Type.String(), { description: 'The DNS identifiers to authorize.' })),
       ipAddresses: Type.Optional(Type.Array(Type.String(), { description: 'The IP identifiers to authorize (RFC 8738).' })),
-      duration: Type.Optional(Duration({ description: 'Requested lifetime, sent as the order\'s notAfter where the CA supports it.' })),
+      duration: Type.Optional(Duration({ description: "Requested lifetime, sent as the order's notAfter where the CA supports it." })),
     },
-    { description: 'The order, from its CertificateRequest; immutable.', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable' }] },
+    {
+      description: 'The order, from its CertificateRequest; immutable.',
+      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'spec is immutable' }],
+    },
   ),
   status: Type.Object({
     url: Type.Optional(Type.String({ description: 'The order URL at the ACME server.' })),
@@ -60,7 +67,7 @@ export const Order = defineCustomResource({
       ),
     ),
     certificate: Type.Optional(Type.String({ description: 'The PEM chain, base64-encoded.' })),
-    state: Type.Optional(State('The order\'s state at the ACME server (RFC 8555 §7.1.6), or errored when it failed here.')),
+    state: Type.Optional(State("The order's state at the ACME server (RFC 8555 §7.1.6), or errored when it failed here.")),
     reason: Type.Optional(Type.String({ description: 'Why the order is in its state, for humans.' })),
     failureTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the order failed for good.' })),
     ...RetryStatus,
