@@ -6,7 +6,7 @@
 //   OPKIT_FAULT_CHURN_MS=120000 (default)    how long each run churns under faults
 //   OPKIT_SOAK_OPERATORS=memcached,cdn,cert  which operators (default all)
 import { Client, CustomResourceDefinition, Transport } from '@opkit/runtime';
-import { assertFaultInvariants, faultSeeds, runUnderFaults, type FaultRunReport, type FaultScenario } from '@opkit/runtime/testing';
+import { assertFaultInvariants, faultSeeds, runUnderFaults, type FaultRunReport, type FaultScenario } from '@opkit/runtime/testing/faults';
 import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp, type ControlPlane } from '@opkit/testing';
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';

@@ -1,5 +1,5 @@
 import { Client, Secret, Transport } from '@opkit/runtime';
-import type { FaultScenario } from '@opkit/runtime/testing';
+import type { FaultScenario } from '@opkit/runtime/testing/faults';
 import type { ControlPlane, Pebble } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { Certificate, type CertificateObject } from '../api/v1/certificate.js';

@@ -1,5 +1,5 @@
 import { Client, CustomResourceDefinition, Transport } from '@opkit/runtime';
-import { assertFaultInvariants, describeFaultRun, faultSeeds, runUnderFaults } from '@opkit/runtime/testing';
+import { assertFaultInvariants, describeFaultRun, faultSeeds, runUnderFaults } from '@opkit/runtime/testing/faults';
 import {
   faultReplay,
   freePort,

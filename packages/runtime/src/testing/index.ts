@@ -2,14 +2,3 @@ export { testManager, recordingManager, scrape, metricSeries, metricValue, local
 export { captureLogger, type CapturedLine } from './log-capture.js';
 export { conversionRoundTrips, type LossyRoundTrip } from '../webhook/conversion.js';
 export { FakeClock } from '../clock/clock.js';
-export {
-  runUnderFaults,
-  assertFaultInvariants,
-  describeFaultRun,
-  faultSeeds,
-  faultChurnMs,
-  FAULT_TERMS,
-  type FaultRunOptions,
-  type FaultRunReport,
-  type FaultScenario,
-} from './fault-run.js';

@@ -61,6 +61,10 @@ describe('the watchdog', () => {
     dog.guardPid(pid);
     first.kill('SIGKILL');
     await exited(first);
+    // A PID comes back only after the kernel has handed out all the others (pid_max, 32,768 here),
+    // never within the 10 ms clock tick start times are counted in; forced back at once, it could
+    // start in the tick its first owner did and look like the same process. So a tick passes first.
+    await new Promise((r) => setTimeout(r, 30));
     const bystander = await spawnWithPid(pid);
     spawned.push(bystander);
     await dog.disconnect();

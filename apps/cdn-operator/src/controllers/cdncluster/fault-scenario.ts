@@ -1,5 +1,5 @@
 import { Client, ConfigMap, CustomResourceDefinition, Service, Transport } from '@opkit/runtime';
-import type { FaultScenario } from '@opkit/runtime/testing';
+import type { FaultScenario } from '@opkit/runtime/testing/faults';
 import { waitFor, type ControlPlane } from '@opkit/testing';
 import { CdnCluster, type CdnClusterObject } from '../../api/v1/cdncluster.js';
 import { cdnClusterController } from './controller.js';

@@ -1,5 +1,6 @@
 import { Client, CustomResourceDefinition, Transport, withConversionClient } from '@opkit/runtime';
-import { localWebhooks, type FaultScenario } from '@opkit/runtime/testing';
+import { localWebhooks } from '@opkit/runtime/testing';
+import { type FaultScenario } from '@opkit/runtime/testing/faults';
 import { waitFor, type ControlPlane } from '@opkit/testing';
 import { MemcachedAPI } from '../../api/conversion.js';
 import { Memcached } from '../../api/v1beta1/memcached.js';

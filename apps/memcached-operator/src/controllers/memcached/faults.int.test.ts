@@ -1,4 +1,4 @@
-import { assertFaultInvariants, describeFaultRun, faultSeeds, runUnderFaults } from '@opkit/runtime/testing';
+import { assertFaultInvariants, describeFaultRun, faultSeeds, runUnderFaults } from '@opkit/runtime/testing/faults';
 import { faultReplay, startControlPlane, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { memcachedFaultScenario } from './fault-scenario.js';
