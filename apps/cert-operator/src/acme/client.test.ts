@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { classify } from '../controllers/acme/errors.js';
-import { AcmeProblemError, AcmeRateLimitError, AcmeSession, AcmeUnavailableError } from './client.js';
+import { AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeSession, AcmeUnavailableError } from './client.js';
 
 /**
  * A scripted ACME server: enough of RFC 8555 for one newOrder call, answering each POST with the
@@ -55,6 +55,20 @@ describe('AcmeSession against a scripted ACME server', () => {
 
   const session = () => new AcmeSession({ directoryUrl: `${base}/dir`, accountKeyPem: key, accountUrl: `${base}/acct/1` });
   const newOrder = (s: AcmeSession) => s.call((c) => c.createOrder({ identifiers: [{ type: 'dns', value: 'a.example' }] }));
+
+  // Found by fuzzing (seed 2138585625): acme-client's createAccount and updateAccount call each other
+  // while the account has no URL, so a server that answers 200 without a Location drove requests
+  // at full speed for ever, in one reconcile.
+  it('stops an operation the server makes loop: an account answered 200 without a Location', async () => {
+    const existing = (res: ServerResponse) =>
+      res.writeHead(200, { 'content-type': 'application/json', 'replay-nonce': `n${++nonce}` }).end(JSON.stringify({ status: 'valid' }));
+    replies = Array.from({ length: 50 }, () => existing);
+    const s = new AcmeSession({ directoryUrl: `${base}/dir`, accountKeyPem: key });
+    const err = await s.call((c) => c.createAccount({ termsOfServiceAgreed: true })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AcmeProtocolError);
+    expect((err as Error).message).toMatch(/more than 8 times in one operation/);
+    expect(log.filter((r) => r.path === '/acct').length).toBe(8);
+  });
 
   it('turns a 429 into a rate-limit error carrying Retry-After, without sleeping or retrying in the call', async () => {
     replies = [problem(429, 'rateLimited', 'too many new orders recently', { 'retry-after': '120' })];

@@ -92,7 +92,19 @@ interface Response {
 interface CallTrace {
   lastResponse?: Response;
   socketError?: Error;
+  /** Requests so far in this operation, by method and URL: a server's answers can make acme-client loop. */
+  sent: Map<string, number>;
 }
+
+/**
+ * One operation (createAccount, getAuthorizations, …) sends each request a couple of times at most
+ * (a badNonce retry), and a few hundred in all (one per authorization of an order of 256 names).
+ * More is a loop a server's answers drive: an account answered 200 without a Location made
+ * acme-client's createAccount and updateAccount call each other for ever, at full speed (found by
+ * fuzzing).
+ */
+const MAX_SAME_REQUEST = 8;
+const MAX_REQUESTS_PER_OPERATION = 600;
 
 const parseRetryAfter = (value: string | undefined): number | undefined => {
   if (!value) return undefined;
@@ -165,6 +177,20 @@ export class AcmeSession {
     http.request = async (url: unknown, method: unknown, opts: Record<string, unknown> = {}) => {
       this.requests++;
       const t = this.trace.getStore();
+      if (t) {
+        const key = `${String(method).toUpperCase()} ${String(url)}`;
+        const same = (t.sent.get(key) ?? 0) + 1;
+        t.sent.set(key, same);
+        const all = [...t.sent.values()].reduce((a, b) => a + b, 0);
+        if (same > MAX_SAME_REQUEST || all > MAX_REQUESTS_PER_OPERATION) {
+          throw new AcmeProtocolError(
+            options.directoryUrl,
+            same > MAX_SAME_REQUEST
+              ? `its answers made the client send ${key} more than ${MAX_SAME_REQUEST} times in one operation`
+              : `its answers made one operation send more than ${MAX_REQUESTS_PER_OPERATION} requests`,
+          );
+        }
+      }
       this.recent.error = undefined;
       const started = performance.now();
       const observe = (status: number | 'error') =>
@@ -212,7 +238,7 @@ export class AcmeSession {
 
   /** Runs one acme-client call, turning what went wrong into the errors above. */
   async call<T>(fn: (c: acme.Client) => Promise<T>): Promise<T> {
-    const t: CallTrace = {};
+    const t: CallTrace = { sent: new Map() };
     try {
       return await this.trace.run(t, () => fn(this.client));
     } catch (err) {
