@@ -182,10 +182,13 @@ export class AcmeSession {
         const same = (t.sent.get(key) ?? 0) + 1;
         t.sent.set(key, same);
         const all = [...t.sent.values()].reduce((a, b) => a + b, 0);
-        if (same > MAX_SAME_REQUEST || all > MAX_REQUESTS_PER_OPERATION) {
+        // A new nonce (HEAD newNonce) is fetched before any POST when no answer brought one: the
+        // total bounds those; only the same POST or GET repeated is a loop.
+        const repeated = same > MAX_SAME_REQUEST && String(method).toUpperCase() !== 'HEAD';
+        if (repeated || all > MAX_REQUESTS_PER_OPERATION) {
           throw new AcmeProtocolError(
             options.directoryUrl,
-            same > MAX_SAME_REQUEST
+            repeated
               ? `its answers made the client send ${key} more than ${MAX_SAME_REQUEST} times in one operation`
               : `its answers made one operation send more than ${MAX_REQUESTS_PER_OPERATION} requests`,
           );
