@@ -54,7 +54,8 @@ for (let i = 1; i <= runs; i++) {
   const code = await new Promise((res) => spawn(cmd, args, { cwd: clone, env, stdio: 'inherit' }).on('exit', (c) => res(c ?? 1)));
   const seconds = Math.round((Date.now() - started) / 1000);
   const text = readFileSync(log, 'utf8').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
-  const phases = [...text.matchAll(/^==> (.+): (?:done in|failed \([^)]*\) after) (\d+)s$/gm)].map((m) => `${m[1]} ${m[2]} s`);
+  // A phase's line may follow a spinner's last frame (npx draws one in a terminal): not anchored at the line's start.
+  const phases = [...text.matchAll(/==> ([^\n]+?): (?:done in|failed \([^)]*\) after) (\d+)s$/gm)].map((m) => `${m[1]} ${m[2]} s`);
   results.push({ run: i, code, seconds, phases });
   console.log(`==> run ${i}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${Math.floor(seconds / 60)} min ${seconds % 60} s`);
   for (const p of phases) console.log(`      ${p}`);
