@@ -53,6 +53,7 @@ for (let i = 1; i <= runs; i++) {
   const [cmd, args] = hasScript ? ['script', ['-q', '-e', '-c', command, log]] : ['bash', ['-c', `${command} 2>&1 | tee ${log}`]];
   const code = await new Promise((res) => spawn(cmd, args, { cwd: clone, env, stdio: 'inherit' }).on('exit', (c) => res(c ?? 1)));
   const seconds = Math.round((Date.now() - started) / 1000);
+  // eslint-disable-next-line no-control-regex -- the terminal escapes are what it strips
   const text = readFileSync(log, 'utf8').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
   // A phase's line may follow a spinner's last frame (npx draws one in a terminal): not anchored at the line's start.
   const phases = [...text.matchAll(/==> ([^\n]+?): (?:done in|failed \([^)]*\) after) (\d+)s$/gm)].map((m) => `${m[1]} ${m[2]} s`);
