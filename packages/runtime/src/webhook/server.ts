@@ -16,12 +16,16 @@ const MAX_BODY = 7 * 1024 * 1024;
 /**
  * The HTTPS server the API server calls: admission reviews and conversions, POST only. It starts
  * before it has a certificate and refuses handshakes until it gets one (readiness says so); a new
- * certificate (rotation) is taken without a restart and without dropping connections.
+ * certificate (rotation) is taken without a restart and without dropping connections: each open
+ * connection moves to it by closing after its next answer.
  */
 export class WebhookServer {
   private server?: Server;
   private readonly routes = new Map<string, JsonHandler>();
   private current?: KeyPair;
+  /** Which certificate each connection was opened with (its handshake): counted up at each change. */
+  private certificate = 0;
+  private readonly openedWith = new WeakMap<object, number>();
   port?: number;
 
   constructor(
@@ -51,9 +55,10 @@ export class WebhookServer {
     createSecureContext({ cert: pair.cert, key: pair.key });
     if (!new X509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key))) throw new Error('tls.key does not belong to tls.crt');
     this.server?.setSecureContext({ cert: pair.cert, key: pair.key });
-    // A kept-alive connection goes on presenting the certificate it was opened with: idle ones are
-    // closed, so the next call (the API server reconnects) sees the new one. Busy ones finish first.
-    this.server?.closeIdleConnections();
+    // A kept-alive connection goes on with the certificate it was opened with. Closing the idle ones
+    // here raced the API server's next call on them (a reset; Go does not retry a POST): instead,
+    // each answers its next call with Connection: close, and the client reconnects to the new one.
+    this.certificate++;
     this.current = pair;
     this.log.info('webhook serving certificate loaded');
   }
@@ -62,7 +67,10 @@ export class WebhookServer {
     const server = createServer(this.current ? { cert: this.current.cert, key: this.current.key } : {}, (req, res) => void this.serve(req, res));
     // A webhook call holds a user's request: nothing here should take long.
     server.requestTimeout = 30_000;
-    server.keepAliveTimeout = 30_000;
+    // Longer than the API server's idle timeout (90 s): the client closes an idle connection, never
+    // this server, whose close would race a call the client is sending on it.
+    server.keepAliveTimeout = 120_000;
+    server.on('secureConnection', (socket) => this.openedWith.set(socket, this.certificate));
     // Handshakes that fail before a certificate exists are expected; the rest are worth a line.
     server.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'webhook TLS handshake failed'));
     await new Promise<void>((resolve, reject) => {
@@ -84,6 +92,8 @@ export class WebhookServer {
 
   private async serve(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now();
+    // Opened with an older certificate: this call is its last.
+    if ((this.openedWith.get(req.socket) ?? this.certificate) < this.certificate) res.setHeader('Connection', 'close');
     const path = new URL(req.url ?? '/', 'https://localhost').pathname;
     const handler = this.routes.get(path);
     const reply = (code: number, body: unknown) => {
