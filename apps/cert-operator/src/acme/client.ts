@@ -92,8 +92,9 @@ interface Response {
 interface CallTrace {
   lastResponse?: Response;
   socketError?: Error;
-  /** Requests so far in this operation, by method and URL: a server's answers can make acme-client loop. */
+  /** Requests so far in this operation, by method and URL, and in all: a server's answers can make acme-client loop. */
   sent: Map<string, number>;
+  total: number;
 }
 
 /**
@@ -181,7 +182,7 @@ export class AcmeSession {
         const key = `${String(method).toUpperCase()} ${String(url)}`;
         const same = (t.sent.get(key) ?? 0) + 1;
         t.sent.set(key, same);
-        const all = [...t.sent.values()].reduce((a, b) => a + b, 0);
+        const all = ++t.total;
         // A new nonce (HEAD newNonce) is fetched before any POST when no answer brought one: the
         // total bounds those; only the same POST or GET repeated is a loop.
         const repeated = same > MAX_SAME_REQUEST && String(method).toUpperCase() !== 'HEAD';
@@ -241,7 +242,7 @@ export class AcmeSession {
 
   /** Runs one acme-client call, turning what went wrong into the errors above. */
   async call<T>(fn: (c: acme.Client) => Promise<T>): Promise<T> {
-    const t: CallTrace = { sent: new Map() };
+    const t: CallTrace = { sent: new Map(), total: 0 };
     try {
       return await this.trace.run(t, () => fn(this.client));
     } catch (err) {

@@ -1,11 +1,11 @@
 import { Client, Secret, Transport } from '@opkit/runtime';
 import type { FaultScenario } from '@opkit/runtime/testing/faults';
 import type { ControlPlane, Pebble } from '@opkit/testing';
-import { X509Certificate } from 'node:crypto';
 import { Certificate, type CertificateObject } from '../api/v1/certificate.js';
 import { CertificateRequest } from '../api/v1/certificaterequest.js';
 import { A } from '../api/v1/shared.js';
 import { defaultConfig } from '../config.js';
+import { inspectCertificate } from '../pki/inspect.js';
 import { addCertificateControllers } from './index.js';
 
 export const FAULTS_SYSTEM_NAMESPACE = 'opkit-system';
@@ -14,13 +14,7 @@ const ACME_LEAVES = ['acme-0', 'acme-1'];
 
 const sansOf = (s: { data?: Record<string, string> }) => {
   const pem = Buffer.from(s.data?.['tls.crt'] ?? '', 'base64').toString();
-  return pem
-    ? (new X509Certificate(pem).subjectAltName ?? '')
-        .split(', ')
-        .map((n) => n.replace(/^DNS:/, ''))
-        .sort()
-        .join(',')
-    : '(none)';
+  return pem ? [...inspectCertificate(pem).dnsNames].sort().join(',') : '(none)';
 };
 
 /**
@@ -64,6 +58,7 @@ export async function certFaultScenario(plane: ControlPlane, ns: string, acme: {
   for (const c of [...CA_LEAVES, ...ACME_LEAVES]) want.set(c, [`${c}.${ns}.example.test`]);
   for (const c of CA_LEAVES) await cert(c, 'ca', { dnsNames: want.get(c) });
   for (const c of ACME_LEAVES) await cert(c, 'le', { dnsNames: want.get(c) });
+  const listRequests = () => admin.list(CertificateRequest.kind, { namespace: ns });
   const rename = async (c: string, i: number) => {
     want.set(c, [`${c}-v${i}.${ns}.example.test`]);
     await admin.patch(Certificate.kind, { namespace: ns, name: c }, { spec: { dnsNames: want.get(c) } });
@@ -93,12 +88,14 @@ export async function certFaultScenario(plane: ControlPlane, ns: string, acme: {
       convergeTimeoutMs: 90_000,
       converged: async () => {
         const lagging: string[] = [];
+        // Listed once per check, and only when something lags.
+        let requests: ReturnType<typeof listRequests> | undefined;
         for (const c of (await admin.list(Certificate.kind, { namespace: ns })).items as CertificateObject[]) {
           const name = c.metadata.name!;
           const ready = c.status?.conditions?.find((x) => x.type === 'Ready');
           if (ready?.status !== 'True' || ready.observedGeneration !== c.metadata.generation) {
             // What failed, if a request did: the reason for a backoff is on the request.
-            const failed = (await admin.list(CertificateRequest.kind, { namespace: ns })).items
+            const failed = (await (requests ??= listRequests())).items
               .filter((r) => r.metadata.annotations?.[A.certificateName] === name)
               .map((r) => r.status?.conditions?.find((x) => x.type === 'Ready'))
               .filter((x) => x?.reason === 'Failed' || x?.reason === 'Denied');

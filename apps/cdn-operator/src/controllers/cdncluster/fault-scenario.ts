@@ -75,10 +75,11 @@ export async function cdnFaultScenario(plane: ControlPlane, ns: string): Promise
           else if (want.replicas.has(name) && s.readyReplicas !== want.replicas.get(name))
             lagging.push(`${name}: ${s.readyReplicas} ready, want ${want.replicas.get(name)}`);
         }
+        const ips = new Map(await Promise.all(CACHES.map(async (c) => [c, (await admin.get(Service, { namespace: ns, name: c })).spec?.clusterIP] as const)));
         for (const b of BALANCERS) {
           const conf = (await admin.find(ConfigMap, { namespace: ns, name: `${b}-nginx` }))?.data?.['nginx.conf'] ?? '';
           for (const c of CACHES) {
-            const ip = (await admin.get(Service, { namespace: ns, name: c })).spec?.clusterIP;
+            const ip = ips.get(c);
             const routed = conf.includes(`server ${ip}:80`);
             if (routed !== want.sources.get(b)!.includes(c)) lagging.push(`${b}: ${routed ? 'still routes' : 'does not route'} to ${c}`);
           }
