@@ -12,6 +12,7 @@ import {
   type Result,
 } from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
+import { acceptChallenge, readChallenge } from '../../acme/accept.js';
 import { selfCheck } from '../../acme/self-check.js';
 import {
   CHALLENGE_PATH,
@@ -208,18 +209,8 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     if (wait) return { requeueAfter: wait };
     try {
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
-      const authorization = async () => {
-        const [authz] = await session.call((c) => c.getAuthorizations({ authorizations: [ch.spec.authorizationURL] } as never));
-        return {
-          authz,
-          challenge: authz.challenges.find((c) => (c as { token?: string }).token === ch.spec.token) as
-            { status: string; error?: { detail?: string } } | undefined,
-        };
-      };
-      if (!ch.status.state) {
-        const { authz, challenge } = await authorization();
-        return write(ch, ctx, { state: authz.status === 'valid' ? 'valid' : ((challenge?.status ?? 'pending') as Status['state']) });
-      }
+      const atCa = { url: ch.spec.url, authorizationURL: ch.spec.authorizationURL, token: ch.spec.token };
+      if (!ch.status.state) return write(ch, ctx, { state: (await readChallenge(session, atCa)).state });
       const dns = !!ch.spec.solver.dns01;
       const mechanism = dns ? 'DNS-01' : 'HTTP-01';
       if (dns) {
@@ -260,18 +251,18 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         const n = (passes.get(uid) ?? 0) + 1;
         passes.set(uid, n);
         if (!dns && n < sc.requiredPasses) return { requeueAfter: sc.intervalMs };
-        await session.call((c) => c.completeChallenge({ url: ch.spec.url } as never));
+        await acceptChallenge(session, atCa);
         return (await write(ch, ctx, { state: 'processing', reason: PROGRESS.accepted }), { requeueAfter: 1_000 });
       }
 
       // Accepted: wait for the CA's verdict.
-      const { authz, challenge } = await authorization();
-      if (authz.status === 'valid' || challenge?.status === 'valid') {
+      const verdict = await readChallenge(session, atCa);
+      if (verdict.state === 'valid') {
         ctx.recorder.normal(ch, 'DomainVerified', `Domain verified with ${mechanism}`);
         return write(ch, ctx, { state: 'valid', reason: PROGRESS.valid });
       }
-      if (authz.status === 'invalid' || challenge?.status === 'invalid') {
-        const reason = `the ACME server rejected the challenge: ${challenge?.error?.detail ?? authz.status}`;
+      if (verdict.state === 'invalid') {
+        const reason = `the ACME server rejected the challenge: ${verdict.detail ?? 'invalid'}`;
         ctx.recorder.warning(ch, 'Failed', reason);
         return write(ch, ctx, { state: 'invalid', reason });
       }
