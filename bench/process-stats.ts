@@ -57,4 +57,5 @@ export const descendantCpuSeconds = (names: string[]) => {
   return total;
 };
 
-export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The median; NaN for no values. */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;

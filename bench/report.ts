@@ -1,11 +1,12 @@
 /** Prints benchmark figures as a Markdown table, so runs can be pasted into notes as they are. */
 export function table(rows: Record<string, string | number>[]): void {
-  if (!rows.length) return;
-  const cols = Object.keys(rows[0]);
+  const [first] = rows;
+  if (!first) return;
+  const cols = Object.keys(first);
   const fmt = (v: string | number) => (typeof v === 'number' ? (Number.isInteger(v) ? v.toLocaleString('en-US') : v.toFixed(2)) : v);
   console.log(`| ${cols.join(' | ')} |`);
   console.log(`| ${cols.map(() => '---').join(' | ')} |`);
-  for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c])).join(' | ')} |`);
+  for (const r of rows) console.log(`| ${cols.map((c) => fmt(r[c] ?? '')).join(' | ')} |`);
 }
 
 export const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;

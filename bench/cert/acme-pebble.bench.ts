@@ -78,7 +78,7 @@ async function run(n: number, names: number) {
     );
     const seconds = (performance.now() - t0) / 1000;
     const latencies = [...readyAt].map(([name, at]) => (at - createdAt.get(name)!) / 1000).sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
     // Cleanup (challenge and solver deletion) finishes after Ready; let it land before counting.
     await new Promise((r) => setTimeout(r, 3_000));
     const metrics = (await scrape(manager, '/metrics')).body;

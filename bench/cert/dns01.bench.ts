@@ -87,7 +87,7 @@ async function run(n: number) {
       'names each': 2,
       'ACME requests / cert': (requests / n).toFixed(1),
       'DNS UPDATEs / cert': ((bind.updates() - updatesBefore) / n).toFixed(1),
-      'Ready p50 s': times[Math.floor(n / 2)].toFixed(1),
+      'Ready p50 s': times[Math.floor(n / 2)]!.toFixed(1),
       'all Ready s': times.at(-1)!.toFixed(1),
     };
   } finally {

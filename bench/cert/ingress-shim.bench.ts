@@ -59,7 +59,7 @@ async function run(n: number) {
     await manager.stop();
     return {
       ingresses: n,
-      'Ready p50 s': times[Math.floor(n / 2)].toFixed(2),
+      'Ready p50 s': times[Math.floor(n / 2)]!.toFixed(2),
       'all Ready s': times.at(-1)!.toFixed(2),
       'Certificate writes / Ingress (shim)': (shimWrites.length / n).toFixed(1),
     };

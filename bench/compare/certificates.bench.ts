@@ -170,7 +170,7 @@ async function main() {
       for (const side of sides) {
         const run = await runOnce(plane, admin, side, `${side.label}-${r}`);
         runs.push(run);
-        console.log(`${side.label} run ${r + 1}: ${N} certificates Ready in ${run.seconds.toFixed(1)} s; load ${loadavg()[0].toFixed(2)}`);
+        console.log(`${side.label} run ${r + 1}: ${N} certificates Ready in ${run.seconds.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`);
       }
     }
   } finally {

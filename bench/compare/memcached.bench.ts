@@ -158,7 +158,7 @@ async function main() {
       ] as const) {
         const run = await runOnce(plane, admin, label, cmd, `${label}-${r}`);
         runs.push(run);
-        console.log(`${label} run ${r + 1}: converged in ${run.converge.toFixed(1)} s; load ${loadavg()[0].toFixed(2)}`);
+        console.log(`${label} run ${r + 1}: converged in ${run.converge.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`);
       }
     }
   } finally {

@@ -64,7 +64,7 @@ async function main() {
   for (const [label, fn] of steps) cold[label] = (await time(fn)).s;
   for (const [label, fn] of steps) {
     const warm = await time(fn);
-    rows.push({ image: label, 'cold s': cold[label], 'warm s': warm.s, 'size MiB': mib(imageSize(warm.tag) ?? 0), tag: warm.tag });
+    rows.push({ image: label, 'cold s': cold[label] ?? NaN, 'warm s': warm.s, 'size MiB': mib(imageSize(warm.tag) ?? 0), tag: warm.tag });
   }
   table(rows);
 

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { processMemory } from '../process-stats.js';
+import { containerMemory } from './container-memory.js';
 import { mib, table } from '../report.js';
 
 const SETTLE_MS = 20_000;
@@ -87,23 +88,12 @@ const OPERATORS: Op[] = [
 ];
 
 /** The operator container's memory, from the kubelet's summary (cAdvisor reading its cgroup). */
-async function containerMemory(c: E2ECluster, ns: string, release: string) {
-  const node = (await c.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).stdout.trim();
+/** The operator's manager container, in the first pod of the release. */
+async function operatorMemory(c: E2ECluster, ns: string, release: string) {
   const pod = (
     await c.kubectl(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${release}`, '-o', 'jsonpath={.items[0].metadata.name}'])
   ).stdout.trim();
-  // The summary is refreshed every ~10 s: take the median of three reads.
-  const reads: { ws: number; rss: number }[] = [];
-  for (let i = 0; i < 3; i++) {
-    const summary = JSON.parse((await c.kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/stats/summary`])).stdout) as {
-      pods: { podRef: { name: string }; containers?: { name: string; memory?: { workingSetBytes?: number; rssBytes?: number } }[] }[];
-    };
-    const m = summary.pods.find((p) => p.podRef.name === pod)?.containers?.find((x) => x.name === 'manager')?.memory;
-    reads.push({ ws: m?.workingSetBytes ?? 0, rss: m?.rssBytes ?? 0 });
-    await sleep(10_000);
-  }
-  reads.sort((a, b) => a.ws - b.ws);
-  return reads[1];
+  return containerMemory(c, pod, 'manager');
 }
 
 /** The same bundle as a host process against the cluster, with the image's environment; its RSS and RssAnon once settled. */
@@ -160,7 +150,7 @@ async function main() {
       for (const phase of ['idle', 'after its samples'] as const) {
         if (phase !== 'idle') await op.work(cluster);
         await sleep(SETTLE_MS);
-        const inContainer = await containerMemory(cluster, op.namespace, op.release);
+        const inContainer = await operatorMemory(cluster, op.namespace, op.release);
         await scale(cluster, op, 0);
         const host = await hostMemory(cluster, op, process.execPath);
         const host24 = await hostMemory(cluster, op, node24);

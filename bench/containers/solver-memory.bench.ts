@@ -3,12 +3,13 @@
 // container's cgroup, idle and after it has answered requests; next to the same bundle as a host
 // process on the image's Node 24. The limit must leave at least half again the working set.
 import { imageNodeBinary } from '@opkit/testing/containers';
-import { requireBuilt, runInCluster, startE2ECluster, waitFor, workspaceApp, type E2ECluster } from '@opkit/testing';
+import { requireBuilt, runInCluster, startE2ECluster, waitFor, workspaceApp } from '@opkit/testing';
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import type { ChallengeObject } from '../../apps/cert-operator/src/api/acme/v1/challenge.js';
 import { solverPod } from '../../apps/cert-operator/src/acme/solver-resources.js';
 import { processMemory } from '../process-stats.js';
+import { containerMemory } from './container-memory.js';
 import { mib, table } from '../report.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -31,21 +32,6 @@ const challenge = {
 } as unknown as ChallengeObject;
 
 /** The solver container's memory from the kubelet's summary (median of three reads, ~10 s apart). */
-async function containerMemory(c: E2ECluster, pod: string) {
-  const node = (await c.kubectl(['get', 'nodes', '-o', 'jsonpath={.items[0].metadata.name}'])).stdout.trim();
-  const reads: { ws: number; rss: number }[] = [];
-  for (let i = 0; i < 3; i++) {
-    const summary = JSON.parse((await c.kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/stats/summary`])).stdout) as {
-      pods: { podRef: { name: string }; containers?: { name: string; memory?: { workingSetBytes?: number; rssBytes?: number } }[] }[];
-    };
-    const m = summary.pods.find((p) => p.podRef.name === pod)?.containers?.[0]?.memory;
-    reads.push({ ws: m?.workingSetBytes ?? 0, rss: m?.rssBytes ?? 0 });
-    await sleep(10_000);
-  }
-  reads.sort((a, b) => a.ws - b.ws);
-  return reads[1];
-}
-
 async function hostMemory(node: string, bundle: string) {
   const child = spawn(node, [bundle, '--listen-port=18089', '--domain=bench.example.test', '--token=tok', '--key=tok.thumb'], { stdio: 'ignore' });
   try {
@@ -76,7 +62,7 @@ async function main() {
       async () => (await cluster.kubectl(['get', 'pod/solver', '-n', NS, '-o', 'jsonpath={.status.containerStatuses[0].ready}'])).stdout === 'true',
       { timeoutMs: 120_000 },
     );
-    const limit = pod.spec!.containers[0].resources!.limits!.memory as string;
+    const limit = pod.spec!.containers[0]!.resources!.limits!.memory as string;
     const limitBytes = Number(/^(\d+)Mi$/.exec(limit)![1]) * 1024 * 1024;
     const idle = await containerMemory(cluster, 'solver');
     const ip = (await cluster.kubectl(['get', 'pod/solver', '-n', NS, '-o', 'jsonpath={.status.podIP}'])).stdout.trim();

@@ -41,7 +41,7 @@ function time(fn: (i: number) => number, reps: number): { us: number; found: num
     for (let i = 0; i < reps; i++) found = fn(i);
     rounds.push(Number(process.hrtime.bigint() - t0) / 1e3 / reps);
   }
-  return { us: rounds.sort((a, b) => a - b)[2], found };
+  return { us: rounds.sort((a, b) => a - b)[2]!, found };
 }
 
 const rows = [];

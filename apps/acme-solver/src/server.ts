@@ -31,7 +31,7 @@ function reply(res: ServerResponse, status: number, body: string, headers: Recor
 export function createSolverServer(o: SolverOptions): Server {
   const domain = o.domain.toLowerCase();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'method not allowed', { Allow: 'GET, HEAD' });
     if (path === '/' || path === '/healthz') return reply(res, 200, 'ok');
     if (path.startsWith(CHALLENGE_PREFIX) && hostOf(req.headers.host) === domain && path.slice(CHALLENGE_PREFIX.length) === o.token) {

@@ -154,7 +154,7 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
     // The explanation is whole: wrapped, not cut.
     const why = r.out.slice(r.out.findIndex((l) => l.startsWith('Why: '))).join(' ');
     expect(why).not.toContain('…');
-    expect(why.replace(/\s+/g, ' ')).toContain((await admin.list(Challenge, { namespace: 'shop' })).items[0].status!.reason!.replace(/\s+/g, ' '));
+    expect(why.replace(/\s+/g, ' ')).toContain((await admin.list(Challenge, { namespace: 'shop' })).items[0]!.status!.reason!.replace(/\s+/g, ' '));
     expect(r.text).toMatch(/^CertificateRequest stuck-1 {2}Approved=True/m);
     expect(r.text).toMatch(/^Order stuck-1-\d+ {2}state pending/m);
     expect(r.text).toMatch(/^ {2}Challenge stuck-1-\d+-\d+ {2}HTTP-01 stuck.example.test {2}pending, presented /m);

@@ -64,15 +64,17 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   const namespace = v.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
   // Detail lines are cut to the terminal; the explanation (`Why:`) is wrapped, never cut.
   const print = (lines: string[]) => lines.forEach((l) => (l.startsWith('Why: ') ? wrap(l, io.width) : [fit(l, io.width)]).forEach((x) => io.out(x)));
-  const need = (n: number, what: string) => {
-    if (args.length < n) throw new UsageError(`${args.slice(0, n - 1).join(' ')}: name ${what}`);
+  /** The name at args[at], which the command needs. */
+  const nameAt = (at: number, what: string): string => {
+    const name = args[at];
+    if (name === undefined) throw new UsageError(`${args.slice(0, at).join(' ')}: name ${what}`);
+    return name;
   };
   try {
     switch (args[0]) {
       case 'status': {
         if (args[1] !== 'certificate' && args[1] !== 'cert') throw new UsageError('status certificate <name>');
-        need(3, 'the Certificate');
-        print(renderStory(await readStory(client, namespace, args[2]), io.now()));
+        print(renderStory(await readStory(client, namespace, nameAt(2, 'the Certificate')), io.now()));
         return 0;
       }
       case 'renew': {
@@ -92,17 +94,16 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       }
       case 'inspect': {
         if (args[1] !== 'secret') throw new UsageError('inspect secret <name>');
-        need(3, 'the Secret');
-        print(inspectSecret(await client.get(Secret, { namespace, name: args[2] }), io.now()));
+        print(inspectSecret(await client.get(Secret, { namespace, name: nameAt(2, 'the Secret') }), io.now()));
         return 0;
       }
       case 'approve':
       case 'deny': {
-        need(2, 'the CertificateRequest');
+        const name = nameAt(1, 'the CertificateRequest');
         const verdict = args[0] === 'approve' ? 'Approved' : 'Denied';
-        const cr = await client.get(CertificateRequest, { namespace, name: args[1] });
+        const cr = await client.get(CertificateRequest, { namespace, name });
         const decided = cr.status?.conditions?.find((c) => (c.type === 'Approved' || c.type === 'Denied') && c.status === 'True');
-        if (decided) return (io.err(`opkit-cert: CertificateRequest ${namespace}/${args[1]} is already ${decided.type.toLowerCase()}`), 1);
+        if (decided) return (io.err(`opkit-cert: CertificateRequest ${namespace}/${name} is already ${decided.type.toLowerCase()}`), 1);
         const condition: Condition = {
           type: verdict,
           status: 'True',
@@ -111,7 +112,7 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
           lastTransitionTime: new Date(io.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
         };
         await client.updateStatus(CertificateRequest, { ...cr, status: { ...cr.status, conditions: [...(cr.status?.conditions ?? []), condition] } });
-        io.out(`${verdict} CertificateRequest ${namespace}/${args[1]}`);
+        io.out(`${verdict} CertificateRequest ${namespace}/${name}`);
         return 0;
       }
       case 'check': {

@@ -36,7 +36,7 @@ describe('npm run demo', () => {
     }
     expect(out).toMatch(/stopped; nothing is left running/);
     // Its processes are gone: no etcd, kube-apiserver or Pebble from the demo's directory.
-    const dir = out.match(/kubeconfig: (\/\S+)\/kubeconfig/)![1];
+    const dir = out.match(/kubeconfig: (\/\S+)\/kubeconfig/)![1]!;
     expect(await processesIn(dir)).toEqual([]);
   });
 
@@ -53,7 +53,7 @@ describe('npm run demo', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       await waitFor('the demo to converge', () => /all samples converged/.test(out), { timeoutMs: 150_000, intervalMs: 250 });
-      const dir = out.match(/kubeconfig: (\/\S+)\/kubeconfig/)![1];
+      const dir = out.match(/kubeconfig: (\/\S+)\/kubeconfig/)![1]!;
       expect(await processesIn(dir)).not.toEqual([]);
       process.kill(-child.pid!, 'SIGINT');
       expect(await exited, out).toBe(0);

@@ -29,7 +29,12 @@ const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
 const say = (msg: string) => console.log(`[${elapsed()}] ${msg}`);
 const tty = process.stdout.isTTY;
 
-const [memcached, cdn, cert, solver] = ['memcached-operator', 'cdn-operator', 'cert-operator', 'acme-solver'].map((a) => workspaceApp(a, root));
+const [memcached, cdn, cert, solver] = [
+  workspaceApp('memcached-operator', root),
+  workspaceApp('cdn-operator', root),
+  workspaceApp('cert-operator', root),
+  workspaceApp('acme-solver', root),
+];
 const releases: Release[] = [
   { release: 'memcached', namespace: SYSTEM, app: memcached },
   { release: 'cdn', namespace: SYSTEM, app: cdn },

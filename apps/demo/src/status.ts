@@ -34,14 +34,13 @@ export function statusReader(kubeConfig: KubeConfig, releases: { release: string
       const mine = pods().filter((p) => p.namespace === r.namespace && p.name.startsWith(`${r.release}-`));
       const ready = mine.filter((p) => p.ready);
       // The chart's metrics port: HTTPS, for a caller with a token bound to <release>-metrics-reader.
-      const metrics = ready[0] && Object.entries(ready[0].ports).find(([container]) => container === '8443')?.[1];
+      const [first] = ready;
+      const metrics = first && Object.entries(first.ports).find(([container]) => container === '8443')?.[1];
       out.push({
         kind: 'Operator',
         name: `${r.namespace}/${r.release}`,
-        status: ready.length ? 'Ready' : mine.length ? 'Starting' : 'NoPod',
-        detail: ready.length
-          ? `pid ${ready[0].pid}, metrics https://127.0.0.1:${metrics}/metrics${ready[0].restarts ? `, ${ready[0].restarts} restarts` : ''}`
-          : '',
+        status: first ? 'Ready' : mine.length ? 'Starting' : 'NoPod',
+        detail: first ? `pid ${first.pid}, metrics https://127.0.0.1:${metrics}/metrics${first.restarts ? `, ${first.restarts} restarts` : ''}` : '',
         done: ready.length > 0,
       });
     }

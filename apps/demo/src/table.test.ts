@@ -17,7 +17,7 @@ describe('the demo status table', () => {
   });
 
   it('cuts a long detail to the width given', () => {
-    const [, line] = renderTable([row('K', 'n', 's', 'x'.repeat(200))], 40).split('\n');
+    const [, line = ''] = renderTable([row('K', 'n', 's', 'x'.repeat(200))], 40).split('\n');
     expect(line.length).toBe(40);
     expect(line.endsWith('…')).toBe(true);
   });

@@ -8,17 +8,18 @@ export interface Row {
   done: boolean;
 }
 
-const width = (rows: string[][], col: number) => Math.max(...rows.map((r) => r[col].length));
+type Cells = [string, string, string, string];
+const width = (rows: Cells[], col: 0 | 1 | 2) => Math.max(...rows.map((r) => r[col].length));
 
 /** Rows as aligned columns under a header, the detail cut to fit `maxWidth`. */
 export function renderTable(rows: Row[], maxWidth = 160): string {
-  const cells = [['KIND', 'NAME', 'STATUS', 'DETAIL'], ...rows.map((r) => [r.kind, r.name, `${r.done ? '✓' : '…'} ${r.status}`, r.detail])];
-  const w = [0, 1, 2].map((c) => width(cells, c));
+  const cells: Cells[] = [['KIND', 'NAME', 'STATUS', 'DETAIL'], ...rows.map((r): Cells => [r.kind, r.name, `${r.done ? '✓' : '…'} ${r.status}`, r.detail])];
+  const w = [width(cells, 0), width(cells, 1), width(cells, 2)];
   return cells
     .map((r) => {
       const head = r
         .slice(0, 3)
-        .map((c, i) => c.padEnd(w[i]))
+        .map((c, i) => c.padEnd(w[i] ?? 0))
         .join('  ');
       const room = Math.max(10, maxWidth - head.length - 2);
       const detail = r[3].length > room ? `${r[3].slice(0, room - 1)}…` : r[3];

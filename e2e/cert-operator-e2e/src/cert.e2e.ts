@@ -168,8 +168,9 @@ for (const mode of e2eModes()) {
       await watchSolvers;
       expect([...solverTrouble]).toEqual([]);
       const [leaf, ...rest] = chainOf(pem(await get('secret/shop-tls'), 'tls.crt'));
+      if (!leaf) throw new Error('secret/shop-tls holds no certificate');
       const chain = [leaf, ...rest, new X509Certificate(await acme.root())];
-      for (let i = 0; i < chain.length - 1; i++) expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
+      for (let i = 0; i < chain.length - 1; i++) expect(chain[i]!.verify(chain[i + 1]!.publicKey)).toBe(true);
       expect(leaf.subjectAltName?.split(', ').sort()).toEqual(ACME_NAMES.map((n) => `DNS:${n}`));
       // Everything, ACME solvers included, was done as the chart's ServiceAccount.
       const who = operatorIdentities(cluster, 'cert-operator');
@@ -208,8 +209,9 @@ for (const mode of e2eModes()) {
       const owner = (await get('certificate/store-tls')).metadata.ownerReferences?.[0];
       expect(owner).toMatchObject({ kind: 'Ingress', name: 'storefront' });
       const [leaf, ...rest] = chainOf(pem(await get('secret/store-tls'), 'tls.crt'));
+      if (!leaf) throw new Error('secret/store-tls holds no certificate');
       const chain = [leaf, ...rest, new X509Certificate(await acme.root())];
-      for (let i = 0; i < chain.length - 1; i++) expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
+      for (let i = 0; i < chain.length - 1; i++) expect(chain[i]!.verify(chain[i + 1]!.publicKey)).toBe(true);
       expect(leaf.subjectAltName).toBe('DNS:store.example.test');
       // The Ingress deleted: its Certificate goes with it (owner reference), the Secret stays.
       await kubectl('delete', 'ingress/storefront', '-n', NS, '--wait=true');
@@ -241,7 +243,7 @@ for (const mode of e2eModes()) {
     it('helm upgrade with changed values (certificateOwnerRef) rolls the operator, which hands issued Secrets to their Certificates', async () => {
       values = { ...values, certificateOwnerRef: true };
       await helmInstall(cluster, r, values);
-      const [pod] = await operatorPods(cluster, r);
+      const pod = (await operatorPods(cluster, r))[0]!;
       expect(pod.args).toContain('--enable-certificate-owner-ref');
       for (const [secret, cert] of [
         ['example-ca', 'example-ca'],

@@ -146,7 +146,7 @@ for (const mode of e2eModes()) {
     it('installs with helm: the CRD, the operator ready, holding its leader Lease', async () => {
       await helmInstall(cluster, r);
       await kubectl('get', 'crd', 'memcacheds.cache.opkit.dev');
-      const [pod] = await operatorPods(cluster, r);
+      const pod = (await operatorPods(cluster, r))[0]!;
       const lease = await waitFor('the leader Lease held', async () => {
         const l = await get<{ spec: { holderIdentity?: string } }>('lease/memcached-operator-leader', r.namespace);
         return !!l.spec.holderIdentity && l;
@@ -213,7 +213,7 @@ for (const mode of e2eModes()) {
     });
 
     it.runIf(mode.name === 'kind')("the operator's container has no shell and no package manager, and runs as non-root on a read-only root", async () => {
-      const [pod] = await operatorPods(cluster, r);
+      const pod = (await operatorPods(cluster, r))[0]!;
       const exec = (...cmd: string[]) => cluster.kubectl(['exec', '-n', r.namespace, pod.name, '--', ...cmd], { check: false });
       // An attacker's first step, and a debugging habit: neither finds a shell.
       const sh = await exec('/bin/sh', '-c', 'true');
@@ -293,7 +293,7 @@ for (const mode of e2eModes()) {
       expect(mc.status?.nodes).toHaveLength(3);
       const dep = await get<{ spec: { replicas: number; template: { spec: { containers: { args: string[] }[] } } } }>('deployment/memcached-sample');
       expect(dep.spec.replicas).toBe(3);
-      expect(dep.spec.template.spec.containers[0].args.join(' ')).toContain('-m 256');
+      expect(dep.spec.template.spec.containers[0]?.args.join(' ')).toContain('-m 256');
 
       await kubectl('scale', 'memcached/memcached-sample', '-n', NS, '--replicas=1');
       await waitPhase('memcached-sample', 'Available', 1);
@@ -363,7 +363,7 @@ for (const mode of e2eModes()) {
         logTimeEncoding: 'iso8601',
         resources: { requests: { cpu: '20m', memory: '100Mi' }, limits: { memory: '300Mi' } },
       });
-      const [pod] = await operatorPods(cluster, r);
+      const pod = (await operatorPods(cluster, r))[0]!;
       expect(pod.args).toContain('--log-level=debug');
       await kubectl('scale', 'memcached/memcached-sample', '-n', NS, '--replicas=2');
       await waitPhase('memcached-sample', 'Available', 2);

@@ -33,8 +33,8 @@ export function operatorNames(given: string): OperatorNames {
     app,
     project: `@opkit/${app}`,
     e2eProject: `@opkit/${app}-e2e`,
-    title: [words[0][0].toUpperCase() + words[0].slice(1), ...words.slice(1)].join(' '),
-    pascal: words.map((w) => w[0].toUpperCase() + w.slice(1)).join(''),
+    title: words.map((w, i) => (i === 0 ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join(' '),
+    pascal: words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(''),
   };
 }
 
@@ -49,7 +49,7 @@ export interface KindNames {
 export function kindNames(kind: string, plural?: string): KindNames {
   if (!/^[A-Z][A-Za-z0-9]*$/.test(kind)) throw new Error(`"${kind}" is not a kind: UpperCamelCase, letters and digits (WebApp)`);
   const lower = kind.toLowerCase();
-  return { kind, lower, plural: plural ?? pluralOf(lower), camel: kind[0].toLowerCase() + kind.slice(1) };
+  return { kind, lower, plural: plural ?? pluralOf(lower), camel: kind.charAt(0).toLowerCase() + kind.slice(1) };
 }
 
 /** English plurals as Kubernetes spells resource names (kubebuilder's rules): policy → policies, ingress → ingresses. */
@@ -78,7 +78,7 @@ export function checkVersion(version: string): string {
  * the higher minor (v1 > v1beta2 > v1beta1 > v1alpha1). Sorts ascending: the newest is last.
  */
 export function compareVersions(a: string, b: string): number {
-  const rank = (v: string) => {
+  const rank = (v: string): [number, number, number] => {
     const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
     if (!m) return [0, 0, 0];
     return [m[2] === 'alpha' ? 1 : m[2] === 'beta' ? 2 : 3, Number(m[1]), Number(m[3] ?? 0)];

@@ -10,7 +10,7 @@ export function insertAtMarker(tree: Tree, path: string, marker: string, line: s
   const at = lines.findIndex((l) => l.trim() === `// +opkit:scaffold:${marker}`);
   if (at < 0) throw new Error(`${path} has no line "// +opkit:scaffold:${marker}": put it back where ${marker} are listed, and run the generator again`);
   if (lines.some((l) => l.trim() === line.trim())) return; // already there: generators may run twice
-  const indent = lines[at].match(/^\s*/)?.[0] ?? '';
+  const indent = lines[at]!.match(/^\s*/)?.[0] ?? '';
   lines.splice(at, 0, indent + line.trim());
   tree.write(path, lines.join('\n'));
 }

@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process';
 
 export interface Step {
   what: string;
-  command: string[];
+  /** The program, then its arguments. */
+  command: [string, ...string[]];
 }
 
 /** Regenerates the operator's chart files from its code (CRDs, RBAC, webhooks, values) and the chart's README. */
@@ -30,6 +31,7 @@ export const lockfileStep: Step = {
 export function runSteps(root: string, steps: Step[]): void {
   for (const s of steps) {
     console.log(`==> ${s.what}: ${s.command.join(' ')}`);
-    execFileSync(s.command[0], s.command.slice(1), { cwd: root, stdio: 'inherit' });
+    const [file, ...args] = s.command;
+    execFileSync(file, args, { cwd: root, stdio: 'inherit' });
   }
 }

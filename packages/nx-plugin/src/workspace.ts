@@ -19,7 +19,7 @@ export function addDockerfileWorkspaces(tree: Tree, dirs: string[]): void {
   const first = lines.findIndex(isCopy);
   if (first < 0) throw new Error(`${path}: no "COPY <dir>/package.json <dir>/" lines found to add ${dirs.join(', ')} to`);
   let end = first;
-  while (end < lines.length && isCopy(lines[end])) end++;
+  while (end < lines.length && isCopy(lines[end]!)) end++;
   const group = (l: string) => ['packages/', 'apps/', 'e2e/'].findIndex((p) => l.startsWith(`COPY ${p}`));
   const block = [...new Set([...lines.slice(first, end), ...dirs.map(dockerfileCopyLine)])].sort((a, b) => group(a) - group(b) || a.localeCompare(b));
   lines.splice(first, end - first, ...block);
@@ -54,7 +54,7 @@ export function addReadmeRow(tree: Tree, name: string, description: string): voi
   const header = lines.indexOf(TABLE_HEADER);
   if (header < 0 || lines.some((l) => l.startsWith(readmeRowStart(name)))) return;
   let end = header + 2;
-  while (end < lines.length && lines[end].startsWith('|')) end++;
+  while (end < lines.length && lines[end]!.startsWith('|')) end++;
   lines.splice(end, 0, `${readmeRowStart(name)} (none yet: \`nx g @opkit/nx-plugin:api ${name} --kind …\`) | ${description} |`);
   tree.write('README.md', lines.join('\n'));
 }
@@ -66,8 +66,9 @@ export function addReadmeResource(tree: Tree, name: string, resource: string): v
   const lines = text.split('\n');
   const at = lines.findIndex((l) => l.startsWith(readmeRowStart(name)));
   if (at < 0) return;
-  const cells = lines[at].split(' | ');
-  const current = cells[1].startsWith('(none yet') ? [] : cells[1].split(', ');
+  const cells = lines[at]!.split(' | ');
+  const listed = cells[1] ?? '';
+  const current = listed.startsWith('(none yet') ? [] : listed.split(', ');
   if (!current.includes(resource)) cells[1] = [...current, resource].join(', ');
   lines[at] = cells.join(' | ');
   tree.write('README.md', lines.join('\n'));

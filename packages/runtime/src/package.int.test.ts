@@ -18,7 +18,7 @@ describe('the @opkit/runtime package, as docs/runtime.md says to install it', ()
 
   it('packs dist only, with types for every entry point', () => {
     const [pack] = JSON.parse(npm(['pack', '--json', '--pack-destination', dir], pkgDir)) as { filename: string; files: { path: string }[] }[];
-    const files = pack.files.map((f) => f.path);
+    const files = pack!.files.map((f) => f.path);
     expect(files).toEqual(expect.arrayContaining(['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/testing/index.js', 'dist/testing/index.d.ts']));
     expect(files.filter((f) => !f.startsWith('dist/') && f !== 'package.json' && !/^(README|LICENSE)/.test(f))).toEqual([]);
     expect(files.filter((f) => /\.test\.|tsbuildinfo/.test(f))).toEqual([]);

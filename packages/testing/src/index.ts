@@ -16,7 +16,7 @@ export { helmTemplateUmbrella } from './helm/umbrella.js';
 export { renderChartReadme, syncChartReadme } from './helm/chart-docs.js';
 export { explainUndescribed } from './helm/explain.js';
 export { gatewayApiCrds, prometheusOperatorCrds } from './helm/published-crds.js';
-export { verifyOperatorChart, type OperatorChartExpectations } from './helm/operator-chart.js';
+export { verifyOperatorChart, type RenderedVariants, type OperatorChartExpectations } from './helm/operator-chart.js';
 export { startPebble, type Pebble, type PebbleOptions } from './acme/pebble.js';
 export { startBind, bindUnavailable, type Bind, type BindOptions } from './dns/bind.js';
 export { startIngressStandIn, type IngressStandIn, type IngressStandInOptions, type RoutedRequest } from './acme/ingress-stand-in.js';

@@ -1,4 +1,4 @@
-import { startControlPlane, verifyOperatorChart, type ControlPlane, type RenderedObject } from '@opkit/testing';
+import { startControlPlane, verifyOperatorChart, type ControlPlane, type RenderedVariants } from '@opkit/testing';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CDN_RULES } from '../controllers/cdncluster/controller.js';
@@ -7,7 +7,7 @@ const repo = join(import.meta.dirname, '../../../..');
 
 describe('charts/cdn-operator', () => {
   let plane: ControlPlane;
-  let rendered: Record<string, RenderedObject[]>;
+  let rendered: RenderedVariants;
   beforeAll(async () => {
     plane = await startControlPlane();
   });

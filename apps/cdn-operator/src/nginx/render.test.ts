@@ -33,7 +33,7 @@ describe('renderNginxConfig', () => {
   });
 
   it('keeps serving other routes when a source is missing: its location answers 503', () => {
-    const conf = renderNginxConfig({ ...balancer, routes: [balancer.routes[0], { name: 'cache-vod', pathCondition: '^/vod/' }] });
+    const conf = renderNginxConfig({ ...balancer, routes: [balancer.routes[0]!, { name: 'cache-vod', pathCondition: '^/vod/' }] });
     expect(conf).toMatch(/location ~ "\^\/vod\/" \{\n\s+return 503 "source cache-vod is unavailable\\n";/);
     expect(conf).not.toContain('src_cache_vod');
     expect(conf).toContain('proxy_pass http://src_cache_live;');
@@ -132,7 +132,7 @@ describeNginx('the rendered configuration in a real nginx', () => {
 
   it.each([
     ['balancer', balancer],
-    ['balancer with a missing source', { ...balancer, routes: [balancer.routes[0], { name: 'cache-vod', pathCondition: '^/vod/' }] }],
+    ['balancer with a missing source', { ...balancer, routes: [balancer.routes[0]!, { name: 'cache-vod', pathCondition: '^/vod/' }] }],
     [
       'cache with sources and a default',
       { ...balancer, name: 'edge', role: 'cache' as const, routes: [...balancer.routes, { name: 'origin', address: 'http://127.0.0.1:9/' }] },

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 export function firstNameserver(resolvConf: string): string | undefined {
   const m = /^\s*nameserver\s+(\S+)/m.exec(resolvConf);
   if (!m) return undefined;
-  const addr = m[1].replace(/%.*$/, ''); // an IPv6 zone index means nothing to nginx
+  const addr = m[1]!.replace(/%.*$/, ''); // an IPv6 zone index means nothing to nginx
   return addr.includes(':') ? `[${addr}]` : addr;
 }
 

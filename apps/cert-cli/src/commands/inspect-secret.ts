@@ -49,7 +49,7 @@ export function inspectSecret(
     }
   }
   for (let i = 0; i < chain.length - 1; i++)
-    if (!chain[i].verify(chain[i + 1].publicKey)) lines.push(`  Chain ${i} is not signed by chain ${i + 1}: the chain is out of order or broken`);
+    if (!chain[i]!.verify(chain[i + 1]!.publicKey)) lines.push(`  Chain ${i} is not signed by chain ${i + 1}: the chain is out of order or broken`);
   const caPem = decode(secret.data?.['ca.crt']);
   if (caPem) {
     const ca = (caPem.match(PEM) ?? []).map((p) => new X509Certificate(p));

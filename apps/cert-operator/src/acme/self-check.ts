@@ -20,8 +20,12 @@ function lookupVia(nameservers: string[] | undefined): LookupFunction | undefine
   resolver.setServers(nameservers);
   return (hostname, options, callback) => {
     void resolver.resolve4(hostname).then(
-      (addrs) =>
-        (options as { all?: boolean }).all ? callback(null, addrs.map((address) => ({ address, family: 4 })) as never, 4) : callback(null, addrs[0], 4),
+      (addrs) => {
+        const [first] = addrs;
+        if (first === undefined) return callback(Object.assign(new Error(`${hostname} has no A record`), { code: 'ENOTFOUND' }), '', 4);
+        if ((options as { all?: boolean }).all) return callback(null, addrs.map((address) => ({ address, family: 4 })) as never, 4);
+        callback(null, first, 4);
+      },
       (err: Error) => callback(err as NodeJS.ErrnoException, '', 4),
     );
   };

@@ -34,7 +34,7 @@ describe('solver resources', () => {
     expect(pod.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Challenge', name: 'web-1-2', uid: 'uid-1', controller: true })]);
     expect(pod.spec?.automountServiceAccountToken).toBe(false);
     expect(pod.spec?.securityContext).toEqual({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-    const [c] = pod.spec!.containers;
+    const c = pod.spec!.containers[0]!;
     expect(c.image).toBe('opkit/acme-solver:1.2.3');
     expect(c.args).toEqual([`--listen-port=${SOLVER_PORT}`, '--domain=www.example.com', '--token=tok3n', '--key=tok3n.thumb']);
     expect(c.securityContext).toEqual({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } });
@@ -65,7 +65,7 @@ describe('solver resources', () => {
     expect(pod.spec?.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux', zone: 'a' });
     expect(pod.spec?.tolerations).toEqual([{ key: 'edge', operator: 'Exists' }]);
     expect(pod.spec?.priorityClassName).toBe('high');
-    expect(pod.spec?.containers[0].resources).toEqual({ limits: { memory: '32Mi' } });
+    expect(pod.spec?.containers[0]?.resources).toEqual({ limits: { memory: '32Mi' } });
   });
 
   it('makes a NodePort Service by default, selecting the pod', () => {
@@ -89,7 +89,7 @@ describe('solver resources', () => {
     ]);
     expect(solverIngress(challenge({ ingress: { class: 'traefik' } }), 's').metadata.annotations?.['kubernetes.io/ingress.class']).toBe('traefik');
     // IP identifiers have no host rule.
-    expect(solverIngress(challenge({ ingress: {} }, '10.0.0.1'), 's').spec?.rules?.[0].host).toBeUndefined();
+    expect(solverIngress(challenge({ ingress: {} }, '10.0.0.1'), 's').spec?.rules?.[0]?.host).toBeUndefined();
   });
 
   it('makes an HTTPRoute with the parentRefs, labels, hostname and Exact path', () => {

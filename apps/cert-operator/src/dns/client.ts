@@ -9,7 +9,7 @@ import { DnsError } from './errors.js';
 export function parseServer(server: string): { host: string; port: number } {
   const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(server) ?? /^([^:]+)(?::(\d+))?$/.exec(server);
   if (!m) throw new Error(`"${server}" is not a DNS server address (host or host:port)`);
-  return { host: m[1], port: m[2] ? Number(m[2]) : 53 };
+  return { host: m[1]!, port: m[2] ? Number(m[2]) : 53 };
 }
 
 export { DnsError, DnsFormatError } from './errors.js';

@@ -11,7 +11,7 @@ const ALG: Record<string, TsigAlgorithm> = { 'hmac-md5': 'HMACMD5', 'hmac-sha1':
 
 describe.skipIf(!!skip)(`RFC 2136 updates and DNS-01 lookups against BIND 9${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let bind: Bind;
-  const key = () => ({ name: bind.tsig.name, algorithm: ALG[bind.tsig.algorithm], secret: bind.tsig.secret });
+  const key = () => ({ name: bind.tsig.name, algorithm: ALG[bind.tsig.algorithm]!, secret: bind.tsig.secret });
   beforeAll(async () => {
     bind = await startBind({ zone: 'example.test' });
   });

@@ -60,7 +60,7 @@ describe('certificate metrics', () => {
       'certmanager_certificate_ready_status{condition="Unknown",name="b",namespace="web",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert.opkit.dev"} 1',
     );
     expect(text).toContain('certmanager_clock_time_seconds_gauge 1767225600');
-    certs = [certs[1]];
+    certs = [certs[1]!];
     const after = await registry.metrics();
     expect(after).not.toContain('name="a"');
     expect(after).toContain(

@@ -29,13 +29,14 @@ export function integer(n: number): Buffer {
     bytes.unshift(v & 0xff);
     v = Math.floor(v / 256);
   } while (v > 0);
-  if (bytes[0] & 0x80) bytes.unshift(0);
+  if (bytes[0]! & 0x80) bytes.unshift(0); // do … while: at least one byte
   return tlv(0x02, Buffer.from(bytes));
 }
 
 export function oid(dotted: string): Buffer {
   const parts = dotted.split('.').map(Number);
-  const out: number[] = [parts[0] * 40 + parts[1]];
+  const [first = 0, second = 0] = parts;
+  const out: number[] = [first * 40 + second];
   for (const p of parts.slice(2)) {
     const chunk: number[] = [p & 0x7f];
     for (let v = Math.floor(p / 128); v > 0; v = Math.floor(v / 128)) chunk.unshift((v & 0x7f) | 0x80);
@@ -51,8 +52,8 @@ export function utf16be(s: string): Buffer {
   const le = Buffer.from(s, 'utf16le');
   const be = Buffer.alloc(le.length);
   for (let i = 0; i < le.length; i += 2) {
-    be[i] = le[i + 1];
-    be[i + 1] = le[i];
+    be[i] = le[i + 1]!;
+    be[i + 1] = le[i]!;
   }
   return be;
 }

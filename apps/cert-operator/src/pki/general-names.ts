@@ -87,7 +87,7 @@ interface Subtrees {
 
 /** A CIDR as NameConstraints writes an address range: the address, then the mask. */
 function cidrBytes(cidr: string): Buffer {
-  const [addr, bits] = cidr.split('/');
+  const [addr = '', bits] = cidr.split('/');
   const a = ipBytes(addr);
   const n = Number(bits);
   const mask = Buffer.alloc(a.length);
@@ -116,7 +116,7 @@ export function nameConstraintsProblems(nc: NameConstraintsSpec): string[] {
     ['excluded', nc.excluded],
   ] as const) {
     for (const r of s?.ipRanges ?? []) {
-      const [addr, bits] = r.split('/');
+      const [addr = '', bits] = r.split('/');
       const max = isIP(addr) === 4 ? 32 : isIP(addr) === 6 ? 128 : 0;
       if (!max || !/^\d+$/.test(bits ?? '') || Number(bits) > max) problems.push(`spec.nameConstraints.${which}.ipRanges: "${r}" is not a CIDR range`);
     }

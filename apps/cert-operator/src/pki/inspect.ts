@@ -46,7 +46,8 @@ export function inspectCertificate(pem: string): CertificateInfo {
 
 export const certificateMatchesKey = (pem: string, key: KeyObject): boolean => {
   try {
-    return new X509Certificate(splitPem(pem)[0]).checkPrivateKey(key);
+    const [first] = splitPem(pem);
+    return !!first && new X509Certificate(first).checkPrivateKey(key);
   } catch {
     return false;
   }

@@ -12,7 +12,7 @@ export function ipBytes(ip: string): Buffer | undefined {
   // A trailing dotted quad (::ffff:192.0.2.1) is the last two groups.
   const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
   if (quad) {
-    const [a, b, c, d] = quad.slice(1).map(Number);
+    const [a = 0, b = 0, c = 0, d = 0] = quad.slice(1).map(Number);
     s = `${s.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [head, tail] = s.split('::');

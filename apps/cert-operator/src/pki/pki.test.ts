@@ -53,7 +53,7 @@ describe('CSRs and signing', () => {
     expect(csr).toMatchObject({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.1.2.3'] });
     const issued = await caSign({ csr, durationMs: HOUR, isCA: false, usages: ['server auth', 'digital signature'] }, { chainPem: ca.certificate, key: caKey });
 
-    const [leafPem, caPem] = splitPem(issued.certificate);
+    const [leafPem = '', caPem = ''] = splitPem(issued.certificate);
     const leaf = new X509Certificate(leafPem);
     expect(leaf.verify(new X509Certificate(caPem).publicKey)).toBe(true);
     expect(leaf.checkIssued(new X509Certificate(caPem))).toBe(true);

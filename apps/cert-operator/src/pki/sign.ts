@@ -28,7 +28,7 @@ export interface Issued {
 // A positive 128-bit serial: unpredictable, as CA/Browser Forum rules require.
 const serial = () => {
   const b = randomBytes(16);
-  b[0] &= 0x7f;
+  b[0]! &= 0x7f;
   return b.toString('hex');
 };
 

@@ -33,14 +33,14 @@ describe('gateway-shim: what an annotated Gateway asks for', () => {
       ['shop-tls', ['shop.example.com', 'www.shop.example.com'], 'ClusterIssuer'],
       ['api-tls', ['api.example.com'], 'ClusterIssuer'],
     ]);
-    expect(plan.certificates[0].metadata.ownerReferences[0]).toMatchObject({
+    expect(plan.certificates[0]?.metadata.ownerReferences[0]).toMatchObject({
       apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'Gateway',
       name: 'public',
       controller: true,
     });
     // The ACME solver's HTTPRoute attaches to this Gateway.
-    expect(plan.certificates[0].metadata.annotations).toEqual({
+    expect(plan.certificates[0]?.metadata.annotations).toEqual({
       'acme.cert.opkit.dev/http01-override-parentref-kind': 'Gateway',
       'acme.cert.opkit.dev/http01-override-parentref-name': 'public',
     });

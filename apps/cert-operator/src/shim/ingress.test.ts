@@ -54,7 +54,7 @@ describe('ingress-shim: what an annotated Ingress asks for', () => {
       ['shop-tls', ['shop.example.com', 'www.shop.example.com'], ['10.0.0.1'], { name: 'letsencrypt', kind: 'ClusterIssuer' }],
       ['api-tls', ['api.example.com'], undefined, { name: 'letsencrypt', kind: 'ClusterIssuer' }],
     ]);
-    const [c] = plan.certificates;
+    const c = plan.certificates[0]!;
     expect(c.metadata.labels).toEqual({ app: 'shop' });
     expect(c.metadata.ownerReferences).toEqual([
       { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'web', uid: 'u-1', controller: true, blockOwnerDeletion: true },
@@ -87,7 +87,7 @@ describe('ingress-shim: what an annotated Ingress asks for', () => {
       ),
     );
     if (!('certificates' in plan)) throw new Error('no plan');
-    const [c] = plan.certificates;
+    const c = plan.certificates[0]!;
     expect(c.spec).toEqual({
       secretName: 'shop-tls',
       commonName: 'shop.example.com',

@@ -1,5 +1,5 @@
 import { mergeRules } from '@opkit/runtime';
-import { startControlPlane, verifyOperatorChart, type ControlPlane, type RenderedObject } from '@opkit/testing';
+import { startControlPlane, verifyOperatorChart, type ControlPlane, type RenderedVariants } from '@opkit/testing';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memcachedRbac } from '../controllers/memcached/rbac.js';
@@ -8,7 +8,7 @@ const repo = join(import.meta.dirname, '../../../..');
 
 describe('charts/memcached-operator', () => {
   let plane: ControlPlane;
-  let rendered: Record<string, RenderedObject[]>;
+  let rendered: RenderedVariants;
   beforeAll(async () => {
     plane = await startControlPlane();
   });

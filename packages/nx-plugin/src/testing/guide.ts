@@ -14,12 +14,13 @@ export function guideSteps(markdown: string, heading: string): GuideStep[] {
   const section = lines.slice(start + 1, end < 0 ? undefined : end);
   const steps: GuideStep[] = [];
   for (let i = 0; i < section.length; i++) {
-    const open = /^```(\S*)\s*(.*)$/.exec(section[i]);
+    const line = section[i]!;
+    const open = /^```(\S*)\s*(.*)$/.exec(line);
     if (!open) continue;
     const close = section.findIndex((l, j) => j > i && l === '```');
-    if (close < 0) throw new Error(`a code block opened at "${section[i]}" is not closed`);
+    if (close < 0) throw new Error(`a code block opened at "${line}" is not closed`);
     const body = section.slice(i + 1, close);
-    const [lang, info] = [open[1], open[2]];
+    const [, lang = '', info = ''] = open;
     const attr = (name: string) => new RegExp(`(?:^|\\s)${name}=(\\S+)`).exec(info)?.[1];
     if (lang === 'bash') {
       for (const command of body) if (command.trim() && !command.trim().startsWith('#')) steps.push({ type: 'run', command: command.trim() });
@@ -43,7 +44,7 @@ export function applyEdit(text: string, edit: string[], path = 'the file'): stri
     if (!name) throw new Error(`an edit of ${path} may only replace declarations (const NAME = …), not: ${line}`);
     const at = lines.flatMap((l, i) => (declared(l) === name ? [i] : []));
     if (at.length !== 1) throw new Error(`${path} declares ${name} ${at.length} times: an edit needs exactly one`);
-    lines[at[0]] = line;
+    lines[at[0]!] = line;
   }
   return lines.join('\n');
 }

@@ -56,7 +56,8 @@ function forgetOperators(ws: string, names: string[]): void {
   const tsconfig = JSON.parse(readFileSync(join(ws, 'tsconfig.json'), 'utf8')) as { references?: { path: string }[] };
   tsconfig.references = tsconfig.references?.filter((r) => !dirs.some((d) => r.path === projectReference(d)));
   writeFileSync(join(ws, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
-  execFileSync(lockfileStep.command[0], lockfileStep.command.slice(1), { cwd: ws, stdio: 'ignore' });
+  const [file, ...args] = lockfileStep.command;
+  execFileSync(file, args, { cwd: ws, stdio: 'ignore' });
 }
 
 /**

@@ -86,12 +86,12 @@ describe('the shared cache', () => {
   it('keeps only labelled Secrets in full, and only metadata of the rest', async () => {
     const managed = await cache.list(Secret, {}, { labelSelector: 'opkit.dev/managed=true' });
     expect(managed.map((s) => `${s.metadata.namespace}/${s.metadata.name}`).sort()).toEqual(['a/owned', 'b/owned']);
-    expect(managed[0].data?.key).toBe(Buffer.from('secret').toString('base64'));
+    expect(managed[0]?.data?.key).toBe(Buffer.from('secret').toString('base64'));
     const meta = await cache.list(Secret, {}, { metadataOnly: true });
     expect(meta.map((s) => s.metadata.name).sort()).toEqual(['owned', 'owned', 'unrelated', 'unrelated']);
     expect(meta.every((s) => s.data === undefined && s.metadata.uid)).toBe(true);
     // managedFields are stripped from cached objects (half the memory of a typical object).
-    expect(managed[0].metadata.managedFields).toBeUndefined();
+    expect(managed[0]?.metadata.managedFields).toBeUndefined();
     // ... in the metadata-only mode too, where they are most of what is left.
     expect(meta.filter((s) => s.metadata.managedFields)).toEqual([]);
   });

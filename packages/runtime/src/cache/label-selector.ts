@@ -38,19 +38,19 @@ function parseRequirement(term: string): Requirement {
   let m: RegExpMatchArray | null;
   if ((m = term.match(/^([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
     return {
-      key: m[1],
+      key: m[1]!,
       op: m[2] as 'in' | 'notin',
-      values: m[3]
+      values: m[3]!
         .split(',')
         .map((v) => v.trim())
         .filter(Boolean),
     };
   }
   if ((m = term.match(/^([^\s!=]+)\s*(==|=|!=)\s*(\S*)$/))) {
-    return { key: m[1], op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]] };
+    return { key: m[1]!, op: m[2] === '!=' ? 'notin' : 'in', values: [m[3]!] };
   }
-  if ((m = term.match(/^!\s*([^\s!=]+)$/))) return { key: m[1], op: '!exists', values: [] };
-  if ((m = term.match(/^([^\s!=()]+)$/))) return { key: m[1], op: 'exists', values: [] };
+  if ((m = term.match(/^!\s*([^\s!=]+)$/))) return { key: m[1]!, op: '!exists', values: [] };
+  if ((m = term.match(/^([^\s!=()]+)$/))) return { key: m[1]!, op: 'exists', values: [] };
   throw new SelectorError(`invalid label selector term: "${term}"`);
 }
 
@@ -87,12 +87,13 @@ export function parseLabelSelector(selector: string | Record<string, string> | u
 function matcherOf(reqs: Requirement[]): LabelMatcher {
   return (labels = {}) =>
     reqs.every((r) => {
-      const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+      const value = Object.prototype.hasOwnProperty.call(labels, r.key) ? labels[r.key] : undefined;
+      const has = value !== undefined;
       switch (r.op) {
         case 'in':
-          return has && r.values.includes(labels[r.key]);
+          return has && r.values.includes(value);
         case 'notin':
-          return !has || !r.values.includes(labels[r.key]);
+          return !has || !r.values.includes(value);
         case 'exists':
           return has;
         case '!exists':

@@ -142,7 +142,7 @@ describe('KubeConfig: read as kubectl reads it', () => {
     expect((await applied(kc)).headers).toEqual({ Authorization: 'Bearer exec-1' });
     expect((await applied(kc)).headers).toEqual({ Authorization: 'Bearer exec-1' });
     const [info, team] = readFileSync(log, 'utf8').trim().split('|');
-    expect(JSON.parse(info)).toMatchObject({ kind: 'ExecCredential', spec: { interactive: false, cluster: { server: 'https://k:6443' } } });
+    expect(JSON.parse(info!)).toMatchObject({ kind: 'ExecCredential', spec: { interactive: false, cluster: { server: 'https://k:6443' } } });
     expect(team).toBe('ops');
     kc.refreshCredentials();
     expect((await applied(kc)).headers).toEqual({ Authorization: 'Bearer exec-2' });

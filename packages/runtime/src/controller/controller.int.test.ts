@@ -186,8 +186,8 @@ describe('controllers against a real API server', () => {
     expect(typeof failure.reconcileID).toBe('string');
     expect((failure.err as { stack: string }).stack).toMatch(/boom: the reconciler failed\n\s+at /);
 
-    const gaps = attempts.slice(1).map((t, i) => t - attempts[i]);
-    expect(gaps[gaps.length - 1]).toBeGreaterThan(gaps[0]); // 5, 10, 20, 40, 80 ms …
+    const gaps = attempts.slice(1).map((t, i) => t - attempts[i]!);
+    expect(gaps.at(-1)).toBeGreaterThan(gaps[0]!); // 5, 10, 20, 40, 80 ms …
 
     const metrics = (await scrape(manager, '/metrics')).body;
     expect(metricValue(metrics, 'controller_runtime_reconcile_errors_total', { controller: 'gadget' })).toBeGreaterThanOrEqual(6);

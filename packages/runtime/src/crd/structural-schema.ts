@@ -44,8 +44,9 @@ export function toStructural(schema: TSchema | JSONSchemaProps): JSONSchemaProps
 
   const anyOf = s.anyOf as Record<string, unknown>[] | undefined;
   if (anyOf) {
+    const first = anyOf[0]?.const;
     if (anyOf.every((b) => 'const' in b)) {
-      out.type = typeof anyOf[0].const === 'number' ? (Number.isInteger(anyOf[0].const) ? 'integer' : 'number') : 'string';
+      out.type = typeof first === 'number' ? (Number.isInteger(first) ? 'integer' : 'number') : 'string';
       out.enum = anyOf.map((b) => b.const);
     } else if (s['x-kubernetes-int-or-string']) {
       // handled below
@@ -73,7 +74,8 @@ export function toStructural(schema: TSchema | JSONSchemaProps): JSONSchemaProps
       if (required?.length) out.required = required;
     }
     const pattern = s.patternProperties as Record<string, TSchema> | undefined;
-    if (pattern) out.additionalProperties = toStructural(Object.values(pattern)[0]);
+    const [patterned] = Object.values(pattern ?? {});
+    if (patterned) out.additionalProperties = toStructural(patterned);
     else if (s.additionalProperties && typeof s.additionalProperties === 'object') out.additionalProperties = toStructural(s.additionalProperties as TSchema);
     if (!props && !pattern && !out.additionalProperties && !out['x-kubernetes-preserve-unknown-fields']) out['x-kubernetes-preserve-unknown-fields'] = true;
   } else if (s.type === 'array') {

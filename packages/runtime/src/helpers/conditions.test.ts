@@ -7,7 +7,7 @@ describe('setCondition', () => {
 
   it('moves lastTransitionTime only when the status changes', () => {
     let c = setCondition(undefined, { type: 'Ready', status: 'False', reason: 'Deploying', message: 'waiting', observedGeneration: 1 }, t0);
-    expect(c[0].lastTransitionTime).toBe('2026-01-01T00:00:00Z');
+    expect(c[0]?.lastTransitionTime).toBe('2026-01-01T00:00:00Z');
     c = setCondition(c, { type: 'Ready', status: 'False', reason: 'StillDeploying', message: 'waiting more', observedGeneration: 2 }, t1);
     expect(c[0]).toEqual({
       type: 'Ready',
@@ -18,7 +18,7 @@ describe('setCondition', () => {
       lastTransitionTime: '2026-01-01T00:00:00Z',
     });
     c = setCondition(c, { type: 'Ready', status: 'True', reason: 'Available', message: 'ok' }, t1);
-    expect(c[0].lastTransitionTime).toBe('2026-01-01T01:00:00Z');
+    expect(c[0]?.lastTransitionTime).toBe('2026-01-01T01:00:00Z');
   });
 
   it('keeps other conditions and their order', () => {

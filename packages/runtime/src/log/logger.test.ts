@@ -3,14 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { createLogger, type LoggerOptions } from './logger.js';
 
 /** The raw lines a logger writes: as a log pipeline receives them, before any JSON parser. */
-function linesOf(options: LoggerOptions, write: (log: ReturnType<typeof createLogger>) => void): string[] {
+function linesOf(options: LoggerOptions, write: (log: ReturnType<typeof createLogger>) => void): [string, ...string[]] {
   const out = new PassThrough();
   let text = '';
   out.on('data', (d: Buffer) => (text += d.toString()));
   const log = createLogger({ ...options, destination: out });
   write(log);
   log.flush();
-  return text.split('\n').filter(Boolean);
+  const [first, ...rest] = text.split('\n').filter(Boolean);
+  if (first === undefined) throw new Error('nothing was logged');
+  return [first, ...rest];
 }
 
 /** The keys of one JSON object line, duplicates kept (JSON.parse would keep only the last). */

@@ -43,7 +43,7 @@ export function permissionsFor(rules: PolicyRule[], namespaces: string[]): Permi
         for (const verb of r.verbs)
           for (const namespace of scopes)
             for (const name of r.resourceNames?.length ? r.resourceNames : [undefined]) {
-              const [resource, subresource] = res.split('/');
+              const [resource = res, subresource] = res.split('/');
               out.push({ verb, group, resource, subresource, namespace, name });
             }
   }

@@ -10,14 +10,23 @@ export class DelayHeap {
     return this.heap[0];
   }
 
-  push(at: number, item: string): void {
+  /** When the entry at heap index `i` (in bounds) is due. */
+  private at(i: number): number {
+    return this.heap[i]!.at;
+  }
+
+  private swap(i: number, j: number): void {
     const h = this.heap;
-    h.push({ at, item });
-    let i = h.length - 1;
+    [h[i], h[j]] = [h[j]!, h[i]!];
+  }
+
+  push(at: number, item: string): void {
+    this.heap.push({ at, item });
+    let i = this.heap.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (h[p].at <= h[i].at) break;
-      [h[p], h[i]] = [h[i], h[p]];
+      if (this.at(p) <= this.at(i)) break;
+      this.swap(p, i);
       i = p;
     }
   }
@@ -34,10 +43,10 @@ export class DelayHeap {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < h.length && h[l].at < h[m].at) m = l;
-        if (r < h.length && h[r].at < h[m].at) m = r;
+        if (l < h.length && this.at(l) < this.at(m)) m = l;
+        if (r < h.length && this.at(r) < this.at(m)) m = r;
         if (m === i) break;
-        [h[m], h[i]] = [h[i], h[m]];
+        this.swap(m, i);
         i = m;
       }
     }

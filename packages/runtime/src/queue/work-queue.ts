@@ -169,7 +169,7 @@ export class WorkQueue {
   get(): Promise<string | undefined> {
     if (this.shuttingDown) return Promise.resolve(undefined);
     if (this.length > 0) {
-      const item = this.queue[this.head++];
+      const item = this.queue[this.head++]!; // length > 0: head is in bounds
       if (this.head > 1024 && this.head * 2 > this.queue.length) {
         this.queue.splice(0, this.head);
         this.head = 0;

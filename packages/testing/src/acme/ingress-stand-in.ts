@@ -247,7 +247,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     const userAgent = req.headers['user-agent'] ?? '';
     const record: RoutedRequest = { host, path, userAgent, status: 0 };
     requests.push(record);

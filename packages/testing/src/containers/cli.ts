@@ -83,18 +83,21 @@ async function main(): Promise<number> {
       return 0;
     }
     case 'app-image': {
+      const [app] = rest;
+      if (!app) throw new Error('app-image needs an app: app-image <app> [--tag <tag>]');
       const engine = await ensureEngine(holder);
       if (!engine.available) throw new Error(`cannot build an image: no container engine (${engine.reason})`);
-      const [app] = rest;
       const tagAt = rest.indexOf('--tag');
       const ref = await buildAppImage(app, tagAt > 0 ? rest[tagAt + 1] : undefined);
       say(`${ref}: ${((imageSize(ref) ?? 0) / 2 ** 20).toFixed(1)} MiB`);
       return 0;
     }
     case 'bundle-image': {
+      const [app] = rest;
+      if (!app) throw new Error('bundle-image needs an app: bundle-image <app>');
       const engine = await ensureEngine(holder);
       if (!engine.available) throw new Error(`cannot build an image: no container engine (${engine.reason})`);
-      const ref = await buildBundleImage(rest[0]);
+      const ref = await buildBundleImage(app);
       say(`${ref}: ${((imageSize(ref) ?? 0) / 2 ** 10).toFixed(1)} KiB`);
       return 0;
     }

@@ -172,7 +172,7 @@ describe('isolation and cleanup', () => {
         let out = '';
         child.stdout.on('data', (d) => {
           out += d;
-          if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]));
+          if (out.includes('\n')) resolve(JSON.parse(out.slice(0, out.indexOf('\n'))));
         });
         child.on('exit', (code) => reject(new Error(`child exited early with ${code}`)));
       });

@@ -70,7 +70,8 @@ export class Etcd {
   async keys(prefix: string): Promise<string[]> {
     const start = Buffer.from(prefix);
     const end = Buffer.from(prefix);
-    end[end.length - 1]++;
+    // The range's end: the prefix with its last byte one higher.
+    end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
     const r = await this.call<{ kvs?: { key: string }[] }>('/v3/kv/range', {
       key: start.toString('base64'),
       range_end: end.toString('base64'),

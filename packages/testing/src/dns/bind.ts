@@ -144,7 +144,7 @@ ns1 IN A ${nsAddress ?? '127.0.0.1'}
 function addLoopbackAddress(): string | undefined {
   if (process.getuid?.() !== 0) return undefined;
   for (let i = 0; i < 5; i++) {
-    const [a, b] = randomBytes(2);
+    const [a = 0, b = 0] = randomBytes(2);
     const address = `127.53.${a}.${1 + (b % 254)}`;
     if (spawnSync('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo'], { stdio: 'ignore' }).status === 0) return address;
   }

@@ -30,12 +30,13 @@ export function containerArgv(container: { command?: string[]; args?: string[] }
  * everything else is passed as it is, so a wrong command fails here as it would in the container.
  */
 export function localProcess(argv: string[], image: LocalImage): { file: string; args: string[] } {
-  if (!argv.length) throw new Error('the container has no command: the image sets no ENTRYPOINT or CMD and the pod no command');
+  const [command, ...args] = argv;
+  if (command === undefined) throw new Error('the container has no command: the image sets no ENTRYPOINT or CMD and the pod no command');
   const inImage = (p: string) => (p.startsWith('/') ? p : posix.join(image.workdir, p));
   const map = (p: string) => image.files[inImage(p)] ?? image.files[p];
-  const file = map(argv[0]);
-  if (!file) throw new Error(`cannot run ${argv[0]} locally: the image's known files are ${Object.keys(image.files).join(', ')}`);
-  return { file, args: argv.slice(1).map((a) => (a.startsWith('-') ? a : (map(a) ?? a))) };
+  const file = map(command);
+  if (!file) throw new Error(`cannot run ${command} locally: the image's known files are ${Object.keys(image.files).join(', ')}`);
+  return { file, args: args.map((a) => (a.startsWith('-') ? a : (map(a) ?? a))) };
 }
 
 /** ENTRYPOINT and CMD of the base images this repository's Dockerfiles start from. */
@@ -54,15 +55,15 @@ const execForm = (s: string): string[] => {
 export function dockerfileImageConfig(text: string): Pick<LocalImage, 'entrypoint' | 'cmd' | 'workdir' | 'env'> {
   const joined = text.replace(/\\\r?\n/g, ' ');
   const stages = joined.split(/^FROM\s/im);
-  const last = stages[stages.length - 1];
-  const from = last.split('\n')[0];
+  const last = stages[stages.length - 1] ?? '';
+  const from = last.split('\n')[0] ?? '';
   const base = BASE_DEFAULTS.find((b) => b.match.test(from));
   const config = { entrypoint: base?.entrypoint ?? [], cmd: base?.cmd ?? [], workdir: base?.workdir ?? '/', env: {} as Record<string, string> };
   let ownCmd = false;
   for (const line of last.split('\n')) {
     const m = /^\s*(ENTRYPOINT|CMD|WORKDIR|ENV)\s+(.*)$/i.exec(line);
+    const [, instr = '', rest = ''] = m ?? [];
     if (!m) continue;
-    const [, instr, rest] = m;
     switch (instr.toUpperCase()) {
       case 'ENTRYPOINT':
         config.entrypoint = execForm(rest);
@@ -76,7 +77,7 @@ export function dockerfileImageConfig(text: string): Pick<LocalImage, 'entrypoin
         config.workdir = posix.resolve(config.workdir, rest.trim());
         break;
       case 'ENV':
-        for (const [, k, v] of rest.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) config.env[k] = v.replace(/^"|"$/g, '');
+        for (const [, k = '', v = ''] of rest.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) config.env[k] = v.replace(/^"|"$/g, '');
         break;
     }
   }

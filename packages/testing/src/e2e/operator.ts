@@ -111,7 +111,9 @@ export async function operatorPods(cluster: E2ECluster, r: Release): Promise<{ n
   const items = (
     JSON.parse(out.stdout) as { items: { metadata: { name: string; uid: string; deletionTimestamp?: string }; spec: { containers: { args?: string[] }[] } }[] }
   ).items;
-  return items.filter((p) => !p.metadata.deletionTimestamp).map((p) => ({ name: p.metadata.name, uid: p.metadata.uid, args: p.spec.containers[0].args ?? [] }));
+  return items
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .map((p) => ({ name: p.metadata.name, uid: p.metadata.uid, args: p.spec.containers[0]?.args ?? [] }));
 }
 
 /** Deletes the operator's pods (a crash, an eviction) and waits for their replacements to be ready. */

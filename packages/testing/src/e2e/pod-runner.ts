@@ -145,8 +145,11 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
   async function sync() {
     const pods = (await core.listPodForAllNamespaces()).items.flatMap((pod) => {
       const running = pod.status?.phase === 'Running' && !pod.metadata?.deletionTimestamp;
-      const container = pod.spec?.containers.find((c) => options.images[repoOf(c.image ?? '')]);
-      return container && running ? [{ pod, container, uid: pod.metadata!.uid! }] : [];
+      for (const container of pod.spec?.containers ?? []) {
+        const image = options.images[repoOf(container.image ?? '')];
+        if (image && running) return [{ pod, container, image, uid: pod.metadata!.uid! }];
+      }
+      return [];
     });
     // Pods gone (or going) first: their replacements may need what they hold.
     const current = new Set(pods.map((p) => p.uid));
@@ -158,7 +161,7 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
         entries.delete(uid);
       }
     }
-    for (const { pod, container, uid } of pods) {
+    for (const { pod, container, image, uid } of pods) {
       let e = entries.get(uid);
       if (!e) {
         // Pods have addresses of their own; here they share 127.0.0.1. A replacement whose webhook
@@ -187,7 +190,7 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
           stopping: false,
           pod,
           container,
-          image: options.images[repoOf(container.image!)],
+          image,
         };
         entries.set(uid, e);
         await start(e);

@@ -45,7 +45,7 @@ export async function explainUndescribed(plane: ControlPlane, crd: Crd): Promise
         const field = /^ {2}(\S+)\t</.exec(line)?.[1];
         if (field && /<no description>/.test(lines[i + 1] ?? '')) missing.push(`${v.name}: ${path ? `${path}.` : ''}${field}`);
       });
-      if (!path && /^DESCRIPTION:\s*\n\s*<empty>|<no description>/m.test(out.split(/^FIELDS:/m)[0])) missing.push(`${v.name}: (the resource)`);
+      if (!path && /^DESCRIPTION:\s*\n\s*<empty>|<no description>/m.test(out.split(/^FIELDS:/m)[0] ?? '')) missing.push(`${v.name}: (the resource)`);
     }
   }
   return missing;

@@ -59,17 +59,21 @@ const fail = (msg: string, detail?: unknown): never => {
   throw new Error(detail === undefined ? msg : `${msg}\n${JSON.stringify(detail, null, 2)}`);
 };
 
+/** What each set of values rendered: the standard sets always, an operator's own (`variants`) by name. */
+export type RenderedVariants = Record<'defaults' | 'namespaced' | 'minimal' | 'everything' | 'scaledToZero', RenderedObject[]> &
+  Partial<Record<string, RenderedObject[]>>;
+
 /**
  * The invariants every opkit operator chart holds, checked on what `helm template` renders and the
  * API server accepts (server-side dry-run): RBAC is exactly the controllers' rules (cluster-wide,
  * or Roles per watched namespace), the Deployment is hardened and probed with leader election on,
  * CRDs are kept on uninstall, and values outside the schema are refused.
  */
-export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartExpectations): Promise<Record<string, RenderedObject[]>> {
+export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartExpectations): Promise<RenderedVariants> {
   const ns = 'opkit-system';
   // The ServiceMonitor and PrometheusRule are dry-run too: the server learns their kinds first.
   await kubectlApply(plane.kubeconfigPath, (await prometheusOperatorCrds()).join('\n---\n'));
-  const rendered = await verifyChart(
+  const rendered: RenderedVariants = await verifyChart(
     plane,
     x.chartDir,
     {
@@ -87,8 +91,13 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
     },
     ns,
   );
-  const find = (variant: string, kind: string, name?: string) =>
-    rendered[variant].filter((o) => o.kind === kind && (!name || o.metadata.name === name)) as any[];
+  const variant = (name: string) => {
+    const objects = rendered[name];
+    if (!objects) throw new Error(`the chart was not rendered with the values "${name}"`);
+    return objects;
+  };
+  const find = (name: string, kind: string, objectName?: string) =>
+    variant(name).filter((o) => o.kind === kind && (!objectName || o.metadata.name === objectName)) as any[];
   const strip = (rules: OperatorChartExpectations['rules']) => rules.map(({ clusterScoped: _c, ...r }) => r);
 
   const chartName = x.chartDir.split('/').pop()!;
@@ -199,7 +208,7 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
   if (testPod?.metadata.annotations?.['helm.sh/hook'] !== 'test') fail('the defaults must render the helm test Pod', testPod?.metadata);
 
   // Every toggle on.
-  const all = rendered.everything;
+  const all = variant('everything');
   const [depAll] = find('everything', 'Deployment');
   const podAll = depAll.spec.template.spec;
   const imageAll = `registry.example.com/${x.image.split(':')[0]}@${DIGEST}`;

@@ -14,15 +14,15 @@ export interface RenderedObject {
  * server-side dry-run apply of the result against a real API server (CRDs first, since the rest may
  * depend on them). Returns the rendered objects per variant for the chart's own assertions.
  */
-export async function verifyChart(
+export async function verifyChart<V extends string>(
   plane: ControlPlane,
   chartDir: string,
-  variants: Record<string, Record<string, unknown>>,
+  variants: Record<V, Record<string, unknown>>,
   namespace = 'opkit-system',
-): Promise<Record<string, RenderedObject[]>> {
+): Promise<Record<V, RenderedObject[]>> {
   await plane.kubectl(['create', 'namespace', namespace]).catch(() => undefined);
-  const out: Record<string, RenderedObject[]> = {};
-  for (const [name, values] of Object.entries(variants)) {
+  const out = {} as Record<V, RenderedObject[]>;
+  for (const [name, values] of Object.entries(variants) as [V, Record<string, unknown>][]) {
     await helmLint(chartDir, { values, namespace });
     const yaml = await helmTemplate(chartDir, { release: 'opkit', namespace, values });
     const objects = parseAllDocuments(yaml)

@@ -150,11 +150,12 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
   /** The issued chain verifies up to the server's root. */
   const verifyChain = async (secret: ObjectOf<typeof Secret>, server: Pebble, dnsNames: string[]) => {
     const [leaf, ...intermediates] = splitPem(pem(secret, 'tls.crt'));
+    if (!leaf) throw new Error('the Secret holds no certificate');
     const root = new X509Certificate(await server.root());
     const chain = [leaf, ...intermediates, root];
     for (let i = 0; i < chain.length - 1; i++) {
-      expect(chain[i].checkIssued(chain[i + 1])).toBe(true);
-      expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
+      expect(chain[i]!.checkIssued(chain[i + 1]!)).toBe(true);
+      expect(chain[i]!.verify(chain[i + 1]!.publicKey)).toBe(true);
     }
     expect(intermediates.length).toBeGreaterThanOrEqual(1);
     expect(leaf.subjectAltName?.split(', ').sort()).toEqual(dnsNames.map((d) => `DNS:${d}`).sort());
@@ -260,7 +261,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
       expect(ch).toBeDefined();
       expect(pod.spec?.automountServiceAccountToken).toBe(false);
       expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
-      const [container] = pod.spec!.containers;
+      const container = pod.spec!.containers[0]!;
       expect(container.image).toBe('opkit/acme-solver:0.1.0');
       expect(container.args).toEqual(['--listen-port=8089', `--domain=${ch.spec.dnsName}`, `--token=${ch.spec.token}`, `--key=${ch.spec.key}`]);
       expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
@@ -273,8 +274,8 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
       expect(r?.http?.paths).toEqual([expect.objectContaining({ pathType: 'Exact', path: expect.stringMatching(/^\/\.well-known\/acme-challenge\/[\w-]+$/) })]);
 
     // The owner chain: Certificate → CertificateRequest → Order → Challenge → solver objects.
-    const [order] = (await admin.list(Order.kind, { namespace })).items;
-    const [cr] = (await admin.list(CertificateRequest.kind, { namespace })).items;
+    const order = (await admin.list(Order.kind, { namespace })).items[0]!;
+    const cr = (await admin.list(CertificateRequest.kind, { namespace })).items[0]!;
     expect(order.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'CertificateRequest', uid: cr.metadata.uid });
     expect(cr.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Certificate', uid: c.metadata.uid });
     for (const ch of chs.seen.values()) expect(ch.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Order', uid: order.metadata.uid });
@@ -327,7 +328,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect(cond(c, 'Ready')?.status).toBe('False');
     expect(cond(c, 'Issuing')).toMatchObject({ status: 'False', reason: 'Failed', message: expect.stringMatching(/did not match this challenge/) });
     expect(Date.parse(c.status!.lastFailureTime!)).toBeGreaterThan(Date.now() - 60_000);
-    const [order] = (await admin.list(Order.kind, { namespace })).items;
+    const order = (await admin.list(Order.kind, { namespace })).items[0]!;
     expect(order.status).toMatchObject({ state: 'invalid', reason: expect.stringMatching(/^challenge for wrong\.example\.test failed:/) });
     // Backing off: no new request or order is made at once (cert-manager's first retry is after 1 h).
     await new Promise((r) => setTimeout(r, 5_000));
@@ -373,10 +374,10 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect(cond(waiting, 'Issuing')?.message).toMatch(
       /stuck\.example\.test: Waiting for HTTP-01 challenge propagation: GET http:\/\/stuck\.example\.test:\d+\/\.well-known\/acme-challenge\/[\w-]+: expected status 200, got 404/,
     );
-    const [ch] = await challenges(namespace);
+    const ch = (await challenges(namespace))[0]!;
     expect(ch.status).toMatchObject({ state: 'pending', presented: true, processing: true });
 
-    const [pod] = (await admin.list(Pod, { namespace, labelSelector: `${SOLVER_LABEL}=true` })).items;
+    const pod = (await admin.list(Pod, { namespace, labelSelector: `${SOLVER_LABEL}=true` })).items[0]!;
     await admin.delete(Pod, { namespace, name: pod.metadata.name! }, { gracePeriodSeconds: 0 });
     const replacement = await waitFor(
       'a new solver pod',
@@ -389,7 +390,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
       { timeoutMs: 15_000 },
     );
     expect(replacement.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Challenge', uid: ch.metadata.uid });
-    expect(replacement.spec?.containers[0].args).toEqual(pod.spec?.containers[0].args);
+    expect(replacement.spec?.containers[0]?.args).toEqual(pod.spec?.containers[0]?.args);
 
     const failed = await waitFor(
       'the Challenge to give up',
@@ -436,7 +437,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     });
     await waitReady(namespace, 'routed');
     await verifyChain(await admin.get(Secret, { namespace, name: 'routed' }), pebble, ['routed.example.test']);
-    const [route] = [...routes.seen.values()] as (KubeObject & { spec: Record<string, unknown> })[];
+    const route = ([...routes.seen.values()] as (KubeObject & { spec: Record<string, unknown> })[])[0]!;
     expect(route.metadata.labels).toMatchObject({ exposure: 'public', [SOLVER_LABEL]: 'true' });
     expect(route.spec).toMatchObject({
       parentRefs: [{ name: 'public', namespace: 'infra', sectionName: 'http' }],
@@ -662,7 +663,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect(retryIn(twice)).toBe(60);
     const c = await waitReady(namespace, 'lost', 120_000);
     expect(c.status?.revision).toBe(1);
-    const [done] = await orders();
+    const done = (await orders())[0]!;
     expect(done.status).toMatchObject({ state: 'valid' });
     expect(done.status?.failedAttempts).toBeUndefined();
   }, 180_000);

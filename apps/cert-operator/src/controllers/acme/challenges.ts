@@ -73,7 +73,8 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     desired: () => T,
     ctx: ReconcileContext,
   ): Promise<{ obj: Cached<T>; created: boolean }> {
-    if (existing.length === 1) return { obj: existing[0], created: false };
+    const [only, ...more] = existing;
+    if (only && !more.length) return { obj: only, created: false };
     for (const o of existing) await ctx.delete(kind, o);
     if (existing.length > 1) throw new Error(`found ${existing.length} solver ${kind.kind}s for one challenge; deleted them to recreate one`);
     const obj = (await ctx.create(kind, desired())) as unknown as Cached<T>;
@@ -127,14 +128,14 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     const rule = challengeRule(ch, svcName);
     const rules = ing.spec?.rules ?? [];
     const i = rules.findIndex((r) => (r.host ?? '') === (rule.host ?? ''));
-    const path = rule.http.paths[0];
-    if (i >= 0 && rules[i].http?.paths?.some((p) => p.path === path.path && p.backend?.service?.name === svcName)) return false;
-    const patch =
-      i < 0
-        ? [{ op: 'add', path: '/spec/rules/-', value: rule }]
-        : rules[i].http
-          ? [{ op: 'add', path: `/spec/rules/${i}/http/paths/-`, value: path }]
-          : [{ op: 'add', path: `/spec/rules/${i}/http`, value: rule.http }];
+    const path = rule.http.paths[0]!; // challengeRule routes exactly one path
+    const existing = rules[i];
+    if (existing?.http?.paths?.some((p) => p.path === path.path && p.backend?.service?.name === svcName)) return false;
+    const patch = !existing
+      ? [{ op: 'add', path: '/spec/rules/-', value: rule }]
+      : existing.http
+        ? [{ op: 'add', path: `/spec/rules/${i}/http/paths/-`, value: path }]
+        : [{ op: 'add', path: `/spec/rules/${i}/http`, value: rule.http }];
     await ctx.patch(
       Ingress,
       { namespace: ch.metadata.namespace, name },

@@ -115,10 +115,13 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     console.log(`DNS-01, *.example.test + example.test: Ready in ${seconds.toFixed(1)} s, ${requests} ACME requests`);
     expect(ready.status?.revision).toBe(1);
     const secret = await admin.get(Secret, { namespace, name: 'wild-tls' });
-    const [leaf, ...rest] = splitPem(Buffer.from(secret.data!['tls.crt'], 'base64').toString()).map((p) => new X509Certificate(p));
+    const [leaf, ...rest] = splitPem(Buffer.from(secret.data!['tls.crt']!, 'base64').toString()).map((p) => new X509Certificate(p)) as [
+      X509Certificate,
+      ...X509Certificate[],
+    ];
     expect(leaf.subjectAltName?.split(', ').sort()).toEqual(['DNS:*.example.test', 'DNS:example.test']);
     const chain = [leaf, ...rest, new X509Certificate(await pebble.root())];
-    for (let i = 0; i < chain.length - 1; i++) expect(chain[i].verify(chain[i + 1].publicKey)).toBe(true);
+    for (let i = 0; i < chain.length - 1; i++) expect(chain[i]!.verify(chain[i + 1]!.publicKey)).toBe(true);
     const events = (await admin.list(CoreEvent, { namespace, fieldSelector: 'involvedObject.kind=Challenge,reason=Presented' })).items.map((e) => e.message);
     expect(events).toContain('Presented challenge using DNS-01 challenge mechanism: TXT record _acme-challenge.example.test in zone example.test');
     // The self-check asked the zone's authoritative server (port 53, found by its NS record).

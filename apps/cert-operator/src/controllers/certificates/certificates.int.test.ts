@@ -409,7 +409,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
         },
       },
       type: 'kubernetes.io/tls',
-      data: { 'tls.crt': issued.data!['tls.crt'], 'tls.key': issued.data!['tls.key'], 'ca.crt': issued.data!['ca.crt'] },
+      data: { 'tls.crt': issued.data!['tls.crt']!, 'tls.key': issued.data!['tls.key']!, 'ca.crt': issued.data!['ca.crt']! },
     });
     await cert(namespace, 'ported', {
       secretName: 'ported-tls',
@@ -463,7 +463,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     const dir = mkdtempSync(join(tmpdir(), 'opkit-ks-'));
     try {
       const file = (k: string) => {
-        writeFileSync(join(dir, k), Buffer.from(s.data![k], 'base64'));
+        writeFileSync(join(dir, k), Buffer.from(s.data![k]!, 'base64'));
         return join(dir, k);
       };
       const jks = execFileSync('keytool', ['-list', '-keystore', file('keystore.jks'), '-storetype', 'JKS', '-storepass', 'changeit-42'], { encoding: 'utf8' });
@@ -639,7 +639,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await admin.create(Secret, {
       metadata: { name: 'cluster-ca', namespace: SYSTEM },
       type: 'kubernetes.io/tls',
-      data: { 'tls.crt': root.data!['tls.crt'], 'tls.key': root.data!['tls.key'] },
+      data: { 'tls.crt': root.data!['tls.crt']!, 'tls.key': root.data!['tls.key']! },
     });
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'ClusterIssuer', metadata: { name: 'cluster-ca' }, spec: { ca: { secretName: 'cluster-ca' } } });
     await cert(namespace, 'ported', { dnsNames: ['ported.example.com'], issuerRef: { name: 'cluster-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } });

@@ -50,12 +50,13 @@ export function certificateController(cfg: CertOperatorConfig) {
     const sharing = (await cache.list(Certificate.kind, { namespace: req.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } })).sort(
       (a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name),
     );
-    if (sharing.length > 1 && sharing[0].metadata.uid !== c.metadata.uid) {
+    const [owner] = sharing;
+    if (owner && sharing.length > 1 && owner.metadata.uid !== c.metadata.uid) {
       return notReady(
         c,
         ctx,
         'DuplicateSecretName',
-        `Secret "${c.spec.secretName}" is already used by Certificate "${sharing[0].metadata.name}", which was created first: give this Certificate its own spec.secretName`,
+        `Secret "${c.spec.secretName}" is already used by Certificate "${owner.metadata.name}", which was created first: give this Certificate its own spec.secretName`,
       );
     }
 

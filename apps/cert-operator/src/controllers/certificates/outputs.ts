@@ -92,7 +92,7 @@ export async function secretOutputs(c: CertificateObject, pems: Pems, existing: 
     (secretData(existing, 'ca.crt') ?? '') === (pems.caPem ?? '') &&
     wanted.every((w) => existing.data?.[w]);
   if (same) {
-    for (const w of wanted) data[w] = existing!.data![w];
+    for (const w of wanted) data[w] = existing.data![w]!;
     return { data, annotations };
   }
   const chain = splitPem(pems.chainPem).map((p) => new X509Certificate(p));
@@ -101,7 +101,7 @@ export async function secretOutputs(c: CertificateObject, pems: Pems, existing: 
     const pw = await password(c, 'jks', reader);
     if (typeof pw !== 'string') return { problem: pw };
     data['keystore.jks'] = b64(encodeJksKeystore({ key, chain, ca: ca[0], password: pw, alias: k.jks.alias, created: now }));
-    if (ca.length) data['truststore.jks'] = b64(encodeJksTruststore({ ca: ca[0], password: pw, created: now }));
+    if (ca[0]) data['truststore.jks'] = b64(encodeJksTruststore({ ca: ca[0], password: pw, created: now }));
   }
   if (k.pkcs12?.create) {
     const pw = await password(c, 'pkcs12', reader);

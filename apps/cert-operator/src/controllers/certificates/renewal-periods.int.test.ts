@@ -151,7 +151,7 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
         `${writes.length} writes for ${COUNT} certificates × ${PERIODS + 1} issuances:`,
         Object.fromEntries([...total].map(([k, v]) => [k, v / COUNT])),
       );
-      const worst = [...per].sort((a, b) => (b[1].get('update certificates/status') ?? 0) - (a[1].get('update certificates/status') ?? 0))[0];
+      const worst = [...per].sort((a, b) => (b[1].get('update certificates/status') ?? 0) - (a[1].get('update certificates/status') ?? 0))[0]!;
       console.log(`most Certificate status writes: ${worst[0]}`, Object.fromEntries(worst[1]));
       // Conflicts happen (the cache lags the writes under this load) but stay rare.
       const refused = [...total].filter(([k]) => k.includes(' → ')).reduce((n, [, v]) => n + v, 0);
@@ -169,8 +169,8 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
       for (const [name, times] of created) {
         times.sort((x, y) => x - y);
         for (let i = 1; i < times.length; i++)
-          if (times[i] - times[i - 1] < PERIOD_MS - 5_000)
-            early.push(`${name}: issuance ${i + 1} came ${((times[i] - times[i - 1]) / 1000).toFixed(1)} s after the one before`);
+          if (times[i]! - times[i - 1]! < PERIOD_MS - 5_000)
+            early.push(`${name}: issuance ${i + 1} came ${((times[i]! - times[i - 1]!) / 1000).toFixed(1)} s after the one before`);
       }
       expect(early).toEqual([]);
       // Between issuances, nothing at all: after a certificate's Secret is written, no write names it

@@ -76,7 +76,7 @@ describe('ClusterIssuers with watchNamespaces, against a real API server', () =>
       async () => (await admin.get(Certificate.kind, { namespace: APPS, name: 'app' })).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
       { timeoutMs: 30_000 },
     );
-    const leaf = new X509Certificate(Buffer.from((await admin.get(Secret, { namespace: APPS, name: 'app-tls' })).data!['tls.crt'], 'base64').toString());
+    const leaf = new X509Certificate(Buffer.from((await admin.get(Secret, { namespace: APPS, name: 'app-tls' })).data!['tls.crt']!, 'base64').toString());
     expect(leaf.checkIssued(new X509Certificate(ca.cert))).toBe(true);
   });
 });

@@ -65,7 +65,7 @@ describe("gateway-shim against a real API server, with the Gateway API's publish
     // Events are posted after the write they report, asynchronously: wait for the first.
     await waitFor('a CreateCertificate event', async () => (await events('CreateCertificate')).length > 0);
     expect(await events('CreateCertificate')).toEqual(['Successfully created Certificate "shop-tls"']);
-    await gw([listeners[2]]);
+    await gw([listeners[2]!]);
     await waitFor('the Certificate deleted with its listeners', async () => !(await admin.find(Certificate.kind, { namespace: NS, name: 'shop-tls' })));
 
     // A listener that cannot be served (its Secret in another namespace): a BadConfig

@@ -89,7 +89,7 @@ describe('ingress-shim against a real API server', () => {
     const c = await readyCert(namespace, 'shop-tls');
     const ing = await admin.get(Ingress, { namespace, name: 'shop' });
     expect(c.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Ingress', name: 'shop', uid: ing.metadata.uid, controller: true })]);
-    const leaf = new X509Certificate(Buffer.from((await admin.get(Secret, { namespace, name: 'shop-tls' })).data!['tls.crt'], 'base64').toString());
+    const leaf = new X509Certificate(Buffer.from((await admin.get(Secret, { namespace, name: 'shop-tls' })).data!['tls.crt']!, 'base64').toString());
     expect(leaf.subjectAltName).toBe('DNS:shop.example.com, DNS:www.shop.example.com');
     expect(await posted(namespace, 'CreateCertificate')).toEqual(['Successfully created Certificate "shop-tls"']);
 

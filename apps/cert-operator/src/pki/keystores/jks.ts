@@ -60,7 +60,7 @@ function protectKey(pkcs8: Buffer, password: string): Buffer {
   }
   const keystream = Buffer.concat(stream);
   const xored = Buffer.alloc(pkcs8.length);
-  for (let i = 0; i < pkcs8.length; i++) xored[i] = pkcs8[i] ^ keystream[i];
+  for (let i = 0; i < pkcs8.length; i++) xored[i] = pkcs8[i]! ^ keystream[i]!;
   const check = createHash('sha1').update(pw).update(pkcs8).digest();
   // EncryptedPrivateKeyInfo naming the key protector.
   return sequence(sequence(oid(KEY_PROTECTOR_OID), nul()), octets(Buffer.concat([salt, xored, check])));

@@ -15,7 +15,7 @@ export function pkcs12Kdf(hash: 'sha1' | 'sha256', password: Buffer, salt: Buffe
   const fill = (src: Buffer) => {
     if (!src.length) return Buffer.alloc(0);
     const out = Buffer.alloc(v * Math.ceil(src.length / v));
-    for (let i = 0; i < out.length; i++) out[i] = src[i % src.length];
+    for (let i = 0; i < out.length; i++) out[i] = src[i % src.length]!;
     return out;
   };
   const D = Buffer.alloc(v, id);
@@ -30,11 +30,11 @@ export function pkcs12Kdf(hash: 'sha1' | 'sha256', password: Buffer, salt: Buffe
     if (produced >= size) break;
     // I_j = (I_j + B + 1) mod 2^(8v), B being A repeated to v bytes.
     const B = Buffer.alloc(v);
-    for (let i = 0; i < v; i++) B[i] = A[i % A.length];
+    for (let i = 0; i < v; i++) B[i] = A[i % A.length]!;
     for (let j = 0; j < I.length; j += v) {
       let carry = 1;
       for (let k = v - 1; k >= 0; k--) {
-        const sum = I[j + k] + B[k] + carry;
+        const sum = I[j + k]! + B[k]! + carry;
         I[j + k] = sum & 0xff;
         carry = sum >> 8;
       }

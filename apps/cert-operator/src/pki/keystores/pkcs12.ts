@@ -90,6 +90,7 @@ export function encodePkcs12Keystore(o: {
   profile: Pkcs12Profile;
 }): Buffer {
   const [leaf, ...rest] = o.chain;
+  if (!leaf) throw new Error('a PKCS#12 keystore needs the certificate: the chain is empty');
   const keyId = createHash('sha1').update(leaf.raw).digest();
   const idAttr = attribute(OID.localKeyId, octets(keyId));
   const seen = new Set([leaf.fingerprint256]);

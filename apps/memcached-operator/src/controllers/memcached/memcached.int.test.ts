@@ -199,7 +199,7 @@ describe('the memcached controller in a simulated cluster', () => {
       },
       { timeoutMs: 60_000 },
     );
-    const pod = await admin.get(Pod, { namespace: n, name: mc.status!.nodes![0] });
+    const pod = await admin.get(Pod, { namespace: n, name: mc.status!.nodes![0]! });
     expect(pod.spec?.containers[0]).toMatchObject({
       image: 'memcached:1.6.39-alpine',
       args: ['-m', '64', '-p', '11211', '-v'],

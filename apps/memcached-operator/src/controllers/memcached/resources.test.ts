@@ -12,7 +12,7 @@ const mc = (spec: Partial<MemcachedObject['spec']> = {}): MemcachedObject => ({
 describe('desiredDeployment', () => {
   it("runs memcached with the spec's memory, port and extra args, owned by the Memcached", () => {
     const d = desiredDeployment(mc({ memoryLimitMB: 256, port: 11311, extraArgs: ['-v'] }));
-    const c = d.spec!.template.spec!.containers[0];
+    const c = d.spec!.template.spec!.containers[0]!;
     expect(c.args).toEqual(['-m', '256', '-p', '11311', '-v']);
     expect(c.ports).toEqual([{ name: 'memcached', containerPort: 11311, protocol: 'TCP' }]);
     expect(d.spec!.replicas).toBe(3);
@@ -23,7 +23,7 @@ describe('desiredDeployment', () => {
   });
 
   it('passes threads as -t only when the spec sets it (an upgrade must not roll every Memcached)', () => {
-    expect(desiredDeployment(mc({ threads: 8, extraArgs: ['-v'] })).spec!.template.spec!.containers[0].args).toEqual([
+    expect(desiredDeployment(mc({ threads: 8, extraArgs: ['-v'] })).spec!.template.spec!.containers[0]?.args).toEqual([
       '-m',
       '64',
       '-p',
@@ -32,20 +32,20 @@ describe('desiredDeployment', () => {
       '8',
       '-v',
     ]);
-    expect(desiredDeployment(mc()).spec!.template.spec!.containers[0].args).toEqual(['-m', '64', '-p', '11211']);
+    expect(desiredDeployment(mc()).spec!.template.spec!.containers[0]?.args).toEqual(['-m', '64', '-p', '11211']);
   });
 
   it('hardens the pod', () => {
     const pod = desiredDeployment(mc()).spec!.template.spec!;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
-    expect(pod.containers[0].securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(pod.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
     expect(pod.automountServiceAccountToken).toBe(false);
   });
 
   it('passes resources through and falls back to the pinned image', () => {
     const d = desiredDeployment(mc({ image: '', resources: { limits: { memory: '128Mi' } } }));
-    expect(d.spec!.template.spec!.containers[0].image).toBe(DEFAULT_IMAGE);
-    expect(d.spec!.template.spec!.containers[0].resources).toEqual({ limits: { memory: '128Mi' } });
+    expect(d.spec!.template.spec!.containers[0]?.image).toBe(DEFAULT_IMAGE);
+    expect(d.spec!.template.spec!.containers[0]?.resources).toEqual({ limits: { memory: '128Mi' } });
     expect(DEFAULT_IMAGE).toMatch(/^memcached:1\.6\.\d+-alpine$/);
   });
 });

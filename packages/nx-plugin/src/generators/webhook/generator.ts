@@ -67,8 +67,8 @@ function addConversion(tree: Tree, n: OperatorNames, k: KindNames, versions: str
   }
   if (tree.exists(`${src}/api/${k.lower}-versions.ts`))
     throw new Error(`${src}/api/${k.lower}-versions.ts already ties ${k.kind}'s versions together: add a new version to it by hand`);
-  const alias = (v: string) => `${k.kind}${v[0].toUpperCase()}${v.slice(1)}`;
-  const hub = versions[versions.length - 1];
+  const alias = (v: string) => `${k.kind}${v.charAt(0).toUpperCase()}${v.slice(1)}`;
+  const hub = versions[versions.length - 1]!; // two or more, checked above
   const spokes = versions.slice(0, -1).map((version) => ({ version, alias: alias(version) }));
   generateFiles(tree, join(import.meta.dirname, 'files/conversion-api'), `${src}/api`, { ...vars, hub: { version: hub, alias: alias(hub) }, spokes });
   generateFiles(tree, join(import.meta.dirname, 'files/conversion-test'), `${src}/webhooks`, { ...vars, hub: { version: hub, alias: alias(hub) }, spokes });
