@@ -1,6 +1,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { CERTIFICATE_NAME_ANNOTATION } from '../api.js';
 import { relative } from '../format.js';
+import { optionalFields } from '../x509.js';
 
 const PEM = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 const decode = (v: string | undefined) => (v ? Buffer.from(v, 'base64').toString('utf8') : undefined);
@@ -12,13 +13,14 @@ const keyText = (x: X509Certificate) => {
 };
 
 function describe(x: X509Certificate, now: number, indent: string): string[] {
+  const { subject, issuer, keyUsage } = optionalFields(x);
   const out = [
-    `${indent}Subject:     ${(x.subject ?? '').replace(/\n/g, ', ') || '(empty)'}`,
-    `${indent}Issuer:      ${(x.issuer ?? '').replace(/\n/g, ', ')}`,
+    `${indent}Subject:     ${(subject ?? '').replace(/\n/g, ', ') || '(empty)'}`,
+    `${indent}Issuer:      ${(issuer ?? '').replace(/\n/g, ', ')}`,
     ...(x.subjectAltName ? [`${indent}SANs:        ${x.subjectAltName}`] : []),
     `${indent}Valid:       ${new Date(x.validFrom).toISOString()} to ${new Date(x.validTo).toISOString()} (expires ${relative(new Date(x.validTo).toISOString(), now)})`,
     `${indent}Key:         ${keyText(x)}${x.ca ? ', CA' : ''}`,
-    ...(x.keyUsage?.length ? [`${indent}Ext. usages: ${x.keyUsage.join(', ')}`] : []),
+    ...(keyUsage?.length ? [`${indent}Ext. usages: ${keyUsage.join(', ')}`] : []),
     `${indent}Serial:      ${x.serialNumber}`,
     `${indent}SHA-256:     ${x.fingerprint256}`,
   ];
@@ -53,7 +55,7 @@ export function inspectSecret(
   const caPem = decode(secret.data?.['ca.crt']);
   if (caPem) {
     const ca = (caPem.match(PEM) ?? []).map((p) => new X509Certificate(p));
-    lines.push(`  ca.crt: ${ca.map((x) => (x.subject ?? '').replace(/\n/g, ', ')).join('; ')}`);
+    lines.push(`  ca.crt: ${ca.map((x) => (optionalFields(x).subject ?? '').replace(/\n/g, ', ')).join('; ')}`);
     const top = chain.at(-1);
     if (top && ca.length)
       lines.push(

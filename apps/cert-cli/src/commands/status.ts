@@ -13,6 +13,7 @@ import {
   type OrderObject,
 } from '../api.js';
 import { conditionLine, conditionOf, relative } from '../format.js';
+import { optionalFields } from '../x509.js';
 
 export interface Story {
   certificate: CertificateObject;
@@ -90,7 +91,9 @@ export function renderStory(s: Story, now: number): string[] {
   else if (crt) {
     try {
       const x = new X509Certificate(Buffer.from(crt, 'base64'));
-      lines.push(`  Secret ${c.spec.secretName}: ${x.subjectAltName ?? x.subject ?? '(no names)'}, valid until ${new Date(x.validTo).toISOString()}`);
+      lines.push(
+        `  Secret ${c.spec.secretName}: ${x.subjectAltName ?? optionalFields(x).subject ?? '(no names)'}, valid until ${new Date(x.validTo).toISOString()}`,
+      );
     } catch {
       lines.push(`  Secret ${c.spec.secretName}: its tls.crt is not a certificate`);
     }

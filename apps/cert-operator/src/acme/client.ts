@@ -227,7 +227,7 @@ export class AcmeSession {
         throw f.kind === 'protocol' ? new AcmeProtocolError(options.directoryUrl, f.cause) : new AcmeUnavailableError(options.directoryUrl, f.cause);
       }
       if (t) t.lastResponse = resp;
-      const nonce = resp.headers?.['replay-nonce'];
+      const nonce = resp.headers['replay-nonce'];
       // A badNonce answer's fresh nonce is used by acme-client's own retry: do not hand it out twice.
       const badNonce = (resp.data as { type?: string } | undefined)?.type === 'urn:ietf:params:acme:error:badNonce';
       if (nonce && !badNonce) {

@@ -2,6 +2,8 @@ import { controllerReference, defineKind, Ingress, Pod, Service, type KubeObject
 import { Challenge, type ChallengeObject } from '../api/acme/v1/challenge.js';
 import { ACME_GROUP } from '../api/acme/v1/order.js';
 
+type PodSpec = NonNullable<ObjectOf<typeof Pod>['spec']>;
+
 export const SOLVER_PORT = 8089;
 export const SOLVER_LABEL = `${ACME_GROUP}/http01-solver`;
 export const DOMAIN_LABEL = `${ACME_GROUP}/http-domain`;
@@ -73,7 +75,7 @@ export function solverPod(ch: ChallengeObject, image: string): PodObject {
       ...(ts.priorityClassName ? { priorityClassName: ts.priorityClassName } : {}),
       ...(ts.serviceAccountName ? { serviceAccountName: ts.serviceAccountName } : {}),
       ...(ts.imagePullSecrets ? { imagePullSecrets: ts.imagePullSecrets } : {}),
-      securityContext: (ts.securityContext as never) ?? { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: (ts.securityContext as PodSpec['securityContext']) ?? { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
       containers: [
         {
           name: 'acmesolver',
@@ -81,7 +83,10 @@ export function solverPod(ch: ChallengeObject, image: string): PodObject {
           imagePullPolicy: 'IfNotPresent',
           args: [`--listen-port=${SOLVER_PORT}`, `--domain=${ch.spec.dnsName}`, `--token=${ch.spec.token}`, `--key=${ch.spec.key}`],
           ports: [{ name: 'http', containerPort: SOLVER_PORT, protocol: 'TCP' }],
-          resources: (ts.resources as never) ?? { requests: { cpu: '10m', memory: '64Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
+          resources: (ts.resources as NonNullable<PodSpec['containers'][number]>['resources']) ?? {
+            requests: { cpu: '10m', memory: '64Mi' },
+            limits: { cpu: '100m', memory: '64Mi' },
+          },
           securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },
         },
       ],

@@ -30,7 +30,7 @@ export async function resolveIssuer(
       reason: 'UnsupportedIssuerGroup',
       message: `issuerRef.group "${ref.group}" is not served by this operator (cert.opkit.dev, or cert-manager.io as an alias)`,
     };
-  const kind = (ref.kind || 'Issuer') as IssuerKindName;
+  const kind: string = ref.kind || 'Issuer';
   if (kind !== 'Issuer' && kind !== 'ClusterIssuer')
     return { ok: false, reason: 'InvalidIssuerKind', message: `issuerRef.kind must be Issuer or ClusterIssuer, not "${ref.kind}"` };
   const issuer =

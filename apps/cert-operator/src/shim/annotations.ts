@@ -155,8 +155,9 @@ export function specFromAnnotations(a: Record<string, string> | undefined): { sp
   const template = get('secret-template');
   if (template) {
     try {
-      const t = JSON.parse(template) as { labels?: Record<string, string>; annotations?: Record<string, string> };
-      if (typeof t !== 'object' || !t || Array.isArray(t)) throw new Error('not an object');
+      const parsed = JSON.parse(template) as unknown;
+      if (typeof parsed !== 'object' || !parsed || Array.isArray(parsed)) throw new Error('not an object');
+      const t = parsed as { labels?: Record<string, string>; annotations?: Record<string, string> };
       spec.secretTemplate = { ...(t.labels ? { labels: t.labels } : {}), ...(t.annotations ? { annotations: t.annotations } : {}) };
     } catch (err) {
       problems.push(`${CM}/secret-template: not a JSON object with labels and annotations (${(err as Error).message})`);

@@ -173,7 +173,7 @@ export class Watcher<T extends KubeObject> {
           signal: this.abort.signal,
         });
         // An empty list may come back as `items: null` (PartialObjectMetadataList does).
-        for (const item of page.items ?? []) items.push(this.normalize(item));
+        for (const item of (page.items as T[] | null) ?? []) items.push(this.normalize(item));
         cont = page.metadata.continue || undefined;
         rv = page.metadata.resourceVersion ?? '';
       } while (cont);
@@ -191,9 +191,9 @@ export class Watcher<T extends KubeObject> {
     }
     // managedFields are half of a typical object's memory (most of a metadata-only one) and no
     // controller reads them from the cache.
-    if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+    delete obj.metadata.managedFields;
     // Every cached object has a namespace (see Cached): '' for cluster-scoped kinds.
-    if (obj.metadata && obj.metadata.namespace === undefined) obj.metadata.namespace = '';
+    obj.metadata.namespace ??= '';
     return obj;
   }
 
@@ -222,8 +222,9 @@ export class Watcher<T extends KubeObject> {
     }
     this.dispatch({ type: 'opened' });
     const stream = res;
-    const timers: { idle?: Timer; sustained?: Timer } = {};
-    timers.sustained = this.clock.setTimer(this.config.healthyAfterMs, () => this.dispatch({ type: 'sustained' }));
+    const timers: { idle?: Timer; sustained: Timer } = {
+      sustained: this.clock.setTimer(this.config.healthyAfterMs, () => this.dispatch({ type: 'sustained' })),
+    };
     // Half-open connections (a vanished load balancer, a suspended VM) send nothing and never
     // close: silence past the limit (shorter once bookmarks are known to come) ends the watch.
     const armIdle = () => {
@@ -244,7 +245,7 @@ export class Watcher<T extends KubeObject> {
       streamError ??= err as Error;
     } finally {
       timers.idle?.cancel();
-      timers.sustained?.cancel();
+      timers.sustained.cancel();
       stream.destroy();
     }
     return this.dispatch({ type: 'ended', error: streamError });
@@ -258,6 +259,6 @@ export class Watcher<T extends KubeObject> {
     if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED' && event.type !== 'BOOKMARK') return;
     const obj = event.object as T;
     if (event.type !== 'BOOKMARK') this.sink.event(event.type, this.normalize(obj));
-    this.dispatch({ type: 'delivered', event: event.type, resourceVersion: obj.metadata?.resourceVersion });
+    this.dispatch({ type: 'delivered', event: event.type, resourceVersion: obj.metadata.resourceVersion });
   }
 }

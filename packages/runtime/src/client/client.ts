@@ -109,7 +109,8 @@ export class Client {
 
   /** One page (when `limit` is set) or the whole list. Omit the namespace to list across all. */
   async list<T extends KubeObject>(kind: Kind<T>, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    const list = await this.transport.request<ObjectList<T>>({
+    // An empty list may come back as `items: null` (PartialObjectMetadataList does).
+    const list = await this.transport.request<Omit<ObjectList<T>, 'items'> & { items: T[] | null }>({
       method: 'GET',
       path: resourcePath(kind, opts.namespace),
       query: {
@@ -120,8 +121,7 @@ export class Client {
         resourceVersion: opts.resourceVersion,
       },
     });
-    list.items ??= [];
-    return list;
+    return { ...list, items: list.items ?? [] };
   }
 
   /** Every item, fetched in pages of `pageSize`. */

@@ -22,7 +22,8 @@ export class ApiError extends Error {
     readonly method: string,
     readonly path: string,
     status: number,
-    body: Status | string | undefined,
+    /** The answer's body: a Status, text, or nothing (a JSON `null` too). */
+    body: Status | string | null | undefined,
     retryAfterHeader?: string,
   ) {
     const st: Status = typeof body === 'object' && body ? body : { message: body || undefined };

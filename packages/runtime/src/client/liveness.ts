@@ -63,6 +63,7 @@ export class ApiServerLiveness {
     const path = this.options.path ?? '/livez';
     while (!this.abort.signal.aborted) {
       await this.clock.sleep(interval, this.abort.signal);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting: TS keeps the narrowing from before the await (TypeScript#9998)
       if (this.abort.signal.aborted) break;
       try {
         await this.transport.probe(path, timeout);
@@ -75,6 +76,7 @@ export class ApiServerLiveness {
         }
       } catch (err) {
         this.lastError = (err as Error).message;
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting: TS keeps the narrowing from before the await (TypeScript#9998)
         if (this.abort.signal.aborted) break;
         if (this.responsive) {
           this.log.warn({ err: this.lastError }, 'the API server does not answer: dropping every connection to it');

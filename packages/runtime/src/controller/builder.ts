@@ -97,7 +97,7 @@ export class ControllerBuilder<T extends KubeObject> {
       });
     this.withIndex(primary, index, keys);
     const map: MapFunc<R> = async (o, { cache }) =>
-      (await cache.list(primary, { index: { name: index, value: `${o.metadata.namespace ?? ''}/${o.metadata.name}` } })).map((p) => ({
+      (await cache.list(primary, { index: { name: index, value: `${o.metadata.namespace}/${o.metadata.name}` } })).map((p) => ({
         namespace: p.metadata.namespace || undefined,
         name: p.metadata.name,
       }));

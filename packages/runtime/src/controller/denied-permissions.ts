@@ -95,6 +95,7 @@ export class DeniedPermissions {
     const client = this.client.withSignal(this.abort.signal);
     while (this.waiting.size && !this.abort.signal.aborted) {
       await this.clock.sleep(this.recheckMs, this.abort.signal);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting: TS keeps the narrowing from before the await (TypeScript#9998)
       if (this.abort.signal.aborted) break;
       const entries = [...this.waiting.values()];
       const missing = await missingPermissions(

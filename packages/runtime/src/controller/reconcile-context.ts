@@ -119,8 +119,8 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
   const keyOfObj = (o: KubeObject): ObjectKey => ({ namespace: o.metadata.namespace || undefined, name: o.metadata.name! });
   /** Records what a write returned; the object comes back shaped as the cache would hold it. */
   const wrote = <T extends KubeObject>(kind: Kind<T>, obj: T): Cached<T> => {
-    if (obj?.metadata) obj.metadata.namespace ??= '';
-    if (obj?.metadata?.resourceVersion) {
+    obj.metadata.namespace ??= '';
+    if (obj.metadata.resourceVersion) {
       writes.push({ kind, key: keyOfObj(obj), labels: obj.metadata.labels, expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion } });
     }
     return obj as Cached<T>;

@@ -74,6 +74,7 @@ export class StorageVersionMigration implements Runnable {
         await this.migrate(this.client.withSignal(signal), signal);
         return;
       } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting: TS keeps the narrowing from before the await (TypeScript#9998)
         if (signal.aborted) return;
         this.log.warn({ err: (err as Error).message, crd: this.resource.crd.metadata.name, retryInMs: backoff }, 'storage-version migration failed; retrying');
         await this.clock.sleep(backoff, signal);

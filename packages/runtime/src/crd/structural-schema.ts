@@ -79,7 +79,7 @@ export function toStructural(schema: TSchema | JSONSchemaProps): JSONSchemaProps
     else if (s.additionalProperties && typeof s.additionalProperties === 'object') out.additionalProperties = toStructural(s.additionalProperties as TSchema);
     if (!props && !pattern && !out.additionalProperties && !out['x-kubernetes-preserve-unknown-fields']) out['x-kubernetes-preserve-unknown-fields'] = true;
   } else if (s.type === 'array') {
-    out.items = toStructural((s.items as TSchema) ?? {});
+    out.items = toStructural((s.items as TSchema | undefined) ?? {});
   } else if (!s.type && !anyOf && !('const' in s)) {
     // Type.Unknown()/Any(): any JSON value, kept as sent.
     out['x-kubernetes-preserve-unknown-fields'] = true;

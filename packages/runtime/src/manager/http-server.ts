@@ -71,7 +71,7 @@ export async function listen(routes: Record<string, Route>, addr: { host: string
     port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
+        server.closeAllConnections();
         server.close(() => resolve());
       }),
   };

@@ -154,6 +154,7 @@ export class LeaderElector {
     let next: ElectorTransition['next'] = { inMs: 0 };
     while (!signal.aborted && next) {
       if (next.inMs > 0) await this.clock.sleep(next.inMs, signal);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting: TS keeps the narrowing from before the await (TypeScript#9998)
       if (signal.aborted) break;
       const bound = deadlineSignal(signal, next.deadlineAt === undefined ? undefined : next.deadlineAt - this.clock.monotonic(), this.clock);
       const event = await this.attempt(bound.signal).catch((err: Error): ElectorEvent => {
@@ -161,6 +162,7 @@ export class LeaderElector {
         return { type: 'attempted', outcome: 'failed' };
       });
       bound.done();
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting: TS keeps the narrowing from before the await (TypeScript#9998)
       if (signal.aborted) break;
       next = this.apply(event, callbacks).next;
     }

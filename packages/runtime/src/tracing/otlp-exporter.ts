@@ -70,7 +70,7 @@ export class OtlpExporter implements SpanSink {
 
   start(): void {
     this.timer = setInterval(() => void this.flush(), this.o.intervalMs ?? 5_000);
-    this.timer.unref?.();
+    this.timer.unref();
   }
 
   push(span: SpanData): void {

@@ -24,7 +24,7 @@ export class CertificateFiles {
   async start(): Promise<void> {
     await this.load();
     this.timer = setInterval(() => void this.load(), this.intervalMs);
-    this.timer.unref?.();
+    this.timer.unref();
   }
 
   stop(): void {

@@ -69,7 +69,7 @@ export class Converter {
  * keeps a field the other version lacks in an annotation and takes it out again).
  */
 function carry<T extends KubeObject>(input: KubeObject, output: T): T {
-  const meta = (output.metadata ?? {}) as KubeObject['metadata'];
+  const meta = output.metadata as KubeObject['metadata'];
   return {
     ...output,
     metadata: {

@@ -119,8 +119,8 @@ export class ServingCertificates {
     await Promise.all([this.secretInformer.waitForSync(), ...this.targetInformers.map((t) => t.informer.waitForSync())]);
     let backoff = 1_000;
     while (!signal.aborted) {
-      let woken = false;
-      const wakeup = new Promise<void>((r) => (this.wake = () => ((woken = true), r())));
+      const woken = { now: false }; // set by a wake-up while this pass ran
+      const wakeup = new Promise<void>((r) => (this.wake = () => ((woken.now = true), r())));
       let sleepMs: number;
       try {
         sleepMs = await this.syncOnce();
@@ -132,7 +132,7 @@ export class ServingCertificates {
         sleepMs = backoff;
         backoff = Math.min(backoff * 2, 60_000);
       }
-      if (woken) continue;
+      if (woken.now) continue;
       await Promise.race([this.clock.sleep(Math.min(sleepMs, 2 ** 31 - 1), signal), wakeup]);
     }
   }

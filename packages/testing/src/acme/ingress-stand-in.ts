@@ -182,15 +182,16 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     // What the container runtime would run (image ENTRYPOINT/CMD, pod command/args), with the
     // listen port moved to a free one.
     const argv = containerArgv(container, image);
-    let replaced = false;
-    const rewritten = argv.map((a) => (/^--listen-port=/.test(a) ? ((replaced = true), `--listen-port=${port}`) : a));
-    if (!replaced) rewritten.push(`--listen-port=${port}`);
+    const listenPort = /^--listen-port=/;
+    const rewritten = argv.some((a) => listenPort.test(a))
+      ? argv.map((a) => (listenPort.test(a) ? `--listen-port=${port}` : a))
+      : [...argv, `--listen-port=${port}`];
     const { file, args } = localProcess(rewritten, image);
     const env = Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
     const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...image.env, ...env } });
     if (child.pid) guardPid(child.pid);
     let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
     child.on('exit', () => child.pid && releasePid(child.pid));
     const podName = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
     const ready = waitFor(

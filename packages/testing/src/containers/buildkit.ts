@@ -16,7 +16,7 @@ export interface BuildKitClient {
 
 const clientVersion = (docker: string) => {
   const r = spawnSync(docker, ['version', '--format', '{{.Client.Version}}'], { encoding: 'utf8', timeout: 20_000 });
-  return r.status === 0 ? r.stdout.trim() : (/^\s*Version:\s*(\S+)/m.exec(r.stdout ?? '')?.[1] ?? undefined);
+  return r.status === 0 ? r.stdout.trim() : /^\s*Version:\s*(\S+)/m.exec(r.stdout)?.[1];
 };
 
 /** Picks the client: buildx where installed, else a pre-23 client with built-in BuildKit. */

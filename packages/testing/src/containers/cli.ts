@@ -43,7 +43,7 @@ async function main(): Promise<number> {
       if (!engine.available) throw new Error(`no container engine: ${engine.reason}`);
       const names = rest.length ? rest : Object.keys(recipes);
       for (const name of names) {
-        const recipe = recipes[name as keyof typeof recipes];
+        const recipe = Object.hasOwn(recipes, name) ? recipes[name as keyof typeof recipes] : undefined;
         if (!recipe) throw new Error(`no image recipe ${name} (known: ${Object.keys(recipes).join(', ')})`);
         const tag = await ensureImage(recipe);
         say(`${name}: ${tag} (${((imageSize(tag) ?? 0) / 2 ** 20).toFixed(1)} MiB)`);

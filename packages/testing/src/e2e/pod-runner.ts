@@ -106,8 +106,8 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
     e.pid = child.pid;
     e.ready = false;
     if (child.pid) guardPid(child.pid);
-    child.stdout?.pipe(e.log, { end: false });
-    child.stderr?.pipe(e.log, { end: false });
+    child.stdout.pipe(e.log, { end: false });
+    child.stderr.pipe(e.log, { end: false });
     child.on('exit', (code, signal) => {
       if (child.pid) releasePid(child.pid);
       e.log.write(`--- ${new Date().toISOString()} exited (${signal ?? code})\n`);

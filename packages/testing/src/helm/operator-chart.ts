@@ -217,7 +217,7 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
     fail('imagePullSecrets and global.imagePullSecrets must both be used', podAll.imagePullSecrets);
   for (const o of all) {
     const where = `${o.kind} ${o.metadata.name}`;
-    if (o.metadata.labels?.['example.com/owner'] !== 'platform' || o.metadata.labels?.['example.com/team'] !== 'platform')
+    if (o.metadata.labels?.['example.com/owner'] !== 'platform' || o.metadata.labels['example.com/team'] !== 'platform')
       fail(`${where}: commonLabels and global.commonLabels on every object`, o.metadata.labels);
     if (o.metadata.annotations?.['example.com/note'] !== 'every toggle on') fail(`${where}: commonAnnotations on every object`, o.metadata.annotations);
   }

@@ -145,8 +145,8 @@ export async function renderBundle(app: string, root = workspaceRoot()): Promise
         .sort()
         .flatMap((f) =>
           parseAllDocuments(readFileSync(join(examplesDir, f), 'utf8'))
-            .map((d) => d.toJS() as Obj)
-            .filter((o) => o && owned.some((k) => k.kind === o.kind && o.apiVersion.endsWith(`/${k.version}`))),
+            .map((d) => d.toJS() as Obj | null)
+            .filter((o): o is Obj => !!o && owned.some((k) => k.kind === o.kind && o.apiVersion.endsWith(`/${k.version}`))),
         )
     : [];
 

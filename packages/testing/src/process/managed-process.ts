@@ -50,8 +50,8 @@ export class ManagedProcess {
       this.tail.push(...lines);
       if (this.tail.length > 40) this.tail.splice(0, this.tail.length - 40);
     };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     this.exitPromise = new Promise((resolve) => {
       child.on('error', (err) => {
         this.tail.push(String(err));

@@ -37,7 +37,7 @@ interface Verdict {
 }
 
 function available(c: CdnClusterObject, dep: ObjectOf<typeof Deployment> | undefined) {
-  const want = c.spec.replicas ?? 1;
+  const want = c.spec.replicas;
   const s = dep?.status ?? {};
   const current = !!dep && (s.observedGeneration ?? 0) >= (dep.metadata.generation ?? 0);
   const ready = current && (s.updatedReplicas ?? 0) >= want && (s.readyReplicas ?? 0) >= want && (s.replicas ?? 0) === want;
@@ -144,7 +144,7 @@ export async function reconcileCdnCluster(settings: CdnSettings, req: Request, c
     routes.push({
       name: s.name,
       pathCondition: s.pathCondition,
-      ...(src && ip && ip !== 'None' ? { address: `${ip}:80`, maxConns: CONNECTIONS_PER_REPLICA * (src.spec.replicas ?? 1) } : {}),
+      ...(src && ip && ip !== 'None' ? { address: `${ip}:80`, maxConns: CONNECTIONS_PER_REPLICA * src.spec.replicas } : {}),
     });
   }
   if (c.spec.origin && !routes.some((r) => !r.pathCondition)) routes.push({ name: 'origin', address: c.spec.origin });

@@ -29,7 +29,7 @@ export function desiredDeployment(c: CdnClusterObject, configHash: string): Obje
     kind: 'Deployment',
     metadata: { name, namespace: c.metadata.namespace, labels: objectLabels(name, c.spec.role), ownerReferences: owner(c) },
     spec: {
-      replicas: c.spec.replicas ?? 1,
+      replicas: c.spec.replicas,
       selector: { matchLabels: selectorLabels(name) },
       template: {
         metadata: { labels: objectLabels(name, c.spec.role), annotations: { [CONFIG_HASH_ANNOTATION]: configHash } },

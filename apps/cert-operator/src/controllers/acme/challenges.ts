@@ -108,7 +108,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       route = await editIngressInPlace(ch, http01.ingress.name, svcName, ctx);
     } else {
       const ings = await owned<ObjectOf<typeof Ingress>>(Ingress, ch, ctx);
-      const stale = ings.filter((i) => i.spec?.rules?.[0]?.http?.paths?.[0]?.backend?.service?.name !== svcName);
+      const stale = ings.filter((i) => i.spec?.rules?.[0]?.http?.paths[0]?.backend.service?.name !== svcName);
       for (const i of stale) await ctx.delete(Ingress, i);
       route = (
         await ensureOne(
@@ -130,7 +130,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     const i = rules.findIndex((r) => (r.host ?? '') === (rule.host ?? ''));
     const path = rule.http.paths[0]!; // challengeRule routes exactly one path
     const existing = rules[i];
-    if (existing?.http?.paths?.some((p) => p.path === path.path && p.backend?.service?.name === svcName)) return false;
+    if (existing?.http?.paths.some((p) => p.path === path.path && p.backend.service?.name === svcName)) return false;
     const patch = !existing
       ? [{ op: 'add', path: '/spec/rules/-', value: rule }]
       : existing.http

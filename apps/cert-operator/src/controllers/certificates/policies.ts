@@ -117,7 +117,7 @@ export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequ
 function certificateMismatches(spec: CertificateSpecType, st: SecretState): string[] {
   const cert = st.cert!;
   const out: string[] = [];
-  const sans = [...(cert.dnsNames ?? []), ...(cert.ipAddresses ?? []), ...(cert.uris ?? []), ...(cert.emailAddresses ?? [])];
+  const sans = [...cert.dnsNames, ...cert.ipAddresses, ...cert.uris, ...cert.emailAddresses];
   if (spec.literalSubject) {
     if (literalName(spec.literalSubject).toString() !== new x509.X509Certificate(cert.x509.raw).subjectName.toString()) out.push('spec.literalSubject');
   } else if (spec.commonName ? cert.commonName !== spec.commonName : !!cert.commonName && !sans.includes(cert.commonName)) out.push('spec.commonName');

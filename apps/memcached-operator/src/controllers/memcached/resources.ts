@@ -12,9 +12,9 @@ type ServiceObject = ObjectOf<typeof Service>;
  */
 export const memcachedArgs = (mc: MemcachedObject): string[] => [
   '-m',
-  String(mc.spec.memoryLimitMB ?? 64),
+  String(mc.spec.memoryLimitMB),
   '-p',
-  String(mc.spec.port ?? 11211),
+  String(mc.spec.port),
   ...(mc.spec.threads ? ['-t', String(mc.spec.threads)] : []),
   ...(mc.spec.extraArgs ?? []),
 ];
@@ -25,14 +25,14 @@ export const memcachedArgs = (mc: MemcachedObject): string[] => [
  */
 export function desiredDeployment(mc: MemcachedObject): DeploymentObject {
   const name = mc.metadata.name;
-  const port = mc.spec.port ?? 11211;
+  const port = mc.spec.port;
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name, namespace: mc.metadata.namespace, labels: objectLabels(name), ownerReferences: [controllerReference(Memcached.kind, mc)] },
     spec: {
-      replicas: mc.spec.replicas ?? 1,
-      progressDeadlineSeconds: mc.spec.progressDeadlineSeconds ?? 600,
+      replicas: mc.spec.replicas,
+      progressDeadlineSeconds: mc.spec.progressDeadlineSeconds,
       selector: { matchLabels: selectorLabels(name) },
       template: {
         metadata: { labels: objectLabels(name) },
@@ -68,7 +68,7 @@ export function desiredService(mc: MemcachedObject): ServiceObject {
     spec: {
       clusterIP: 'None',
       selector: selectorLabels(name),
-      ports: [{ name: 'memcached', port: mc.spec.port ?? 11211, targetPort: 'memcached', protocol: 'TCP' }],
+      ports: [{ name: 'memcached', port: mc.spec.port, targetPort: 'memcached', protocol: 'TCP' }],
     },
   };
 }

@@ -32,7 +32,7 @@ function degradation(dep: DeploymentObject | undefined, pods: PodObject[]): { re
  * give the same status (transition times included), so an unchanged world causes no status write.
  */
 export function computeStatus(mc: MemcachedObject, dep: DeploymentObject | undefined, pods: PodObject[], now = new Date()): MemcachedStatus {
-  const size = mc.spec.replicas ?? 1;
+  const size = mc.spec.replicas;
   const generation = mc.metadata.generation;
   const s = dep?.status ?? {};
   const ready = s.readyReplicas ?? 0;
