@@ -179,6 +179,38 @@ describeNginx('the rendered configuration in a real nginx', () => {
     }
   });
 
+  // A tenant's pathCondition written to break out of its quotes and add a location of its own, and
+  // one that backtracks exponentially: each stays one regex location of the tenant's own nginx.
+  it('keeps a hostile pathCondition inside its location: no injected directives; a backtracking one is cut short by PCRE', async () => {
+    const web = await listen('web');
+    const other = await listen('other');
+    const port = await freePort();
+    const injection = 'x" { } location / { return 200 "pwned"; } location ~ "y';
+    const { get, stop } = serve('hostile', {
+      ...balancer,
+      port,
+      routes: [
+        { name: 'inject', pathCondition: injection, address: `127.0.0.1:${other}`, maxConns: 16 },
+        { name: 'redos', pathCondition: '^/(a+)+$', address: `127.0.0.1:${other}`, maxConns: 16 },
+        { name: 'web', address: `127.0.0.1:${web}`, maxConns: 16 },
+      ],
+    });
+    try {
+      expect(await get('/index.html')).toBe('200 web /index.html');
+      // PCRE's match limit ends the backtracking: nginx answers 500 for that path, at once, and
+      // goes on serving the rest. Only the tenant's own balancer sees it.
+      const started = performance.now();
+      expect((await get(`/${'a'.repeat(40)}!`)).slice(0, 3)).toBe('500');
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(await get('/index.html')).toBe('200 web /index.html');
+    } finally {
+      stop();
+    }
+    expect(renderNginxConfig({ ...balancer, routes: [{ name: 'inject', pathCondition: injection, address: '127.0.0.1:1' }] })).not.toMatch(
+      /return 200 "pwned"/,
+    );
+  });
+
   // Found in real containers: nginx resolved an origin's name once, at start, and refused to start
   // when it did not resolve, so a cache in front of an origin whose DNS was not (yet) there
   // crash-looped, and one whose origin's address changed kept the stale one.

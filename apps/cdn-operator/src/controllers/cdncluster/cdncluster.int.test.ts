@@ -239,6 +239,12 @@ describe('the CdnCluster controller in a simulated cluster', () => {
         }),
       ),
     ).toMatch(/source names must be unique/);
+    // A tenant's extremes stop at the API server: thousands of sources, an expression of pages.
+    const many = Array.from({ length: 5000 }, (_, i) => ({ name: `s${i}`, pathCondition: `^/${i}/` }));
+    expect(await refused(cache('thousands', { sources: many }))).toMatch(/spec.sources: Too many: 5000: must have at most 32 items/);
+    expect(await refused(cache('long-regex', { sources: [{ name: 'a', pathCondition: `^/${'(a|b)'.repeat(400)}` }] }))).toMatch(
+      /spec.sources\[0\].pathCondition: Too long: may not be (longer|more) than 1024/,
+    );
   });
 
   it('loses nothing and repeats nothing across an operator restart', async () => {

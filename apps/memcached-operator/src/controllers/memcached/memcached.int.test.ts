@@ -232,6 +232,10 @@ describe('the memcached controller in a simulated cluster', () => {
     expect(await refuse({ replicas: 'three' })).toMatch(/spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"/);
     expect(await refuse({ replicas: 1, sise: 2 })).toMatch(/unknown field "spec.sise"/);
     expect(await refuse({ port: 70000 })).toMatch(/spec.port: Invalid value: 70000: spec.port in body should be less than or equal to 65535/);
+    // A tenant's extremes stop at the API server: a billion pods, a terabyte and more of items.
+    expect(await refuse({ replicas: 1_000_000_000 })).toMatch(/spec.replicas in body should be less than or equal to 1000/);
+    expect(await refuse({ memoryLimitMB: 2 ** 31 })).toMatch(/spec.memoryLimitMB in body should be less than or equal to 1048576/);
+    expect(await refuse({ extraArgs: Array.from({ length: 10_000 }, () => '-v') })).toMatch(/spec.extraArgs: Too many: 10000: must have at most 64 items/);
   });
 
   it("shows Degraded with the Deployment's reason when the image cannot be pulled", async () => {
