@@ -75,7 +75,7 @@ describe('solver resources', () => {
     expect(solverService(challenge({ ingress: { serviceType: 'ClusterIP' } })).spec?.type).toBe('ClusterIP');
   });
 
-  it('routes only the token path (Exact) for the host to the Service', () => {
+  it('routes only the token path for the host to the Service, ImplementationSpecific unless the solver asks another pathType', () => {
     const ing = solverIngress(challenge({ ingress: { ingressClassName: 'nginx', ingressTemplate: { metadata: { annotations: { a: 'b' } } } } }), 'svc-1');
     expect(ing.spec?.ingressClassName).toBe('nginx');
     expect(ing.metadata.annotations).toMatchObject({ a: 'b' });
@@ -83,10 +83,17 @@ describe('solver resources', () => {
       {
         host: 'www.example.com',
         http: {
-          paths: [{ path: '/.well-known/acme-challenge/tok3n', pathType: 'Exact', backend: { service: { name: 'svc-1', port: { number: SOLVER_PORT } } } }],
+          paths: [
+            {
+              path: '/.well-known/acme-challenge/tok3n',
+              pathType: 'ImplementationSpecific',
+              backend: { service: { name: 'svc-1', port: { number: SOLVER_PORT } } },
+            },
+          ],
         },
       },
     ]);
+    expect(solverIngress(challenge({ ingress: { pathType: 'Exact' } }), 's').spec?.rules?.[0]?.http?.paths[0]?.pathType).toBe('Exact');
     expect(solverIngress(challenge({ ingress: { class: 'traefik' } }), 's').metadata.annotations?.['kubernetes.io/ingress.class']).toBe('traefik');
     // IP identifiers have no host rule.
     expect(solverIngress(challenge({ ingress: {} }, '10.0.0.1'), 's').spec?.rules?.[0]?.host).toBeUndefined();

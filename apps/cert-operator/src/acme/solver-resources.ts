@@ -116,11 +116,21 @@ export function solverService(ch: ChallengeObject): ObjectOf<typeof Service> {
 const challengePath = (ch: ChallengeObject) => `${CHALLENGE_PATH}${ch.spec.token}`;
 const isIP = (s: string) => /^[\d.]+$|:/.test(s);
 
-/** The HTTP rule that routes the challenge path to the solver Service (Exact path type). */
+/**
+ * The solver path's pathType when the solver does not ask for one. Not Exact, cert-manager's
+ * default: ingress-nginx's strict path-type validation (on by default since controller 1.12)
+ * refuses an Exact or Prefix path holding anything but letters, digits, '/', '_' and '-', and the
+ * challenge path holds a dot. ImplementationSpecific is what every controller accepts; for a path
+ * this long and random, a prefix match (ingress-nginx's reading of it) routes nothing else.
+ */
+export const DEFAULT_SOLVER_PATH_TYPE = 'ImplementationSpecific';
+
+/** The HTTP rule that routes the challenge path to the solver Service. */
 export function challengeRule(ch: ChallengeObject, serviceName: string) {
+  const pathType = http01(ch).ingress?.pathType ?? DEFAULT_SOLVER_PATH_TYPE;
   return {
     ...(isIP(ch.spec.dnsName) ? {} : { host: ch.spec.dnsName }),
-    http: { paths: [{ path: challengePath(ch), pathType: 'Exact', backend: { service: { name: serviceName, port: { number: SOLVER_PORT } } } }] },
+    http: { paths: [{ path: challengePath(ch), pathType, backend: { service: { name: serviceName, port: { number: SOLVER_PORT } } } }] },
   };
 }
 

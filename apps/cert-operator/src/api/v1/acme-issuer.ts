@@ -63,6 +63,12 @@ export const HTTP01Ingress = Type.Object(
     class: Type.Optional(Type.String({ description: 'Sets the kubernetes.io/ingress.class annotation (legacy).' })),
     name: Type.Optional(Type.String({ description: 'Edit this existing Ingress in place instead of creating one.' })),
     serviceType: Type.Optional(ServiceType),
+    pathType: Type.Optional(
+      Type.Union([Type.Literal('ImplementationSpecific'), Type.Literal('Exact'), Type.Literal('Prefix')], {
+        description:
+          "pathType of the solver's path, /.well-known/acme-challenge/<token>. Default ImplementationSpecific: ingress-nginx's strict path-type validation (on by default since controller 1.12) refuses an Exact or Prefix path holding a dot. Exact matches only that path where the ingress controller allows it.",
+      }),
+    ),
     podTemplate: Type.Optional(PodTemplate),
     ingressTemplate: Type.Optional(
       Type.Object({ metadata: Type.Optional(ObjectMetaTemplate('solver Ingress')) }, { description: 'Overrides for the solver Ingress.' }),

@@ -49,6 +49,34 @@ const SYSTEM = 'opkit-system';
 const SOLVER = workspaceApp('acme-solver');
 const SELF_CHECK_TIMEOUT_S = 20;
 
+/** ingress-nginx's admission rule for path types (its `validPathType`), as a ValidatingAdmissionPolicy. */
+const INGRESS_NGINX_STRICT_PATHS = {
+  policy: {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: 'ingress-nginx-strict-path-type' },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [{ apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['ingresses'] }],
+      },
+      validations: [
+        {
+          expression:
+            "!has(object.spec.rules) || object.spec.rules.all(r, !has(r.http) || r.http.paths.all(p, !(p.pathType in ['Exact', 'Prefix']) || p.path.matches('^/[A-Za-z0-9/_-]*$')))",
+          message: 'ingress contains invalid paths: a path of pathType Exact or Prefix may only contain letters, digits, "/", "_" and "-"',
+        },
+      ],
+    },
+  },
+  binding: {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: 'ingress-nginx-strict-path-type' },
+    spec: { policyName: 'ingress-nginx-strict-path-type', validationActions: ['Deny'] },
+  },
+};
+
 const pem = (s: { data?: Record<string, string> }, k: string) => Buffer.from(s.data?.[k] ?? '', 'base64').toString();
 const splitPem = (chain: string) => chain.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)!.map((p) => new X509Certificate(p));
 const cond = (c: { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }, type: string) =>
@@ -172,6 +200,11 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     await kubectlApply(plane.kubeconfigPath, (await gatewayApiCrds()).join('\n---\n'));
     await waitFor('CRDs served', () => Promise.all([admin.list(Challenge.kind), admin.list(HTTPRoute)]).then(() => true));
     await plane.kubectl(['create', 'namespace', SYSTEM]);
+    // ingress-nginx's strict path-type validation (on by default since controller 1.12), for every
+    // Ingress of every test here: a path of type Exact or Prefix may hold only letters, digits, '/',
+    // '_' and '-', so /.well-known/acme-challenge/<token> must not be one.
+    await apply(INGRESS_NGINX_STRICT_PATHS.policy);
+    await apply(INGRESS_NGINX_STRICT_PATHS.binding);
     // One ingress for every Pebble here: they all validate on the same port.
     httpPort = await freePort();
     standIn = await startIngressStandIn(plane.kubeConfig, { port: httpPort, images: { [SOLVER.image.repository]: SOLVER.local }, ingressClass: 'nginx' });
@@ -271,7 +304,9 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     const rules = [...ingresses.seen.values()].map((i) => i.spec?.rules?.[0]);
     expect(rules.map((r) => r?.host).sort()).toEqual(names);
     for (const r of rules)
-      expect(r?.http?.paths).toEqual([expect.objectContaining({ pathType: 'Exact', path: expect.stringMatching(/^\/\.well-known\/acme-challenge\/[\w-]+$/) })]);
+      expect(r?.http?.paths).toEqual([
+        expect.objectContaining({ pathType: 'ImplementationSpecific', path: expect.stringMatching(/^\/\.well-known\/acme-challenge\/[\w-]+$/) }),
+      ]);
 
     // The owner chain: Certificate → CertificateRequest → Order → Challenge → solver objects.
     const order = (await admin.list(Order.kind, { namespace })).items[0]!;
@@ -415,6 +450,33 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     );
     expect(cond(c, 'Issuing')?.message).toMatch(/self-check did not pass within/);
     await waitFor('solver objects removed', async () => !(await solverObjects(namespace)).length, { timeoutMs: 30_000 });
+  });
+
+  // ingress-nginx refused every solver Ingress (pathType Exact on a path with dots): the operator
+  // threw after making the pod and Service, the Challenge stayed "scheduled", no timeout ran and
+  // nothing said why. A solver may ask for a path type; what the cluster refuses is said.
+  it('a solver Ingress the cluster refuses: the refusal on the Challenge and the Certificate, and the self-check timeout ends it', async () => {
+    const namespace = await ns();
+    await issuer(namespace, 'exact', pebble, { ingress: { ingressClassName: 'nginx', pathType: 'Exact' } });
+    await cert(namespace, 'refused', 'exact', ['refused.example.test']);
+    const shown = await waitFor(
+      'the refusal on the Certificate',
+      async () => {
+        const x = await getCert(namespace, 'refused');
+        return /ingress contains invalid paths/.test(cond(x, 'Issuing')?.message ?? '') && x;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(cond(shown, 'Issuing')?.message).toMatch(/refused\.example\.test: could not create the solver's Ingress: .*ingress contains invalid paths/);
+    const failed = await waitFor(
+      'the Challenge to give up',
+      async () => {
+        const [x] = await challenges(namespace);
+        return x?.status?.state === 'errored' && x;
+      },
+      { timeoutMs: (SELF_CHECK_TIMEOUT_S + 30) * 1000 },
+    );
+    expect(failed.status?.reason).toMatch(new RegExp(`^the solver was not presented within ${SELF_CHECK_TIMEOUT_S}s: could not create the solver's Ingress: `));
   });
 
   it("solves through a Gateway API HTTPRoute, the solver picked by the Certificate's labels", async () => {

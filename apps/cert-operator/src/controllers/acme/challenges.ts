@@ -1,4 +1,5 @@
 import {
+  ApiError,
   controllerFor,
   Ingress,
   Pod,
@@ -35,6 +36,23 @@ import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
 import { ChallengeScheduler, isFinalChallenge } from './scheduler.js';
 
 type Status = NonNullable<ChallengeObject['status']>;
+
+/**
+ * The cluster refused a solver object: an admission policy or webhook (ingress-nginx's path-type
+ * rule), validation, or RBAC. Said on the Challenge, whence up to the Certificate, while the
+ * self-check timeout runs; anything else (the API server away) is retried by the runtime.
+ */
+class SolverRefused extends Error {}
+const refused =
+  (what: string) =>
+  (err: unknown): never => {
+    if (err instanceof ApiError && [400, 403, 422].includes(err.status)) {
+      // Without the request line and the generated name, so the reason is the same on every pass.
+      const why = err.message.replace(/^[A-Z]+ \S+: /, '').replace(/^\S+ "[^"]*" is (forbidden|invalid): /, '');
+      throw new SolverRefused(`could not create ${what}: ${why}`);
+    }
+    throw err;
+  };
 
 /** Reasons of a challenge going as it should; anything else means it is held up, and says why. */
 export const PROGRESS = {
@@ -77,7 +95,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     if (only && !more.length) return { obj: only, created: false };
     for (const o of existing) await ctx.delete(kind, o);
     if (existing.length > 1) throw new Error(`found ${existing.length} solver ${kind.kind}s for one challenge; deleted them to recreate one`);
-    const obj = (await ctx.create(kind, desired())) as unknown as Cached<T>;
+    const obj = (await ctx.create(kind, desired()).catch(refused(`the solver's ${kind.kind}`))) as unknown as Cached<T>;
     return { obj, created: true };
   }
 
@@ -136,16 +154,18 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       : existing.http
         ? [{ op: 'add', path: `/spec/rules/${i}/http/paths/-`, value: path }]
         : [{ op: 'add', path: `/spec/rules/${i}/http`, value: rule.http }];
-    await ctx.patch(
-      Ingress,
-      { namespace: ch.metadata.namespace, name },
-      [
-        { op: 'test', path: '/metadata/resourceVersion', value: ing.metadata.resourceVersion },
-        ...(ing.spec?.rules ? [] : [{ op: 'add', path: '/spec/rules', value: [] }]),
-        ...patch,
-      ],
-      'json',
-    );
+    await ctx
+      .patch(
+        Ingress,
+        { namespace: ch.metadata.namespace, name },
+        [
+          { op: 'test', path: '/metadata/resourceVersion', value: ing.metadata.resourceVersion },
+          ...(ing.spec?.rules ? [] : [{ op: 'add', path: '/spec/rules', value: [] }]),
+          ...patch,
+        ],
+        'json',
+      )
+      .catch(refused(`the edit of Ingress ${name}`));
     return true;
   }
 
@@ -223,7 +243,23 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         }
       } else {
         // Present on every pass: a deleted or dead solver is recreated while the challenge is pending.
-        const recreated = await present(ch, ctx);
+        let recreated: boolean;
+        try {
+          recreated = await present(ch, ctx);
+        } catch (err) {
+          if (!(err instanceof SolverRefused)) throw err;
+          // The timeout runs from the first refusal: one that lasts ends the challenge, as a
+          // self-check that never passes does.
+          const since = ch.status.presentedAt ?? rfc3339(new Date(ctx.clock.now()));
+          if (ctx.clock.now() - Date.parse(since) > sc.timeoutMs) {
+            const reason = `the solver was not presented within ${Math.round(sc.timeoutMs / 1000)}s: ${err.message}`;
+            ctx.recorder.warning(ch, 'Failed', reason);
+            return write(ch, ctx, { state: 'errored', reason });
+          }
+          if (ch.status.reason !== err.message) ctx.recorder.warning(ch, 'PresentError', err.message);
+          await write(ch, ctx, { reason: err.message, presentedAt: since });
+          return { requeueAfter: sc.intervalMs };
+        }
         if (!ch.status.presented) {
           ctx.recorder.normal(ch, 'Presented', `Presented challenge using HTTP-01 challenge mechanism`);
           return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
