@@ -93,4 +93,7 @@ export const RetryStatus = {
   lastFailureTime: Type.Optional(
     Type.String({ format: 'date-time', description: 'When the last of them happened; the next attempt waits 30 s doubling per failure, at most 30 min.' }),
   ),
+  retryAt: Type.Optional(
+    Type.String({ format: 'date-time', description: "A server's Retry-After, when longer than the backoff: no attempt goes to the server before it." }),
+  ),
 };

@@ -23,6 +23,20 @@ describe('ACME retries recorded in status', () => {
     expect(recordFailure(undefined, T0, 'rate limited', 1_000).requeueAfter).toBe(30_000);
   });
 
+  // The Retry-After was only the next requeue: the operator's own status write reconciled the
+  // object again, and 30 s later the recorded backoff let it through, so a 429 with
+  // Retry-After: 3600 was retried after 30 s, 90 s, 210 s...
+  it("holds every attempt back until a server's Retry-After has passed, whoever reconciles and after a restart", () => {
+    const limited = recordFailure(undefined, T0, 'rate limited', 3_600_000);
+    expect(limited.fields.retryAt).toBe('2026-11-23T11:00:00Z');
+    expect(limited.message).toBe('rate limited; retrying at 2026-11-23T11:00:00.000Z');
+    expect(waitBeforeRetry(limited.fields, T0 + 31_000)).toBe(3_600_000 - 31_000);
+    expect(waitBeforeRetry(limited.fields, T0 + 3_600_000)).toBeUndefined();
+    // The next failure without one waits its own backoff, from then.
+    const next = recordFailure(limited.fields, T0 + 3_600_000, 'unreachable');
+    expect(waitBeforeRetry(next.fields, T0 + 3_600_000 + 1_000)).toBe(59_000);
+  });
+
   it('over three minutes of an outage, at most three attempts', () => {
     let s = undefined as ReturnType<typeof recordFailure>['fields'] | undefined;
     let attempts = 0;

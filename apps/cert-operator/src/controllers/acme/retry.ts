@@ -9,6 +9,8 @@ import { rfc3339 } from '@opkit/runtime';
 export interface RetryState {
   failedAttempts?: number;
   lastFailureTime?: string;
+  /** A server's Retry-After, as a time: no attempt before it, whatever the backoff says. */
+  retryAt?: string;
 }
 
 const BASE_MS = 30_000;
@@ -20,7 +22,8 @@ export const retryDelayMs = (failedAttempts: number): number => Math.min(BASE_MS
 /** How long until the next attempt may go to the server; undefined when it may go now. */
 export function waitBeforeRetry(s: RetryState | undefined, now: number): number | undefined {
   if (!s?.failedAttempts || !s.lastFailureTime) return undefined;
-  const at = Date.parse(s.lastFailureTime) + retryDelayMs(s.failedAttempts);
+  const backoffEnds = Date.parse(s.lastFailureTime) + retryDelayMs(s.failedAttempts);
+  const at = Math.max(backoffEnds, s.retryAt ? Date.parse(s.retryAt) : 0);
   return at > now ? at - now : undefined;
 }
 
@@ -33,12 +36,22 @@ export function recordFailure(
   now: number,
   message: string,
   atLeastMs = 0,
-): { fields: Required<RetryState>; message: string; requeueAfter: number } {
+): { fields: RetryState & Required<Pick<RetryState, 'failedAttempts' | 'lastFailureTime'>>; message: string; requeueAfter: number } {
   const failedAttempts = (s?.failedAttempts ?? 0) + 1;
-  const requeueAfter = Math.max(retryDelayMs(failedAttempts), atLeastMs);
-  const retryAt = new Date(now + requeueAfter).toISOString();
-  return { fields: { failedAttempts, lastFailureTime: rfc3339(new Date(now)) }, message: `${message}; retrying at ${retryAt}`, requeueAfter };
+  const backoff = retryDelayMs(failedAttempts);
+  const requeueAfter = Math.max(backoff, atLeastMs);
+  const next = new Date(now + requeueAfter);
+  return {
+    fields: {
+      failedAttempts,
+      lastFailureTime: rfc3339(new Date(now)),
+      // Kept only when the server asked for longer than the backoff; cleared otherwise.
+      retryAt: atLeastMs > backoff ? rfc3339(next) : undefined,
+    },
+    message: `${message}; retrying at ${next.toISOString()}`,
+    requeueAfter,
+  };
 }
 
 /** Fields that clear the record once the server answered. */
-export const RETRY_CLEARED: RetryState = { failedAttempts: undefined, lastFailureTime: undefined };
+export const RETRY_CLEARED: RetryState = { failedAttempts: undefined, lastFailureTime: undefined, retryAt: undefined };
