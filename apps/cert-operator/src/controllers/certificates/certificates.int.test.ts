@@ -276,6 +276,30 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(forced.status?.failedIssuanceAttempts).toBeUndefined();
   });
 
+  // An Issuer that was not Ready flipped every Certificate it had issued to Ready=False, though
+  // their certificates were valid and served. Ready is the certificate's; the issuer's trouble is
+  // another condition.
+  it("keeps a valid certificate Ready while its issuer is not, naming the issuer's trouble in IssuerReady", async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'served', { dnsNames: ['served.example.com'], issuerRef: { name: 'ca' } });
+    await waitReady(namespace, 'served');
+    await admin.patch(Issuer.kind, { namespace, name: 'ca' }, { spec: { ca: { secretName: 'gone' } } });
+    const flagged = await waitFor('IssuerReady=False on the Certificate', async () => {
+      const x = await getCert(namespace, 'served');
+      return x.status?.conditions?.find((c) => c.type === 'IssuerReady')?.status === 'False' && x;
+    });
+    expect(ready(flagged)).toMatchObject({ status: 'True', reason: 'Ready' });
+    expect(flagged.status?.conditions?.find((c) => c.type === 'IssuerReady')?.message).toMatch(/^Issuer "ca" is not ready: .*secret "gone" not found/);
+    await admin.patch(Issuer.kind, { namespace, name: 'ca' }, { spec: { ca: { secretName: 'root-ca' } } });
+    const cleared = await waitFor('IssuerReady gone', async () => {
+      const x = await getCert(namespace, 'served');
+      return !x.status?.conditions?.some((c) => c.type === 'IssuerReady') && x;
+    });
+    expect(ready(cleared)?.status).toBe('True');
+    expect(cleared.status?.revision).toBe(1);
+  });
+
   it('reports bad input as conditions and events, and does not hot-loop on it', async () => {
     const namespace = await ns();
     await apply({

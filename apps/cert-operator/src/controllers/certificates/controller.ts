@@ -16,7 +16,7 @@ import { issuanceReason, keepsReady } from './policies.js';
 import { currentRequest, manageRequest, requestsOf } from './requests.js';
 import { applySecret } from './secret.js';
 import { isOverwritten, readSecretState, type SecretState } from './secret-state.js';
-import { conditionOf, notReady, type StatusEdit } from './status.js';
+import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
 import { validateCertificate } from './validate.js';
 
 export const SECRET_NAME_INDEX = 'spec.secretName';
@@ -60,17 +60,18 @@ export function certificateController(cfg: CertOperatorConfig) {
       );
     }
 
-    // 3. The issuer must exist and be ready; its own changes reconcile us again.
+    // 3. The issuer must exist; its own changes reconcile us again. One that is not ready holds
+    //    back issuance only: Ready is the certificate's (valid and current, as cert-manager's), and
+    //    the issuer's trouble is a condition of its own.
     const lookup = await resolveIssuer(cache, c.spec.issuerRef, req.namespace!, cfg);
     if (!lookup.ok) return notReady(c, ctx, lookup.reason, lookup.message);
     const issuerCond = issuerReady(lookup.resolved.issuer);
-    if (issuerCond?.status !== 'True')
-      return notReady(
-        c,
-        ctx,
-        'IssuerNotReady',
-        `${lookup.resolved.kind} "${c.spec.issuerRef.name}" is not ready: ${issuerCond?.message ?? 'no Ready condition yet'}`,
-      );
+    const issuerTrouble =
+      issuerCond?.status === 'True'
+        ? undefined
+        : `${lookup.resolved.kind} "${c.spec.issuerRef.name}" is not ready: ${issuerCond?.message ?? 'no Ready condition yet'}`;
+    const issuerCondition: StatusEdit = (_s, set, unset) =>
+      issuerTrouble ? set({ type: 'IssuerReady', status: 'False', reason: 'IssuerNotReady', message: issuerTrouble }) : unset('IssuerReady');
 
     // 4. What the Secret holds, repaired from the current request when only its certificate was lost.
     const requests = await requestsOf(c, ctx);
@@ -98,7 +99,12 @@ export function certificateController(cfg: CertOperatorConfig) {
       : forced
         ? { reason: MANUAL, message: `Certificate re-issuance manually triggered (${A.renew})` }
         : issuanceReason({ certificate: c, secret: state, request: current, now });
-    if (!why) return upToDate(c, state, ctx, cfg, reader, now);
+    if (!why) return upToDate(c, state, ctx, cfg, reader, now, issuerCondition);
+    if (issuerTrouble && !inProgress) {
+      // Nothing is asked of an issuer that cannot answer. A certificate still valid stays Ready.
+      if (keepsReady(why.reason) && !state.problem) return void (await writeStatus(c, ctx, issuerCondition));
+      return notReady(c, ctx, 'IssuerNotReady', issuerTrouble, true, issuerCondition);
+    }
 
     // 6. Failed before: wait out the backoff; someone else keeps writing the Secret: do not fight.
     if (!inProgress && !forced) {

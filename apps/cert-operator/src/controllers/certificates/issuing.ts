@@ -12,7 +12,7 @@ import { prune } from './requests.js';
 import type { SecretReader } from '../../secrets/secret-reader.js';
 import { applySecret } from './secret.js';
 import type { SecretState } from './secret-state.js';
-import { conditionOf, notReady, writeStatus } from './status.js';
+import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
 
 const READY = { type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' } as const;
 
@@ -30,21 +30,27 @@ export async function upToDate(
   cfg: CertOperatorConfig,
   reader: SecretReader,
   now: Date,
+  ...also: StatusEdit[]
 ): Promise<Result> {
   const wrote = await applySecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, state, ctx, cfg, reader);
   if (wrote.problem) return outputProblem(c, ctx, wrote.problem);
   const cert = state.cert!;
   const renewAt = renewalTime(cert.notBefore, cert.notAfter, c.spec);
-  await writeStatus(c, ctx, (s, set, unset) => {
-    s.notBefore = rfc3339(cert.notBefore);
-    s.notAfter = rfc3339(cert.notAfter);
-    s.renewalTime = rfc3339(renewAt);
-    delete s.nextPrivateKeySecretName;
-    set(READY);
-    unset('Issuing');
-    const marked = conditionOf(s.conditions, 'SecretOverwritten');
-    if (marked && now.getTime() - Date.parse(marked.lastTransitionTime) > CONTENTION_WINDOW_MS) unset('SecretOverwritten');
-  });
+  await writeStatus(
+    c,
+    ctx,
+    (s, set, unset) => {
+      s.notBefore = rfc3339(cert.notBefore);
+      s.notAfter = rfc3339(cert.notAfter);
+      s.renewalTime = rfc3339(renewAt);
+      delete s.nextPrivateKeySecretName;
+      set(READY);
+      unset('Issuing');
+      const marked = conditionOf(s.conditions, 'SecretOverwritten');
+      if (marked && now.getTime() - Date.parse(marked.lastTransitionTime) > CONTENTION_WINDOW_MS) unset('SecretOverwritten');
+    },
+    ...also,
+  );
   await prune(c, ctx);
   return { requeueAfter: untilRenewal(renewAt, now.getTime()) };
 }

@@ -28,8 +28,15 @@ export async function writeStatus(c: CertificateObject, ctx: ReconcileContext, .
 }
 
 /** Records a Ready=False verdict, with a Warning event when it is news. */
-export async function notReady(c: CertificateObject, ctx: ReconcileContext, reason: string, message: string, event = true): Promise<void> {
+export async function notReady(
+  c: CertificateObject,
+  ctx: ReconcileContext,
+  reason: string,
+  message: string,
+  event = true,
+  ...also: StatusEdit[]
+): Promise<void> {
   const prev = conditionOf(c.status?.conditions, 'Ready');
   if (event && (prev?.reason !== reason || prev.message !== message)) ctx.recorder.warning(c, reason, message);
-  await writeStatus(c, ctx, (_s, set) => set({ type: 'Ready', status: 'False', reason, message }));
+  await writeStatus(c, ctx, (_s, set) => set({ type: 'Ready', status: 'False', reason, message }), ...also);
 }
