@@ -276,6 +276,18 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(forced.status?.failedIssuanceAttempts).toBeUndefined();
   });
 
+  // A name over 63 characters was written as a label value, so its CertificateRequest was refused
+  // and it never issued. The label holds a hash of such a name.
+  it('issues a Certificate whose name is longer than a label value may be, and again on renewal', async () => {
+    const namespace = await ns();
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
+    const name = `a-very-long-certificate-name-${'x'.repeat(80)}`;
+    await cert(namespace, name, { dnsNames: ['long.example.com'], secretName: 'long-tls', issuerRef: { name: 'selfsigned' } });
+    await waitReady(namespace, name);
+    await plane.kubectl(['annotate', 'certificate', name, '-n', namespace, `${A.renew}=now`]);
+    await waitReady(namespace, name, 2);
+  });
+
   // An Issuer that was not Ready flipped every Certificate it had issued to Ready=False, though
   // their certificates were valid and served. Ready is the certificate's; the issuer's trouble is
   // another condition.

@@ -5,6 +5,7 @@ import { L } from '../../api/v1/shared.js';
 import { describeKey, encodePrivateKey, generatePrivateKey, keyLabel, keyMatchesSpec, keySpecOf, parsePrivateKey } from '../../pki/keys.js';
 import { LABELLED, secretData } from '../../secrets/secret-reader.js';
 import type { SecretState } from './secret-state.js';
+import { certificateNameLabel } from './name-label.js';
 
 export interface NextKey {
   key: KeyObject;
@@ -17,7 +18,7 @@ export interface NextKey {
 export async function nextKeySecrets(c: CertificateObject, ctx: ReconcileContext) {
   return ctx.cache.list(
     Secret,
-    { namespace: c.metadata.namespace, labelSelector: { [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name } },
+    { namespace: c.metadata.namespace, labelSelector: { [L.nextPrivateKey]: 'true', [L.certificateName]: certificateNameLabel(c.metadata.name) } },
     LABELLED,
   );
 }
@@ -65,7 +66,7 @@ export async function nextPrivateKey(c: CertificateObject, current: SecretState,
     metadata: {
       generateName: `${c.metadata.name}-`,
       namespace: c.metadata.namespace,
-      labels: { [L.fao]: 'true', [L.nextPrivateKey]: 'true', [L.certificateName]: c.metadata.name },
+      labels: { [L.fao]: 'true', [L.nextPrivateKey]: 'true', [L.certificateName]: certificateNameLabel(c.metadata.name) },
       ownerReferences: [controllerReference(Certificate.kind, c)],
     },
     type: 'Opaque',

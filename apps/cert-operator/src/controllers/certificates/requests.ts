@@ -11,6 +11,7 @@ import { b64, unb64 } from '../certificaterequests/controller.js';
 import { nextKeySecrets, type NextKey } from './next-key.js';
 import { requestMismatches } from './policies.js';
 import { conditionOf, writeStatus, type StatusEdit } from './status.js';
+import { certificateNameLabel } from './name-label.js';
 
 /**
  * The request manager: the CertificateRequests of a Certificate, one per revision
@@ -19,9 +20,12 @@ import { conditionOf, writeStatus, type StatusEdit } from './status.js';
 export const revisionOf = (cr: CertificateRequestObject) => Number(cr.metadata.annotations?.[A.revision] ?? 0);
 
 export async function requestsOf(c: CertificateObject, ctx: ReconcileContext): Promise<CertificateRequestObject[]> {
-  return (await ctx.cache.list(CertificateRequest.kind, { namespace: c.metadata.namespace, labelSelector: { [L.certificateName]: c.metadata.name } })).filter(
-    (cr) => cr.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid),
-  );
+  return (
+    await ctx.cache.list(CertificateRequest.kind, {
+      namespace: c.metadata.namespace,
+      labelSelector: { [L.certificateName]: certificateNameLabel(c.metadata.name) },
+    })
+  ).filter((cr) => cr.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid));
 }
 
 /** The request the current certificate was issued from, with its CSR parsed (what the trigger compares). */
@@ -54,7 +58,7 @@ export async function createRequest(c: CertificateObject, ctx: ReconcileContext,
       name,
       namespace: c.metadata.namespace,
       // The Certificate's labels travel on (as cert-manager), so ACME solver matchLabels can select on them.
-      labels: { ...c.metadata.labels, [L.certificateName]: c.metadata.name },
+      labels: { ...c.metadata.labels, [L.certificateName]: certificateNameLabel(c.metadata.name) },
       // Solver overrides (set by the shims or by hand) travel on to the Order.
       annotations: {
         ...overrideAnnotationsOf(c.metadata.annotations),
