@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { x509 } from './crypto-provider.js';
@@ -63,6 +63,50 @@ describe('CSRs and signing', () => {
     expect(info).toMatchObject({ commonName: 'a.example.com', dnsNames: ['a.example.com', 'b.example.com'], ipAddresses: ['10.1.2.3'], isCA: false });
     expect(info.notAfter.getTime() - info.notBefore.getTime()).toBe(HOUR);
     expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
+  });
+
+  // The leaf's authority key id was computed from the CA's key (RFC 5280's method 1), which breaks
+  // chain building for a CA whose subject key id was made another way (many CAs; RFC 7093).
+  it("copies the CA's subject key identifier into the leaf's authority key identifier, however the CA made it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'opkit-ski-'));
+    try {
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          join(dir, 'ca.key'),
+          '-out',
+          join(dir, 'ca.pem'),
+          '-subj',
+          '/CN=a CA with its own key ids',
+          '-days',
+          '30',
+          '-addext',
+          'basicConstraints=critical,CA:TRUE',
+          '-addext',
+          'keyUsage=critical,keyCertSign',
+          '-addext',
+          'subjectKeyIdentifier=0102030405060708',
+        ],
+        { stdio: 'ignore' },
+      );
+      const caPem = readFileSync(join(dir, 'ca.pem'), 'utf8');
+      const caKey = parsePrivateKey(readFileSync(join(dir, 'ca.key'), 'utf8'));
+      const leafKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+      const csr = await parseCSR(await createCSR(spec({ dnsNames: ['leaf.example.com'] }), leafKey));
+      const issued = await caSign({ csr, durationMs: HOUR, isCA: false, usages: ['server auth'] }, { chainPem: caPem, key: caKey });
+      const aki = new x509.X509Certificate(splitPem(issued.certificate)[0]!).getExtension(x509.AuthorityKeyIdentifierExtension);
+      expect(aki?.keyId).toBe('0102030405060708');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('marks the SANs critical when the subject is empty, as RFC 5280 requires (Java refuses such a certificate otherwise)', async () => {

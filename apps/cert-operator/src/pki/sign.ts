@@ -32,6 +32,16 @@ const serial = () => {
   return b.toString('hex');
 };
 
+/**
+ * The leaf's authority key id is the CA's subject key id as the CA wrote it, copied (RFC 5280
+ * 4.2.1.1): recomputing it from the CA's key (method 1) breaks chain building for a CA whose id
+ * was made another way. Computed only for a CA that has none.
+ */
+async function authorityKeyId(authority: x509.X509Certificate): Promise<x509.Extension> {
+  const ski = authority.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
+  return ski ? new x509.AuthorityKeyIdentifierExtension(ski) : x509.AuthorityKeyIdentifierExtension.create(authority);
+}
+
 async function extensions(t: SigningTemplate, authority?: x509.X509Certificate): Promise<x509.Extension[]> {
   return [
     new x509.BasicConstraintsExtension(t.isCA, undefined, true),
@@ -41,7 +51,7 @@ async function extensions(t: SigningTemplate, authority?: x509.X509Certificate):
     // A CA's name constraints, as its CSR asks for them.
     ...(t.isCA ? [csrExtension(t.csr, OID_NAME_CONSTRAINTS)].filter((e): e is x509.Extension => !!e) : []),
     await x509.SubjectKeyIdentifierExtension.create(t.csr.csr.publicKey),
-    ...(authority ? [await x509.AuthorityKeyIdentifierExtension.create(authority)] : []),
+    ...(authority ? [await authorityKeyId(authority)] : []),
     ...(t.crlDistributionPoints?.length ? [new x509.CRLDistributionPointsExtension(t.crlDistributionPoints)] : []),
     ...(t.ocspServers?.length || t.issuingCertificateURLs?.length
       ? [new x509.AuthorityInfoAccessExtension({ ocsp: t.ocspServers ?? [], caIssuers: t.issuingCertificateURLs ?? [] })]
