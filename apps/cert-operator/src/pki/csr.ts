@@ -48,7 +48,8 @@ const CN = '2.5.4.3';
 /** A subject field's values as a list (serialNumber is a single string). */
 export function subjectValues(subject: Partial<SubjectFields> | undefined, field: keyof SubjectFields): string[] {
   const v = subject?.[field];
-  return v === undefined ? [] : typeof v === 'string' ? [v] : v;
+  // An empty serialNumber is none (as cert-manager): written, it was never read back the same.
+  return v === undefined ? [] : typeof v === 'string' ? (v ? [v] : []) : v;
 }
 
 /**
@@ -66,6 +67,27 @@ function subjectName(spec: CertificateSpecType): x509.Name {
   }
   if (spec.commonName) rdns.push({ [CN]: [spec.commonName] });
   return new x509.Name(rdns as never);
+}
+
+/**
+ * Subject values that would not read back from the request as written (the x509 library drops a
+ * backslash, for one). Such a spec never matches its own request, and the operator would replace
+ * the request for ever: validation refuses it instead, naming the value.
+ */
+export function subjectRoundTripProblems(spec: CertificateSpecType): string[] {
+  if (spec.literalSubject) return [];
+  const decoded = new x509.Name(subjectName(spec).toArrayBuffer());
+  const problems: string[] = [];
+  const check = (field: string, want: string[], oid: string) => {
+    const got = decoded.getField(oid);
+    if (want.length !== got.length || want.some((v, i) => v !== got[i]))
+      problems.push(
+        `spec.${field}: ${JSON.stringify(want.length === 1 ? want[0] : want)} cannot be encoded as written (it reads back as ${JSON.stringify(got.length === 1 ? got[0] : got)})`,
+      );
+  };
+  for (const [field, oid] of SUBJECT_ATTRIBUTES) check(`subject.${field}`, subjectValues(spec.subject, field), oid);
+  check('commonName', spec.commonName ? [spec.commonName] : [], CN);
+  return problems;
 }
 
 /** The subject fields of a parsed name. */
@@ -174,7 +196,9 @@ export async function parseCSR(pem: string): Promise<ParsedCSR> {
   }
   if (!valid) throw new CsrError('the certificate signing request has an invalid signature');
   try {
-    const subject = new x509.Name(csr.subject);
+    // The name as encoded, not its string: re-parsing the string lost escaped commas and pluses,
+    // and such a spec never matched its own request (a loop of requests).
+    const subject = csr.subjectName;
     return {
       csr,
       subject,

@@ -21,25 +21,22 @@ function subjectAltNames(c: X509Certificate): Omit<Identity, 'commonName' | 'org
   return san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] };
 }
 
-const subjectField = (subject: string | undefined, field: string) =>
-  (subject ?? '')
-    .split('\n')
-    .filter((l) => l.startsWith(`${field}=`))
-    .map((l) => l.slice(field.length + 1));
-
 /** The leaf of a PEM chain, as facts the controller compares against the spec. */
 export function inspectCertificate(pem: string): CertificateInfo {
   const [leaf] = splitPem(pem);
   if (!leaf) throw new Error('no PEM certificate found');
   const c = new X509Certificate(leaf);
+  const subject = new x509.X509Certificate(c.raw).subjectName;
   return {
     x509: c,
     notBefore: new Date(c.validFrom),
     notAfter: new Date(c.validTo),
     isCA: c.ca,
     publicKeyDer: publicKeyDer(c.publicKey),
-    commonName: subjectField(c.subject, 'CN')[0],
-    organizations: subjectField(c.subject, 'O'),
+    // From the encoded name: Node's subject string escapes commas and pluses, and writes a
+    // multi-valued attribute on one line, so a common name with a comma never matched its spec.
+    commonName: subject.getField('2.5.4.3')[0],
+    organizations: subject.getField('2.5.4.10'),
     ...subjectAltNames(c),
   };
 }

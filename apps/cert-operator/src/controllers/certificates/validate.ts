@@ -3,7 +3,7 @@ import type { CertificateObject } from '../../api/v1/certificate.js';
 import { DEFAULT_DURATION } from '../../api/v1/certificate.js';
 import { parseDuration } from '@opkit/runtime';
 import { keySpecOf, keySpecProblem } from '../../pki/keys.js';
-import { literalName } from '../../pki/csr.js';
+import { literalName, subjectRoundTripProblems } from '../../pki/csr.js';
 import { nameConstraintsProblems } from '../../pki/general-names.js';
 
 const HOUR = 3_600_000;
@@ -37,6 +37,7 @@ export function validateCertificate(c: CertificateObject): string[] {
   // A common name outside the SANs is fine for SelfSigned and CA issuers (cert-manager refuses it
   // only for ACME, whose signer says so on the request).
   for (const ip of s.ipAddresses ?? []) if (!isIP(ip)) problems.push(`spec.ipAddresses: "${ip}" is not an IP address`);
+  problems.push(...subjectRoundTripProblems(s));
   for (const e of s.emailAddresses ?? []) if (!/^[^@\s]+@[^@\s]+$/.test(e)) problems.push(`spec.emailAddresses: "${e}" is not an email address`);
   for (const u of s.uris ?? []) {
     try {
