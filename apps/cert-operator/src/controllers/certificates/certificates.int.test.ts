@@ -276,6 +276,27 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(forced.status?.failedIssuanceAttempts).toBeUndefined();
   });
 
+  // Two Certificates naming one Secret: the older won, even when the Secret was the newer one's, so
+  // an older Certificate renamed onto a Secret in use took it over. Who holds the Secret keeps it.
+  it('leaves a Secret with the Certificate that holds it when an older one is pointed at it', async () => {
+    const namespace = await ns();
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
+    await cert(namespace, 'older', { dnsNames: ['older.example.com'], secretName: 'older-tls', issuerRef: { name: 'selfsigned' } });
+    await waitReady(namespace, 'older');
+    await new Promise((r) => setTimeout(r, 1_100)); // creation times have whole seconds
+    await cert(namespace, 'holder', { dnsNames: ['holder.example.com'], secretName: 'shared-tls', issuerRef: { name: 'selfsigned' } });
+    await waitReady(namespace, 'holder');
+    await admin.patch(Certificate.kind, { namespace, name: 'older' }, { spec: { secretName: 'shared-tls' } });
+    const refused = await waitFor('the older Certificate refused', async () => {
+      const x = await getCert(namespace, 'older');
+      return ready(x)?.reason === 'DuplicateSecretName' && x;
+    });
+    expect(ready(refused)?.message).toMatch(/Secret "shared-tls" is already used by Certificate "holder", which holds it/);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(ready(await getCert(namespace, 'holder'))?.status).toBe('True');
+    expect((await secret(namespace, 'shared-tls')).metadata.annotations?.[A.certificateName]).toBe('holder');
+  });
+
   // A name over 63 characters was written as a label value, so its CertificateRequest was refused
   // and it never issued. The label holds a hash of such a name.
   it('issues a Certificate whose name is longer than a label value may be, and again on renewal', async () => {
@@ -331,7 +352,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
       'unknown-issuer': ['IssuerNotFound', /^Issuer "nope" not found in namespace certs\d+$/],
       'missing-ca': ['IssuerNotReady', /Issuer "no-secret" is not ready: Error getting keypair for CA issuer: secret "does-not-exist" not found/],
       'too-short': ['InvalidSpec', /spec.duration 30m is shorter than the minimum of 1h/],
-      second: ['DuplicateSecretName', /Secret "shared" is already used by Certificate "first", which was created first/],
+      second: ['DuplicateSecretName', /Secret "shared" is already used by Certificate "first", which (was created first|holds it)/],
     };
     for (const [name, [reason, message]] of Object.entries(expected)) {
       const c = await waitFor(`${name}: ${reason}`, async () => {

@@ -12,7 +12,7 @@ import { certificatesRbac } from '../rbac.js';
 import { contention, failureBackoff } from './backoff.js';
 import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey } from './next-key.js';
-import { issuanceReason, keepsReady } from './policies.js';
+import { annotationOf, issuanceReason, keepsReady } from './policies.js';
 import { currentRequest, manageRequest, requestsOf } from './requests.js';
 import { applySecret } from './secret.js';
 import { isOverwritten, readSecretState, type SecretState } from './secret-state.js';
@@ -46,18 +46,24 @@ export function certificateController(cfg: CertOperatorConfig) {
     const problems = validateCertificate(c);
     if (problems.length) return notReady(c, ctx, 'InvalidSpec', problems.join('; '));
 
-    // 2. Two Certificates, one Secret: the older one owns it; the other waits, without a loop.
+    // 2. Two Certificates, one Secret: the one the Secret says it holds keeps it (else the older);
+    //    the other waits, without a loop.
+    const reader = new SecretReader(cache, client);
     const sharing = (await cache.list(Certificate.kind, { namespace: req.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } })).sort(
       (a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name),
     );
-    const [owner] = sharing;
-    if (owner && sharing.length > 1 && owner.metadata.uid !== c.metadata.uid) {
-      return notReady(
-        c,
-        ctx,
-        'DuplicateSecretName',
-        `Secret "${c.spec.secretName}" is already used by Certificate "${owner.metadata.name}", which was created first: give this Certificate its own spec.secretName`,
-      );
+    if (sharing.length > 1) {
+      const held = await reader.read({ namespace: req.namespace!, name: c.spec.secretName });
+      const holderName = annotationOf(held, 'certificate-name');
+      const holder = sharing.find((x) => x.metadata.name === holderName);
+      const owner = holder ?? sharing[0]!;
+      if (owner.metadata.uid !== c.metadata.uid)
+        return notReady(
+          c,
+          ctx,
+          'DuplicateSecretName',
+          `Secret "${c.spec.secretName}" is already used by Certificate "${owner.metadata.name}", which ${holder ? 'holds it' : 'was created first'}: give this Certificate its own spec.secretName`,
+        );
     }
 
     // 3. The issuer must exist; its own changes reconcile us again. One that is not ready holds
@@ -76,7 +82,6 @@ export function certificateController(cfg: CertOperatorConfig) {
     // 4. What the Secret holds, repaired from the current request when only its certificate was lost.
     const requests = await requestsOf(c, ctx);
     const current = await currentRequest(c, requests);
-    const reader = new SecretReader(cache, client);
     const read = async () => readSecretState(await reader.read({ namespace: req.namespace!, name: c.spec.secretName }));
     let state: SecretState = await read();
     const issuedChain = current?.cr.status?.certificate ? unb64(current.cr.status.certificate) : undefined;

@@ -67,7 +67,12 @@ const ips = (v: readonly string[] = []) => v.map(normalizeIP);
  * certificate, and porting a cluster must not re-issue everything.
  */
 export function secretAnnotation(st: SecretState, name: string): string | undefined {
-  const a = st.secret?.metadata.annotations ?? {};
+  return annotationOf(st.secret, name);
+}
+
+/** A Secret's annotation `name`, ours or cert-manager's. */
+export function annotationOf(secret: { metadata: { annotations?: Record<string, string> } } | undefined, name: string): string | undefined {
+  const a = secret?.metadata.annotations ?? {};
   return a[`${GROUP}/${name}`] ?? a[`${CERT_MANAGER_GROUP}/${name}`];
 }
 
