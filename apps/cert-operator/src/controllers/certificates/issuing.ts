@@ -92,6 +92,8 @@ export async function completeIssuance(
     delete s.lastFailureTime;
     set(READY);
     unset('Issuing');
+    // The issuer just signed: whatever kept it from being ready is over (no extra write later).
+    unset('IssuerReady');
   });
   // Pruned against the revision just written, in this reconcile: the cache has not seen it yet,
   // and a prune left to the next reconcile lands whenever the queue reaches this key.

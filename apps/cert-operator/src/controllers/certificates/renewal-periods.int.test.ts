@@ -1,10 +1,11 @@
-import { Client, CustomResourceDefinition, Transport, type Manager } from '@opkit/runtime';
+import { Client, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
 import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Certificate } from '../../api/v1/certificate.js';
 import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { Issuer } from '../../api/v1/issuer.js';
+import { L } from '../../api/v1/shared.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { addCertificateControllers } from '../index.js';
@@ -65,6 +66,18 @@ describe(`${COUNT} CA certificates over ${PERIODS} renewal periods, against a re
       await waitFor(
         'the CA issuer Ready',
         async () => (await admin.get(Issuer.kind, { namespace: NS, name: 'ca' })).status?.conditions?.[0]?.status === 'True',
+        { timeoutMs: 30_000 },
+      );
+      // The root's issuance has settled too: the CA issuer is Ready as soon as the root's Secret
+      // exists, and the root's last status write and next-key cleanup could fall inside the window
+      // counted below (a fresh-clone run saw them there, under load).
+      await waitFor(
+        'the root Certificate settled',
+        async () => {
+          const root = await admin.get(Certificate.kind, { namespace: NS, name: 'root' });
+          const keys = await admin.list(Secret, { namespace: NS, labelSelector: `${L.nextPrivateKey}=true` });
+          return root.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' && !keys.items.length;
+        },
         { timeoutMs: 30_000 },
       );
       const since = new Date();
