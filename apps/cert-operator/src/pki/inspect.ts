@@ -13,11 +13,13 @@ export interface CertificateInfo extends Identity {
   notAfter: Date;
   isCA: boolean;
   publicKeyDer: Buffer;
+  /** The subject as encoded (compared whole for literalSubject). */
+  subjectName: x509.Name;
 }
 
 /** The certificate's Subject Alternative Names, read from the extension itself (otherNames included). */
-function subjectAltNames(c: X509Certificate): Omit<Identity, 'commonName' | 'organizations'> {
-  const san = new x509.X509Certificate(c.raw).getExtension(OID_SAN);
+function subjectAltNames(c: x509.X509Certificate): Omit<Identity, 'commonName' | 'organizations'> {
+  const san = c.getExtension(OID_SAN);
   return san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] };
 }
 
@@ -26,18 +28,22 @@ export function inspectCertificate(pem: string): CertificateInfo {
   const [leaf] = splitPem(pem);
   if (!leaf) throw new Error('no PEM certificate found');
   const c = new X509Certificate(leaf);
-  const subject = new x509.X509Certificate(c.raw).subjectName;
+  // Parsed once more, by the x509 library, for what Node does not decode: the SANs' extension and
+  // the subject as encoded.
+  const parsed = new x509.X509Certificate(c.raw);
+  const subject = parsed.subjectName;
   return {
     x509: c,
     notBefore: new Date(c.validFrom),
     notAfter: new Date(c.validTo),
     isCA: c.ca,
     publicKeyDer: publicKeyDer(c.publicKey),
+    subjectName: subject,
     // From the encoded name: Node's subject string escapes commas and pluses, and writes a
     // multi-valued attribute on one line, so a common name with a comma never matched its spec.
     commonName: subject.getField('2.5.4.3')[0],
     organizations: subject.getField('2.5.4.10'),
-    ...subjectAltNames(c),
+    ...subjectAltNames(parsed),
   };
 }
 

@@ -156,6 +156,16 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
       { timeoutMs, intervalMs: 250 },
     );
   const challenges = async (namespace: string) => (await admin.list(Challenge.kind, { namespace })).items;
+  /** The namespace's one Challenge, once it ended errored (the self-check timeout and some). */
+  const challengeGivenUp = (namespace: string) =>
+    waitFor(
+      'the Challenge to give up',
+      async () => {
+        const [x] = await challenges(namespace);
+        return x?.status?.state === 'errored' && x;
+      },
+      { timeoutMs: (SELF_CHECK_TIMEOUT_S + 30) * 1000 },
+    );
   const solverObjects = async (namespace: string) => {
     const labelSelector = `${SOLVER_LABEL}=true`;
     return [
@@ -427,14 +437,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect(replacement.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Challenge', uid: ch.metadata.uid });
     expect(replacement.spec?.containers[0]?.args).toEqual(pod.spec?.containers[0]?.args);
 
-    const failed = await waitFor(
-      'the Challenge to give up',
-      async () => {
-        const [x] = await challenges(namespace);
-        return x?.status?.state === 'errored' && x;
-      },
-      { timeoutMs: (SELF_CHECK_TIMEOUT_S + 30) * 1000 },
-    );
+    const failed = await challengeGivenUp(namespace);
     expect(failed.status?.reason).toMatch(
       new RegExp(
         `^self-check did not pass within ${SELF_CHECK_TIMEOUT_S}s: GET http://stuck\\.example\\.test:\\d+/\\.well-known/acme-challenge/[\\w-]+: expected status 200, got 404$`,
@@ -468,14 +471,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
       { timeoutMs: 30_000 },
     );
     expect(cond(shown, 'Issuing')?.message).toMatch(/refused\.example\.test: could not create the solver's Ingress: .*ingress contains invalid paths/);
-    const failed = await waitFor(
-      'the Challenge to give up',
-      async () => {
-        const [x] = await challenges(namespace);
-        return x?.status?.state === 'errored' && x;
-      },
-      { timeoutMs: (SELF_CHECK_TIMEOUT_S + 30) * 1000 },
-    );
+    const failed = await challengeGivenUp(namespace);
     expect(failed.status?.reason).toMatch(new RegExp(`^the solver was not presented within ${SELF_CHECK_TIMEOUT_S}s: could not create the solver's Ingress: `));
   });
 

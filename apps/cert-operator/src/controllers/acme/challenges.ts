@@ -79,6 +79,18 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     await ctx.updateStatus(Challenge.kind, ch, { ...ch.status, ...RETRY_CLEARED, ...patch });
   };
 
+  /**
+   * The one timeout of presenting and self-checking, counted from `since` (the first attempt to
+   * present): past it the challenge ends errored, `what` naming what did not happen in time.
+   */
+  const timedOut = async (ch: ChallengeObject, ctx: ReconcileContext, since: string, what: string, why: string): Promise<boolean> => {
+    if (ctx.clock.now() - Date.parse(since) <= sc.timeoutMs) return false;
+    const reason = `${what} within ${Math.round(sc.timeoutMs / 1000)}s: ${why}`;
+    ctx.recorder.warning(ch, 'Failed', reason);
+    await write(ch, ctx, { state: 'errored', reason });
+    return true;
+  };
+
   const owned = async <T extends KubeObject>(kind: Parameters<ReconcileContext['cache']['list']>[0], ch: ChallengeObject, ctx: ReconcileContext) =>
     ((await ctx.cache.list(kind, { namespace: ch.metadata.namespace, labelSelector: identityLabels(ch) }, SOLVER_INFORMER)) as unknown as Cached<T>[]).filter(
       (o) => o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid),
@@ -251,11 +263,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
           // The timeout runs from the first refusal: one that lasts ends the challenge, as a
           // self-check that never passes does.
           const since = ch.status.presentedAt ?? rfc3339(new Date(ctx.clock.now()));
-          if (ctx.clock.now() - Date.parse(since) > sc.timeoutMs) {
-            const reason = `the solver was not presented within ${Math.round(sc.timeoutMs / 1000)}s: ${err.message}`;
-            ctx.recorder.warning(ch, 'Failed', reason);
-            return write(ch, ctx, { state: 'errored', reason });
-          }
+          if (await timedOut(ch, ctx, since, 'the solver was not presented', err.message)) return;
           if (ch.status.reason !== err.message) ctx.recorder.warning(ch, 'PresentError', err.message);
           await write(ch, ctx, { reason: err.message, presentedAt: since });
           return { requeueAfter: sc.intervalMs };
@@ -274,12 +282,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         const uid = ch.metadata.uid!;
         if (problem) {
           passes.set(uid, 0);
-          const waited = ctx.clock.now() - Date.parse(ch.status.presentedAt!);
-          if (waited > sc.timeoutMs) {
-            const reason = `self-check did not pass within ${Math.round(sc.timeoutMs / 1000)}s: ${problem}`;
-            ctx.recorder.warning(ch, 'Failed', reason);
-            return write(ch, ctx, { state: 'errored', reason });
-          }
+          if (await timedOut(ch, ctx, ch.status.presentedAt!, 'self-check did not pass', problem)) return;
           await write(ch, ctx, { reason: `Waiting for ${mechanism} challenge propagation: ${problem}` });
           return { requeueAfter: dns ? cfg.dns01.checkIntervalMs : sc.intervalMs };
         }

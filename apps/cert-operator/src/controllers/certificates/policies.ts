@@ -3,7 +3,6 @@ import type { CertificateRequestObject } from '../../api/v1/certificaterequest.j
 import { CERT_MANAGER_GROUP, GROUP, isOurGroup, type KeyUsage } from '../../api/v1/shared.js';
 import { csrExtension, literalName, OID_NAME_CONSTRAINTS, SUBJECT_ATTRIBUTES, subjectValues, type ParsedCSR } from '../../pki/csr.js';
 import { nameConstraintsExtension } from '../../pki/general-names.js';
-import { x509 } from '../../pki/crypto-provider.js';
 import { normalizeIP } from '../../pki/ip.js';
 import { describeKey, keyLabel, keySpecOf, publicKeyDer } from '../../pki/keys.js';
 import { renewalTime } from '../../pki/renewal.js';
@@ -124,7 +123,7 @@ function certificateMismatches(spec: CertificateSpecType, st: SecretState): stri
   const out: string[] = [];
   const sans = [...cert.dnsNames, ...cert.ipAddresses, ...cert.uris, ...cert.emailAddresses];
   if (spec.literalSubject) {
-    if (literalName(spec.literalSubject).toString() !== new x509.X509Certificate(cert.x509.raw).subjectName.toString()) out.push('spec.literalSubject');
+    if (literalName(spec.literalSubject).toString() !== cert.subjectName.toString()) out.push('spec.literalSubject');
   } else if (spec.commonName ? cert.commonName !== spec.commonName : !!cert.commonName && !sans.includes(cert.commonName)) out.push('spec.commonName');
   if (!sameSet(lower(spec.dnsNames), lower(cert.dnsNames))) out.push('spec.dnsNames');
   if (!sameSet(ips(spec.ipAddresses), ips(cert.ipAddresses))) out.push('spec.ipAddresses');
