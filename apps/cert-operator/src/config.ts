@@ -24,6 +24,8 @@ export interface CertOperatorConfig {
   dns01: { recursiveNameservers: string[]; recursiveOnly: boolean; checkIntervalMs: number };
   /** ingress-shim: Certificates for annotated Ingresses. */
   ingressShim: boolean;
+  /** The shims read this operator's annotations only, leaving `cert-manager.io/*` to a cert-manager that still runs. */
+  shimIgnoreCertManagerAnnotations: boolean;
   /** The issuer for Ingresses annotated only kubernetes.io/tls-acme: "true" (cert-manager's --default-issuer-*). */
   defaultIssuer?: { name: string; kind: string; group?: string };
 }
@@ -41,6 +43,13 @@ export const defaultConfig = ({ clusterResourceNamespace, ...overrides }: Partia
   enableGatewayAPI: false,
   acme: true,
   ingressShim: true,
+  shimIgnoreCertManagerAnnotations: false,
   dns01: { recursiveNameservers: [], recursiveOnly: false, checkIntervalMs: 10_000 },
   ...overrides,
+});
+
+/** How the shims read annotations, from the operator's settings. */
+export const shimOptions = (cfg: CertOperatorConfig) => ({
+  defaultIssuer: cfg.defaultIssuer,
+  ignoreCertManagerAnnotations: cfg.shimIgnoreCertManagerAnnotations,
 });

@@ -33,6 +33,9 @@ void runOperator({
     dns01RecursiveNameserversOnly: flag.boolean({ help: "check DNS-01 propagation with those resolvers only, not the zone's authoritative servers" }),
     dns01CheckRetryPeriod: flag.duration({ default: defaultConfig().dns01.checkIntervalMs, defaultText: '10s', help: 'pause between DNS-01 self-checks' }),
     disableIngressShim: flag.boolean({ help: 'do not make Certificates for annotated Ingresses' }),
+    shimIgnoreCertManagerAnnotations: flag.boolean({
+      help: 'ingress-shim and gateway-shim read only cert.opkit.dev/* annotations, leaving cert-manager.io/* to a cert-manager that still runs (migration)',
+    }),
     defaultIssuerName: flag.optionalString({ metavar: '<name>', help: 'issuer for Ingresses annotated kubernetes.io/tls-acme: "true"', defaultText: 'none' }),
     defaultIssuerKind: flag.oneOf(['Issuer', 'ClusterIssuer'] as const, { default: 'Issuer', help: 'kind of the default issuer' }),
     defaultIssuerGroup: flag.optionalString({ metavar: '<group>', help: 'API group of the default issuer', defaultText: 'cert.opkit.dev' }),
@@ -51,6 +54,7 @@ void runOperator({
       selfCheck: { ...defaults.selfCheck, timeoutMs: v.acmeHttp01SelfCheckTimeout },
       enableGatewayAPI: v.enableGatewayApi,
       ingressShim: !v.disableIngressShim,
+      shimIgnoreCertManagerAnnotations: v.shimIgnoreCertManagerAnnotations,
       dns01: { recursiveNameservers: v.dns01RecursiveNameservers, recursiveOnly: v.dns01RecursiveNameserversOnly, checkIntervalMs: v.dns01CheckRetryPeriod },
       defaultIssuer: v.defaultIssuerName
         ? { name: v.defaultIssuerName, kind: v.defaultIssuerKind, ...(v.defaultIssuerGroup ? { group: v.defaultIssuerGroup } : {}) }

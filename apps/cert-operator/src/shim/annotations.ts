@@ -12,6 +12,24 @@ const CM = 'cert-manager.io';
 const ACME_CM = 'acme.cert-manager.io';
 const ACME_OURS = `acme.${GROUP}`;
 
+/** How the shims read an object's annotations. */
+export interface ShimOptions {
+  /** The issuer for objects annotated only kubernetes.io/tls-acme: "true". */
+  defaultIssuer?: IssuerChoice;
+  /**
+   * Read only this operator's annotations, not cert-manager's (`--shim-ignore-cert-manager-annotations`):
+   * while cert-manager still runs beside it, each shim acts on its own annotations only, so the two
+   * never make Certificates for the same Secret.
+   */
+  ignoreCertManagerAnnotations?: boolean;
+}
+
+/** The annotations a shim reads: all of them, or without cert-manager's when it is told to leave those to cert-manager. */
+export function shimReadable(annotations: Record<string, string> | undefined, opts: ShimOptions): Record<string, string> | undefined {
+  if (!opts.ignoreCertManagerAnnotations || !annotations) return annotations;
+  return Object.fromEntries(Object.entries(annotations).filter(([k]) => !k.startsWith(`${CM}/`) && !k.startsWith(`${ACME_CM}/`)));
+}
+
 /** The value of a shim annotation, ours first, then cert-manager's. */
 export function shimAnnotation(annotations: Record<string, string> | undefined, name: string, acme = false): string | undefined {
   return annotations?.[`${acme ? ACME_OURS : GROUP}/${name}`] ?? annotations?.[`${acme ? ACME_CM : CM}/${name}`];

@@ -1,6 +1,6 @@
 import { defineKind, type KubeObject } from '@opkit/runtime';
 import { SOLVER_OVERRIDES } from '../acme/solver-overrides.js';
-import { hasShimTrigger, issuerFromAnnotations, specFromAnnotations, type IssuerChoice } from './annotations.js';
+import { hasShimTrigger, issuerFromAnnotations, shimReadable, specFromAnnotations, type ShimOptions } from './annotations.js';
 import { shimCertificate, type DesiredCertificate, type ShimPlan } from './ingress.js';
 
 interface Listener {
@@ -41,10 +41,10 @@ function listenerProblems(l: Listener, i: number, namespace: string): string[] {
  * reference, with the hostnames of every listener that uses it; a listener that cannot be served
  * is skipped with a reason. The ACME solver is pointed at this Gateway (its HTTPRoute's parent).
  */
-export function planForGateway(gw: GatewayObject, defaults?: IssuerChoice): ShimPlan {
-  const a = gw.metadata.annotations;
+export function planForGateway(gw: GatewayObject, opts: ShimOptions = {}): ShimPlan {
+  const a = shimReadable(gw.metadata.annotations, opts);
   if (!hasShimTrigger(a)) return { skip: true };
-  const issuer = issuerFromAnnotations(a, defaults);
+  const issuer = issuerFromAnnotations(a, opts.defaultIssuer);
   if ('problem' in issuer) return { blocked: `Could not determine the issuer: ${issuer.problem}` };
   const { spec, problems } = specFromAnnotations(a);
   if (problems.length) return { blocked: problems.join('; ') };

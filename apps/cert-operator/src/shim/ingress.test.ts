@@ -121,3 +121,26 @@ describe('ingress-shim: what an annotated Ingress asks for', () => {
     expect(specFromAnnotations({ 'cert-manager.io/duration': '720h', 'cert.opkit.dev/duration': '1440h' }).spec.duration).toBe('1440h');
   });
 });
+
+describe('--shim-ignore-cert-manager-annotations (cert-manager still runs beside this operator)', () => {
+  const both = ingress({ 'cert-manager.io/cluster-issuer': 'letsencrypt', 'acme.cert-manager.io/http01-edit-in-place': 'true' }, [
+    { hosts: ['shop.example.com'], secretName: 'shop-tls' },
+  ]);
+
+  it('leaves an Ingress annotated only for cert-manager to cert-manager: no Certificate of ours for its Secret', () => {
+    expect(planForIngress(both)).toMatchObject({ certificates: [{ metadata: { name: 'shop-tls' } }] });
+    expect(planForIngress(both, { ignoreCertManagerAnnotations: true })).toEqual({ skip: true });
+  });
+
+  it("acts on this operator's own annotations, and reads none of cert-manager's beside them (not even the solver's)", () => {
+    const ours = ingress({ ...both.metadata.annotations, 'cert.opkit.dev/issuer': 'ca', 'cert-manager.io/duration': '720h' }, [
+      { hosts: ['shop.example.com'], secretName: 'shop-tls' },
+    ]);
+    const plan = planForIngress(ours, { ignoreCertManagerAnnotations: true });
+    if (!('certificates' in plan)) throw new Error('no plan');
+    const c = plan.certificates[0]!;
+    expect(c.spec.issuerRef).toEqual({ name: 'ca', kind: 'Issuer' });
+    expect(c.spec.duration).toBeUndefined();
+    expect(c.metadata.annotations).toBeUndefined();
+  });
+});

@@ -2,7 +2,16 @@ import { isIP } from 'node:net';
 import { controllerReference, Ingress, type Kind, type KubeObject, type ObjectOf } from '@opkit/runtime';
 import type { CertificateSpecType } from '../api/v1/certificate.js';
 import { GROUP } from '../api/v1/shared.js';
-import { hasShimTrigger, issuerFromAnnotations, shimAnnotation, SOLVER_OVERRIDES, specFromAnnotations, type IssuerChoice } from './annotations.js';
+import {
+  hasShimTrigger,
+  issuerFromAnnotations,
+  shimAnnotation,
+  shimReadable,
+  SOLVER_OVERRIDES,
+  specFromAnnotations,
+  type IssuerChoice,
+  type ShimOptions,
+} from './annotations.js';
 
 export type IngressObject = ObjectOf<typeof Ingress> & { metadata: { name: string; namespace: string; uid?: string } };
 
@@ -80,8 +89,7 @@ export function shimCertificate(
 }
 
 /** ACME HTTP-01 solver overrides from an Ingress's annotations, as cert-manager's ingress-shim sets them. */
-function solverOverrides(ing: IngressObject): Record<string, string> {
-  const a = ing.metadata.annotations;
+function solverOverrides(ing: IngressObject, a: Record<string, string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (shimAnnotation(a, 'http01-edit-in-place', true) === 'true') out[SOLVER_OVERRIDES.ingressName] = ing.metadata.name;
   const cls = shimAnnotation(a, 'http01-ingress-class', true);
@@ -96,10 +104,10 @@ function solverOverrides(ing: IngressObject): Record<string, string> {
  * secretName, its hosts as SANs); two entries sharing a secretName block the whole Ingress, as in
  * cert-manager (one Certificate per Secret); an entry without hosts or secretName is skipped.
  */
-export function planForIngress(ing: IngressObject, defaults?: IssuerChoice): ShimPlan {
-  const a = ing.metadata.annotations;
+export function planForIngress(ing: IngressObject, opts: ShimOptions = {}): ShimPlan {
+  const a = shimReadable(ing.metadata.annotations, opts);
   if (!hasShimTrigger(a)) return { skip: true };
-  const issuer = issuerFromAnnotations(a, defaults);
+  const issuer = issuerFromAnnotations(a, opts.defaultIssuer);
   if ('problem' in issuer) return { blocked: `Could not determine the issuer: ${issuer.problem}` };
   const tls = ing.spec?.tls ?? [];
   const first = new Map<string, number>();
@@ -114,7 +122,7 @@ export function planForIngress(ing: IngressObject, defaults?: IssuerChoice): Shi
   if (problems.length) return { blocked: problems.join('; ') };
   const skipped: string[] = [];
   const certificates: DesiredCertificate[] = [];
-  const overrides = solverOverrides(ing);
+  const overrides = solverOverrides(ing, a);
   for (const [i, t] of tls.entries()) {
     const missing = [...(t.hosts?.length ? [] : [`spec.tls[${i}].hosts`]), ...(t.secretName ? [] : [`spec.tls[${i}].secretName`])];
     if (missing.length) {

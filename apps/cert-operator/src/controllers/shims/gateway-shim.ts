@@ -1,6 +1,6 @@
 import { controllerFor, type ReconcileContext, type Request } from '@opkit/runtime';
 import { Certificate } from '../../api/v1/certificate.js';
-import type { CertOperatorConfig } from '../../config.js';
+import { shimOptions, type CertOperatorConfig } from '../../config.js';
 import { Gateway, planForGateway } from '../../shim/gateway.js';
 import { shimRbac } from '../rbac.js';
 import { syncShimCertificates } from './sync.js';
@@ -18,6 +18,6 @@ export function gatewayShimController(cfg: CertOperatorConfig) {
     .reconcile(async (req: Request, ctx: ReconcileContext) => {
       const gw = await ctx.cache.get(Gateway, req);
       if (!gw || gw.metadata.deletionTimestamp || gw.metadata.finalizers?.includes('foregroundDeletion')) return;
-      await syncShimCertificates(gw, planForGateway(gw, cfg.defaultIssuer), ctx);
+      await syncShimCertificates(gw, planForGateway(gw, shimOptions(cfg)), ctx);
     });
 }

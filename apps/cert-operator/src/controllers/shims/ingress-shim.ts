@@ -1,6 +1,6 @@
 import { controllerFor, Ingress, type ReconcileContext, type Request } from '@opkit/runtime';
 import { Certificate } from '../../api/v1/certificate.js';
-import type { CertOperatorConfig } from '../../config.js';
+import { shimOptions, type CertOperatorConfig } from '../../config.js';
 import { planForIngress, type IngressObject } from '../../shim/ingress.js';
 import { shimRbac } from '../rbac.js';
 import { syncShimCertificates } from './sync.js';
@@ -19,6 +19,6 @@ export function ingressShimController(cfg: CertOperatorConfig) {
     .reconcile(async (req: Request, ctx: ReconcileContext) => {
       const ing = (await ctx.cache.get(Ingress, req)) as IngressObject | undefined;
       if (!ing || ing.metadata.deletionTimestamp || ing.metadata.finalizers?.includes('foregroundDeletion')) return;
-      await syncShimCertificates(ing, planForIngress(ing, cfg.defaultIssuer), ctx);
+      await syncShimCertificates(ing, planForIngress(ing, shimOptions(cfg)), ctx);
     });
 }
