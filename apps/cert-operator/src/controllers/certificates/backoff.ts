@@ -3,7 +3,7 @@ import type { CertificateObject } from '../../api/v1/certificate.js';
 import { A } from '../../api/v1/shared.js';
 import { issuanceBackoffMs } from '../../pki/renewal.js';
 import { keepsReady } from './policies.js';
-import { isOverwritten, type SecretState } from './secret-state.js';
+import { isBroken, pairWriters, type SecretState } from './secret-state.js';
 import { conditionOf, notReady, writeStatus } from './status.js';
 
 /** Nodes' timers and humans both prefer rechecks at least daily. */
@@ -33,25 +33,44 @@ export async function failureBackoff(c: CertificateObject, state: SecretState, w
   return { requeueAfter: Math.min(MAX_REQUEUE_MS, retryAt - now.getTime()) };
 }
 
-/** The field managers that last wrote the Secret's data, to name them in messages. */
-async function secretWriters(c: CertificateObject, ctx: ReconcileContext): Promise<string> {
+/**
+ * Who other than this operator wrote the Secret's certificate or key since it last did, or
+ * undefined. Any such write counts, a valid pair included (External Secrets, reflector, a CSI
+ * driver, cert-manager): the writer is named from the Secret's managedFields, read from the API
+ * server (the cache strips them). Only read when a trigger fired and the pair is not the one the
+ * current request issued.
+ */
+async function overwrittenBy(c: CertificateObject, state: SecretState, issuedChain: string | undefined, ctx: ReconcileContext): Promise<string | undefined> {
+  if (!state.secret || !c.status?.revision) return undefined;
+  const broken = isBroken(state);
+  if (!broken && issuedChain !== undefined && state.certPem === issuedChain) return undefined;
   const s = await ctx.client.find(Secret, { namespace: c.metadata.namespace, name: c.spec.secretName });
-  const other = s?.metadata.managedFields?.filter(
-    (f) => f.manager !== ctx.client.options.fieldManager && JSON.stringify(f.fieldsV1 ?? {}).includes('"f:data"'),
-  );
-  return other?.length ? other.map((f) => f.manager).join(', ') : 'another writer';
+  const writers = pairWriters(s?.metadata.managedFields, ctx.client.options.fieldManager);
+  if (writers.length) return writers.join(', ');
+  return broken ? 'another writer' : undefined;
 }
 
+/** What contention decided: wait (a fight), or go on and re-issue over the writer named. */
+export type Contention = { wait: Result } | { overwrittenBy: string } | undefined;
+
 /**
- * Someone keeps overwriting the Secret's key. The first time, re-issue (the caller goes on). If it
- * happens again right after that re-issuance, it is a fight with another writer: back off.
+ * Someone else wrote the Secret's pair. The first time, re-issue (the caller goes on, marking
+ * SecretOverwritten). If it happens again within the window after that re-issuance, it is a fight
+ * with another writer: back off (1 h doubling, as failed issuances), so re-issues stay bounded.
  */
-export async function contention(c: CertificateObject, state: SecretState, why: Why, ctx: ReconcileContext, now: Date): Promise<Result | undefined> {
-  if (!isOverwritten(state) || !c.status?.revision) return undefined;
+export async function contention(
+  c: CertificateObject,
+  state: SecretState,
+  issuedChain: string | undefined,
+  why: Why,
+  ctx: ReconcileContext,
+  now: Date,
+): Promise<Contention> {
+  const writer = await overwrittenBy(c, state, issuedChain, ctx);
+  if (!writer || !c.status?.revision) return undefined;
   const marked = conditionOf(c.status.conditions, 'SecretOverwritten');
   const ready = conditionOf(c.status.conditions, 'Ready');
   const reissuedSinceMark = marked && ready?.status === 'True' && Date.parse(ready.lastTransitionTime) >= Date.parse(marked.lastTransitionTime);
-  const writer = await secretWriters(c, ctx);
   if (marked && reissuedSinceMark && now.getTime() - Date.parse(marked.lastTransitionTime) < CONTENTION_WINDOW_MS) {
     const failures = (c.status.failedIssuanceAttempts ?? 0) + 1;
     const retryAt = new Date(now.getTime() + issuanceBackoffMs(failures));
@@ -63,8 +82,8 @@ export async function contention(c: CertificateObject, state: SecretState, why: 
       set({ type: 'Issuing', status: 'False', reason: 'SecretContention', message });
       set({ type: 'Ready', status: 'False', reason: 'SecretContention', message });
     });
-    return { requeueAfter: issuanceBackoffMs(failures) };
+    return { wait: { requeueAfter: issuanceBackoffMs(failures) } };
   }
   ctx.recorder.warning(c, 'SecretOverwritten', `Secret "${c.spec.secretName}" was overwritten by ${writer}: ${why.message}`);
-  return undefined;
+  return { overwrittenBy: writer };
 }

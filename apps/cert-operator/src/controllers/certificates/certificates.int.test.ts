@@ -480,7 +480,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(await requestNames(namespace, 'ported')).toEqual([]);
   });
 
-  it('writes keystores (JKS, PKCS#12) and the extra formats into the Secret, opened by keytool and openssl; a missing password is said on the Certificate; nothing is rewritten while nothing changes', async () => {
+  it('writes keystores (JKS, PKCS#12) and the extra formats into the Secret, opened by keytool and openssl; a missing password is said on the Certificate; nothing is rewritten while nothing changes; a changed password rebuilds them', async () => {
     const namespace = await ns();
     await caChain(namespace);
     await cert(namespace, 'java', {
@@ -503,8 +503,8 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     );
     expect(ready(waiting)?.message).toBe('Secret "store-pass" with the JKS keystore password does not exist');
     await admin.create(Secret, { metadata: { name: 'store-pass', namespace }, stringData: { password: 'changeit-42' } });
-    // The password Secret is not watched: the retry (30 s) finds it.
-    await waitFor('Ready with its keystores', async () => ready(await getCert(namespace, 'java'))?.status === 'True', { timeoutMs: 60_000 });
+    // The password Secret is watched: its arrival reconciles at once (it was a 30 s poll).
+    await waitFor('Ready with its keystores', async () => ready(await getCert(namespace, 'java'))?.status === 'True', { timeoutMs: 10_000 });
     const s = await secret(namespace, 'java');
     expect(Object.keys(s.data ?? {}).sort()).toEqual([
       'ca.crt',
@@ -538,6 +538,30 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await plane.kubectl(['annotate', 'certificate', 'java', '-n', namespace, 'touch=1']);
     await new Promise((r) => setTimeout(r, 3_000));
     expect((await secret(namespace, 'java')).metadata.resourceVersion).toBe(rv);
+    // The password changes in its Secret: the keystores are rebuilt with it (cert-manager #3450,
+    // #6815 never were), the certificate kept.
+    await admin.patch(Secret, { namespace, name: 'store-pass' }, { data: { password: Buffer.from('changeit-43').toString('base64') } });
+    const rebuilt = await waitFor('keystores rebuilt', async () => {
+      const x = await secret(namespace, 'java');
+      return x.metadata.resourceVersion !== rv && x;
+    });
+    const dir2 = mkdtempSync(join(tmpdir(), 'opkit-ks-'));
+    try {
+      writeFileSync(join(dir2, 'keystore.jks'), Buffer.from(rebuilt.data!['keystore.jks']!, 'base64'));
+      writeFileSync(join(dir2, 'keystore.p12'), Buffer.from(rebuilt.data!['keystore.p12']!, 'base64'));
+      const list = (pass: string) =>
+        execFileSync('keytool', ['-list', '-keystore', join(dir2, 'keystore.jks'), '-storetype', 'JKS', '-storepass', pass], {
+          encoding: 'utf8',
+          stdio: 'pipe',
+        });
+      expect(list('changeit-43')).toMatch(/^app, .*PrivateKeyEntry/m);
+      expect(() => list('changeit-42')).toThrow();
+      execFileSync('openssl', ['pkcs12', '-in', join(dir2, 'keystore.p12'), '-nodes', '-passin', 'pass:changeit-43'], { stdio: 'pipe' });
+    } finally {
+      rmSync(dir2, { recursive: true, force: true });
+    }
+    expect(pem(rebuilt, 'tls.crt')).toBe(pem(s, 'tls.crt'));
+    expect((await getCert(namespace, 'java')).status?.revision).toBe(1);
     // Asked for no keystores any more: they leave the Secret; the certificate is not re-issued.
     await plane.kubectl([
       'patch',

@@ -12,15 +12,17 @@ import { certificatesRbac } from '../rbac.js';
 import { contention, failureBackoff } from './backoff.js';
 import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey } from './next-key.js';
+import { keystorePasswordSecrets } from './outputs.js';
 import { annotationOf, issuanceReason, keepsReady } from './policies.js';
 import { currentRequest, manageRequest, requestsOf } from './requests.js';
 import { applySecret } from './secret.js';
-import { isOverwritten, readSecretState, type SecretState } from './secret-state.js';
+import { readSecretState, type SecretState } from './secret-state.js';
 import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
 import { validateCertificate } from './validate.js';
 
 export const SECRET_NAME_INDEX = 'spec.secretName';
 export const CERT_ISSUER_INDEX = 'spec.issuerRef';
+export const KEYSTORE_PASSWORD_INDEX = 'spec.keystores.passwordSecretRef';
 
 const MANUAL = 'ManuallyTriggered';
 
@@ -112,9 +114,13 @@ export function certificateController(cfg: CertOperatorConfig) {
     }
 
     // 6. Failed before: wait out the backoff; someone else keeps writing the Secret: do not fight.
+    let overwrittenBy: string | undefined;
     if (!inProgress && !forced) {
-      const waiting = (await failureBackoff(c, state, why, ctx, now)) ?? (await contention(c, state, why, ctx, now));
+      const waiting = await failureBackoff(c, state, why, ctx, now);
       if (waiting) return waiting;
+      const fight = await contention(c, state, issuedChain, why, ctx, now);
+      if (fight && 'wait' in fight) return fight.wait;
+      overwrittenBy = fight?.overwrittenBy;
     }
 
     // 7. The key manager: the key the next certificate carries.
@@ -127,9 +133,14 @@ export function certificateController(cfg: CertOperatorConfig) {
       if (next.temporary) s.nextPrivateKeySecretName = next.secretName;
       if (!keepsReady(why.reason) && !inProgress) set({ type: 'Ready', status: 'False', reason: why.reason, message: why.message });
       if (state.problem) set({ type: 'Ready', status: 'False', reason: state.problem.reason, message: state.problem.message });
-      if (!inProgress && isOverwritten(state) && c.status?.revision) {
+      if (overwrittenBy) {
         unset('SecretOverwritten');
-        set({ type: 'SecretOverwritten', status: 'True', reason: 'DataOverwritten', message: `the Secret's data was overwritten (${why.message})` });
+        set({
+          type: 'SecretOverwritten',
+          status: 'True',
+          reason: 'DataOverwritten',
+          message: `the Secret's data was overwritten by ${overwrittenBy} (${why.message})`,
+        });
       }
     };
 
@@ -159,6 +170,12 @@ export function certificateController(cfg: CertOperatorConfig) {
       namespace: c.metadata.namespace,
       name: c.metadata.name,
     }));
+  // A keystore password changed (or its Secret appeared): the keystores are rebuilt with it.
+  const byPasswordSecret = async (s: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
+    (await cache.list(Certificate.kind, { namespace: s.metadata.namespace, index: { name: KEYSTORE_PASSWORD_INDEX, value: s.metadata.name } })).map((c) => ({
+      namespace: c.metadata.namespace,
+      name: c.metadata.name,
+    }));
   const bySharedSecret = async (c: CertificateObject, { cache }: { cache: ReconcileContext['cache'] }) =>
     (await cache.list(Certificate.kind, { namespace: c.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } }))
       .filter((o) => o.metadata.uid !== c.metadata.uid)
@@ -170,12 +187,14 @@ export function certificateController(cfg: CertOperatorConfig) {
       .named('certificate')
       .withIndex(Certificate.kind, SECRET_NAME_INDEX, (c) => [c.spec.secretName])
       .withIndex(Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
+      .withIndex(Certificate.kind, KEYSTORE_PASSWORD_INDEX, keystorePasswordSecrets)
       .owns(CertificateRequest.kind)
       // The target Secret: through the metadata cache (it may not carry our label yet) and through
       // the full cache of labelled Secrets, which is what the reconcile reads (each informer delivers
       // on its own, so both must trigger). Then the other Certificates naming the same Secret.
       .watches(Secret, bySecret, { informer: METADATA })
       .watches(Secret, bySecret, { informer: LABELLED })
+      .watches(Secret, byPasswordSecret, { informer: METADATA })
       .watches(Certificate.kind, bySharedSecret)
       .watches(Issuer.kind, byIssuer('Issuer'))
       .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'))

@@ -55,14 +55,15 @@ export async function upToDate(
   return { requeueAfter: untilRenewal(renewAt, now.getTime()) };
 }
 
-/** Issuing: the signed certificate and its key into the Secret, the revision recorded. */
-/** The Secret's outputs cannot be written (a keystore password is missing): said on the Certificate, retried. */
+/**
+ * The Secret's outputs cannot be written (a keystore password is missing): said on the Certificate.
+ * The password's Secret is watched (KEYSTORE_PASSWORD_INDEX): its arrival reconciles again.
+ */
 async function outputProblem(c: CertificateObject, ctx: ReconcileContext, problem: { reason: string; message: string }): Promise<Result> {
   await notReady(c, ctx, problem.reason, problem.message);
-  // The password Secret is not watched: look again in a while.
-  return { requeueAfter: 30_000 };
 }
 
+/** Issuing: the signed certificate and its key into the Secret, the revision recorded. */
 export async function completeIssuance(
   c: CertificateObject,
   cr: CertificateRequestObject,

@@ -1,4 +1,4 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, createHmac, X509Certificate } from 'node:crypto';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import { GROUP } from '../../api/v1/shared.js';
 import { splitPem } from '../../pki/inspect.js';
@@ -22,22 +22,34 @@ export type Outputs = { data: Record<string, string>; annotations: Record<string
 
 const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64');
 
-/** The keystore settings that shape the files (passwords by reference: a literal is hashed, never stored). */
-function keystoreSpecDigest(c: CertificateObject): string | undefined {
+/**
+ * The keystore settings that shape the files, without the passwords: which stores, the alias, the
+ * profile, where each password comes from.
+ */
+function keystoreShapeDigest(c: CertificateObject): string | undefined {
   const k = c.spec.keystores;
   if (!k?.jks?.create && !k?.pkcs12?.create) return undefined;
-  const ref = (x: { passwordSecretRef?: { name: string; key: string }; password?: string }) =>
-    x.passwordSecretRef ?? {
-      literal: createHash('sha256')
-        .update(x.password ?? '')
-        .digest('hex'),
-    };
+  const from = (x: { passwordSecretRef?: { name: string; key: string } }) => x.passwordSecretRef ?? 'literal';
   const shape = {
-    jks: k.jks?.create ? { alias: k.jks.alias ?? 'certificate', password: ref(k.jks) } : undefined,
-    pkcs12: k.pkcs12?.create ? { profile: k.pkcs12.profile ?? 'LegacyDES', password: ref(k.pkcs12) } : undefined,
+    jks: k.jks?.create ? { alias: k.jks.alias ?? 'certificate', password: from(k.jks) } : undefined,
+    pkcs12: k.pkcs12?.create ? { profile: k.pkcs12.profile ?? 'LegacyDES', password: from(k.pkcs12) } : undefined,
   };
   return createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 16);
 }
+
+/**
+ * The passwords the keystores were written with, as a MAC keyed with the private key: a changed
+ * password (a literal, or the value in its Secret) rebuilds the keystores, and the annotation tells
+ * nothing about a password to whoever cannot read the key beside it.
+ */
+const passwordsMac = (keyPem: string, passwords: (string | undefined)[]) =>
+  createHmac('sha256', keyPem).update(JSON.stringify(passwords)).digest('hex').slice(0, 16);
+
+/** The Secret KEYSTORE_PASSWORD_INDEX maps to a Certificate: every Secret its keystore passwords come from. */
+export const keystorePasswordSecrets = (c: CertificateObject): string[] => {
+  const k = c.spec.keystores;
+  return [...new Set([k?.jks?.create && k.jks.passwordSecretRef?.name, k?.pkcs12?.create && k.pkcs12.passwordSecretRef?.name].filter((n): n is string => !!n))];
+};
 
 async function password(c: CertificateObject, which: 'jks' | 'pkcs12', reader: SecretReader): Promise<string | { reason: string; message: string }> {
   const k = c.spec.keystores![which]!;
@@ -77,38 +89,47 @@ export async function secretOutputs(c: CertificateObject, pems: Pems, existing: 
   }
   if (formats.has('CombinedPEM')) data['tls-combined.pem'] = b64(`${pems.keyPem.trimEnd()}\n${pems.chainPem.trimEnd()}\n`);
 
-  const digest = keystoreSpecDigest(c);
-  if (!digest) return { data, annotations };
-  annotations[KEYSTORE_SPEC_ANNOTATION] = digest;
+  const shape = keystoreShapeDigest(c);
+  if (!shape) return { data, annotations };
   const k = c.spec.keystores!;
   const wanted = [
     ...(k.jks?.create ? ['keystore.jks', ...(pems.caPem ? ['truststore.jks'] : [])] : []),
     ...(k.pkcs12?.create ? ['keystore.p12', ...(pems.caPem ? ['truststore.p12'] : [])] : []),
   ];
-  const same =
-    existing?.metadata.annotations?.[KEYSTORE_SPEC_ANNOTATION] === digest &&
+  const recorded = existing?.metadata.annotations?.[KEYSTORE_SPEC_ANNOTATION];
+  const samePair =
     secretData(existing, 'tls.crt') === pems.chainPem &&
     secretData(existing, 'tls.key') === pems.keyPem &&
     (secretData(existing, 'ca.crt') ?? '') === (pems.caPem ?? '') &&
-    wanted.every((w) => existing.data?.[w]);
-  if (same) {
-    for (const w of wanted) data[w] = existing.data![w]!;
+    wanted.every((w) => existing?.data?.[w]);
+  const keep = (digest: string): Outputs => {
+    for (const w of wanted) data[w] = existing!.data![w]!;
+    annotations[KEYSTORE_SPEC_ANNOTATION] = digest;
     return { data, annotations };
+  };
+  const jksPw = k.jks?.create ? await password(c, 'jks', reader) : undefined;
+  const p12Pw = k.pkcs12?.create ? await password(c, 'pkcs12', reader) : undefined;
+  const missing = typeof jksPw === 'object' ? jksPw : typeof p12Pw === 'object' ? p12Pw : undefined;
+  if (missing) {
+    // The password cannot be read now (its Secret deleted or being replaced): keystores already
+    // written for this pair and these settings stay; anything else waits for it, said on the Certificate.
+    if (samePair && recorded?.split('.')[0] === shape) return keep(recorded);
+    return { problem: missing };
   }
+  const pw = { jks: typeof jksPw === 'string' ? jksPw : undefined, pkcs12: typeof p12Pw === 'string' ? p12Pw : undefined };
+  const digest = `${shape}.${passwordsMac(pems.keyPem, [pw.jks, pw.pkcs12])}`;
+  annotations[KEYSTORE_SPEC_ANNOTATION] = digest;
+  if (samePair && recorded === digest) return keep(digest);
   const chain = splitPem(pems.chainPem).map((p) => new X509Certificate(p));
   const ca = pems.caPem ? splitPem(pems.caPem).map((p) => new X509Certificate(p)) : [];
-  if (k.jks?.create) {
-    const pw = await password(c, 'jks', reader);
-    if (typeof pw !== 'string') return { problem: pw };
-    data['keystore.jks'] = b64(encodeJksKeystore({ key, chain, ca: ca[0], password: pw, alias: k.jks.alias, created: now }));
-    if (ca[0]) data['truststore.jks'] = b64(encodeJksTruststore({ ca: ca[0], password: pw, created: now }));
+  if (k.jks?.create && pw.jks !== undefined) {
+    data['keystore.jks'] = b64(encodeJksKeystore({ key, chain, ca: ca[0], password: pw.jks, alias: k.jks.alias, created: now }));
+    if (ca[0]) data['truststore.jks'] = b64(encodeJksTruststore({ ca: ca[0], password: pw.jks, created: now }));
   }
-  if (k.pkcs12?.create) {
-    const pw = await password(c, 'pkcs12', reader);
-    if (typeof pw !== 'string') return { problem: pw };
+  if (k.pkcs12?.create && pw.pkcs12 !== undefined) {
     const profile = (k.pkcs12.profile ?? 'LegacyDES') as Pkcs12Profile;
-    data['keystore.p12'] = b64(encodePkcs12Keystore({ key, chain, ca, password: pw, profile }));
-    if (ca.length) data['truststore.p12'] = b64(encodePkcs12Truststore({ ca, password: pw, profile }));
+    data['keystore.p12'] = b64(encodePkcs12Keystore({ key, chain, ca, password: pw.pkcs12, profile }));
+    if (ca.length) data['truststore.p12'] = b64(encodePkcs12Truststore({ ca, password: pw.pkcs12, profile }));
   }
   return { data, annotations };
 }

@@ -55,6 +55,8 @@ async function world(
     requestKey?: KeyObject;
     annotations?: Record<string, string>;
     request?: boolean;
+    /** The request carries the certificate the Secret holds (it was issued and written by us). */
+    issuedBy?: boolean;
     secret?: Partial<SecretObject> | null;
   } = {},
 ) {
@@ -68,6 +70,7 @@ async function world(
     kind: 'CertificateRequest',
     metadata: { name: 'web-1', namespace: 'apps' },
     spec: { request: b64(csrPem), issuerRef: requested.issuerRef, duration: requested.duration, isCA: !!requested.isCA, usages },
+    ...(opts.issuedBy ? { status: { certificate: b64(signed.certificate) } } : {}),
   };
   const secret: SecretObject | undefined =
     opts.secret === null
@@ -142,6 +145,16 @@ describe('the trigger policy chain', () => {
       },
       undefined,
     ],
+    [
+      "another tool's issuer name on the Secret of the pair the request was issued (repaired, not re-issued)",
+      () => input({}, { issuedBy: true, annotations: annotations({ 'cert.opkit.dev/issuer-name': 'argocd-was-here' }) }),
+      undefined,
+    ],
+    [
+      "another tool's certificate name on the Secret of the pair the request was issued",
+      () => input({}, { issuedBy: true, annotations: annotations({ 'cert.opkit.dev/certificate-name': 'api' }) }),
+      undefined,
+    ],
     // One row per reason, in the chain's order.
     ['no Secret', () => input({}, { secret: null }), 'DoesNotExist'],
     ['no private key in the Secret', () => input({}, { secret: { data: { 'tls.crt': b64('x') } } }), 'MissingData'],
@@ -149,6 +162,11 @@ describe('the trigger policy chain', () => {
     ['another issuer', () => input({ issuerRef: { name: 'other-ca' } }), 'IncorrectIssuer'],
     ['a ClusterIssuer of the same name', () => input({ issuerRef: { name: 'ca', kind: 'ClusterIssuer' } }), 'IncorrectIssuer'],
     ["another Certificate's Secret", () => input({}, { annotations: annotations({ 'cert.opkit.dev/certificate-name': 'api' }) }), 'IncorrectCertificate'],
+    [
+      'the issuer changed in the spec, the pair the request was issued in the Secret',
+      () => input({ issuerRef: { name: 'other-ca' } }, { issuedBy: true }),
+      'RequestChanged',
+    ],
     ['a private key of another algorithm', () => input({ privateKey: { algorithm: 'RSA' } }), 'PrivateKeyChanged'],
     ['a request for another key', () => input({}, { requestKey: otherKey }), 'SecretMismatch'],
     ['a DNS name added', () => input({ dnsNames: ['web.example.com', 'www.example.com'] }), 'RequestChanged'],

@@ -133,12 +133,23 @@ function certificateMismatches(spec: CertificateSpecType, st: SecretState): stri
   return out;
 }
 
+/**
+ * The Secret holds exactly the certificate the current request was issued: what its annotations
+ * say no longer matters (the request names the issuer and the Certificate, and RequestChanged
+ * compares them with the spec). Another tool that edits the annotations gets them repaired, not a
+ * new certificate per edit.
+ */
+const holdsIssuedPair = ({ secret, request }: TriggerInput): boolean =>
+  !!request?.cr.status?.certificate && Buffer.from(request.cr.status.certificate, 'base64').toString() === secret.certPem;
+
 /** cert-manager's trigger chain, in its order. */
 export const TRIGGER_POLICIES: readonly Policy[] = [
   { name: 'SecretProblem', check: ({ secret }) => secret.problem && { reason: secret.problem.reason as TriggerReason, message: secret.problem.message } },
   {
     name: 'SecretIssuerAnnotationsMismatch',
-    check: ({ certificate: c, secret }) => {
+    check: (input) => {
+      const { certificate: c, secret } = input;
+      if (holdsIssuedPair(input)) return undefined;
       const name = secretAnnotation(secret, 'issuer-name');
       const kind = secretAnnotation(secret, 'issuer-kind');
       const group = secretAnnotation(secret, 'issuer-group');
@@ -152,7 +163,9 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
   },
   {
     name: 'SecretCertificateNameAnnotationsMismatch',
-    check: ({ certificate: c, secret }) => {
+    check: (input) => {
+      const { certificate: c, secret } = input;
+      if (holdsIssuedPair(input)) return undefined;
       const owner = secretAnnotation(secret, 'certificate-name');
       return owner === c.metadata.name
         ? undefined

@@ -45,5 +45,28 @@ export function readSecretState(secret: SecretObject | undefined): SecretState {
 }
 
 /** The Secret exists but its data is not a usable pair: someone else wrote it (or broke it). */
-export const isOverwritten = (st: SecretState): boolean =>
+export const isBroken = (st: SecretState): boolean =>
   !!st.secret && !!st.problem && ['InvalidKeyPair', 'InvalidCertificate', 'MissingData'].includes(st.problem.reason);
+
+/** The data keys whose writer decides who holds the Secret. */
+const PAIR_FIELDS = ['f:tls.crt', 'f:tls.key'];
+
+interface ManagedFieldsEntry {
+  manager?: string;
+  fieldsV1?: unknown;
+}
+
+/**
+ * The field managers other than ours that own the certificate or key in a Secret's data, from its
+ * managedFields: the API server moves a field to whoever last changed it (a forced apply of ours
+ * takes it back), so a manager listed here wrote the pair since our last write of it.
+ */
+export function pairWriters(managedFields: readonly ManagedFieldsEntry[] | undefined, ours: string): string[] {
+  const writers = new Set<string>();
+  for (const f of managedFields ?? []) {
+    if (!f.manager || f.manager === ours) continue;
+    const data = (f.fieldsV1 as { 'f:data'?: Record<string, unknown> } | undefined)?.['f:data'];
+    if (data && PAIR_FIELDS.some((k) => k in data)) writers.add(f.manager);
+  }
+  return [...writers];
+}

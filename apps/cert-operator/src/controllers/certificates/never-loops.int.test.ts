@@ -1,0 +1,249 @@
+import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
+import { testManager } from '@opkit/runtime/testing';
+import { startControlPlane, waitFor, type AuditEvent, type ControlPlane } from '@opkit/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
+import { Issuer } from '../../api/v1/issuer.js';
+import { A } from '../../api/v1/shared.js';
+import { defaultConfig } from '../../config.js';
+import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
+import { createCSR, parseCSR } from '../../pki/csr.js';
+import { encodePrivateKey, generatePrivateKey } from '../../pki/keys.js';
+import { selfSign } from '../../pki/sign.js';
+import { addCertificateControllers } from '../index.js';
+
+/**
+ * "Never loops": each thing that writes what the cert operator writes (the Secret's pair, its
+ * annotations, the issuer, a second Certificate) keeps writing for a while, and the operator's own
+ * writes about the Certificate are counted from the API server's audit log, against bounds stated
+ * here. A loop is an unbounded count; every bound below is a small constant, independent of how
+ * long or how often the other writer writes.
+ */
+const OPERATOR = 'cert-operator';
+const SYSTEM = 'opkit-system';
+/** How long each other writer keeps at it, and how often. */
+const ATTACK_MS = 15_000;
+const EVERY_MS = 1_000;
+
+describe('never loops: other writers of what the cert operator writes, against a real API server', () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let manager: Manager;
+  let n = 0;
+  const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+  const ns = async () => {
+    const name = `loops${++n}`;
+    await plane.kubectl(['create', 'namespace', name]);
+    return name;
+  };
+  const cert = (namespace: string, name: string, spec: Partial<CertificateObject['spec']> = {}) =>
+    apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name, namespace },
+      spec: { secretName: name, issuerRef: { name: 'ca' }, dnsNames: [`${name}.example.com`], privateKey: { algorithm: 'ECDSA' }, ...spec },
+    });
+  const getCert = (namespace: string, name: string) => admin.get(Certificate.kind, { namespace, name });
+  const ready = (c: Pick<CertificateObject, 'status'>) => c.status?.conditions?.find((x) => x.type === 'Ready');
+  const waitReady = (namespace: string, name: string, revision = 1) =>
+    waitFor(`Certificate ${name} Ready at revision ${revision}`, async () => {
+      const c = await getCert(namespace, name);
+      return ready(c)?.status === 'True' && (c.status?.revision ?? 0) >= revision && c;
+    });
+  const events = async (namespace: string, name: string) => (await admin.list(CoreEvent, { namespace, fieldSelector: `involvedObject.name=${name}` })).items;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Another tool, writing with a field manager of its own. */
+  const writer = (fieldManager: string) => new Client(new Transport(plane.kubeConfig), { fieldManager });
+
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  /** A valid self-signed pair for `host`, as another tool would write it: Secret data. */
+  async function foreignPair(host: string): Promise<Record<string, string>> {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+    const csr = await parseCSR(await createCSR({ secretName: host, issuerRef: { name: 'x' }, dnsNames: [host] }, key));
+    const { certificate } = await selfSign({ csr, durationMs: 30 * 86_400_000, isCA: false, usages: ['digital signature'] }, key);
+    return { 'tls.crt': b64(certificate), 'tls.key': b64(encodePrivateKey(key, 'PKCS1')) };
+  }
+
+  /** Runs `write` every EVERY_MS for ATTACK_MS; returns how many times it wrote. */
+  async function keepWriting(write: (i: number) => Promise<unknown>): Promise<number> {
+    const until = Date.now() + ATTACK_MS;
+    let i = 0;
+    while (Date.now() < until) {
+      await write(i++);
+      await sleep(EVERY_MS);
+    }
+    return i;
+  }
+
+  /** What the operator wrote about one Certificate since `since`: requests created, status writes, Secret writes. */
+  function operatorWrites(namespace: string, name: string, since: Date) {
+    const mine = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === namespace);
+    const is = (e: AuditEvent, resource: string, objectName?: string, subresource?: string) =>
+      e.objectRef?.resource === resource && (objectName === undefined || e.objectRef.name === objectName) && e.objectRef.subresource === subresource;
+    return {
+      requests: mine.filter((e) => e.verb === 'create' && is(e, 'certificaterequests')).length,
+      statusWrites: mine.filter((e) => is(e, 'certificates', name, 'status')).length,
+      secretWrites: mine.filter((e) => is(e, 'secrets', name)).length,
+    };
+  }
+
+  /** A namespace with a SelfSigned issuer, a CA Certificate from it, and a CA issuer on that. */
+  async function caChain(namespace: string) {
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
+    await cert(namespace, 'root-ca', { isCA: true, commonName: 'loops root', dnsNames: undefined, duration: '8760h', issuerRef: { name: 'selfsigned' } });
+    await waitReady(namespace, 'root-ca');
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace }, spec: { ca: { secretName: 'root-ca' } } });
+    await waitFor(
+      'the CA issuer to be Ready',
+      async () => (await admin.get(Issuer.kind, { namespace, name: 'ca' })).status?.conditions?.[0]?.status === 'True',
+    );
+  }
+
+  beforeAll(async () => {
+    plane = await startControlPlane({ audit: true });
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+    await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
+    await plane.kubectl(['create', 'namespace', SYSTEM]);
+    manager = testManager(plane.kubeConfig, { name: OPERATOR }).manager;
+    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM }));
+    await manager.start();
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await plane?.stop();
+  });
+
+  // A valid pair from another tool (External Secrets, reflector, a CSI driver, cert-manager) was
+  // re-issued over at once, every time: contention engaged only for broken pairs.
+  it('a writer that keeps putting its own valid pair into the Secret: one re-issue, then contention named after the writer', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'valid');
+    await waitReady(namespace, 'valid');
+    const since = new Date();
+    const data = await foreignPair('valid.example.com');
+    const reflector = writer('reflector');
+    const wrote = await keepWriting(() => reflector.patch(Secret, { namespace, name: 'valid' }, { data }));
+    console.log(`valid foreign pair written ${wrote} times: ${JSON.stringify(operatorWrites(namespace, 'valid', since))} so far`);
+    const c = await waitFor('SecretContention', async () => {
+      const x = await getCert(namespace, 'valid');
+      return ready(x)?.reason === 'SecretContention' && x;
+    });
+    expect(ready(c)?.message).toMatch(/keeps being overwritten \(by reflector\): not re-issuing into a fight; retrying at/);
+    expect((await events(namespace, 'valid')).some((e) => e.reason === 'SecretOverwritten' && /overwritten by reflector/.test(e.message ?? ''))).toBe(true);
+    await sleep(3_000);
+    const counted = operatorWrites(namespace, 'valid', since);
+    console.log(`valid foreign pair, settled: ${JSON.stringify(counted)}`);
+    // Bound: one re-issue (one request), whatever the writer does; a handful of status writes.
+    expect(counted.requests).toBe(1);
+    expect(counted.statusWrites).toBeLessThanOrEqual(6);
+    expect((await getCert(namespace, 'valid')).status?.revision).toBe(2);
+  }, 90_000);
+
+  // Another tool edits the Secret's annotations (an issuer name of its own, a certificate name): each
+  // edit re-issued, so a tool that keeps resetting annotations made a request per edit.
+  it("a writer that keeps changing the Secret's annotations: repaired, never re-issued", async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'annotated');
+    const before = await waitReady(namespace, 'annotated');
+    const since = new Date();
+    const argo = writer('argocd');
+    const wrote = await keepWriting((i) =>
+      argo.patch(
+        Secret,
+        { namespace, name: 'annotated' },
+        { metadata: { annotations: i % 2 ? { [A.issuerName]: `other-${i}` } : { [A.certificateName]: `other-${i}` } } },
+      ),
+    );
+    const repaired = await waitFor('annotations repaired', async () => {
+      const x = await admin.get(Secret, { namespace, name: 'annotated' });
+      return x.metadata.annotations?.[A.issuerName] === 'ca' && x.metadata.annotations[A.certificateName] === 'annotated' && x;
+    });
+    await sleep(3_000);
+    const counted = operatorWrites(namespace, 'annotated', since);
+    console.log(`annotations edited ${wrote} times: ${JSON.stringify(counted)}`);
+    // Bound: no request; at most one repair of the Secret per edit; the status untouched.
+    expect(counted.requests).toBe(0);
+    expect(counted.secretWrites).toBeLessThanOrEqual(wrote);
+    expect(counted.statusWrites).toBe(0);
+    expect(repaired.data?.['tls.crt']).toBeDefined();
+    const after = await getCert(namespace, 'annotated');
+    expect(after.status?.revision).toBe(before.status?.revision);
+    expect(ready(after)?.status).toBe('True');
+  }, 90_000);
+
+  // The issuer flaps between Ready and not (its CA Secret named, unnamed): the Certificates it
+  // signed stay Ready, say the issuer's trouble in IssuerReady, and ask it for nothing.
+  it('an issuer flapping Ready: no request, Ready stays True, at most two status writes per flap', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'steady');
+    const before = await waitReady(namespace, 'steady');
+    const since = new Date();
+    const flux = writer('flux');
+    const flaps = await keepWriting((i) =>
+      flux.patch(Issuer.kind, { namespace, name: 'ca' }, { spec: { ca: { secretName: i % 2 ? 'root-ca' : 'missing-ca' } } } as never),
+    );
+    await flux.patch(Issuer.kind, { namespace, name: 'ca' }, { spec: { ca: { secretName: 'root-ca' } } } as never);
+    await waitFor('IssuerReady gone again', async () => !(await getCert(namespace, 'steady')).status?.conditions?.some((x) => x.type === 'IssuerReady'));
+    await sleep(3_000);
+    const counted = operatorWrites(namespace, 'steady', since);
+    console.log(`issuer flapped ${flaps} times: ${JSON.stringify(counted)}`);
+    expect(counted.requests).toBe(0);
+    expect(counted.secretWrites).toBe(0);
+    expect(counted.statusWrites).toBeLessThanOrEqual(2 * (flaps + 1));
+    const after = await getCert(namespace, 'steady');
+    expect(ready(after)?.status).toBe('True');
+    expect(after.status?.revision).toBe(before.status?.revision);
+  }, 90_000);
+
+  // A second Certificate names a Secret another one holds, and is edited again and again: refused
+  // each time with a reason, the holder untouched.
+  it('a second Certificate on the same Secret, edited again and again: refused, the holder never re-issued', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await cert(namespace, 'holder');
+    const before = await waitReady(namespace, 'holder');
+    const since = new Date();
+    const edits = await keepWriting((i) => cert(namespace, 'intruder', { secretName: 'holder', dnsNames: [`intruder-${i}.example.com`] }));
+    const refused = await waitFor('the intruder refused', async () => {
+      const x = await getCert(namespace, 'intruder');
+      return ready(x)?.reason === 'DuplicateSecretName' && x;
+    });
+    expect(ready(refused)?.message).toMatch(/Secret "holder" is already used by Certificate "holder", which holds it/);
+    await sleep(3_000);
+    const holder = operatorWrites(namespace, 'holder', since);
+    const intruder = operatorWrites(namespace, 'intruder', since);
+    console.log(`second Certificate edited ${edits} times: holder ${JSON.stringify(holder)}, intruder ${JSON.stringify(intruder)}`);
+    expect(holder).toEqual({ requests: 0, statusWrites: 0, secretWrites: 0 });
+    // The intruder's status is written when its message would change (never, here) or its generation does.
+    expect(intruder.requests).toBe(0);
+    expect(intruder.statusWrites).toBeLessThanOrEqual(edits + 1);
+    expect((await getCert(namespace, 'holder')).status?.revision).toBe(before.status?.revision);
+  }, 90_000);
+
+  // Someone rotates the keystore password again and again: each change rebuilds the keystores
+  // once (one Secret write), and nothing is issued.
+  it('a keystore password changed again and again: one Secret write per change, no request', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    await admin.create(Secret, { metadata: { name: 'store-pass', namespace }, stringData: { password: 'pass-0' } });
+    await cert(namespace, 'java', {
+      keystores: { pkcs12: { create: true, passwordSecretRef: { name: 'store-pass', key: 'password' }, profile: 'Modern2023' } },
+    });
+    const before = await waitReady(namespace, 'java');
+    const since = new Date();
+    const vault = writer('vault-secrets-operator');
+    const changes = await keepWriting((i) => vault.patch(Secret, { namespace, name: 'store-pass' }, { data: { password: b64(`pass-${i + 1}`) } }));
+    await sleep(3_000);
+    const counted = operatorWrites(namespace, 'java', since);
+    console.log(`keystore password changed ${changes} times: ${JSON.stringify(counted)}`);
+    expect(counted.requests).toBe(0);
+    expect(counted.secretWrites).toBeGreaterThanOrEqual(1);
+    expect(counted.secretWrites).toBeLessThanOrEqual(changes);
+    expect(counted.statusWrites).toBe(0);
+    expect((await getCert(namespace, 'java')).status?.revision).toBe(before.status?.revision);
+  }, 90_000);
+});
