@@ -1,5 +1,5 @@
 // ACME issuance against Pebble with real HTTP-01 validation: time per certificate, and what each
-// certificate costs the CA (requests, by the operator's own opkit_acme_client_requests_total) and
+// certificate costs the CA (requests, by the operator's own certmanager_http_acme_client_request_count) and
 // the API server (writes, by the audit log). The solver pods run as local processes behind the
 // ingress stand-in, as in the integration tests.
 //   OPKIT_BENCH_ACME_CERTS=1,20 (default)   certificates per run, all created at once
@@ -82,7 +82,8 @@ async function run(n: number, names: number) {
     // Cleanup (challenge and solver deletion) finishes after Ready; let it land before counting.
     await new Promise((r) => setTimeout(r, 3_000));
     const metrics = (await scrape(manager, '/metrics')).body;
-    const requests = metricValue(metrics, 'opkit_acme_client_requests_total') - metricValue(requestsBefore, 'opkit_acme_client_requests_total');
+    const requests =
+      metricValue(metrics, 'certmanager_http_acme_client_request_count') - metricValue(requestsBefore, 'certmanager_http_acme_client_request_count');
     const acmeBreakdown = [...acmeRequests(metrics)].map(([k, v]) => [k, v - (acmeRequests(requestsBefore).get(k) ?? 0)] as const).filter(([, v]) => v > 0);
     console.log(
       `  ACME requests per certificate: ${acmeBreakdown
@@ -122,10 +123,10 @@ async function run(n: number, names: number) {
   }
 }
 
-/** opkit_acme_client_requests_total by `METHOD path status`, from a metrics exposition. */
+/** certmanager_http_acme_client_request_count by `METHOD path status`, from a metrics exposition. */
 function acmeRequests(exposition: string): Map<string, number> {
   const out = new Map<string, number>();
-  for (const { labels: l, value } of metricSeries(exposition, 'opkit_acme_client_requests_total')) {
+  for (const { labels: l, value } of metricSeries(exposition, 'certmanager_http_acme_client_request_count')) {
     const key = `${l.method} ${l.path} ${l.status}`;
     out.set(key, (out.get(key) ?? 0) + value);
   }

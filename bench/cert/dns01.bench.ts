@@ -1,6 +1,6 @@
 // ACME DNS-01 with RFC 2136 against Pebble resolving through BIND 9: for wildcard certificates
 // (*.zone and zone, two authorizations), the ACME requests per certificate (the operator's
-// opkit_acme_client_requests_total), the DNS UPDATEs per certificate (BIND's log), and the time to
+// certmanager_http_acme_client_request_count), the DNS UPDATEs per certificate (BIND's log), and the time to
 // Ready with the production self-check settings: every 10 s, the TXT record asked of the zone's
 // authoritative server found by its NS record, on port 53 (where this runs as root).
 //   OPKIT_BENCH_DNS01_CERTS=1,10 (default)   certificates per run, all created at once
@@ -49,7 +49,7 @@ async function run(n: number) {
       async () => (await admin.get(Issuer.kind, { namespace: 'bench', name: 'acme' })).status?.conditions?.[0]?.status === 'True',
       { timeoutMs: 30_000 },
     );
-    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
+    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'certmanager_http_acme_client_request_count');
     const updatesBefore = bind.updates();
     const t0 = performance.now();
     const ready = new Map<string, number>();
@@ -79,7 +79,7 @@ async function run(n: number) {
     );
     // Cleanup (the TXT records removed) counts as part of what a certificate costs the DNS server.
     await new Promise((r) => setTimeout(r, 3_000));
-    const requests = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total') - requestsBefore;
+    const requests = metricValue((await scrape(manager, '/metrics')).body, 'certmanager_http_acme_client_request_count') - requestsBefore;
     const times = [...ready.values()].sort((a, b) => a - b);
     await manager.stop();
     return {

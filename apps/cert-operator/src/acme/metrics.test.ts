@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { acmeClientMetrics, pathClass } from './metrics.js';
+import { acmeClientMetrics, actionOf, pathClass } from './metrics.js';
 
 describe('ACME client metrics', () => {
   it('labels paths without their identifiers, so label values stay bounded', () => {
@@ -11,15 +11,33 @@ describe('ACME client metrics', () => {
     expect(pathClass('https://ca.example/')).toBe('/');
   });
 
-  it('counts requests by host, path, method and status', async () => {
+  it.each([
+    ['/acme/new-order', 'new_order'],
+    ['/acme/order', 'order'],
+    ['/nonce-plz', 'nonce_plz'],
+    ['/', 'root'],
+  ])("names the action of %s as cert-manager's dashboards group it: %s", (path, action) => {
+    expect(actionOf(path)).toBe(action);
+  });
+
+  it("counts requests by host, path, action, method and status, under cert-manager's names", async () => {
     const registry = new Registry();
     const observe = acmeClientMetrics(registry);
     observe({ method: 'POST', url: 'https://ca.example/acme/new-order', status: 201, seconds: 0.2 });
     observe({ method: 'POST', url: 'https://ca.example/acme/new-order', status: 429, seconds: 0.1 });
     observe({ method: 'HEAD', url: 'https://ca.example/acme/new-nonce', status: 'error', seconds: 30 });
     const text = await registry.metrics();
-    expect(text).toContain('opkit_acme_client_requests_total{scheme="https",host="ca.example",path="/acme/new-order",method="POST",status="201"} 1');
-    expect(text).toContain('opkit_acme_client_requests_total{scheme="https",host="ca.example",path="/acme/new-order",method="POST",status="429"} 1');
-    expect(text).toContain('opkit_acme_client_requests_total{scheme="https",host="ca.example",path="/acme/new-nonce",method="HEAD",status="error"} 1');
+    expect(text).toContain(
+      'certmanager_http_acme_client_request_duration_seconds_count{scheme="https",host="ca.example",path="/acme/new-order",action="new_order",method="POST",status="201"} 1',
+    );
+    expect(text).toContain(
+      'certmanager_http_acme_client_request_count{scheme="https",host="ca.example",path="/acme/new-order",action="new_order",method="POST",status="201"} 1',
+    );
+    expect(text).toContain(
+      'certmanager_http_acme_client_request_count{scheme="https",host="ca.example",path="/acme/new-order",action="new_order",method="POST",status="429"} 1',
+    );
+    expect(text).toContain(
+      'certmanager_http_acme_client_request_count{scheme="https",host="ca.example",path="/acme/new-nonce",action="new_nonce",method="HEAD",status="error"} 1',
+    );
   });
 });

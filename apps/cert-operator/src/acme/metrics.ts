@@ -21,15 +21,34 @@ export function pathClass(url: string): string {
 }
 
 /**
- * Requests to ACME servers, as cert-manager counts them (its certmanager_http_acme_client_*):
- * what the operator costs each CA, and how fast the CA answers.
+ * What a request did, from its path class: its last segment, `_` for `-` (`/acme/new-order` →
+ * `new_order`, `/acme/order` → `order`, Pebble's `/nonce-plz` → `nonce_plz`). cert-manager's
+ * dashboards group by this `action` label; its values stay as bounded as the path classes.
+ */
+export function actionOf(pathClassValue: string): string {
+  const last = pathClassValue.split('/').filter(Boolean).pop();
+  return last ? last.replaceAll('-', '_') : 'root';
+}
+
+/**
+ * Requests to ACME servers under cert-manager's names, so its dashboards and alerts work
+ * unchanged: `certmanager_http_acme_client_request_count` and
+ * `certmanager_http_acme_client_request_duration_seconds` (a histogram here, where cert-manager
+ * has a summary: the `_sum` and `_count` its dashboards read are the same). Labelled by `action`
+ * (cert-manager's current label) and `path` (its older one): what the operator costs each CA, and
+ * how fast the CA answers.
  */
 export function acmeClientMetrics(registry: Registry): RequestObserver {
-  const labelNames = ['scheme', 'host', 'path', 'method', 'status'] as const;
-  const count = new Counter({ name: 'opkit_acme_client_requests_total', help: 'Requests to ACME servers', labelNames, registers: [registry] });
+  const labelNames = ['scheme', 'host', 'path', 'action', 'method', 'status'] as const;
+  const count = new Counter({
+    name: 'certmanager_http_acme_client_request_count',
+    help: 'The number of requests made by the ACME client.',
+    labelNames,
+    registers: [registry],
+  });
   const duration = new Histogram({
-    name: 'opkit_acme_client_request_duration_seconds',
-    help: 'Duration of requests to ACME servers',
+    name: 'certmanager_http_acme_client_request_duration_seconds',
+    help: 'The HTTP request latencies in seconds for the ACME client.',
     labelNames,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
@@ -41,7 +60,8 @@ export function acmeClientMetrics(registry: Registry): RequestObserver {
     } catch {
       /* labelled invalid below */
     }
-    const labels = { scheme: u?.protocol.replace(':', '') ?? '', host: u?.host ?? '', path: pathClass(url), method, status: String(status) };
+    const path = pathClass(url);
+    const labels = { scheme: u?.protocol.replace(':', '') ?? '', host: u?.host ?? '', path, action: actionOf(path), method, status: String(status) };
     count.inc(labels);
     duration.observe(labels, seconds);
   };

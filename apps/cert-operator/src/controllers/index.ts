@@ -4,7 +4,10 @@ import { acmeClientMetrics } from '../acme/metrics.js';
 import type { CertOperatorConfig } from '../config.js';
 import { LABELLED } from '../secrets/secret-reader.js';
 import { registerCertificateMetrics } from '../metrics/certificates.js';
+import { registerChallengeMetrics, registerIssuerMetrics } from '../metrics/resources.js';
+import { Challenge } from '../api/acme/v1/challenge.js';
 import { Certificate } from '../api/v1/certificate.js';
+import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
 import { challengeController } from './acme/challenges.js';
 import { acmeReadiness } from './acme/issuer-readiness.js';
 import { orderController } from './acme/orders.js';
@@ -30,11 +33,20 @@ export function addCertificateControllers(manager: Manager, cfg: CertOperatorCon
   // Read from the Certificate informer the controller above already runs: no extra watch.
   const certificates = manager.cache.informer(Certificate.kind);
   registerCertificateMetrics(manager.metrics.registry, () => certificates.list());
+  const issuers = manager.cache.informer(Issuer.kind);
+  const clusterIssuers = manager.cache.informer(ClusterIssuer.kind);
+  registerIssuerMetrics(
+    manager.metrics.registry,
+    () => issuers.list(),
+    () => clusterIssuers.list(),
+  );
   manager.add(certificateRequestController(cfg, accounts ? { acme: acmeSigner } : {}));
   if (cfg.ingressShim) manager.add(ingressShimController(cfg));
   if (cfg.enableGatewayAPI) manager.add(gatewayShimController(cfg));
   if (accounts) {
     manager.add(orderController(cfg, accounts));
     manager.add(challengeController(cfg, accounts));
+    const challenges = manager.cache.informer(Challenge.kind);
+    registerChallengeMetrics(manager.metrics.registry, () => challenges.list());
   }
 }

@@ -275,7 +275,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     const accountKey = await admin.get(Secret, { namespace, name: 'le-account' });
     expect(createPrivateKey(pem(accountKey, 'tls.key')).asymmetricKeyType).toBe('ec');
 
-    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
+    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'certmanager_http_acme_client_request_count');
     const pods = await record(Pod, namespace);
     const services = await record(Service, namespace);
     const ingresses = await record(Ingress, namespace);
@@ -286,10 +286,10 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     const c = await waitReady(namespace, 'web');
     // What it cost the CA, as the operator's own metrics count it.
     const metrics = (await scrape(manager, '/metrics')).body;
-    const requests = metricValue(metrics, 'opkit_acme_client_requests_total') - requestsBefore;
+    const requests = metricValue(metrics, 'certmanager_http_acme_client_request_count') - requestsBefore;
     console.log(`ACME certificate for 2 names issued in ${Date.now() - started} ms with ${requests} requests to the CA`);
     expect(requests).toBeGreaterThan(0);
-    expect(metricValue(metrics, 'opkit_acme_client_requests_total', { method: 'POST', path: '/order-plz', status: '201' })).toBeGreaterThanOrEqual(1);
+    expect(metricValue(metrics, 'certmanager_http_acme_client_request_count', { method: 'POST', path: '/order-plz', status: '201' })).toBeGreaterThanOrEqual(1);
     await verifyChain(await admin.get(Secret, { namespace, name: 'web' }), pebble, names);
     expect(c.status?.revision).toBe(1);
     // Pebble, as Let's Encrypt's classic profile, added a common name the CSR did not ask for: the

@@ -93,7 +93,7 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     const namespace = await ns();
     await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tsig', namespace }, stringData: { secret: bind.tsig.secret } });
     await issuer(namespace, 'le', rfc2136());
-    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total');
+    const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'certmanager_http_acme_client_request_count');
     const updatesBefore = bind.updates();
     const t0 = Date.now();
     await apply({
@@ -111,7 +111,7 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
       { timeoutMs: 120_000, intervalMs: 250 },
     );
     const seconds = (Date.now() - t0) / 1000;
-    const requests = metricValue((await scrape(manager, '/metrics')).body, 'opkit_acme_client_requests_total') - requestsBefore;
+    const requests = metricValue((await scrape(manager, '/metrics')).body, 'certmanager_http_acme_client_request_count') - requestsBefore;
     console.log(`DNS-01, *.example.test + example.test: Ready in ${seconds.toFixed(1)} s, ${requests} ACME requests`);
     expect(ready.status?.revision).toBe(1);
     const secret = await admin.get(Secret, { namespace, name: 'wild-tls' });

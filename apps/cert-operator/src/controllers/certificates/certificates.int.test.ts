@@ -147,7 +147,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     ).toEqual(['Approved=True,Ready=True']);
   });
 
-  it("shows each Certificate on /metrics under cert-manager's names: expiry, renewal time, Ready status", async () => {
+  it("shows each Certificate and Issuer on /metrics under cert-manager's names: expiry, renewal time, Ready status", async () => {
     const namespace = await ns();
     await caChain(namespace);
     await cert(namespace, 'watched', { dnsNames: ['watched.example.com'] });
@@ -166,6 +166,9 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(['True', 'False', 'Unknown'].map((condition) => metricValue(metrics, 'certmanager_certificate_ready_status', { ...labels, condition }))).toEqual([
       1, 0, 0,
     ]);
+    // The issuers too (cert-manager's certmanager_issuer_ready_status).
+    expect(metricValue(metrics, 'certmanager_issuer_ready_status', { name: 'ca', namespace, condition: 'True' })).toBe(1);
+    expect(metricValue(metrics, 'certmanager_issuer_ready_status', { name: 'ca', namespace, condition: 'False' })).toBe(0);
     const unissued = { name: 'unissued', namespace, issuer_name: 'missing', issuer_kind: 'ClusterIssuer' };
     expect(metricValue(metrics, 'certmanager_certificate_expiration_timestamp_seconds', unissued)).toBe(0);
     await admin.delete(Certificate.kind, { namespace, name: 'unissued' });
