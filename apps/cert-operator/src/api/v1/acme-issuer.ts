@@ -209,6 +209,12 @@ export const ACMEIssuer = Type.Object(
         description: "Pick the alternate chain whose top certificate has this issuer Common Name; the CA's default chain otherwise.",
       }),
     ),
+    enableDurationFeature: Type.Optional(
+      Type.Boolean({
+        description:
+          "Send each Certificate's duration to the CA as the order's notAfter (RFC 8555 §7.4). Off by default, as in cert-manager: Let's Encrypt refuses orders that carry it.",
+      }),
+    ),
     solvers: Type.Optional(Type.Array(Solver, { maxItems: 16, description: 'How challenges are solved; the most specific solver for a name is used.' })),
   },
   {

@@ -347,6 +347,32 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     for (const r of [pods, services, ingresses, chs]) await r.stop();
   });
 
+  // Order.spec.duration was documented as sent to the CA and never was.
+  it("sends the Certificate's duration as the order's notAfter when the issuer enables it, and not otherwise", async () => {
+    const namespace = await ns();
+    await issuer(namespace, 'with-duration', pebble, undefined, { enableDurationFeature: true });
+    await issuer(namespace, 'without', pebble);
+    for (const [name, issuerName] of [
+      ['short', 'with-duration'],
+      ['default', 'without'],
+    ] as const)
+      await apply({
+        apiVersion: 'cert.opkit.dev/v1',
+        kind: 'Certificate',
+        metadata: { name, namespace },
+        spec: { secretName: name, issuerRef: { name: issuerName }, dnsNames: [`${name}.example.test`], duration: '720h', privateKey: { algorithm: 'ECDSA' } },
+      });
+    const lifetime = async (name: string) => {
+      await waitReady(namespace, name);
+      const leaf = new X509Certificate(pem(await admin.get(Secret, { namespace, name }), 'tls.crt'));
+      return (Date.parse(leaf.validTo) - Date.now()) / 3_600_000;
+    };
+    // Asked for 720 h: the CA's certificate ends then (give or take the test's own minutes).
+    expect(Math.abs((await lifetime('short')) - 720)).toBeLessThan(0.5);
+    // Not asked: the CA's own lifetime (Pebble's default profile: 90 days and more).
+    expect(await lifetime('default')).toBeGreaterThan(1_000);
+  });
+
   it("a wrong key authorization seen by the CA: the Challenge is invalid with the CA's reason, the Certificate not Ready, the backoff recorded", async () => {
     const namespace = await ns();
     await issuer(namespace, 'le', pebble);

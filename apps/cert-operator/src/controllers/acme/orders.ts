@@ -1,4 +1,4 @@
-import { controllerFor, controllerReference, rfc3339, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { controllerFor, controllerReference, parseDuration, rfc3339, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
 import { AcmeProblemError, type acme } from '../../acme/client.js';
 import { pickSolver } from '../../acme/solver-picker.js';
@@ -78,7 +78,11 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           ...(o.spec.dnsNames ?? []).map((value) => ({ type: 'dns', value })),
           ...(o.spec.ipAddresses ?? []).map((value) => ({ type: 'ip', value })),
         ];
-        const created = await session.call((c) => c.createOrder({ identifiers }));
+        // The lifetime, as notAfter, only when the issuer asks: a CA that does not support it (Let's
+        // Encrypt) refuses the whole order.
+        const notAfter =
+          issuer.spec.acme?.enableDurationFeature && o.spec.duration ? new Date(ctx.clock.now() + parseDuration(o.spec.duration)).toISOString() : undefined;
+        const created = await session.call((c) => c.createOrder({ identifiers, ...(notAfter ? { notAfter } : {}) }));
         const authzs = await session.call((c) => c.getAuthorizations(created));
         await write(o, ctx, {
           url: created.url,

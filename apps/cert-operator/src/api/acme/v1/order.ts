@@ -29,7 +29,7 @@ export const Order = defineCustomResource({
       commonName: Type.Optional(Type.String({ description: 'The Common Name of the CSR (it must also be one of the identifiers).' })),
       dnsNames: Type.Optional(Type.Array(Type.String(), { description: 'The DNS identifiers to authorize.' })),
       ipAddresses: Type.Optional(Type.Array(Type.String(), { description: 'The IP identifiers to authorize (RFC 8738).' })),
-      duration: Type.Optional(Duration({ description: "Requested lifetime, sent as the order's notAfter where the CA supports it." })),
+      duration: Type.Optional(Duration({ description: "Requested lifetime, sent as the order's notAfter when the issuer sets enableDurationFeature." })),
     },
     {
       description: 'The order, from its CertificateRequest; immutable.',
