@@ -4,6 +4,7 @@ import { AcmeProblemError, type acme } from '../../acme/client.js';
 import { pickSolver } from '../../acme/solver-picker.js';
 import { applySolverOverrides } from '../../acme/solver-overrides.js';
 import { adler32 } from '../../acme/solver-resources.js';
+import { childName } from '../../names.js';
 import { Challenge, type ChallengeObject } from '../../api/acme/v1/challenge.js';
 import { FAILED_STATES, Order, type OrderObject, type OrderState } from '../../api/acme/v1/order.js';
 import type { CertOperatorConfig } from '../../config.js';
@@ -128,7 +129,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           const type = solver.dns01 ? 'dns-01' : 'http-01';
           const http = a.challenges?.find((c) => c.type === type && c.token);
           if (!http) return fail(o, ctx, 'errored', `the ACME server offers no ${type.toUpperCase()} challenge for ${shown}`);
-          const name = `${req.name}-${adler32(a.url)}`;
+          const name = childName(req.name, adler32(a.url));
           const ch = existing.find((c) => c.metadata.name === name);
           if (!ch) {
             open++;

@@ -4,6 +4,7 @@ import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { adler32 } from '../../acme/solver-resources.js';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { FAILED_STATES } from '../../api/acme/v1/order.js';
+import { childName } from '../../names.js';
 import { inspectCertificate } from '../../pki/inspect.js';
 import { publicKeyDer } from '../../pki/keys.js';
 import { unb64, type Signer } from '../certificaterequests/controller.js';
@@ -17,7 +18,7 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
   if (csr.commonName && !csr.dnsNames.includes(csr.commonName) && !csr.ipAddresses.includes(csr.commonName)) {
     return { failed: `InvalidOrder: the common name "${csr.commonName}" must be one of the DNS names (ACME certifies only the subject alternative names)` };
   }
-  const name = `${cr.metadata.name}-${adler32(cr.spec.request)}`;
+  const name = childName(cr.metadata.name, adler32(cr.spec.request));
   const key = { namespace: cr.metadata.namespace, name };
   const order = await ctx.cache.get(Order.kind, key);
   // An Order of this name made for another request (one deleted and made again with the same name

@@ -302,7 +302,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
 
   // A name over 63 characters was written as a label value, so its CertificateRequest was refused
   // and it never issued. The label holds a hash of such a name.
-  it('issues a Certificate whose name is longer than a label value may be, and again on renewal', async () => {
+  it('issues a Certificate whose name is longer than a label value may be, or as long as a name may be, and again on renewal', async () => {
     const namespace = await ns();
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'selfsigned', namespace }, spec: { selfSigned: {} } });
     const name = `a-very-long-certificate-name-${'x'.repeat(80)}`;
@@ -310,6 +310,19 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await waitReady(namespace, name);
     await plane.kubectl(['annotate', 'certificate', name, '-n', namespace, `${A.renew}=now`]);
     await waitReady(namespace, name, 2);
+    // The longest name an object may have (253): its requests' names (`<name>-<revision>`) would
+    // be longer, so they are shortened with a hash, still one per revision.
+    const longest = `b${'.y'.repeat(126)}`;
+    expect(longest).toHaveLength(253);
+    await cert(namespace, longest, { dnsNames: ['longest.example.com'], secretName: 'longest-tls', issuerRef: { name: 'selfsigned' } });
+    await waitReady(namespace, longest);
+    await plane.kubectl(['annotate', 'certificate', longest, '-n', namespace, `${A.renew}=now`]);
+    await waitReady(namespace, longest, 2);
+    const names = (await admin.list(CertificateRequest.kind, { namespace })).items
+      .filter((r) => r.metadata.annotations?.[A.certificateName] === longest)
+      .map((r) => r.metadata.name);
+    expect(names.length).toBeGreaterThanOrEqual(1);
+    for (const n of names) expect(n).toMatch(/^b(\.y)+-[0-9a-f]{8}-[12]$/);
   });
 
   // An Issuer that was not Ready flipped every Certificate it had issued to Ready=False, though

@@ -11,11 +11,12 @@ import { b64, unb64 } from '../certificaterequests/controller.js';
 import { nextKeySecrets, type NextKey } from './next-key.js';
 import { requestMismatches } from './policies.js';
 import { conditionOf, writeStatus, type StatusEdit } from './status.js';
+import { childName } from '../../names.js';
 import { certificateNameLabel } from './name-label.js';
 
 /**
  * The request manager: the CertificateRequests of a Certificate, one per revision
- * (`<name>-<revision>`), created for the next key, replaced when outdated, pruned when done.
+ * (`<name>-<revision>`, shortened with a hash when too long: childName), created for the next key, replaced when outdated, pruned when done.
  */
 export const revisionOf = (cr: CertificateRequestObject) => Number(cr.metadata.annotations?.[A.revision] ?? 0);
 
@@ -111,7 +112,7 @@ export async function manageRequest(
 ): Promise<RequestStep> {
   const { revision, next, why, inProgress, forced, starting } = at;
   const ref = { namespace: c.metadata.namespace, name: c.metadata.name };
-  const crName = `${c.metadata.name}-${revision}`;
+  const crName = childName(c.metadata.name, String(revision));
   const cr = at.requests.find((r) => r.metadata.name === crName);
   if (!cr) {
     if (!inProgress) ctx.recorder.normal(c, 'Issuing', why.message);
