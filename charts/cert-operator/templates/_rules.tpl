@@ -90,6 +90,12 @@
     - update
     - patch
 - apiGroups:
+    - authorization.k8s.io
+  resources:
+    - subjectaccessreviews
+  verbs:
+    - create
+- apiGroups:
     - cert.opkit.dev
   resources:
     - certificaterequests
@@ -173,6 +179,15 @@
     - get
     - update
     - patch
+- apiGroups:
+    - cert.opkit.dev
+  resources:
+    - signers
+  verbs:
+    - approve
+  resourceNames:
+    - issuers.cert.opkit.dev/*
+    - clusterissuers.cert.opkit.dev/*
 - apiGroups:
     - gateway.networking.k8s.io
   resources:
@@ -419,6 +434,12 @@
 {{- end }}
 {{- define "cert-operator.clusterRules" -}}
 - apiGroups:
+    - authorization.k8s.io
+  resources:
+    - subjectaccessreviews
+  verbs:
+    - create
+- apiGroups:
     - cert.opkit.dev
   resources:
     - clusterissuers
@@ -434,4 +455,13 @@
     - get
     - update
     - patch
+- apiGroups:
+    - cert.opkit.dev
+  resources:
+    - signers
+  verbs:
+    - approve
+  resourceNames:
+    - issuers.cert.opkit.dev/*
+    - clusterissuers.cert.opkit.dev/*
 {{- end }}

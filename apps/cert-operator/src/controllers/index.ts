@@ -17,11 +17,11 @@ import { certificateController } from './certificates/controller.js';
 import { issuerControllers } from './issuers/controller.js';
 import { gatewayShimController } from './shims/gateway-shim.js';
 import { ingressShimController } from './shims/ingress-shim.js';
-import { requestIdentity } from '../webhooks/request-identity.js';
+import { certWebhooks } from '../webhooks/index.js';
 
 /** Everything the cert operator runs, on one manager: its controllers and its admission webhook. */
 export function addCertificateControllers(manager: Manager, cfg: CertOperatorConfig) {
-  manager.addWebhook(requestIdentity);
+  for (const w of certWebhooks(manager.client)) manager.addWebhook(w);
   // Secrets: full data only for those carrying our label; every other Secret as metadata only.
   manager.cache.configure(Secret, LABELLED);
   // ClusterIssuers keep their Secrets in the cluster resource namespace: watched for Secrets even

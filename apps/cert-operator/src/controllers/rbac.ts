@@ -1,4 +1,5 @@
-import { CoreEvent, Ingress, Pod, rule, Secret, Service, type Kind, type PolicyRule } from '@opkit/runtime';
+import { CoreEvent, Ingress, Pod, rule, Secret, Service, SubjectAccessReview, type Kind, type PolicyRule } from '@opkit/runtime';
+import { GROUP } from '../api/v1/shared.js';
 import { HTTPRoute } from '../acme/solver-resources.js';
 import { Challenge } from '../api/acme/v1/challenge.js';
 import { Order } from '../api/acme/v1/order.js';
@@ -20,6 +21,10 @@ export const certificatesRbac: PolicyRule[] = [
   rule(CertificateRequest.kind, ['update'], 'finalizers'),
   rule(Secret, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
   rule(CoreEvent, ['create', 'patch']),
+  // The internal approver approves requests for this operator's issuers (the approval webhook asks
+  // for `approve` on their signers), and the webhook asks the API server who else may.
+  { apiGroups: [GROUP], resources: ['signers'], verbs: ['approve'], resourceNames: [`issuers.${GROUP}/*`, `clusterissuers.${GROUP}/*`], clusterScoped: true },
+  rule(SubjectAccessReview, ['create']),
 ];
 
 /**

@@ -9,7 +9,7 @@ import {
   renderWebhooksTemplate,
   type CustomResource,
 } from '@opkit/runtime';
-import { requestIdentity } from '../webhooks/request-identity.js';
+import { certWebhooks } from '../webhooks/index.js';
 import { join } from 'node:path';
 import { Challenge } from '../api/acme/v1/challenge.js';
 import { Order } from '../api/acme/v1/order.js';
@@ -31,7 +31,7 @@ export function generatedFiles(repoRoot: string): Record<string, string> {
     [join(chart, 'templates/_rules.tpl')]: renderRulesTemplate(CHART, RBAC, GENERATOR),
     [join(chart, 'values.schema.json')]: renderValuesSchema(chart, join(repoRoot, 'charts/opkit-lib')),
     [join(chart, 'values.yaml')]: renderValuesYaml(chart, join(repoRoot, 'charts/opkit-lib'), GENERATOR),
-    [join(chart, 'templates/webhooks.yaml')]: renderWebhooksTemplate({ admission: [requestIdentity] }, { generator: GENERATOR, chart: CHART }),
+    [join(chart, 'templates/webhooks.yaml')]: renderWebhooksTemplate({ admission: certWebhooks() }, { generator: GENERATOR, chart: CHART }),
   };
   for (const cr of CUSTOM_RESOURCES) {
     files[join(chart, `templates/crds/${cr.definition.group}_${cr.definition.plural}.yaml`)] = renderCrdTemplate(cr, {

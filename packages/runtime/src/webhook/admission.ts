@@ -55,6 +55,7 @@ export interface AdmissionWebhook {
   why: string;
   /** Seconds the API server waits (1–30). Short: an admission call holds a user's request. */
   timeoutSeconds: number;
+  /** The subresources (e.g. `status`) the webhook sees writes of, instead of the object's own. */
   subresources?: string[];
   handle(request: AdmissionRequest): Promise<AdmissionResponse>;
 }
@@ -69,6 +70,8 @@ interface WebhookSpec {
   /** Default `<validate|mutate>.<plural>.<group>`. */
   name?: string;
   timeoutSeconds?: number;
+  /** Writes of these subresources (e.g. `status`) instead of the object's own. */
+  subresources?: string[];
 }
 
 const deny = (uid: string, code: number, message: string, reason = 'Forbidden'): AdmissionResponse => ({
@@ -90,6 +93,7 @@ function base(type: 'mutating' | 'validating', kind: Kind, spec: WebhookSpec) {
     failurePolicy: spec.failurePolicy,
     why: spec.why,
     timeoutSeconds: spec.timeoutSeconds ?? 5,
+    ...(spec.subresources?.length ? { subresources: spec.subresources } : {}),
   };
 }
 

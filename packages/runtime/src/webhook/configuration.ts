@@ -25,7 +25,7 @@ export function webhookConfigurations(name: string, hooks: AdmissionWebhook[], c
       {
         apiGroups: [h.kind.group],
         apiVersions: [h.kind.version],
-        resources: [h.kind.plural, ...(h.subresources ?? []).map((s) => `${h.kind.plural}/${s}`)],
+        resources: h.subresources?.length ? h.subresources.map((s) => `${h.kind.plural}/${s}`) : [h.kind.plural],
         operations: h.operations,
         scope: h.kind.namespaced ? 'Namespaced' : 'Cluster',
       },

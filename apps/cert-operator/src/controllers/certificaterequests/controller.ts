@@ -93,6 +93,25 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
       ]);
     }
 
+    // A request that cannot be read is invalid whatever its issuer: cert-manager's InvalidRequest
+    // condition, final, beside Ready=False Failed (which the Certificate's backoff reads).
+    let csr: ParsedCSR;
+    try {
+      csr = await parseCSR(unb64(cr.spec.request));
+    } catch (err) {
+      const message = `the request's CSR cannot be parsed: ${(err as Error).message}`;
+      ctx.recorder.warning(cr, 'RequestParsingError', message);
+      return setStatus(
+        cr,
+        ctx,
+        [
+          { type: 'InvalidRequest', status: 'True', reason: 'RequestParsingError', message },
+          { type: 'Ready', status: 'False', reason: 'Failed', message },
+        ],
+        { failureTime: rfc3339(new Date(ctx.clock.now())) },
+      );
+    }
+
     const lookup = await resolveIssuer(ctx.cache, cr.spec.issuerRef, req.namespace!, cfg);
     if (!lookup.ok)
       return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: `Referenced issuer is not available: ${lookup.message}` }]);
@@ -112,12 +131,6 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
       ctx.recorder.warning(cr, 'Failed', message);
       await setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Failed', message }], { failureTime: rfc3339(new Date(ctx.clock.now())) });
     };
-    let csr: ParsedCSR;
-    try {
-      csr = await parseCSR(unb64(cr.spec.request));
-    } catch (err) {
-      return fail((err as Error).message);
-    }
     const spec = lookup.resolved.issuer.spec;
     const signer = spec.selfSigned ? signSelfSigned : spec.ca ? signCA : spec.acme ? signers.acme : undefined;
     if (!signer) return fail('the referenced issuer has no supported type');

@@ -1,0 +1,10 @@
+import type { AdmissionWebhook, Client } from '@opkit/runtime';
+import { requestApproval } from './request-approval.js';
+import { requestIdentity } from './request-identity.js';
+
+/**
+ * The cert operator's admission webhooks: what the manager serves and what the chart registers,
+ * from this one list. The approval webhook asks the API server through `client` when it serves;
+ * the chart's generator only renders the registrations (no client).
+ */
+export const certWebhooks = (client?: Client): AdmissionWebhook[] => [requestIdentity, requestApproval(client)];
