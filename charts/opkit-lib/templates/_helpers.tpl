@@ -93,6 +93,9 @@ imagePullSecrets:
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
 {{- fail "replicaCount > 1 needs leaderElection.enabled=true: replicas would reconcile the same objects at once" }}
 {{- end }}
+{{- if and .Values.webhook.hostNetwork (eq (int .Values.webhook.port) 10250) }}
+{{- fail "webhook.hostNetwork with webhook.port 10250: that is the kubelet's port on every node; choose a free host port (e.g. 10260)" }}
+{{- end }}
 {{- end }}
 
 {{/* ServiceAccount */}}
@@ -313,6 +316,11 @@ spec:
       {{- end }}
       securityContext:
         {{- toYaml $.Values.podSecurityContext | nindent 8 }}
+      {{- if and .webhooks $.Values.webhook.hostNetwork }}
+      # webhook.hostNetwork: the API server reaches the webhooks on the node's address.
+      hostNetwork: true
+      dnsPolicy: ClusterFirstWithHostNet
+      {{- end }}
       # SIGTERM drains in-flight reconciles (up to 30 s) and releases the lease.
       terminationGracePeriodSeconds: 40
       containers:

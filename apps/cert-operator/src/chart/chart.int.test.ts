@@ -1,4 +1,5 @@
-import { gatewayApiCrds, helmTemplateUmbrella, kubectlApply, startControlPlane, verifyOperatorChart, type ControlPlane } from '@opkit/testing';
+import { gatewayApiCrds, helmTemplate, helmTemplateUmbrella, kubectlApply, startControlPlane, verifyOperatorChart, type ControlPlane } from '@opkit/testing';
+import { parseAllDocuments } from 'yaml';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +49,11 @@ describe('charts/cert-operator', () => {
     expect(mwc.webhooks.map((w: any) => [w.name, w.failurePolicy, w.rules[0].resources, w.rules[0].operations])).toEqual([
       ['identity.certificaterequests.cert.opkit.dev', 'Fail', ['certificaterequests'], ['CREATE']],
     ]);
+    // The approval webhook: on UPDATE of their status only, closed when it cannot answer.
+    const [vwc] = rendered.defaults.filter((o) => o.kind === 'ValidatingWebhookConfiguration') as any[];
+    expect(vwc.webhooks.map((w: any) => [w.name, w.failurePolicy, w.rules[0].resources, w.rules[0].operations])).toEqual([
+      ['approval.certificaterequests.cert.opkit.dev', 'Fail', ['certificaterequests/status'], ['UPDATE']],
+    ]);
     // Every toggle on: the solver image pulled by digest from the global registry, and alerts on
     // the certificate metrics (cert-manager's names) that group by the Certificate.
     const [depAll] = rendered.everything.filter((o) => o.kind === 'Deployment') as any[];
@@ -76,6 +82,29 @@ describe('charts/cert-operator', () => {
     expect(own.map((r) => [r.metadata.namespace, r.rules])).toEqual([
       ['opkit-system', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }]],
     ]);
+  });
+
+  // The webhooks on 9443 with Fail blocked every request on clusters whose API server reaches pods
+  // on a few ports only (GKE private: 443 and 10250) or not at all (EKS with a custom CNI).
+  it('takes the webhook port, hostNetwork and failure policy from values, and refuses the kubelet port on the host', async () => {
+    const render = async (webhook: object) =>
+      parseAllDocuments(await helmTemplate(join(repo, 'charts/cert-operator'), { values: { webhook } }))
+        .map((d) => d.toJSON() as any)
+        .filter(Boolean);
+    const gke = await render({ port: 10250, failurePolicy: 'Ignore' });
+    const dep = gke.find((o) => o.kind === 'Deployment');
+    const manager = dep.spec.template.spec.containers[0];
+    expect(manager.args).toContain('--webhook-bind-address=:10250');
+    expect(manager.ports).toContainEqual({ name: 'webhook', containerPort: 10250, protocol: 'TCP' });
+    expect(dep.spec.template.spec.hostNetwork).toBeUndefined();
+    const svc = gke.find((o) => o.kind === 'Service' && o.spec.ports.some((p: any) => p.targetPort === 'webhook'));
+    expect(svc.spec.ports).toEqual([expect.objectContaining({ port: 443, targetPort: 'webhook' })]);
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'])
+      expect(gke.find((o) => o.kind === kind).webhooks.map((w: any) => w.failurePolicy)).toEqual(['Ignore']);
+    const eks = (await render({ port: 10260, hostNetwork: true })).find((o) => o.kind === 'Deployment');
+    expect(eks.spec.template.spec).toMatchObject({ hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' });
+    await expect(render({ port: 10250, hostNetwork: true })).rejects.toThrow(/that is the kubelet's port on every node/);
+    await expect(render({ failurePolicy: 'Sometimes' })).rejects.toThrow(/failurePolicy/);
   });
 
   it('renders with the memcached chart in one parent chart, with cert-manager-style global values, each chart keeping its own names and labels', async () => {

@@ -29,6 +29,11 @@ export function renderWebhooksTemplate(
         (_, indent: string, path: string) =>
           `${indent}clientConfig:\n${indent}  {{- include "opkit-lib.v1.webhookClientConfig" (dict "ctx" . "path" "${path}") | nindent ${indent.length + 2} }}`,
       )
+      // The chart may override every failure policy (webhook.failurePolicy); each webhook's own is the default.
+      .replace(
+        /^( *)failurePolicy: (Fail|Ignore)$/gm,
+        (_, indent: string, policy: string) => `${indent}failurePolicy: {{ .Values.webhook.failurePolicy | default "${policy}" }}`,
+      )
       .replace(/^( *)- name: (\S+)$/gm, (line, indent: string, name: string) => {
         const hook = admission.find((h) => h.name === name);
         return hook ? `${indent}# failurePolicy ${hook.failurePolicy}: ${hook.why}\n${line}` : line;
