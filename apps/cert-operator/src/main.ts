@@ -22,7 +22,7 @@ void runOperator({
     acmeHttp01SelfCheckTimeout: flag.duration({
       default: defaultConfig().selfCheck.timeoutMs,
       defaultText: '10m',
-      help: 'give up on a self-check after this long',
+      help: 'after a self-check has failed this long, ask the ACME server to validate anyway',
     }),
     enableGatewayApi: flag.boolean({ help: 'allow gatewayHTTPRoute solvers and run gateway-shim (needs the Gateway API CRDs)' }),
     dns01RecursiveNameservers: flag.list({

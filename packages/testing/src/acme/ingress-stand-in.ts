@@ -38,6 +38,12 @@ export interface IngressStandIn {
    * gets when the public address of a name points somewhere else than the cluster's ingress.
    */
   answerCAWith(host: string, body: string): void;
+  /**
+   * From now on answer every request for `host` that is not the CA's with 404, while the CA still
+   * reaches the solver: a cluster that cannot reach its own public address (hairpin NAT, split
+   * horizon DNS), where the operator's self-check never passes though the CA would validate.
+   */
+  hideFromCluster(host: string): void;
   stop(): Promise<void>;
 }
 
@@ -90,6 +96,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
   const processes = new Map<string, SolverProcess>();
   const requests: RoutedRequest[] = [];
   const caViews = new Map<string, string>();
+  const hidden = new Set<string>();
 
   async function route(host: string, path: string): Promise<Backend | undefined> {
     let best: { score: number; backend: Backend } | undefined;
@@ -259,6 +266,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     try {
       const diverted = caViews.get(host);
       if (diverted !== undefined && PEBBLE_VA.test(userAgent)) return reply(200, diverted);
+      if (hidden.has(host) && !PEBBLE_VA.test(userAgent)) return reply(404, 'not reachable from inside the cluster\n');
       await sweep();
       const backend = await route(host, path);
       if (!backend) return reply(404, 'default backend - 404\n');
@@ -283,6 +291,9 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
   return {
     requests,
     running: () => [...processes.values()].filter((p) => p.child.exitCode === null).map((p) => p.pod),
+    hideFromCluster(host) {
+      hidden.add(host);
+    },
     answerCAWith(host, body) {
       caViews.set(host, body);
     },

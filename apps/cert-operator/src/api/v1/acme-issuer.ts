@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { Duration } from './shared.js';
 
 /** Opaque Kubernetes structures passed through as given (affinity, tolerations, security contexts). */
 const Preserved = (description: string) => Type.Unsafe<Record<string, unknown>>({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, description });
@@ -161,7 +162,16 @@ export const Solver = Type.Object(
     ),
     http01: Type.Optional(
       Type.Object(
-        { ingress: Type.Optional(HTTP01Ingress), gatewayHTTPRoute: Type.Optional(HTTP01GatewayHTTPRoute) },
+        {
+          ingress: Type.Optional(HTTP01Ingress),
+          gatewayHTTPRoute: Type.Optional(HTTP01GatewayHTTPRoute),
+          waitInsteadOfSelfCheck: Type.Optional(
+            Duration({
+              description:
+                'Skip the self-check: once the solver is presented, wait this long (e.g. 30s), then ask the ACME server to validate. For clusters that cannot reach their own public address (hairpin NAT, split-horizon DNS), where the self-check would never pass; a route that is not ready by then costs a failed validation.',
+            }),
+          ),
+        },
         {
           description: 'Answer HTTP-01 challenges from a solver pod reached through an Ingress or an HTTPRoute.',
           'x-kubernetes-validations': [

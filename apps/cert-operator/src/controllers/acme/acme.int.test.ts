@@ -429,7 +429,7 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect((await admin.list(Order.kind, { namespace })).items).toEqual([]);
   });
 
-  it('a self-check that cannot pass: the reason shown while waiting, a deleted solver pod recreated, then a bounded failure', async () => {
+  it('a self-check that cannot pass: the reason shown while waiting, a deleted solver pod recreated, then the CA asked, which fails it', async () => {
     const namespace = await ns();
     // Solver Ingresses of a class no ingress controller serves: the route never reaches the solver.
     await issuer(namespace, 'misrouted', pebble, { ingress: { ingressClassName: 'unserved' } });
@@ -463,12 +463,26 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
     expect(replacement.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Challenge', uid: ch.metadata.uid });
     expect(replacement.spec?.containers[0]?.args).toEqual(pod.spec?.containers[0]?.args);
 
-    const failed = await challengeGivenUp(namespace);
-    expect(failed.status?.reason).toMatch(
-      new RegExp(
-        `^self-check did not pass within ${SELF_CHECK_TIMEOUT_S}s: GET http://stuck\\.example\\.test:\\d+/\\.well-known/acme-challenge/[\\w-]+: expected status 200, got 404$`,
-      ),
+    // Past the timeout the CA decides: here it cannot reach the solver either, and says so.
+    const failed = await waitFor(
+      'the CA to reject the Challenge',
+      async () => {
+        const [x] = await challenges(namespace);
+        return x?.status?.state === 'invalid' && x;
+      },
+      { timeoutMs: (SELF_CHECK_TIMEOUT_S + 30) * 1000 },
     );
+    expect(failed.status?.reason).toMatch(/^the ACME server rejected the challenge: /);
+    const timedOutEvents = (await admin.list(CoreEvent, { namespace, fieldSelector: `involvedObject.name=${failed.metadata.name}` })).items.filter(
+      (e) => e.reason === 'SelfCheckTimedOut',
+    );
+    expect(timedOutEvents.map((e) => e.message)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^self-check did not pass within ${SELF_CHECK_TIMEOUT_S}s \\(GET http://stuck\\.example\\.test:\\d+/\\.well-known/acme-challenge/[\\w-]+: expected status 200, got 404\\): asked the ACME server to validate anyway$`,
+        ),
+      ),
+    ]);
     const c = await waitFor(
       'the failure on the Certificate',
       async () => {
@@ -477,8 +491,36 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
       },
       { timeoutMs: 30_000 },
     );
-    expect(cond(c, 'Issuing')?.message).toMatch(/self-check did not pass within/);
+    expect(cond(c, 'Issuing')?.message).toMatch(/the ACME server rejected the challenge/);
     await waitFor('solver objects removed', async () => !(await solverObjects(namespace)).length, { timeoutMs: 30_000 });
+  });
+
+  // A cluster that cannot reach its own public address (hairpin NAT, split horizon): the self-check
+  // never passed, the challenge errored at the timeout and the Certificate waited out an hour of
+  // backoff, though the CA would have validated at once.
+  it('a self-check the cluster cannot pass but the CA can: past the timeout the CA is asked, and the certificate issues without a failure', async () => {
+    const namespace = await ns();
+    await issuer(namespace, 'hairpin', pebble);
+    standIn.hideFromCluster('hairpin.example.test');
+    await cert(namespace, 'hairpin', 'hairpin', ['hairpin.example.test']);
+    const c = await waitReady(namespace, 'hairpin', (SELF_CHECK_TIMEOUT_S + 40) * 1000);
+    expect(c.status?.failedIssuanceAttempts).toBeUndefined();
+    const events = (await admin.list(CoreEvent, { namespace })).items.map((e) => e.reason);
+    expect(events).toContain('SelfCheckTimedOut');
+    expect(events).toContain('DomainVerified');
+  });
+
+  it('waitInsteadOfSelfCheck: no self-check at all, the CA asked after the wait, issued at once', async () => {
+    const namespace = await ns();
+    await issuer(namespace, 'nocheck', pebble, { ingress: { ingressClassName: 'nginx' }, waitInsteadOfSelfCheck: '1s' });
+    standIn.hideFromCluster('nocheck.example.test');
+    const started = Date.now();
+    await cert(namespace, 'nocheck', 'nocheck', ['nocheck.example.test']);
+    await waitReady(namespace, 'nocheck');
+    console.log(`waitInsteadOfSelfCheck 1s: issued in ${Date.now() - started} ms`);
+    expect(Date.now() - started).toBeLessThan(SELF_CHECK_TIMEOUT_S * 1000);
+    const selfChecks = standIn.requests.filter((r) => r.host === 'nocheck.example.test' && r.userAgent.includes('self-check'));
+    expect(selfChecks).toEqual([]);
   });
 
   // ingress-nginx refused every solver Ingress (pathType Exact on a path with dots): the operator

@@ -3,6 +3,7 @@ import {
   controllerFor,
   Ingress,
   Pod,
+  parseDuration,
   rfc3339,
   Service,
   type Cached,
@@ -80,8 +81,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   };
 
   /**
-   * The one timeout of presenting and self-checking, counted from `since` (the first attempt to
-   * present): past it the challenge ends errored, `what` naming what did not happen in time.
+   * The timeout of presenting, counted from `since` (the first attempt): past it the challenge ends
+   * errored, `what` naming what did not happen in time. (Past the same timeout, a self-check that
+   * has not passed hands the decision to the CA instead: below.)
    */
   const timedOut = async (ch: ChallengeObject, ctx: ReconcileContext, since: string, what: string, why: string): Promise<boolean> => {
     if (ctx.clock.now() - Date.parse(since) <= sc.timeoutMs) return false;
@@ -276,13 +278,36 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       }
 
       if (ch.status.state === 'pending') {
+        const askCA = async (reason: string): Promise<Result> => {
+          await acceptChallenge(session, atCa);
+          return (await write(ch, ctx, { state: 'processing', reason }), { requeueAfter: 1_000 });
+        };
+        const sincePresented = ctx.clock.now() - Date.parse(ch.status.presentedAt!);
+        // waitInsteadOfSelfCheck: no self-check at all (a cluster that cannot reach its own address).
+        const waitInstead = !dns ? ch.spec.solver.http01?.waitInsteadOfSelfCheck : undefined;
+        if (waitInstead) {
+          const left = parseDuration(waitInstead) - sincePresented;
+          const reason = `Waiting ${waitInstead} after presenting, instead of a self-check (waitInsteadOfSelfCheck)`;
+          if (left > 0) {
+            if (ch.status.reason !== reason) await write(ch, ctx, { reason });
+            return { requeueAfter: left };
+          }
+          return askCA(`${PROGRESS.accepted} (waited ${waitInstead} instead of a self-check)`);
+        }
         const problem = dns
           ? await checkDns01(ch, cfg.dns01)
           : await selfCheck(ch.spec.dnsName, ch.spec.token, ch.spec.key, { nameservers: cfg.selfCheckNameservers, port: cfg.selfCheckPort });
         const uid = ch.metadata.uid!;
         if (problem) {
           passes.set(uid, 0);
-          if (await timedOut(ch, ctx, ch.status.presentedAt!, 'self-check did not pass', problem)) return;
+          // Past the timeout the CA decides, not the self-check: it may reach what this cluster
+          // cannot (hairpin NAT, split-horizon DNS), and a route that really is broken fails there
+          // with the CA's own reason. A self-check that times out is never a failure by itself.
+          if (sincePresented > sc.timeoutMs) {
+            const reason = `self-check did not pass within ${Math.round(sc.timeoutMs / 1000)}s (${problem}): asked the ACME server to validate anyway`;
+            ctx.recorder.warning(ch, 'SelfCheckTimedOut', reason);
+            return askCA(reason);
+          }
           await write(ch, ctx, { reason: `Waiting for ${mechanism} challenge propagation: ${problem}` });
           return { requeueAfter: dns ? cfg.dns01.checkIntervalMs : sc.intervalMs };
         }
@@ -291,8 +316,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         const n = (passes.get(uid) ?? 0) + 1;
         passes.set(uid, n);
         if (!dns && n < sc.requiredPasses) return { requeueAfter: sc.intervalMs };
-        await acceptChallenge(session, atCa);
-        return (await write(ch, ctx, { state: 'processing', reason: PROGRESS.accepted }), { requeueAfter: 1_000 });
+        return askCA(PROGRESS.accepted);
       }
 
       // Accepted: wait for the CA's verdict.
