@@ -8,11 +8,12 @@ import {
   ValidatingWebhookConfiguration,
   webhookConfigurations,
   type Manager,
+  type ObjectOf,
 } from '@opkit/runtime';
 import { localWebhooks, testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CertificateRequest, type CertificateRequestObject } from '../api/v1/certificaterequest.js';
+import { CertificateRequest } from '../api/v1/certificaterequest.js';
 import { defaultConfig } from '../config.js';
 import { addCertificateControllers } from '../controllers/index.js';
 import { CUSTOM_RESOURCES } from '../manifests/generate.js';
@@ -94,10 +95,12 @@ describe('approving a CertificateRequest takes the right to approve its signer',
         .create(CertificateRequest.kind, { metadata: { namespace: 'apps', name: `r${++n}` }, spec: { request: CSR, issuerRef } } as never)
         .catch(() => undefined),
     );
-  const decide = (who: string, cr: CertificateRequestObject, type: 'Approved' | 'Denied', status = 'True') =>
+  /** A request as the API server answered it (created, or as a decision left it). */
+  type Answered = ObjectOf<typeof CertificateRequest.kind>;
+  const decide = (who: string, cr: Answered, type: 'Approved' | 'Denied', status = 'True') =>
     users[who]!.patchStatus(
       CertificateRequest.kind,
-      { namespace: 'apps', name: cr.metadata.name },
+      { namespace: 'apps', name: cr.metadata.name! },
       {
         status: {
           conditions: [
@@ -132,14 +135,14 @@ describe('approving a CertificateRequest takes the right to approve its signer',
     const approved = await decide('carol', cr, 'Approved');
     await expect(decide('carol', approved, 'Denied')).rejects.toThrow(/cannot be both Approved and Denied/);
     await expect(
-      users.carol!.patchStatus(CertificateRequest.kind, { namespace: 'apps', name: cr.metadata.name }, { status: { conditions: [] } }),
+      users.carol!.patchStatus(CertificateRequest.kind, { namespace: 'apps', name: cr.metadata.name! }, { status: { conditions: [] } }),
     ).rejects.toThrow(/the Approved condition is final once set/);
   });
 
   it("lets the operator's own status writes through (nothing about approval changes)", async () => {
     const cr = await request({ name: 'ca' });
     await waitFor('the operator to say it waits for approval', async () => {
-      const x = await admin.get(CertificateRequest.kind, { namespace: 'apps', name: cr.metadata.name });
+      const x = await admin.get(CertificateRequest.kind, { namespace: 'apps', name: cr.metadata.name! });
       return x.status?.conditions?.some((c) => c.type === 'Ready' && c.reason === 'Pending');
     });
   });
@@ -149,7 +152,7 @@ describe('approving a CertificateRequest takes the right to approve its signer',
     const cr = await request({ name: 'ca' });
     await decide('carol', cr, 'Approved');
     const invalid = await waitFor('InvalidRequest', async () => {
-      const x = await admin.get(CertificateRequest.kind, { namespace: 'apps', name: cr.metadata.name });
+      const x = await admin.get(CertificateRequest.kind, { namespace: 'apps', name: cr.metadata.name! });
       return x.status?.conditions?.some((c) => c.type === 'InvalidRequest' && c.status === 'True') && x;
     });
     const conds = Object.fromEntries((invalid.status?.conditions ?? []).map((c) => [c.type, c]));
