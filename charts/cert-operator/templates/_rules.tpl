@@ -96,6 +96,12 @@
   verbs:
     - create
 - apiGroups:
+    - cert-manager.io
+  resources:
+    - certificates
+  verbs:
+    - get
+- apiGroups:
     - cert.opkit.dev
   resources:
     - certificaterequests
@@ -321,6 +327,12 @@
     - get
     - update
     - patch
+- apiGroups:
+    - cert-manager.io
+  resources:
+    - certificates
+  verbs:
+    - get
 - apiGroups:
     - cert.opkit.dev
   resources:

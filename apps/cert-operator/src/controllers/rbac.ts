@@ -1,5 +1,6 @@
 import { CoreEvent, Ingress, Pod, rule, Secret, Service, SubjectAccessReview, type Kind, type PolicyRule } from '@opkit/runtime';
 import { GROUP } from '../api/v1/shared.js';
+import { CertManagerCertificate } from './certificates/cert-manager-owner.js';
 import { HTTPRoute } from '../acme/solver-resources.js';
 import { Challenge } from '../api/acme/v1/challenge.js';
 import { Order } from '../api/acme/v1/order.js';
@@ -25,6 +26,8 @@ export const certificatesRbac: PolicyRule[] = [
   // for `approve` on their signers), and the webhook asks the API server who else may.
   { apiGroups: [GROUP], resources: ['signers'], verbs: ['approve'], resourceNames: [`issuers.${GROUP}/*`, `clusterissuers.${GROUP}/*`], clusterScoped: true },
   rule(SubjectAccessReview, ['create']),
+  // Whether a cert-manager Certificate still holds a Secret (cert-manager-owner.ts).
+  rule(CertManagerCertificate, ['get']),
 ];
 
 /**

@@ -9,6 +9,7 @@ import { certificateMatchesKey } from '../../pki/inspect.js';
 import { METADATA, LABELLED, SecretReader } from '../../secrets/secret-reader.js';
 import { unb64 } from '../certificaterequests/controller.js';
 import { certificatesRbac } from '../rbac.js';
+import { CertManagerOwners, LOOK_AGAIN_MS, TAKEOVER_ANNOTATION } from './cert-manager-owner.js';
 import { contention, failureBackoff } from './backoff.js';
 import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey } from './next-key.js';
@@ -38,6 +39,7 @@ const MANUAL = 'ManuallyTriggered';
  * 9. issuing: the signed certificate into the Secret, the revision recorded.
  */
 export function certificateController(cfg: CertOperatorConfig) {
+  const certManager = new CertManagerOwners();
   async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const { cache, client, recorder } = ctx;
     const c = await cache.get(Certificate.kind, req);
@@ -87,6 +89,21 @@ export function certificateController(cfg: CertOperatorConfig) {
     const read = async () => readSecretState(await reader.read({ namespace: req.namespace!, name: c.spec.secretName }));
     let state: SecretState = await read();
     const issuedChain = current?.cr.status?.certificate ? unb64(current.cr.status.certificate) : undefined;
+
+    //    A cert-manager Certificate that holds the Secret keeps it, unless a takeover is asked: with
+    //    both controllers running (a migration), each would re-issue over the other. Asked only
+    //    while the Secret does not hold what this operator issued.
+    const theirs = state.certPem === undefined || state.certPem !== issuedChain ? await certManager.holder(c, state.secret, ctx) : undefined;
+    if (theirs && c.metadata.annotations?.[TAKEOVER_ANNOTATION] !== 'true') {
+      await notReady(
+        c,
+        ctx,
+        'SecretOwnedByCertManager',
+        `Secret "${c.spec.secretName}" is held by cert-manager's Certificate "${theirs}" (cert-manager.io/v1): not issuing into it, or the two would re-issue over each other. Delete that Certificate (its Secret stays), or annotate this one ${TAKEOVER_ANNOTATION}=true to take the Secret over`,
+      );
+      // cert-manager's Certificates are not watched: look again in a while.
+      return { requeueAfter: LOOK_AGAIN_MS };
+    }
     if (state.problem && state.key && issuedChain && certificateMatchesKey(issuedChain, state.key)) {
       const caPem = current!.cr.status?.ca ? unb64(current!.cr.status.ca) : undefined;
       const repaired = await applySecret(c, { chainPem: issuedChain, keyPem: state.keyPem!, caPem }, state, ctx, cfg, reader);

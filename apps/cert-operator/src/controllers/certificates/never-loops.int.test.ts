@@ -1,15 +1,18 @@
 import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
 import { testManager } from '@opkit/runtime/testing';
-import { startControlPlane, waitFor, type AuditEvent, type ControlPlane } from '@opkit/testing';
+import { createCertificateAuthority, startControlPlane, waitFor, type AuditEvent, type ControlPlane } from '@opkit/testing';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
+import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { Issuer } from '../../api/v1/issuer.js';
 import { A } from '../../api/v1/shared.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { createCSR, parseCSR } from '../../pki/csr.js';
 import { encodePrivateKey, generatePrivateKey } from '../../pki/keys.js';
-import { selfSign } from '../../pki/sign.js';
+import { x509 } from '../../pki/crypto-provider.js';
+import { caSign, selfSign } from '../../pki/sign.js';
 import { addCertificateControllers } from '../index.js';
 
 /**
@@ -246,4 +249,167 @@ describe('never loops: other writers of what the cert operator writes, against a
     expect(counted.statusWrites).toBe(0);
     expect((await getCert(namespace, 'java')).status?.revision).toBe(before.status?.revision);
   }, 90_000);
+
+  // With cert-manager beside this operator (a migration), a cert-manager Certificate and one of
+  // ours naming the same Secret re-issued over each other. Ours now stands back, unless told.
+  it('a cert-manager Certificate holding the Secret: refused with the reason and nothing issued, until a takeover is asked', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    // cert-manager's Certificate kind (only what this test needs of its CRD) and one of them.
+    await apply({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'certificates.cert-manager.io' },
+      spec: {
+        group: 'cert-manager.io',
+        names: { kind: 'Certificate', plural: 'certificates', singular: 'certificate', listKind: 'CertificateList' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    }).catch(() => undefined); // already there from an earlier run of this test in the same plane
+    await waitFor('cert-manager Certificates served', () => plane.kubectl(['get', 'certificates.cert-manager.io', '-A']).then(() => true));
+    await apply({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'web', namespace }, spec: { secretName: 'web-tls' } });
+    // What cert-manager wrote: its pair and its annotations.
+    await admin.create(Secret, {
+      metadata: { name: 'web-tls', namespace, annotations: { 'cert-manager.io/certificate-name': 'web', 'cert-manager.io/issuer-name': 'letsencrypt' } },
+      type: 'kubernetes.io/tls',
+      data: await foreignPair('web.example.com'),
+    });
+    const since = new Date();
+    await cert(namespace, 'ours', { secretName: 'web-tls', dnsNames: ['web.example.com'] });
+    const refused = await waitFor('refused', async () => {
+      const x = await getCert(namespace, 'ours');
+      return ready(x)?.reason === 'SecretOwnedByCertManager' && x;
+    });
+    expect(ready(refused)?.message).toMatch(/Secret "web-tls" is held by cert-manager's Certificate "web" \(cert-manager.io\/v1\): not issuing into it/);
+    await sleep(3_000);
+    const counted = operatorWrites(namespace, 'ours', since);
+    console.log(`beside a cert-manager Certificate: ${JSON.stringify(counted)}`);
+    expect(counted.requests).toBe(0);
+    expect(counted.secretWrites).toBe(0);
+    expect(counted.statusWrites).toBeLessThanOrEqual(1);
+    // Asked to take over: issued into the Secret.
+    await plane.kubectl(['annotate', 'certificate.cert.opkit.dev', 'ours', '-n', namespace, 'cert.opkit.dev/take-over-from-cert-manager=true']);
+    await waitReady(namespace, 'ours');
+    expect((await admin.get(Secret, { namespace, name: 'web-tls' })).metadata.annotations?.['cert.opkit.dev/certificate-name']).toBe('ours');
+  }, 90_000);
 });
+
+/**
+ * A CA that returns something other than what was asked: another subject and extensions of its
+ * own (Let's Encrypt adds a common name; private CAs rewrite the subject, add CRL and OCSP
+ * locations). Comparing the spec with the issued certificate re-issued until the CA's limits
+ * stopped it; the spec is compared with the request. Here the test is the CA: approval is off,
+ * and it signs each request itself, rewritten.
+ */
+describe('never loops: a CA that rewrites the subject and adds extensions', () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let manager: Manager | undefined;
+  const NS = 'rewriting';
+
+  beforeAll(async () => {
+    plane = await startControlPlane({ audit: true });
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+    await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
+    for (const name of [SYSTEM, NS]) await plane.kubectl(['create', 'namespace', name]);
+    manager = testManager(plane.kubeConfig, { name: OPERATOR }).manager;
+    addCertificateControllers(manager, { ...defaultConfig({ clusterResourceNamespace: SYSTEM }), autoApprove: false });
+    await manager.start();
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await plane?.stop();
+  });
+
+  it('issues once and keeps what the CA returned: one request, one Secret write, while the Certificate is touched every second', async () => {
+    const ca = await createCertificateAuthority('rewriting CA', 30);
+    await admin.create(Secret, {
+      metadata: { name: 'ca', namespace: NS },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': ca.cert, 'tls.key': ca.key },
+    } as never);
+    const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace: NS }, spec: { ca: { secretName: 'ca' } } });
+    const since = new Date();
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'app', namespace: NS },
+      spec: {
+        secretName: 'app',
+        issuerRef: { name: 'ca' },
+        commonName: 'app.example.com',
+        dnsNames: ['app.example.com'],
+        subject: { organizations: ['Asked'] },
+      },
+    });
+    // The request, once the operator has said it waits for approval.
+    const pending = await waitFor('the request, pending approval', async () => {
+      const [cr] = (await admin.list(CertificateRequest.kind, { namespace: NS })).items;
+      return cr?.status?.conditions?.some((c) => c.reason === 'Pending') && cr;
+    });
+    const csr = await parseCSR(Buffer.from(pending.spec.request, 'base64').toString());
+    const issued = await caSign(
+      {
+        csr: { ...csr, subject: new x509.Name('CN=app.example.com, O=Rewritten by the CA, C=DE') },
+        durationMs: 30 * 86_400_000,
+        isCA: false,
+        usages: ['digital signature', 'key encipherment'],
+        crlDistributionPoints: ['http://crl.example.com/ca.crl'],
+        ocspServers: ['http://ocsp.example.com'],
+      },
+      { chainPem: ca.cert, key: createPrivateKey(ca.key) },
+    );
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    await admin.patchStatus(
+      CertificateRequest.kind,
+      { namespace: NS, name: pending.metadata.name! },
+      {
+        status: {
+          conditions: [
+            { type: 'Approved', status: 'True', reason: 'test', message: 'approved by the test', lastTransitionTime: now },
+            { type: 'Ready', status: 'True', reason: 'Issued', message: 'signed by the rewriting CA', lastTransitionTime: now },
+          ],
+          certificate: Buffer.from(issued.certificate).toString('base64'),
+          ca: Buffer.from(issued.ca).toString('base64'),
+        },
+      },
+    );
+    const c = await waitFor('Certificate Ready', async () => {
+      const x = await admin.get(Certificate.kind, { namespace: NS, name: 'app' });
+      return x.status?.conditions?.some((k) => k.type === 'Ready' && k.status === 'True') && x;
+    });
+    expect(c.status?.revision).toBe(1);
+    const leaf = new X509Certificate(Buffer.from((await admin.get(Secret, { namespace: NS, name: 'app' })).data!['tls.crt']!, 'base64'));
+    expect(leaf.subject.split('\n')).toEqual(['CN=app.example.com', 'O=Rewritten by the CA', 'C=DE']);
+    expect(leaf.infoAccess).toMatch(/OCSP - URI:http:\/\/ocsp.example.com/);
+
+    // The Certificate examined again and again (a label touched each second): nothing issued.
+    const touched = await keepTouching(plane, NS, 'app');
+    const mine = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === NS);
+    const counted = {
+      requests: mine.filter((e) => e.verb === 'create' && e.objectRef?.resource === 'certificaterequests').length,
+      secretWrites: mine.filter((e) => e.objectRef?.resource === 'secrets' && e.objectRef.name === 'app').length,
+      statusWrites: mine.filter((e) => e.objectRef?.resource === 'certificates' && e.objectRef.subresource === 'status').length,
+    };
+    console.log(`a rewriting CA, the Certificate touched ${touched} times: ${JSON.stringify(counted)}`);
+    expect(counted.requests).toBe(1);
+    expect(counted.secretWrites).toBe(1);
+    // Issuing, the request's progress, issued and Ready (3 measured), never one per touch.
+    expect(counted.statusWrites).toBeLessThanOrEqual(4);
+    expect((await admin.get(Certificate.kind, { namespace: NS, name: 'app' })).status?.revision).toBe(1);
+  }, 90_000);
+});
+
+/** Touches a Certificate's labels every EVERY_MS for ATTACK_MS, as a GitOps tool re-applying it would; returns how many times. */
+async function keepTouching(plane: ControlPlane, namespace: string, name: string): Promise<number> {
+  const until = Date.now() + ATTACK_MS;
+  let i = 0;
+  while (Date.now() < until) {
+    await plane.kubectl(['label', '--overwrite', 'certificate.cert.opkit.dev', name, '-n', namespace, `touched=${i++}`]);
+    await new Promise((r) => setTimeout(r, EVERY_MS));
+  }
+  return i;
+}

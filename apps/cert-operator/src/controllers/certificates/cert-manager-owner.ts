@@ -1,0 +1,59 @@
+import { defineKind, type KubeObject, type ReconcileContext } from '@opkit/runtime';
+import type { CertificateObject } from '../../api/v1/certificate.js';
+import { CERT_MANAGER_GROUP, GROUP } from '../../api/v1/shared.js';
+import type { SecretObject } from '../../secrets/secret-reader.js';
+
+/** cert-manager's own Certificate (cert-manager.io/v1), read only to know whether it holds a Secret. */
+interface CertManagerCertificate extends KubeObject {
+  spec?: { secretName?: string };
+}
+export const CertManagerCertificate = defineKind<CertManagerCertificate>({
+  group: CERT_MANAGER_GROUP,
+  version: 'v1',
+  kind: 'Certificate',
+  plural: 'certificates',
+  namespaced: true,
+});
+
+/** Set on a Certificate to take its Secret over from a cert-manager Certificate that still names it. */
+export const TAKEOVER_ANNOTATION = `${GROUP}/take-over-from-cert-manager`;
+
+/**
+ * How long an answer is kept for one version of a Secret, and how often a refused Certificate
+ * looks again: deleting cert-manager's Certificate does not change the Secret, so nothing else
+ * would tell. A minute: a migration's refused Certificates cost one GET each a minute.
+ */
+export const LOOK_AGAIN_MS = 60_000;
+
+/**
+ * Answers which cert-manager Certificate holds a Secret, if one does: the Secret carries
+ * cert-manager's `certificate-name` annotation (cert-manager writes it on every issuance) and that
+ * cert-manager Certificate exists and names the Secret. With cert-manager running beside this
+ * operator (a migration), two controllers issuing into one Secret re-issue over each other until
+ * the CA's limits stop both.
+ *
+ * cert-manager's Certificates are not watched (their CRD may not exist), so this is one GET, asked
+ * only when the Secret carries the annotation and does not hold what this operator issued, and
+ * remembered per version of the Secret for a minute: a ported Secret costs at most a GET per
+ * Certificate a minute, never one per reconcile. A cluster without cert-manager's CRDs
+ * answers 404, as a missing Certificate does.
+ */
+export class CertManagerOwners {
+  private readonly seen = new Map<string, { resourceVersion: string; at: number; holder: string | undefined }>();
+
+  async holder(c: CertificateObject, secret: SecretObject | undefined, ctx: ReconcileContext): Promise<string | undefined> {
+    const name = secret?.metadata.annotations?.[`${CERT_MANAGER_GROUP}/certificate-name`];
+    if (!secret || !name) return undefined;
+    const key = `${c.metadata.namespace}/${c.spec.secretName}`;
+    const rv = secret.metadata.resourceVersion ?? '';
+    const now = ctx.clock.monotonic();
+    const known = this.seen.get(key);
+    if (known && known.resourceVersion === rv && now - known.at < LOOK_AGAIN_MS) return known.holder;
+    const theirs = await ctx.client.find(CertManagerCertificate, { namespace: c.metadata.namespace, name });
+    const holder = theirs?.spec?.secretName === c.spec.secretName ? name : undefined;
+    // Bounded by the Certificates this replica reconciles; a forgotten entry costs one more GET.
+    if (this.seen.size > 10_000) this.seen.clear();
+    this.seen.set(key, { resourceVersion: rv, at: now, holder });
+    return holder;
+  }
+}
