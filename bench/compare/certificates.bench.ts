@@ -1,5 +1,5 @@
 // CA issuance side by side: opkit's cert operator and cert-manager's controller (v1.21.2, built
-// here from its Go module: bench/compare/cert-manager), each as its own process against one API
+// here from its Go module: tools/control-plane/go/cert-manager), each as its own process against one API
 // server that serves both API groups (cert-manager's CRDs from its module's deploy/crds). Each run
 // makes, in a namespace of its own, a SelfSigned issuer, a CA Certificate, a CA issuer on it, then
 // N ECDSA P-256 Certificates at once, and times them to Ready. Runs interleave (opkit, cert-manager,
@@ -11,15 +11,13 @@
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
 import { Client, Namespace, Transport } from '@opkit/runtime';
 import { imageNodeBinary } from '@opkit/testing/containers';
-import { kubectlApply, startControlPlane, waitFor, workspaceApp, workspaceRoot, type ControlPlane } from '@opkit/testing';
+import { certManagerToolset, kubectlApply, startControlPlane, waitFor, workspaceApp, workspaceRoot, type ControlPlane } from '@opkit/testing';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table } from '../report.js';
 import { cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
-import { buildGoComparator } from './go-build.js';
 
 const N = Number(process.env.OPKIT_BENCH_COMPARE_CERTS ?? 1000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
@@ -112,32 +110,20 @@ async function runOnce(plane: ControlPlane, admin: Client, side: Side, ns: strin
 }
 
 async function main() {
-  const cmBin = buildGoComparator('cert-manager', "cert-manager's controller (v1.21.2)");
+  const certManager = await certManagerToolset();
+  const cmBin = certManager.binary;
   const bundle = join(root, 'dist/bench/compare-cert-operator/main.js');
   const { bundle: build } = (await import(join(root, 'tools/build/bundle.mjs'))) as { bundle: (e: string, o: string) => Promise<unknown> };
   await build(join(root, 'apps/cert-operator/src/main.ts'), bundle);
   const node = await imageNodeBinary();
   const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  // cert-manager's CRDs, as its module ships them.
-  const cmModule = JSON.parse(
-    spawnSync('go', ['mod', 'download', '-json', 'github.com/cert-manager/cert-manager@v1.21.2'], {
-      cwd: tmpdir(),
-      encoding: 'utf8',
-      env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
-    }).stdout,
-  ) as { Dir: string };
-  const crdDir = join(cmModule.Dir, 'deploy/crds');
   const plane = await startControlPlane({ audit: true });
   const runs: Run[] = [];
   try {
     const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
-    await kubectlApply(
-      plane.kubeconfigPath,
-      readdirSync(crdDir)
-        .filter((f) => f.endsWith('.yaml'))
-        .map((f) => readFileSync(join(crdDir, f), 'utf8'))
-        .join('\n---\n'),
-    );
+    // cert-manager's CRDs, as its module ships them.
+    await kubectlApply(plane.kubeconfigPath, certManager.crds);
+
     await kubectlApply(plane.kubeconfigPath, CUSTOM_RESOURCES.map((r) => JSON.stringify(r.crd)).join('\n---\n'));
     await plane.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
     const kc = plane.kubeconfigPath;

@@ -6,16 +6,18 @@
 // developed, but the Go module proxy is. Each tool lives in its own wrapper module under ./go/ so
 // minimal version selection never mixes one tool's dependencies with another's.
 //
-// Two groups: `control-plane` (the default: what integration tests and the local e2e mode run) and
+// Three groups: `control-plane` (the default: what integration tests and the local e2e mode run),
 // `kind` (what the kind e2e mode adds: the node's kubelet, kubeadm and kube-proxy, kind itself,
-// CoreDNS, and Traefik as the in-cluster ingress controller).
+// CoreDNS, and Traefik as the in-cluster ingress controller) and `comparators` (what runs beside
+// opkit's operators in tests and benches: cert-manager's controller, wired by our own main.go
+// from cert-manager's library; not needed by the demo).
 //
 // Usage: node tools/control-plane/ensure-binaries.mjs [--group kind] [--only kubernetes,etcd,...] [--print-dir] [--quiet]
 // Idempotent: a stamp per tool records what was built; a second run takes well under a second.
 // Binaries already present in $KUBEBUILDER_ASSETS are used as they are and never rebuilt.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,6 +112,16 @@ const tools = [
     version: versions.helmDocs,
     binaries: [['helm-docs', 'github.com/norwoodj/helm-docs/cmd/helm-docs']],
     ldflags: [`-X main.version=${versions.helmDocs.replace(/^v/, '')}`],
+  },
+  // cert-manager's controller: the wrapper module holds a main.go of ours (cert-manager's own
+  // command is a module the proxy does not serve), so the package built is the wrapper itself.
+  {
+    name: 'cert-manager',
+    group: 'comparators',
+    version: versions.certManager,
+    binaries: [['cert-manager-controller', '.']],
+    ldflags: [`-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${versions.certManager}`],
+    minutes: 'about 4 min',
   },
   {
     name: 'pebble',
@@ -218,7 +230,9 @@ const wrapperOf = (tool) => join(here, 'go', tool.wrapper ?? tool.name);
 function stampOf(tool, goVersion) {
   const dir = wrapperOf(tool);
   const h = createHash('sha256');
-  for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(join(dir, f)));
+  // The module files and any Go source of ours in the wrapper (cert-manager's main.go).
+  const ours = readdirSync(dir).filter((f) => f.endsWith('.go'));
+  for (const f of ['go.mod', 'go.sum', ...ours.sort()]) h.update(readFileSync(join(dir, f)));
   h.update(JSON.stringify(tool.ldflags));
   return { tool: tool.name, version: tool.version, go: goVersion, wrapper: h.digest('hex').slice(0, 16) };
 }
@@ -274,7 +288,8 @@ async function main() {
   const assets = process.env.KUBEBUILDER_ASSETS || '';
   mkdirSync(dir, { recursive: true });
   const t0 = Date.now();
-  log(`${group === 'kind' ? 'kind toolset binaries' : 'control-plane binaries'} → ${dir}`);
+  const title = { kind: 'kind toolset binaries', comparators: 'comparators (cert-manager)' }[group] ?? 'control-plane binaries';
+  log(`${title} → ${dir}`);
   // Go is only needed when something must be built; a fully cached toolset works without it.
   const selected = tools.filter((t) => (only ? only.includes(t.name) : (t.group ?? 'control-plane') === group));
   const needsGo = selected.some((t) => t.binaries.some(([b]) => !(assets && existsSync(join(assets, b))) && !existsSync(join(dir, b))));
@@ -282,7 +297,7 @@ async function main() {
   const goAvailable = spawnSync('go', ['version'], { env: goEnv() }).status === 0;
   if (needsGo || goAvailable) goVersion = checkGo();
   for (const tool of selected) await ensure(tool, dir, goVersion, assets);
-  log(`${group === 'kind' ? 'kind toolset binaries' : 'control-plane binaries'} ready in ${elapsed(t0)}`);
+  log(`${title} ready in ${elapsed(t0)}`);
 }
 
 main().catch((e) => fail(e.stack || String(e)));

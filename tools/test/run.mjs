@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// The README's test command (npm test): format, lint, typecheck, build, unit and integration tests, and the
-// e2e suites in both cluster modes. Before nx runs, what takes minutes the first time is prepared
-// with progress shown: the control-plane binaries, the Debian packages some tests run (nginx, BIND
-// 9; where this is a root Debian shell) and, where the kind mode can run, the Docker
-// engine (installed and started where it may be), kind, its node image and every image the suites
-// load. At the end, an engine opkit started for this run is stopped, whatever the outcome.
+// The README's test command (npm test): format, lint, typecheck, build, unit and integration tests,
+// and the e2e suites in both cluster modes. Before nx runs, what takes minutes the first time is
+// prepared with progress shown: the control-plane binaries, cert-manager's controller (the
+// coexistence test runs it beside opkit's), the Debian packages some tests run (nginx, BIND 9;
+// where this is a root Debian shell) and, where the kind mode can run, the Docker engine (installed
+// and started where it may be), kind, its node image and every image the suites load. At the end,
+// an engine opkit started for this run is stopped, whatever the outcome.
 //   node tools/test/run.mjs [extra nx args]       OPKIT_E2E_MODE=local skips the kind preparation
 import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
@@ -49,6 +50,12 @@ function step(label, [cmd, args], { optional = false } = {}) {
 }
 
 let status = await step('control-plane binaries (built once from Go modules, then cached)', ['node', [join(root, 'tools/control-plane/ensure-binaries.mjs')]]);
+// cert-manager's controller, which the coexistence test runs beside opkit's (not needed by the demo).
+if (status === 0 && !interrupted)
+  status = await step("cert-manager's controller (built once from its Go module, then cached)", [
+    'node',
+    [join(root, 'tools/control-plane/ensure-binaries.mjs'), '--group', 'comparators'],
+  ]);
 if (status === 0 && !interrupted)
   status = await step('Debian packages some tests run (nginx, BIND 9)', ['node', [join(root, 'tools/test/debian-packages.mjs')]]);
 if (status === 0 && wantsKind && !interrupted) status = await step('the kind mode: container engine, kind, node image, images', containers('kind-prepare'));

@@ -24,7 +24,9 @@ export type BinaryName =
   | 'kube-proxy'
   | 'kind'
   | 'coredns'
-  | 'traefik';
+  | 'traefik'
+  // The comparators group (ensure-binaries --group comparators).
+  | 'cert-manager-controller';
 
 /** opkit's cache on this machine: $OPKIT_CACHE_DIR, else $XDG_CACHE_HOME/opkit or ~/.cache/opkit. */
 export function cacheRoot(): string {

@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { findBinary } from '../assets/binaries.js';
-import { workspaceRoot } from '../e2e/workspace.js';
+import { buildToolset } from '../assets/build-toolset.js';
 import { currentImagePlan } from './images.js';
 import { kindClusterConfig } from './kind-config.js';
 import { ensureKindNodeImage } from './kind-node-image.js';
@@ -17,18 +15,6 @@ export interface KindToolset {
   config: Record<string, unknown>;
 }
 
-/** tools/control-plane/ensure-binaries.mjs with these arguments, its progress lines passed through. */
-function ensureBinaries(args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(workspaceRoot(), 'tools/control-plane/ensure-binaries.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => process.stdout.write(d.toString().replace(/^(?=.)/gm, '[containers] ')));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`building the kind toolset failed:${err}`))));
-  });
-}
-
 /**
  * kind and its node image for this machine: kind's own node image where Docker Hub answers (and
  * any `kind` on PATH), else the node image assembled here from the project's Kubernetes build,
@@ -38,11 +24,11 @@ export async function ensureKindToolset(quirks: MachineQuirks): Promise<KindTool
   const local = (await currentImagePlan()).kindNode === 'local';
   let kind: string;
   if (local) {
-    await ensureBinaries(['--group', 'kind']);
+    await buildToolset(['--group', 'kind'], '[containers]');
     kind = findBinary('kind');
   } else {
     const onPath = which('kind');
-    if (!onPath) await ensureBinaries(['--only', 'kind']);
+    if (!onPath) await buildToolset(['--only', 'kind'], '[containers]');
     kind = onPath ?? findBinary('kind');
   }
   const nodeImage = local ? await ensureKindNodeImage() : undefined;

@@ -1,4 +1,4 @@
-module opkit.local/bench/cert-manager
+module opkit.local/tools/cert-manager
 
 go 1.26.0
 

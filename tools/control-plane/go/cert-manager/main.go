@@ -1,9 +1,11 @@
-// cert-manager's controller for the CA-issuance comparison with opkit's cert operator, built here
-// from cert-manager's Go module at a pinned version. cert-manager's own command (cmd/controller)
-// is a module of its own that the Go module proxy does not serve, so this main wires the same
-// library the way that command does: a controller context factory, the controllers a CA issuance
-// needs (registered by their packages' init), their informers started, each loop run with
-// cert-manager's default worker count. No webhook, no cainjector, no ACME.
+// cert-manager's controller, built here from cert-manager's Go module at a pinned version, for the
+// tests and benches that run it beside opkit's cert operator: the CA-issuance comparison
+// (bench/compare/certificates) and the coexistence test (both operators on one API server).
+// cert-manager's own command (cmd/controller) is a module of its own that the Go module proxy does
+// not serve, so this main wires the same library the way that command does: a controller context
+// factory, the controllers asked for with --controllers (registered by their packages' init),
+// their informers started, each loop run with cert-manager's default worker count. No webhook, no
+// cainjector, no ACME.
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
 
 	// The controllers and issuers a CA (and SelfSigned) issuance uses; each registers itself.
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificate-shim/ingresses"
 	_ "github.com/cert-manager/cert-manager/pkg/controller/certificaterequests/approver"
 	_ "github.com/cert-manager/cert-manager/pkg/controller/certificaterequests/ca"
 	_ "github.com/cert-manager/cert-manager/pkg/controller/certificaterequests/selfsigned"
@@ -34,17 +38,19 @@ import (
 	_ "github.com/cert-manager/cert-manager/pkg/issuer/selfsigned"
 )
 
-var enabled = []string{
+// What a CA issuance needs; ingress-shim is there to be asked for.
+var caIssuance = strings.Join([]string{
 	"issuers", "clusterissuers",
 	"certificates-trigger", "certificates-issuing", "certificates-key-manager", "certificates-request-manager", "certificates-readiness", "certificates-revision-manager",
 	"certificaterequests-approver", "certificaterequests-issuer-ca", "certificaterequests-issuer-selfsigned",
-}
+}, ",")
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
 	namespace := flag.String("namespace", "", "namespace to watch (empty: all)")
 	clusterResourceNamespace := flag.String("cluster-resource-namespace", "cert-manager", "where ClusterIssuers' Secrets live")
 	workers := flag.Int("concurrent-workers", 5, "workers per controller (cert-manager's default is 5)")
+	controllers := flag.String("controllers", caIssuance, "the controllers to run, by cert-manager's names (ingress-shim among them)")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -59,6 +65,8 @@ func main() {
 		KubernetesAPIQPS:   20,
 		KubernetesAPIBurst: 50,
 		IssuerOptions:      controllerpkg.IssuerOptions{ClusterResourceNamespace: *clusterResourceNamespace},
+		// cert-manager's default for --auto-certificate-annotations.
+		IngressShimOptions: controllerpkg.IngressShimOptions{DefaultAutoCertificateAnnotations: []string{"kubernetes.io/tls-acme"}},
 		CertificateOptions: controllerpkg.CertificateOptions{
 			CertificateRequestMinimumBackoffDuration: time.Hour,
 			CertificateRequestMaximumBackoffDuration: 32 * time.Hour,
@@ -69,7 +77,7 @@ func main() {
 		os.Exit(1)
 	}
 	var loops []controllerpkg.Interface
-	for _, name := range enabled {
+	for _, name := range strings.Split(*controllers, ",") {
 		construct, ok := controllerpkg.Known()[name]
 		if !ok {
 			fmt.Fprintf(os.Stderr, "controller %s is not registered\n", name)

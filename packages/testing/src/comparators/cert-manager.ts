@@ -1,0 +1,64 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findBinary, versions } from '../assets/binaries.js';
+import { buildToolset } from '../assets/build-toolset.js';
+import { workspaceRoot } from '../e2e/workspace.js';
+import { ManagedProcess } from '../process/managed-process.js';
+
+/** cert-manager's controller, built from its Go module (tools/control-plane/go/cert-manager), and its CRDs. */
+export interface CertManagerToolset {
+  /** The controller binary (our main.go wiring cert-manager's library; see its flags). */
+  binary: string;
+  /** cert-manager's six CRDs as its module ships them (deploy/crds), one YAML stream. */
+  crds: string;
+}
+
+/**
+ * Builds cert-manager's controller once (about 4 minutes on 2 cores, with progress lines; then
+ * cached beside the control-plane binaries) and reads cert-manager's CRDs from its module.
+ */
+export async function certManagerToolset(): Promise<CertManagerToolset> {
+  await buildToolset(['--only', 'cert-manager'], '[cert-manager]');
+  const wrapper = join(workspaceRoot(), 'tools/control-plane/go/cert-manager');
+  const r = spawnSync('go', ['mod', 'download', '-json', `github.com/cert-manager/cert-manager@${versions.certManager}`], {
+    cwd: wrapper,
+    encoding: 'utf8',
+    env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
+  });
+  if (r.status !== 0) throw new Error(`go mod download of cert-manager ${versions.certManager} failed: ${r.stderr}`);
+  const dir = join((JSON.parse(r.stdout) as { Dir: string }).Dir, 'deploy/crds');
+  const crds = readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => readFileSync(join(dir, f), 'utf8'))
+    .join('\n---\n');
+  return { binary: findBinary('cert-manager-controller'), crds };
+}
+
+export interface CertManagerOptions {
+  kubeconfigPath: string;
+  /** The one namespace it acts in (empty: all). */
+  namespace?: string;
+  clusterResourceNamespace: string;
+  /** cert-manager's controller names; default: what a CA issuance needs. */
+  controllers?: string[];
+}
+
+/** Starts cert-manager's controller as a process of its own, logged to a file; `stop()` ends it. */
+export function startCertManager(toolset: CertManagerToolset, opts: CertManagerOptions): ManagedProcess {
+  const p = new ManagedProcess({
+    name: 'cert-manager',
+    command: toolset.binary,
+    args: [
+      `--kubeconfig=${opts.kubeconfigPath}`,
+      `--namespace=${opts.namespace ?? ''}`,
+      `--cluster-resource-namespace=${opts.clusterResourceNamespace}`,
+      ...(opts.controllers ? [`--controllers=${opts.controllers.join(',')}`] : []),
+    ],
+    logFile: join(mkdtempSync(join(tmpdir(), 'cert-manager-')), 'controller.log'),
+  });
+  p.start();
+  return p;
+}
