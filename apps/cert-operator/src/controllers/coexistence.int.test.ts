@@ -1,0 +1,264 @@
+import { Client, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
+import { testManager } from '@opkit/runtime/testing';
+import {
+  certManagerToolset,
+  createCertificateAuthority,
+  kubectlApply,
+  startCertManager,
+  startControlPlane,
+  waitFor,
+  type AuditEvent,
+  type ControlPlane,
+} from '@opkit/testing';
+import { X509Certificate } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Certificate } from '../api/v1/certificate.js';
+import { defaultConfig } from '../config.js';
+import { CUSTOM_RESOURCES } from '../manifests/generate.js';
+import { CertManagerCertificate } from './certificates/cert-manager-owner.js';
+import { addCertificateControllers } from './index.js';
+
+/**
+ * A migration as it happens: cert-manager's controller (v1.21, built from its Go module) and this
+ * operator on one API server, both with their ingress-shim on, and one Ingress annotated
+ * `cert-manager.io/issuer` that both read. Each shim makes a Certificate named after the TLS
+ * Secret, in its own API group, for the same Secret. Before, the two re-issued over each other at
+ * every renewal until the CA's duplicate limit stopped both. Now cert-manager's Certificate keeps
+ * the Secret and ours says so (SecretOwnedByCertManager), whatever order they started in and
+ * whichever side is forced to renew; every CertificateRequest either side makes is counted from
+ * the API server's audit log, against the bounds stated below.
+ */
+const NS = 'apps';
+const SECRET = 'web-tls';
+/** How long a quiet spell must last to count as settled (both sides write within a second of an event). */
+const QUIET_MS = 15_000;
+
+describe('beside cert-manager: both controllers and both ingress-shims on one API server, one Ingress', () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  let manager: Manager | undefined;
+  let certManager: { stop(): Promise<void>; recentOutput(lines?: number): string } | undefined;
+  const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+
+  /** CertificateRequests created and writes of the Secret since `since`, per API group's controller. */
+  function counts(since: Date) {
+    const writes = plane.audit!.writes({ since });
+    const created = (group: string) =>
+      writes.filter(
+        (e) => e.verb === 'create' && e.objectRef?.resource === 'certificaterequests' && e.objectRef.apiGroup === group && e.objectRef.namespace === NS,
+      ).length;
+    const secretWrites = (byOpkit: boolean) =>
+      writes.filter(
+        (e: AuditEvent) =>
+          e.objectRef?.resource === 'secrets' &&
+          e.objectRef.name === SECRET &&
+          (e.userAgent ?? '').startsWith('cert-operator/') === byOpkit &&
+          (byOpkit || (e.userAgent ?? '').startsWith('cert-manager')),
+      ).length;
+    return {
+      opkitRequests: created('cert.opkit.dev'),
+      certManagerRequests: created('cert-manager.io'),
+      opkitSecretWrites: secretWrites(true),
+      certManagerSecretWrites: secretWrites(false),
+    };
+  }
+
+  /** Waits until neither side has created a request or written the Secret for QUIET_MS; returns the counts since `since`. */
+  async function settled(since: Date) {
+    let last = JSON.stringify(counts(since));
+    let quietSince = Date.now();
+    await waitFor(
+      'both controllers to settle',
+      async () => {
+        const now = JSON.stringify(counts(since));
+        if (now !== last) [last, quietSince] = [now, Date.now()];
+        return Date.now() - quietSince >= QUIET_MS;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    return counts(since);
+  }
+
+  const ours = () => admin.get(Certificate.kind, { namespace: NS, name: SECRET });
+  const theirs = () => admin.get(CertManagerCertificate, { namespace: NS, name: SECRET });
+  type Conditioned = { status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } };
+  /** The Ready condition of either side's Certificate (cert-manager's carries the same conditions). */
+  const readyOf = (c: object) => ((c as Conditioned).status?.conditions ?? []).find((x) => x.type === 'Ready');
+  const served = async () => {
+    const s = await admin.get(Secret, { namespace: NS, name: SECRET });
+    return {
+      serial: new X509Certificate(Buffer.from(s.data!['tls.crt']!, 'base64')).serialNumber,
+      holder: s.metadata.annotations?.['cert-manager.io/certificate-name'],
+    };
+  };
+
+  beforeAll(async () => {
+    const toolset = await certManagerToolset();
+    plane = await startControlPlane({ audit: true });
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    await kubectlApply(plane.kubeconfigPath, toolset.crds);
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+    await plane.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
+    for (const name of [NS, 'opkit-system', 'cert-manager']) await plane.kubectl(['create', 'namespace', name]);
+
+    // One CA, and an Issuer named "ca" on it in each API group: the annotation names both.
+    const ca = await createCertificateAuthority('coexistence CA', 30);
+    await admin.create(Secret, {
+      metadata: { name: 'ca-key-pair', namespace: NS },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': ca.cert, 'tls.key': ca.key },
+    } as never);
+    for (const group of ['cert.opkit.dev', 'cert-manager.io'])
+      await apply({ apiVersion: `${group}/v1`, kind: 'Issuer', metadata: { name: 'ca', namespace: NS }, spec: { ca: { secretName: 'ca-key-pair' } } });
+
+    manager = testManager(plane.kubeConfig, { name: 'cert-operator' }).manager;
+    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system' }));
+    await manager.start();
+    const caIssuance = [
+      'issuers',
+      'clusterissuers',
+      'certificates-trigger',
+      'certificates-issuing',
+      'certificates-key-manager',
+      'certificates-request-manager',
+      'certificates-readiness',
+      'certificates-revision-manager',
+      'certificaterequests-approver',
+      'certificaterequests-issuer-ca',
+    ];
+    certManager = startCertManager(toolset, {
+      kubeconfigPath: plane.kubeconfigPath,
+      namespace: NS,
+      clusterResourceNamespace: 'cert-manager',
+      controllers: [...caIssuance, 'ingress-shim'],
+    });
+  }, 900_000);
+  afterAll(async () => {
+    await certManager?.stop();
+    await manager?.stop();
+    await plane?.stop();
+  });
+
+  it('one Ingress for both: cert-manager keeps the Secret, ours says so, and neither re-issues over the other, forced renewals on both sides included', async () => {
+    const start = new Date();
+    await apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'web', namespace: NS, annotations: { 'cert-manager.io/issuer': 'ca' } },
+      spec: {
+        tls: [{ hosts: ['web.example.com'], secretName: SECRET }],
+        rules: [{ host: 'web.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }],
+      },
+    });
+    // Each shim made its Certificate. Who issues first is a race: if cert-manager did, ours stands
+    // back at once; if we did, cert-manager adopts our certificate (a Secret without its issuer
+    // annotations is accepted as its own; it only adds its detail annotations) and both are Ready.
+    const cmReady = () => waitFor('cert-manager Certificate Ready', async () => readyOf(await theirs())?.status === 'True', { timeoutMs: 60_000 });
+    await cmReady().catch((e: unknown) => {
+      throw new Error(`${String(e)}\ncert-manager's log:\n${certManager?.recentOutput(30)}`);
+    });
+    const initially = await waitFor('ours to settle', async () => {
+      const r = readyOf(await ours());
+      return (r?.status === 'True' || r?.reason === 'SecretOwnedByCertManager') && r;
+    });
+    const first = await settled(start);
+    console.log(`beside cert-manager, at the start (ours ${initially.reason}): ${JSON.stringify(first)}`);
+    expect(first.opkitRequests + first.certManagerRequests).toBeGreaterThanOrEqual(1);
+    expect(first.opkitRequests).toBeLessThanOrEqual(1);
+    expect(first.certManagerRequests).toBeLessThanOrEqual(2);
+    const heldSerial = (await served()).serial;
+
+    // cert-manager's renewal forced, as `cmctl renew` does it (an Issuing condition): cert-manager
+    // issues once, and its certificate-name annotation says it holds the Secret; ours stands back.
+    let since = new Date();
+    const conditions = [
+      ...(((await theirs()) as Conditioned).status?.conditions ?? []),
+      {
+        type: 'Issuing',
+        status: 'True',
+        reason: 'ManuallyTriggered',
+        message: 'Certificate re-issuance manually triggered',
+        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      },
+    ];
+    await plane.kubectl([
+      'patch',
+      'certificates.cert-manager.io',
+      SECRET,
+      '-n',
+      NS,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { conditions } }),
+    ]);
+    await waitFor('cert-manager to re-issue', async () => (await served()).serial !== heldSerial);
+    const refused = await waitFor('ours to stand back', async () => {
+      const c = await ours();
+      return readyOf(c)?.reason === 'SecretOwnedByCertManager' && c;
+    });
+    expect(readyOf(refused)?.message).toMatch(/^Secret "web-tls" is held by cert-manager's Certificate "web-tls" \(cert-manager.io\/v1\): not issuing into it/);
+    const afterTheirs = await settled(since);
+    console.log(`cert-manager's renewal forced: ${JSON.stringify(afterTheirs)}`);
+    expect(afterTheirs).toMatchObject({ opkitRequests: 0, certManagerRequests: 1, opkitSecretWrites: 0 });
+    expect((await served()).holder).toBe(SECRET);
+    await cmReady();
+
+    // Our renewal forced: refused; nothing is issued, by either side.
+    since = new Date();
+    const held = (await served()).serial;
+    await plane.kubectl(['annotate', 'certificate.cert.opkit.dev', SECRET, '-n', NS, 'cert.opkit.dev/renew=1']);
+    const afterOurs = await settled(since);
+    console.log(`our renewal forced: ${JSON.stringify(afterOurs)}`);
+    expect(afterOurs).toEqual({ opkitRequests: 0, certManagerRequests: 0, opkitSecretWrites: 0, certManagerSecretWrites: 0 });
+    expect((await served()).serial).toBe(held);
+    expect(readyOf(await ours())?.reason).toBe('SecretOwnedByCertManager');
+
+    // cert-manager forced once more: one more request of its own, none of ours.
+    since = new Date();
+    await plane.kubectl([
+      'patch',
+      'certificates.cert-manager.io',
+      SECRET,
+      '-n',
+      NS,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        status: { conditions: [...conditions.slice(0, -1), { ...conditions.at(-1), lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
+      }),
+    ]);
+    await waitFor('cert-manager to re-issue again', async () => (await served()).serial !== held);
+    expect(await settled(since)).toMatchObject({ opkitRequests: 0, certManagerRequests: 1, opkitSecretWrites: 0 });
+
+    const total = counts(start);
+    console.log(`beside cert-manager, in all: ${JSON.stringify(total)}`);
+    expect(total.opkitRequests).toBeLessThanOrEqual(1);
+    expect(total.certManagerRequests).toBeLessThanOrEqual(4);
+  }, 600_000);
+
+  it("the documented move of that Ingress: annotated for opkit, cert-manager's Certificate deleted; ours takes the Secret within a minute, cert-manager does not come back", async () => {
+    const since = new Date();
+    const before = await served();
+    await plane.kubectl(['annotate', 'ingress', 'web', '-n', NS, 'cert-manager.io/issuer-', 'cert.opkit.dev/issuer=ca']);
+    await plane.kubectl(['delete', 'certificates.cert-manager.io', SECRET, '-n', NS]);
+    const taken = await waitFor(
+      'ours Ready on the Secret',
+      async () => {
+        const c = await ours();
+        return readyOf(c)?.status === 'True' && c;
+      },
+      { timeoutMs: 90_000 },
+    );
+    expect(taken.status?.conditions?.map((c) => c.reason)).not.toContain('SecretOwnedByCertManager');
+    const after = await settled(since);
+    console.log(`moved to opkit: ${JSON.stringify(after)}; the certificate cert-manager issued kept: ${(await served()).serial === before.serial}`);
+    // A Certificate of ours that never issued keeps cert-manager's certificate (no request); one
+    // that issued before cert-manager overwrote it has a request for another key, and issues once.
+    expect(after.opkitRequests).toBeLessThanOrEqual(1);
+    expect(after.certManagerRequests).toBe(0);
+    expect(after.certManagerSecretWrites).toBe(0);
+    expect(await admin.find(CertManagerCertificate, { namespace: NS, name: SECRET })).toBeUndefined();
+  }, 180_000);
+});
