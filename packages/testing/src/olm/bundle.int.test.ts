@@ -49,8 +49,15 @@ describe('OLM bundles (nx run @opkit/<app>:bundle)', () => {
     expect(container.env.find((e: { name: string }) => e.name === 'WATCH_NAMESPACE').valueFrom.fieldRef.fieldPath).toBe(
       "metadata.annotations['olm.targetNamespaces']",
     );
+    // The cert operator's two: the requester's identity, and who may approve (on the status subresource).
     expect(csvOf('cert-operator').spec.webhookdefinitions).toEqual([
       expect.objectContaining({ type: 'MutatingAdmissionWebhook', failurePolicy: 'Fail', webhookPath: '/mutate-cert-opkit-dev-v1-certificaterequest' }),
+      expect.objectContaining({
+        type: 'ValidatingAdmissionWebhook',
+        failurePolicy: 'Fail',
+        webhookPath: '/validate-cert-opkit-dev-v1-certificaterequest',
+        rules: [expect.objectContaining({ resources: ['certificaterequests/status'], operations: ['UPDATE'] })],
+      }),
     ]);
     // Keeping a certificate of its own is not the operator's job under OLM: no rights for it.
     const rules = JSON.stringify(csvOf('cert-operator').spec.install.spec);
