@@ -125,7 +125,7 @@ describe("an ACME server's Retry-After, obeyed across requeues and a restart", (
     });
     const limited = await waitFor('the Order rate limited', async () => {
       const [o] = (await admin.list(Order.kind, { namespace: NS })).items;
-      return o?.status?.retryAt && o;
+      return o?.status?.retryAt ? o : undefined;
     });
     expect(acme.newOrders()).toBe(1);
     const retryAt = Date.parse(limited.status!.retryAt!);
