@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, writeFileSync } from 'node:fs';
+import { build } from 'esbuild';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from './alive.js';
 import { Watchdog } from './watchdog.js';
@@ -10,29 +11,15 @@ const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== nul
 /**
  * The kernel hands out PIDs in order and wraps at pid_max (32,768 on many machines; a cold build of
  * the control plane spawns tens of thousands of compilers). Writing ns_last_pid makes the next PID
- * the one we want, which needs root on Linux: CRIU restores processes this way.
+ * the one we want (root only; CRIU restores processes this way). It is done inside a PID namespace
+ * of the scenario's own: moved on the machine's counter, every process the other test workers
+ * started meanwhile would get the PID of one that had just ended, and any holder of a stale PID
+ * anywhere (a test tool, a task runner) would signal a stranger at once.
  */
-const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
 const canChoosePids = (() => {
-  try {
-    accessSync(NS_LAST_PID, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  if (process.getuid?.() !== 0) return false;
+  return spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
 })();
-
-/** A new process that gets `pid` (tries a few times: another process may take it first). */
-async function spawnWithPid(pid: number): Promise<ChildProcess> {
-  for (let i = 0; i < 20; i++) {
-    writeFileSync(NS_LAST_PID, String(pid - 1));
-    const c = sleeper();
-    if (c.pid === pid) return c;
-    c.kill('SIGKILL');
-    await exited(c);
-  }
-  throw new Error(`could not get PID ${pid} again`);
-}
 
 describe('the watchdog', () => {
   const spawned: ChildProcess[] = [];
@@ -51,25 +38,27 @@ describe('the watchdog', () => {
   });
 
   // A PID the watchdog still holds when its test worker ends (the release never reached it, or the
-  // process ended on its own) may by then name another test's process: the API server of a suite
-  // in another worker got a SIGTERM this way on a fresh machine.
-  it.runIf(canChoosePids)('never signals a process that took over the PID of one it guarded', async () => {
-    const dog = new Watchdog();
-    const first = sleeper();
-    spawned.push(first);
-    const pid = first.pid!;
-    dog.guardPid(pid);
-    first.kill('SIGKILL');
-    await exited(first);
-    // A PID comes back only after the kernel has handed out all the others (pid_max, 32,768 here),
-    // never within the 10 ms clock tick start times are counted in; forced back at once, it could
-    // start in the tick its first owner did and look like the same process. So a tick passes first.
-    await new Promise((r) => setTimeout(r, 30));
-    const bystander = await spawnWithPid(pid);
-    spawned.push(bystander);
-    await dog.disconnect();
-    await new Promise((r) => setTimeout(r, 300));
-    expect(bystander.exitCode ?? bystander.signalCode).toBe(null);
-    expect(processAlive(pid)).toBe(true);
-  });
+  // process ended on its own) may by then name another process.
+  it.runIf(canChoosePids)(
+    'never signals a process that took over the PID of one it guarded',
+    async () => {
+      // Bundled next to the package so its imports resolve; run in a PID namespace of its own.
+      const bundle = join(import.meta.dirname, `../../test-output/pid-takeover-${process.pid}.mjs`);
+      await build({
+        entryPoints: [join(import.meta.dirname, 'pid-takeover.scenario.ts')],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        outfile: bundle,
+        packages: 'external',
+        logLevel: 'error',
+      });
+      const r = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, bundle], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      const result = JSON.parse(r.stdout.trim().split('\n').pop()!) as { pid: number; tookOver: boolean; bystanderAlive: boolean };
+      expect(result.tookOver).toBe(true);
+      expect(result.bystanderAlive).toBe(true);
+    },
+    90_000,
+  );
 });
