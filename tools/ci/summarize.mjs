@@ -36,7 +36,12 @@ for (const group of ['packages', 'apps', 'e2e']) {
         failed += 1;
         failures.push(`${group}/${project}: ${file.name.replace(root, '')} (${(file.message ?? '').split('\n')[0]})`);
       }
-      for (const a of file.assertionResults ?? []) if (a.status === 'failed') failures.push(`${group}/${project}: ${a.fullName}`);
+      for (const a of file.assertionResults ?? []) {
+        if (a.status !== 'failed') continue;
+        // The first lines of the error beside the name: a CI log is often read from its end only.
+        const why = (a.failureMessages ?? []).join('\n').split('\n').filter((l) => l.trim()).slice(0, 4);
+        failures.push([`${group}/${project}: ${a.fullName}`, ...why.map((l) => `      ${l.trim().slice(0, 300)}`)].join('\n'));
+      }
     }
   }
 }
