@@ -21,7 +21,10 @@ export interface TransportOptions {
    * server still completes TCP handshakes from its backlog; only an answer proves it is alive).
    */
   streamOpenTimeoutMs?: number;
-  /** How often a 429 is retried after its Retry-After before the error surfaces. Default 5. */
+  /**
+   * How often an answer that says "not done, come back" (a 429, or a 503 with Retry-After) is
+   * retried after its Retry-After before the error surfaces. Default 5.
+   */
   maxThrottleRetries?: number;
   /** Observes every completed request (metrics). */
   onResponse?: (method: string, code: number, seconds: number) => void;
@@ -177,7 +180,7 @@ export class Transport {
     return new ApiError(spec.method, spec.path, res.statusCode ?? 0, body, Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
   }
 
-  /** A request whose JSON answer is returned; error statuses throw ApiError, 429s are retried. */
+  /** A request whose JSON answer is returned; error statuses throw ApiError; requests turned away unprocessed are retried. */
   async request<T>(spec: RequestSpec): Promise<T> {
     const tracer = this.options.tracer;
     if (!tracer?.current()) return this.requestOnce<T>(spec);
@@ -218,7 +221,7 @@ export class Transport {
         this.lastWasUnauthorized = true;
         continue;
       }
-      if (code === 429 && attempt < maxRetries) {
+      if (turnedAway(code, err) && attempt < maxRetries) {
         // Ends early when the request's signal aborts (a lost lease, a reconcile timeout): send() then throws.
         await this.clock.sleep(Math.min(err.retryAfterSeconds ?? 1, 10) * 1000, spec.signal);
         continue;
@@ -259,4 +262,16 @@ export class Transport {
     this.auth?.agent.destroy();
     this.auth = undefined;
   }
+}
+
+/**
+ * True for an answer by which the API server says it did not process the request and asks for it
+ * again later, so that even a create may be sent again: a 429 (API Priority and Fairness, a
+ * client's own limit), or a 503 with Retry-After (its requests drained for a shutdown, or for a
+ * CRD whose spec changed: that kind's old storage answers "apiserver is shutting down" meanwhile).
+ * client-go retries any 5xx carrying Retry-After; a 504 or 500 may come after the write was done,
+ * so only the 503 is taken as unprocessed here.
+ */
+export function turnedAway(code: number, err: ApiError): boolean {
+  return code === 429 || (code === 503 && err.retryAfterSeconds !== undefined);
 }
