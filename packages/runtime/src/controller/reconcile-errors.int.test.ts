@@ -10,6 +10,7 @@ import { ItemExponentialRateLimiter } from '../queue/rate-limiters.js';
 import type { PolicyRule } from '../rbac/rules.js';
 import { metricValue, scrape, testManager } from '../testing/harness.js';
 import { controllerFor } from './builder.js';
+import { untilAuthorizerSays } from '../testing/authorizer.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
 
 const Widget = defineCustomResource({
@@ -256,6 +257,8 @@ describe('reconcile errors a user can see and recover from', () => {
     await waitFor('the Widget Ready', async () => (await readyOf(ns, 'w'))?.status === 'True', { timeoutMs: 20_000 });
     // The verb goes; a change fails on it and backs off: 1, 2, 4, 8, 16 s …
     await suite.admin.patch(Role, { namespace: ns, name: 'operator' }, { rules: rules(['get', 'list', 'watch', 'create']) });
+    // The change waits for the API server's authorizer to see the new role: else the operator's write can pass under the old.
+    await untilAuthorizerSays(suite.admin, { user: `system:serviceaccount:${ns}:operator`, verb: 'patch', group: '', resource: 'configmaps', namespace: ns }, false);
     await suite.admin.patch(Widget.kind, { namespace: ns, name: 'w' }, { spec: { colour: 'blue' } });
     const failingFrom = attempts;
     await waitFor('the failure on the object', async () => (await readyOf(ns, 'w'))?.reason === 'Forbidden', { timeoutMs: 20_000 });

@@ -2,3 +2,4 @@ export { testManager, recordingManager, scrape, metricSeries, metricValue, local
 export { captureLogger, type CapturedLine } from './log-capture.js';
 export { conversionRoundTrips, type LossyRoundTrip } from '../webhook/conversion.js';
 export { FakeClock } from '../clock/clock.js';
+export { untilAuthorizerSays, type Permission } from './authorizer.js';

@@ -17,6 +17,7 @@ import {
 } from '../client/kind.js';
 import { Transport } from '../client/transport.js';
 import { silentLogger } from '../log/logger.js';
+import { untilAuthorizerSays } from '../testing/authorizer.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
 import { admissionReview } from './admission.js';
 import { WebhookServer } from './server.js';
@@ -130,7 +131,11 @@ describe('webhook CA rotation under load', () => {
 
       // The injection is refused for a while; the clock passes two thirds of the CA's year.
       await suite.admin.patch(ClusterRole, { name: 'keeper' }, { rules: injectRules(['get', 'list', 'watch']) });
-      await sleep(1_000);
+      await untilAuthorizerSays(
+        suite.admin,
+        { user: 'system:serviceaccount:ops:keeper', verb: 'update', group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations' },
+        false,
+      );
       clock.advance(250 * day + 60_000);
       await waitFor('a second CA in the Secret', async () => (await secretCas()).length === 2, { timeoutMs: 20_000 });
       const during = calls;

@@ -12,7 +12,7 @@ import {
   type Manager,
   type PolicyRule,
 } from '@opkit/runtime';
-import { localWebhooks, testManager } from '@opkit/runtime/testing';
+import { localWebhooks, testManager, untilAuthorizerSays } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemcachedAPI } from '../../api/conversion.js';
@@ -73,6 +73,8 @@ describe('the memcached operator when its role loses a verb', () => {
     });
 
     await admin.patch(ClusterRole, { name: 'memcached-operator' }, { rules: withoutPatchOnDeployments() });
+    // The replicas change once the API server's authorizer sees the new role: before, the operator's patch could pass under the old one.
+    await untilAuthorizerSays(admin, { user: `system:serviceaccount:${NS}:operator`, verb: 'patch', group: 'apps', resource: 'deployments', namespace: NS }, false);
     await admin.patch(Memcached.kind, { namespace: NS, name: 'cache' }, { spec: { replicas: 2 } });
     const failing = await waitFor(
       'the failure on the Memcached',
