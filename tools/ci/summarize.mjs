@@ -39,7 +39,11 @@ for (const group of ['packages', 'apps', 'e2e']) {
       for (const a of file.assertionResults ?? []) {
         if (a.status !== 'failed') continue;
         // The first lines of the error beside the name: a CI log is often read from its end only.
-        const why = (a.failureMessages ?? []).join('\n').split('\n').filter((l) => l.trim()).slice(0, 4);
+        const why = (a.failureMessages ?? [])
+          .join('\n')
+          .split('\n')
+          .filter((l) => l.trim())
+          .slice(0, 4);
         failures.push([`${group}/${project}: ${a.fullName}`, ...why.map((l) => `      ${l.trim().slice(0, 300)}`)].join('\n'));
       }
     }

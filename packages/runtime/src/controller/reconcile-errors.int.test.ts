@@ -258,7 +258,11 @@ describe('reconcile errors a user can see and recover from', () => {
     // The verb goes; a change fails on it and backs off: 1, 2, 4, 8, 16 s …
     await suite.admin.patch(Role, { namespace: ns, name: 'operator' }, { rules: rules(['get', 'list', 'watch', 'create']) });
     // The change waits for the API server's authorizer to see the new role: else the operator's write can pass under the old.
-    await untilAuthorizerSays(suite.admin, { user: `system:serviceaccount:${ns}:operator`, verb: 'patch', group: '', resource: 'configmaps', namespace: ns }, false);
+    await untilAuthorizerSays(
+      suite.admin,
+      { user: `system:serviceaccount:${ns}:operator`, verb: 'patch', group: '', resource: 'configmaps', namespace: ns },
+      false,
+    );
     await suite.admin.patch(Widget.kind, { namespace: ns, name: 'w' }, { spec: { colour: 'blue' } });
     const failingFrom = attempts;
     await waitFor('the failure on the object', async () => (await readyOf(ns, 'w'))?.reason === 'Forbidden', { timeoutMs: 20_000 });

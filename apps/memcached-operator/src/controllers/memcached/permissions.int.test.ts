@@ -74,7 +74,11 @@ describe('the memcached operator when its role loses a verb', () => {
 
     await admin.patch(ClusterRole, { name: 'memcached-operator' }, { rules: withoutPatchOnDeployments() });
     // The replicas change once the API server's authorizer sees the new role: before, the operator's patch could pass under the old one.
-    await untilAuthorizerSays(admin, { user: `system:serviceaccount:${NS}:operator`, verb: 'patch', group: 'apps', resource: 'deployments', namespace: NS }, false);
+    await untilAuthorizerSays(
+      admin,
+      { user: `system:serviceaccount:${NS}:operator`, verb: 'patch', group: 'apps', resource: 'deployments', namespace: NS },
+      false,
+    );
     await admin.patch(Memcached.kind, { namespace: NS, name: 'cache' }, { spec: { replicas: 2 } });
     const failing = await waitFor(
       'the failure on the Memcached',
