@@ -29,11 +29,13 @@ describe('Client against a real API server', () => {
     client = new Client(transport, { fieldManager: 'opkit-test' });
     await client.create(CustomResourceDefinition, Gadget.crd as never);
     await client.create(Namespace, { metadata: { name: 'work' } });
-    // A new CRD is served a moment after it is created.
-    for (let i = 0; i < 100 && !(await client.list(Gadget.kind, { namespace: 'work' }).catch(() => undefined)); i++)
-      await new Promise((r) => setTimeout(r, 100));
+    await untilServed(Gadget.kind);
   });
   afterAll(() => plane?.stop());
+  // A new CRD is served a moment after it is created.
+  const untilServed = async (kind: Parameters<Client['list']>[0]) => {
+    for (let i = 0; i < 100 && !(await client.list(kind, { namespace: 'work' }).catch(() => undefined)); i++) await new Promise((r) => setTimeout(r, 100));
+  };
 
   it('creates, gets, lists, updates and deletes a built-in kind', async () => {
     const created = await client.create(ConfigMap, { metadata: { name: 'cm', namespace: 'work' }, data: { a: '1' } });
@@ -160,8 +162,7 @@ describe('Client against a real API server', () => {
         status: Type.Object({}),
       });
       await client.create(CustomResourceDefinition, Sprocket.crd as never);
-      for (let i = 0; i < 100 && !(await client.list(Sprocket.kind, { namespace: 'work' }).catch(() => undefined)); i++)
-        await new Promise((r) => setTimeout(r, 100));
+      await untilServed(Sprocket.kind);
       let changing = true;
       const changes = (async () => {
         for (let i = 0; changing; i++) {

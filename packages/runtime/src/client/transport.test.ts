@@ -13,6 +13,6 @@ describe('turnedAway: which answers a request is sent again for', () => {
     [500, '1', false, 'a 500: it may have been done'],
     [409, '1', false, 'a conflict'],
   ])('%i, Retry-After %s: retried %s (%s)', (code, retryAfter, expected, _why) => {
-    expect(turnedAway(code, answer(code, retryAfter))).toBe(expected);
+    expect(turnedAway(answer(code, retryAfter))).toBe(expected);
   });
 });

@@ -221,7 +221,7 @@ export class Transport {
         this.lastWasUnauthorized = true;
         continue;
       }
-      if (turnedAway(code, err) && attempt < maxRetries) {
+      if (turnedAway(err) && attempt < maxRetries) {
         // Ends early when the request's signal aborts (a lost lease, a reconcile timeout): send() then throws.
         await this.clock.sleep(Math.min(err.retryAfterSeconds ?? 1, 10) * 1000, spec.signal);
         continue;
@@ -272,6 +272,6 @@ export class Transport {
  * client-go retries any 5xx carrying Retry-After; a 504 or 500 may come after the write was done,
  * so only the 503 is taken as unprocessed here.
  */
-export function turnedAway(code: number, err: ApiError): boolean {
-  return code === 429 || (code === 503 && err.retryAfterSeconds !== undefined);
+export function turnedAway(err: ApiError): boolean {
+  return err.status === 429 || (err.status === 503 && err.retryAfterSeconds !== undefined);
 }
