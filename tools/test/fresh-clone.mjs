@@ -30,7 +30,9 @@ const { values: opts } = parseArgs({
 const runs = Number(opts.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs: a whole number of at least 1, not "${opts.runs}"`);
 
-const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+// The commit is read once: every run tests it, even if HEAD moves while the sequence runs (it takes hours).
+const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+const head = commit.slice(0, 7);
 const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: root, encoding: 'utf8' }).trim();
 if (dirty) console.log(`note: uncommitted changes are not in the clone; it tests ${head} as committed`);
 const base = mkdtempSync(join(tmpdir(), 'opkit-fresh-'));
@@ -45,6 +47,7 @@ const results = [];
 for (let i = 1; i <= runs; i++) {
   const clone = join(base, `clone-${i}`);
   execFileSync('git', ['clone', '--quiet', root, clone]);
+  execFileSync('git', ['checkout', '--quiet', '--detach', commit], { cwd: clone });
   const log = join(base, `run-${i}.log`);
   const command = 'npm ci --no-audit --no-fund && npm test';
   console.log(`==> run ${i}/${runs}: ${command} in ${clone} (OPKIT_CACHE_DIR=${cache}${i > 1 ? ', as the first run left it' : ', empty'}), log ${log}`);
