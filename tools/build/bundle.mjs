@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // Bundles an operator (or any Node entry point) into one CommonJS file, as the images ship it.
 //   node tools/build/bundle.mjs <entry.ts> <outfile.js> [--no-shims]
+// Beside the bundle: its source map, esbuild's legal comments (<outfile>.LEGAL.txt) and, from the
+// command line (the images' build), the third-party notices (<outfile>.NOTICES.txt: notices.mjs).
 // CommonJS: dependencies written for require() (acme-client, axios, pino) bundle as they are;
 // workspace packages are read from source through the `@opkit/source` export condition.
 import { build } from 'esbuild';
 import { writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { thirdPartyNotices } from './notices.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
@@ -16,7 +19,7 @@ export const shims = {
   'mime-db': resolve(here, 'shims/mime-db.cjs'),
 };
 
-export async function bundle(entry, outfile, { useShims = true, minify = true } = {}) {
+export async function bundle(entry, outfile, { useShims = true, minify = true, notices = false } = {}) {
   const result = await build({
     entryPoints: [entry],
     outfile,
@@ -37,6 +40,7 @@ export async function bundle(entry, outfile, { useShims = true, minify = true } 
   // The workspace packages are ESM ("type": "module"); this marks the bundle next to them as the
   // CommonJS it is, so `node dist/main.js` works in place (the image copies only main.js).
   if (outfile.endsWith('.js')) writeFileSync(resolve(dirname(outfile), 'package.json'), '{ "type": "commonjs" }\n');
+  if (notices) writeFileSync(`${outfile}.NOTICES.txt`, thirdPartyNotices(result.metafile, { bundleName: basename(outfile) }));
   return result;
 }
 
@@ -46,5 +50,5 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     console.error('usage: bundle.mjs <entry.ts> <outfile.js> [--no-shims]');
     process.exit(2);
   }
-  await bundle(entry, outfile, { useShims: !process.argv.includes('--no-shims') });
+  await bundle(entry, outfile, { useShims: !process.argv.includes('--no-shims'), notices: true });
 }

@@ -15,6 +15,7 @@ import {
   type E2ECluster,
   type Release,
 } from '@opkit/testing';
+import { appImageNotices } from '@opkit/testing/containers';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +150,14 @@ for (const mode of e2eModes()) {
 
     it.runIf(mode.name === 'kind')("helm test: the chart's test Pod reads the operator's metrics through its Service", async () => {
       expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+cdn-cdn-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
+    });
+
+    it.runIf(mode.name === 'kind')("the image carries opkit's licence, the licence texts of the npm packages bundled in it, and Node's licence", async () => {
+      const license = readFileSync(join(workspaceRoot(), 'LICENSE'), 'utf8');
+      const appNotices = await appImageNotices(`${app.image.repository}:${app.image.tag}`);
+      expect(appNotices.license).toBe(license);
+      expect(appNotices.node).toMatch(/^Node\.js is licensed for use as follows/);
+      expect(appNotices.thirdParty).toMatch(/^ {2}pino@\S+ {2}MIT$/m);
     });
 
     it('the three sample clusters applied in the wrong order all end Running, the balancer routing to both caches', async () => {

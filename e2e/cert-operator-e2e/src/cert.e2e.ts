@@ -14,6 +14,7 @@ import {
   type E2ECluster,
   type Release,
 } from '@opkit/testing';
+import { appImageNotices } from '@opkit/testing/containers';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -232,6 +233,18 @@ for (const mode of e2eModes()) {
         expect(await helmTest(cluster, r)).toMatch(/TEST SUITE:\s+cert-cert-operator-test-metrics[\s\S]*Phase:\s+Succeeded/);
       },
     );
+
+    it.runIf(mode.name === 'kind')("the images carry opkit's licence, the licence texts of the npm packages bundled in them, and Node's licence", async () => {
+      const license = readFileSync(join(workspaceRoot(), 'LICENSE'), 'utf8');
+      const appNotices = await appImageNotices(`${app.image.repository}:${app.image.tag}`);
+      expect(appNotices.license).toBe(license);
+      expect(appNotices.node).toMatch(/^Node\.js is licensed for use as follows/);
+      expect(appNotices.thirdParty).toMatch(/^ {2}acme-client@\S+ {2}MIT$/m);
+      const solverNotices = await appImageNotices(`${solver.image.repository}:${solver.image.tag}`);
+      expect(solverNotices.license).toBe(license);
+      expect(solverNotices.node).toMatch(/^Node\.js is licensed for use as follows/);
+      expect(solverNotices.thirdParty).toContain('bundles no npm packages');
+    });
 
     it('a restarted operator does not redo finished work', async () => {
       await new Promise((res) => setTimeout(res, 3_000));

@@ -16,7 +16,7 @@ import {
   type E2ECluster,
   type Release,
 } from '@opkit/testing';
-import { buildBundleImage } from '@opkit/testing/containers';
+import { appImageNotices, buildBundleImage } from '@opkit/testing/containers';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -233,6 +233,14 @@ for (const mode of e2eModes()) {
       );
       expect(probe.stderr).toBe('');
       expect(JSON.parse(probe.stdout)).toEqual({ uid: 65532, gid: 65532, found: [], write: 'EROFS' });
+    });
+
+    it.runIf(mode.name === 'kind')("the image carries opkit's licence, the licence texts of the npm packages bundled in it, and Node's licence", async () => {
+      const license = readFileSync(join(workspaceRoot(), 'LICENSE'), 'utf8');
+      const appNotices = await appImageNotices(`${app.image.repository}:${app.image.tag}`);
+      expect(appNotices.license).toBe(license);
+      expect(appNotices.node).toMatch(/^Node\.js is licensed for use as follows/);
+      expect(appNotices.thirdParty).toMatch(/^ {2}pino@\S+ {2}MIT$/m);
     });
 
     it('serves v1alpha1 through its conversion webhook: an old manifest applies, reads back as v1beta1, and the CRD trusts the CA the operator keeps', async () => {

@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { run, type RunOptions } from '../run.js';
 
 /** docker (the client on PATH) with output captured; rejects on failure. */
@@ -14,4 +17,24 @@ export function imageId(ref: string): string | undefined {
 export function imageSize(ref: string): number | undefined {
   const r = spawnSync('docker', ['image', 'inspect', '--format', '{{.Size}}', ref], { encoding: 'utf8', timeout: 30_000 });
   return r.status === 0 ? Number(r.stdout.trim()) : undefined;
+}
+
+/**
+ * Files read out of an image without running it (a container is created, never started, and
+ * removed): path in the image → its text. A path the image does not hold rejects, naming it.
+ */
+export async function imageFiles(ref: string, paths: string[]): Promise<Record<string, string>> {
+  const id = (await docker(['create', ref])).stdout.trim();
+  const dir = mkdtempSync(join(tmpdir(), 'opkit-image-files-'));
+  try {
+    const out: Record<string, string> = {};
+    for (const [i, path] of paths.entries()) {
+      await docker(['cp', `${id}:${path}`, join(dir, String(i))]);
+      out[path] = readFileSync(join(dir, String(i)), 'utf8');
+    }
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await docker(['rm', id]);
+  }
 }

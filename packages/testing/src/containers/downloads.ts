@@ -11,9 +11,11 @@ import { runLong, say } from './progress.js';
  */
 export async function npmPackage(name: string, version: string, members: string[] = []): Promise<string> {
   const dir = join(cacheRoot(), 'containers', 'downloads', `${name}-${version}`);
-  if (existsSync(join(dir, 'package'))) return join(dir, 'package');
+  // A cache an earlier version of this code filled may hold fewer members than asked for now.
+  const complete = () => existsSync(join(dir, 'package')) && members.every((m) => existsSync(join(dir, 'package', m)));
+  if (complete()) return join(dir, 'package');
   return withLock(`${dir}.lock`, async () => {
-    if (existsSync(join(dir, 'package'))) return join(dir, 'package');
+    if (complete()) return join(dir, 'package');
     const tmp = `${dir}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workspaceRoot } from '../e2e/workspace.js';
 import { buildKitClient } from './buildkit.js';
+import { imageFiles } from './docker.js';
 import { ensureImage, recipes } from './local-images.js';
 import { imagePlan, OFFICIAL_IMAGES, probeRegistries, type ImageRole, type ImageSource } from './image-plan.js';
 import { runLong, say, seconds } from './progress.js';
@@ -84,6 +85,12 @@ export async function buildAppImage(app: string, tag?: string): Promise<string> 
   );
   say(`built ${ref} in ${seconds(t0)}`);
   return ref;
+}
+
+/** The licence and notices an app's image carries (apps/Dockerfile's last stage says where). */
+export async function appImageNotices(ref: string): Promise<{ license: string; thirdParty: string; node: string }> {
+  const files = await imageFiles(ref, ['/app/LICENSE', '/app/THIRD-PARTY-NOTICES.txt', '/nodejs/LICENSE']);
+  return { license: files['/app/LICENSE']!, thirdParty: files['/app/THIRD-PARTY-NOTICES.txt']!, node: files['/nodejs/LICENSE']! };
 }
 
 /**

@@ -3,10 +3,10 @@
 export { ensureEngine, stopEngine, dockerServerVersion, cannotProvideEngine, type Engine } from './engine.js';
 export { readMachineFacts, machineQuirks, describeQuirks, type MachineFacts, type MachineQuirks } from './machine.js';
 export { imagePlan, probeRegistries, OFFICIAL_IMAGES, type ImageRole, type ImageSource } from './image-plan.js';
-export { currentImagePlan, imageFor, buildAppImage, buildBundleImage, pebbleImage, npmCaFile } from './images.js';
+export { currentImagePlan, imageFor, buildAppImage, appImageNotices, buildBundleImage, pebbleImage, npmCaFile } from './images.js';
 export { ensureImage, imageNodeBinary, recipes, LOCAL_PREFIX, K8S_REPOSITORY, PAUSE_IMAGE, type ImageRecipe } from './local-images.js';
 export { ensureDebianBase, debianBaseTag } from './debian-base.js';
 export { ensureKindNodeImage } from './kind-node-image.js';
 export { ensureKindToolset, type KindToolset } from './kind-toolset.js';
 export { kindClusterConfig } from './kind-config.js';
-export { docker, imageId, imageSize } from './docker.js';
+export { docker, imageFiles, imageId, imageSize } from './docker.js';
