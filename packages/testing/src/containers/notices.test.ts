@@ -136,13 +136,13 @@ describe('the licence', () => {
     expect((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string }).license).toBe('Apache-2.0');
   });
 
-  it.each(['runtime', 'testing', 'nx-plugin'])('packages/%s carries it, and npm packs it', (name) => {
+  it.each(['runtime', 'testing', 'nx-plugin'])('packages/%s carries it, and npm packs it with the README', (name) => {
     const dir = join(root, 'packages', name);
     expect(readFileSync(join(dir, 'LICENSE'), 'utf8')).toBe(license);
     expect((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { license: string }).license).toBe('Apache-2.0');
     const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir, encoding: 'utf8' })) as {
       files: { path: string }[];
     }[];
-    expect(packed?.files.map((f) => f.path)).toContain('LICENSE');
+    expect(packed?.files.map((f) => f.path)).toEqual(expect.arrayContaining(['LICENSE', 'README.md']));
   });
 });
