@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workspaceRoot } from '../e2e/workspace.js';
 import { buildKitClient } from './buildkit.js';
-import { imageFiles } from './docker.js';
+import { docker, imageFiles } from './docker.js';
 import { ensureImage, recipes } from './local-images.js';
 import { imagePlan, OFFICIAL_IMAGES, probeRegistries, type ImageRole, type ImageSource } from './image-plan.js';
 import { runLong, say, seconds } from './progress.js';
@@ -47,6 +47,14 @@ export function npmCaFile(): string | undefined {
   return cafile && cafile !== 'null' && existsSync(cafile) ? cafile : undefined;
 }
 
+/** The commit checked out (with `-dirty` when the work tree has changes), or `unknown` outside git. */
+function revision(root: string): string {
+  const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' });
+  if (head.status !== 0) return 'unknown';
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).stdout.trim();
+  return `${head.stdout.trim()}${dirty ? '-dirty' : ''}`;
+}
+
 /**
  * `nx run @opkit/<app>:docker-build`: the app's image from apps/Dockerfile, tagged
  * opkit/<app>:<version> (never latest), on the official bases where their registries answer and
@@ -75,6 +83,8 @@ export async function buildAppImage(app: string, tag?: string): Promise<string> 
       '--build-arg',
       `VERSION=${version}`,
       '--build-arg',
+      `REVISION=${revision(root)}`,
+      '--build-arg',
       `NODE_BUILD_IMAGE=${buildBase}`,
       '--build-arg',
       `NODE_RUNTIME_IMAGE=${runtimeBase}`,
@@ -87,10 +97,11 @@ export async function buildAppImage(app: string, tag?: string): Promise<string> 
   return ref;
 }
 
-/** The licence and notices an app's image carries (apps/Dockerfile's last stage says where). */
-export async function appImageNotices(ref: string): Promise<{ license: string; thirdParty: string; node: string }> {
+/** The licence and notices an app's image carries (apps/Dockerfile's last stage says where), and its labels. */
+export async function appImageNotices(ref: string): Promise<{ license: string; thirdParty: string; node: string; labels: Record<string, string> }> {
   const files = await imageFiles(ref, ['/app/LICENSE', '/app/THIRD-PARTY-NOTICES.txt', '/nodejs/LICENSE']);
-  return { license: files['/app/LICENSE']!, thirdParty: files['/app/THIRD-PARTY-NOTICES.txt']!, node: files['/nodejs/LICENSE']! };
+  const labels = JSON.parse((await docker(['image', 'inspect', '--format', '{{json .Config.Labels}}', ref])).stdout) as Record<string, string>;
+  return { license: files['/app/LICENSE']!, thirdParty: files['/app/THIRD-PARTY-NOTICES.txt']!, node: files['/nodejs/LICENSE']!, labels };
 }
 
 /**
