@@ -8,9 +8,9 @@
 //
 // Three groups: `control-plane` (the default: what integration tests and the local e2e mode run),
 // `kind` (what the kind e2e mode adds: the node's kubelet, kubeadm and kube-proxy, kind itself,
-// CoreDNS, and Traefik as the in-cluster ingress controller) and `comparators` (what runs beside
-// opkit's operators in tests and benches: cert-manager's controller, wired by our own main.go
-// from cert-manager's library; not needed by the demo).
+// CoreDNS, Traefik as the in-cluster ingress controller, CNCF distribution's registry, cosign and
+// syft) and `comparators` (what runs beside opkit's operators in tests and benches: cert-manager's
+// controller, wired by our own main.go from cert-manager's library; not needed by the demo).
 //
 // Usage: node tools/control-plane/ensure-binaries.mjs [--group kind] [--only kubernetes,etcd,...] [--print-dir] [--quiet]
 // Idempotent: a stamp per tool records what was built; a second run takes well under a second.
@@ -87,6 +87,34 @@ const tools = [
     version: versions.traefik,
     binaries: [['traefik', 'github.com/traefik/traefik/v3/cmd/traefik']],
     ldflags: [`-X github.com/traefik/traefik/v3/pkg/version.Version=${versions.traefik}`],
+    minutes: 'about 6 min',
+  },
+  // CNCF distribution's registry: the OCI registry the kind mode pushes the operators' images and
+  // charts to, and the nodes pull them from (kind's documented local-registry setup).
+  {
+    name: 'registry',
+    group: 'kind',
+    version: versions.distribution,
+    binaries: [['registry', 'github.com/distribution/distribution/v3/cmd/registry']],
+    ldflags: [`-X github.com/distribution/distribution/v3/version.version=${versions.distribution}`],
+    minutes: 'about 2 min',
+  },
+  // The supply chain of what the kind mode publishes: cosign signs and verifies images, charts and
+  // attestations; syft writes each image's SBOM (SPDX), attached as a signed attestation.
+  {
+    name: 'cosign',
+    group: 'kind',
+    version: versions.cosign,
+    binaries: [['cosign', 'github.com/sigstore/cosign/v2/cmd/cosign']],
+    ldflags: [`-X sigs.k8s.io/release-utils/version.gitVersion=${versions.cosign}`],
+    minutes: 'about 5 min',
+  },
+  {
+    name: 'syft',
+    group: 'kind',
+    version: versions.syft,
+    binaries: [['syft', 'github.com/anchore/syft/cmd/syft']],
+    ldflags: [`-X main.version=${versions.syft.replace(/^v/, '')}`],
     minutes: 'about 6 min',
   },
   { name: 'kwok', version: versions.kwok, binaries: [['kwok', 'sigs.k8s.io/kwok/cmd/kwok']], ldflags: [] },

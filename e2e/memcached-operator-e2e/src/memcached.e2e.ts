@@ -4,6 +4,7 @@ import {
   vendorChartDependencies,
   helmTest,
   leftovers,
+  publishChart,
   operatorIdentities,
   operatorPods,
   resourceVersions,
@@ -16,7 +17,7 @@ import {
   type E2ECluster,
   type Release,
 } from '@opkit/testing';
-import { appImageNotices, buildBundleImage } from '@opkit/testing/containers';
+import { appImageNotices, buildBundleImage, pushImage, signArtifact, SignatureError, tagManifest, verifiedSbom } from '@opkit/testing/containers';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -252,6 +253,79 @@ for (const mode of e2eModes()) {
           'org.opencontainers.image.version': app.image.tag, // the app's package.json version
           'org.opencontainers.image.revision': expect.stringMatching(new RegExp(`^${head}(-dirty)?$`)),
         });
+      },
+    );
+
+    it.runIf(mode.name === 'kind')(
+      'installs as a user would: the chart from the OCI registry, the image pinned by digest and pulled by the node from that registry',
+      async () => {
+        const image = cluster.published!.images.find((i) => i.repository === app.image.repository)!;
+        const chart = cluster.published!.charts.find((c) => c.name === 'memcached-operator')!;
+        expect(image.ref).toMatch(/^localhost:\d+\/opkit\/memcached-operator@sha256:[0-9a-f]{64}$/);
+        expect(chart.ref).toMatch(/^oci:\/\/localhost:\d+\/opkit\/charts\/memcached-operator$/);
+        expect(chart.pins).toEqual([{ path: ['image'], ref: image.ref }]);
+        // The release's values are the published chart's: the digest written in at publishing.
+        const values = JSON.parse((await cluster.helm(['get', 'values', r.release, '--namespace', r.namespace, '--all', '--output', 'json'])).stdout) as {
+          image: { digest: string; registry: string };
+        };
+        expect(values.image).toMatchObject({ digest: image.digest, registry: image.registry });
+        const pods = JSON.parse((await kubectl('get', 'pods', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'json')).stdout) as {
+          items: { spec: { containers: { image: string }[] }; status: { containerStatuses: { imageID: string }[] } }[];
+        };
+        expect(pods.items.length).toBeGreaterThan(0);
+        for (const pod of pods.items) {
+          expect(pod.spec.containers[0]!.image).toBe(image.ref);
+          // containerd names an image by the registry it pulled it from: a `kind load`ed one would be docker.io/…
+          expect(pod.status.containerStatuses[0]!.imageID).toBe(image.ref);
+        }
+      },
+    );
+
+    it.runIf(mode.name === 'kind')(
+      'the image carries a signed SBOM (SPDX) that names what it ships: the base’s Debian packages, Node, and every npm package bundled into main.js',
+      async () => {
+        const { key, signing, images } = cluster.published!;
+        const image = images.find((i) => i.repository === app.image.repository)!;
+        const sbom = (await verifiedSbom(image.ref, key.publicKey, signing)) as { spdxVersion: string; packages: { name: string; versionInfo?: string }[] };
+        expect(sbom.spdxVersion).toBe('SPDX-2.3');
+        const found = sbom.packages.map((p) => `${p.name}@${p.versionInfo}`);
+        expect(found).toEqual(expect.arrayContaining([expect.stringMatching(/^node@24\./), expect.stringMatching(/^libc6@/)]));
+        // The notices list every bundled package (`  name@version  licence`); the SBOM must too.
+        const bundled = [...(await appImageNotices(`${app.image.repository}:${app.image.tag}`)).thirdParty.matchAll(/^ {2}(\S+@\S+) {2}\S/gm)].map(
+          (m) => m[1]!,
+        );
+        expect(bundled).toEqual(expect.arrayContaining([expect.stringMatching(/^pino@/)]));
+        expect(found).toEqual(expect.arrayContaining(bundled));
+      },
+    );
+
+    it.runIf(mode.name === 'kind')(
+      'refuses a tampered release, installing nothing: a chart re-pushed under the same version, or one signed but pointing at an image the key never signed',
+      async () => {
+        const pub = cluster.published!;
+        const chart = pub.charts.find((c) => c.name === 'memcached-operator')!;
+        const original = pub.images.find((i) => i.repository === app.image.repository)!;
+        const repository = chart.ref.slice('oci://'.length);
+        // An attacker's image under the operator's repository and tag: any image the key never signed.
+        const evil = await pushImage(cluster.images.shell!, pub.registry, app.image.repository, app.image.tag);
+        const t: Release = { release: 'tampered', namespace: 'tampered', app };
+        try {
+          const forged = await publishChart(app.chart!, [evil], { target: repository.slice(0, repository.lastIndexOf('/')), plainHttp: true });
+          expect(forged.version).toBe(chart.version);
+          const unsigned = await helmInstall(cluster, t).catch((e: unknown) => e);
+          expect(unsigned).toBeInstanceOf(SignatureError);
+          expect((unsigned as SignatureError).ref).toBe(`${repository}@${forged.digest}`);
+          // Signed after all (a chart-signing step gone wrong): its image is still checked, and refused.
+          await signArtifact(`${repository}@${forged.digest}`, pub.key, pub.signing);
+          const unsignedImage = await helmInstall(cluster, t).catch((e: unknown) => e);
+          expect(unsignedImage).toBeInstanceOf(SignatureError);
+          expect((unsignedImage as SignatureError).ref).toBe(evil.ref);
+          expect(JSON.parse((await cluster.helm(['list', '--namespace', t.namespace, '--output', 'json'])).stdout)).toEqual([]);
+        } finally {
+          await tagManifest(pub.registry, repository.slice(pub.registry.length + 1), chart.digest, chart.version);
+          await tagManifest(pub.registry, app.image.repository, original.digest, app.image.tag);
+        }
+        await expect(cluster.chartSource!(app)).resolves.toEqual({ chart: `${chart.ref}@${chart.digest}`, args: ['--plain-http'] });
       },
     );
 

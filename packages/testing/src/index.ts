@@ -14,6 +14,8 @@ export { run, CommandError, type RunOptions, type RunResult } from './run.js';
 export { helmLint, helmTemplate, helmUpgradeInstall, helmUninstall, kubectlApply, type ChartOptions } from './helm/chart.js';
 export { verifyChart, type RenderedObject } from './helm/verify-chart.js';
 export { vendorChartDependencies } from './helm/vendor.js';
+export { pinImages, publishChart, parseHelmPushDigest, type Pin, type PublishedChart, type PublishChartOptions } from './helm/publish.js';
+export { chartImages, verifySignedChart, type ChartImage, type VerifiedChart, type VerifySignedChartOptions } from './helm/signed-chart.js';
 export { helmTemplateUmbrella } from './helm/umbrella.js';
 export { renderChartReadme, syncChartReadme } from './helm/chart-docs.js';
 export { explainUndescribed } from './helm/explain.js';

@@ -59,6 +59,9 @@ describe('the built toolset', () => {
     expect(gomod('helm')).toContain(`helm.sh/helm/v3 ${versions.helm}`);
     expect(gomod('helm-docs')).toContain(`github.com/norwoodj/helm-docs ${versions.helmDocs}`);
     expect(gomod('pebble')).toContain(`github.com/letsencrypt/pebble/v2 ${versions.pebble}`);
+    expect(gomod('registry')).toContain(`github.com/distribution/distribution/v3 ${versions.distribution}`);
+    expect(gomod('cosign')).toContain(`github.com/sigstore/cosign/v2 ${versions.cosign}`);
+    expect(gomod('syft')).toContain(`github.com/anchore/syft ${versions.syft}`);
     expect(gomod('cert-manager')).toContain(`github.com/cert-manager/cert-manager ${versions.certManager}`);
   });
 });

@@ -25,6 +25,9 @@ export type BinaryName =
   | 'kind'
   | 'coredns'
   | 'traefik'
+  | 'registry'
+  | 'cosign'
+  | 'syft'
   // The comparators group (ensure-binaries --group comparators).
   | 'cert-manager-controller';
 

@@ -5,11 +5,14 @@ describe('kindClusterConfig', () => {
   const plain = { withheldCapabilities: [], cgroupV1: false };
   const thisKindOfVM = { withheldCapabilities: ['CAP_SYS_RESOURCE'], cgroupV1: true };
 
-  it("with kind's own node image on an ordinary machine: nothing but one control-plane node", () => {
+  const registryHosts = '[plugins."io.containerd.grpc.v1.cri".registry]\n  config_path = "/etc/containerd/certs.d"';
+
+  it("with kind's own node image on an ordinary machine: one control-plane node whose containerd reads registry hosts from certs.d", () => {
     expect(kindClusterConfig({ quirks: plain, localNodeImage: false })).toEqual({
       kind: 'Cluster',
       apiVersion: 'kind.x-k8s.io/v1alpha4',
       nodes: [{ role: 'control-plane' }],
+      containerdConfigPatches: [registryHosts],
     });
   });
 
@@ -23,6 +26,6 @@ describe('kindClusterConfig', () => {
   it('on a cgroup v1 VM without CAP_SYS_RESOURCE: kubelet accepts cgroup v1, containerd leaves OOM scores alone', () => {
     const c = kindClusterConfig({ quirks: thisKindOfVM, localNodeImage: false }) as { kubeadmConfigPatches: string[]; containerdConfigPatches: string[] };
     expect(c.kubeadmConfigPatches).toEqual(['kind: KubeletConfiguration\nfailCgroupV1: false']);
-    expect(c.containerdConfigPatches).toEqual(['[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true']);
+    expect(c.containerdConfigPatches).toEqual([registryHosts, '[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true']);
   });
 });

@@ -8,7 +8,9 @@ import type { MachineQuirks } from './machine.js';
  */
 export function kindClusterConfig(opts: { quirks: MachineQuirks; localNodeImage: boolean }): Record<string, unknown> {
   const kubeadmConfigPatches: string[] = [];
-  const containerdConfigPatches: string[] = [];
+  // containerd reads registry hosts from certs.d, where the kind mode writes the local registry's
+  // hosts.toml (kind's local-registry guide; a version-2 config, which containerd 2 migrates).
+  const containerdConfigPatches: string[] = [['[plugins."io.containerd.grpc.v1.cri".registry]', '  config_path = "/etc/containerd/certs.d"'].join('\n')];
   if (opts.localNodeImage) {
     // The control plane from the images built into the node, under their honest tags.
     kubeadmConfigPatches.push(
@@ -36,6 +38,6 @@ export function kindClusterConfig(opts: { quirks: MachineQuirks; localNodeImage:
     apiVersion: 'kind.x-k8s.io/v1alpha4',
     nodes: [{ role: 'control-plane' }],
     ...(kubeadmConfigPatches.length ? { kubeadmConfigPatches } : {}),
-    ...(containerdConfigPatches.length ? { containerdConfigPatches } : {}),
+    containerdConfigPatches,
   };
 }

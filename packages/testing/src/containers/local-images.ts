@@ -167,6 +167,13 @@ export const recipes = (() => {
     shell: { repository: `${LOCAL_PREFIX}/shell`, version: versions.debian, dockerfile: 'shell', bases: { DEBIAN_IMAGE: 'debian' } } as ImageRecipe,
     pebble: onStatic('pebble', versions.pebble, ['pebble', 'pebble-challtestsrv']),
     traefik: onStatic('traefik', versions.traefik, ['traefik']),
+    registry: {
+      repository: `${LOCAL_PREFIX}/registry`,
+      version: versions.distribution,
+      dockerfile: 'registry',
+      bases: { STATIC_IMAGE: staticBase },
+      files: bins('registry'),
+    } as ImageRecipe,
     // The kind node's images, under the names kubeadm asks for with imageRepository opkit.local/k8s.
     kubeApiserver: onStatic('k8s/kube-apiserver', versions.kubernetes, ['kube-apiserver'], `${K8S_REPOSITORY}/kube-apiserver:${versions.kubernetes}`),
     kubeControllerManager: onStatic(

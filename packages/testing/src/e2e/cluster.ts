@@ -1,5 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { PushedImage } from '../containers/push.js';
+import type { SigningKey } from '../containers/sign.js';
+import type { PublishedChart } from '../helm/publish.js';
 import type { RunOptions, RunResult } from '../run.js';
+import type { WorkspaceApp } from './workspace.js';
 
 export type E2EModeName = 'local' | 'kind';
 
@@ -13,7 +17,25 @@ export interface E2ECluster {
   readonly kubeconfigPath: string;
   /** The image of each workload asked for (kind mode; empty in the local mode, where nothing runs). */
   readonly images: Partial<Record<Workload, string>>;
+  /**
+   * What the kind mode published to the local registry for this cluster: the apps' images and their
+   * charts (pinned to them), all signed with `key`; `signing` is how cosign reaches the registry.
+   */
+  readonly published?: {
+    registry: string;
+    images: PushedImage[];
+    charts: PublishedChart[];
+    key: SigningKey;
+    signing: { plainHttp: boolean; home: string };
+  };
   kubectl(args: string[], opts?: RunOptions): Promise<RunResult>;
+  /**
+   * Where `helm install` takes an app's chart from, and the arguments that go with it: in the kind
+   * mode the chart published to the local registry, verified (its signature, and its images'
+   * pinned digests and signatures) and named by digest (`oci://…@sha256:…`); when absent (the
+   * local mode), the chart's directory. Rejects, installing nothing, when verification fails.
+   */
+  chartSource?(app: WorkspaceApp): Promise<{ chart: string; args: string[] }>;
   /** helm against this cluster, with a private helm home. */
   helm(args: string[], opts?: RunOptions): Promise<RunResult>;
   /**

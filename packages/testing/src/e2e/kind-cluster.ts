@@ -1,14 +1,18 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { defaultAssetsDir, findBinary } from '../assets/binaries.js';
 import { docker, imageId } from '../containers/docker.js';
 import { cannotProvideEngine, dockerServerVersion, ensureEngine } from '../containers/engine.js';
-import { buildAppImage, imageFor, pebbleImage } from '../containers/images.js';
+import { imageFor, pebbleImage } from '../containers/images.js';
 import { ensureKindToolset } from '../containers/kind-toolset.js';
 import { say, seconds } from '../containers/progress.js';
+import { connectRegistryToKind, ensureLocalRegistry, localRegistryHostingConfigMap } from '../containers/registry.js';
+import { generateKeyPair } from '../containers/sign.js';
+import { publishCharts, publishImages } from '../release/publish.js';
+import { verifySignedChart } from '../helm/signed-chart.js';
 import { run, type RunOptions } from '../run.js';
 import type { E2ECluster, Workload } from './cluster.js';
 import type { WorkspaceApp } from './workspace.js';
@@ -31,7 +35,7 @@ export interface KindClusterOptions {
    * app>, created fresh (one left by an earlier run is replaced) and deleted at the end.
    */
   name?: string;
-  /** Apps whose images are built (fixed, non-latest tags) and loaded into the node. */
+  /** Apps whose images are built (fixed, non-latest tags) and pushed to the local registry, and whose charts are published there pinned to them. */
   apps: WorkspaceApp[];
   /** Other images the specs run: official where their registry answers, else built here. */
   workloads?: Workload[];
@@ -42,9 +46,12 @@ const LOAD_TIMEOUT = 15 * 60_000;
 /**
  * The `kind` e2e mode: a kind cluster on this machine's Docker engine (installed and started by
  * opkit where it may), with kind's own node image where Docker Hub answers and the node image
- * built here where not; this repository's images built and `kind load`ed, so charts install with
- * their default image references and `IfNotPresent` never reaches for a registry. A cluster it
- * creates it deletes at the end (OPKIT_KIND_KEEP=1 keeps it).
+ * built here where not. The apps ship as they would to a user: their images built and pushed to
+ * the local OCI registry, their charts packaged with those images pinned by digest and pushed
+ * beside them, and every install `helm install oci://…`, the nodes pulling the images from the
+ * registry. Workload images the specs run (nginx, Pebble, …) are `kind load`ed. A cluster it
+ * creates it deletes at the end (OPKIT_KIND_KEEP=1 keeps it); a cluster reused through
+ * $KIND_CLUSTER must have been created by this mode (its containerd reads the registry's hosts.toml).
  */
 export async function startKindCluster(options: KindClusterOptions): Promise<E2ECluster> {
   const t0 = Date.now();
@@ -75,43 +82,76 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
   writeFileSync(kubeconfigPath, (await exec(toolset.kind, ['get', 'kubeconfig', '--name', name])).stdout);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfigPath);
+  const kubectl = (args: string[], opts: RunOptions = {}) => run(findBinary('kubectl'), [`--kubeconfig=${kubeconfigPath}`, ...args], opts);
+  const helmHome = join(dir, 'helm');
+  const helmEnv = {
+    ...process.env,
+    HELM_CACHE_HOME: join(helmHome, 'cache'),
+    HELM_CONFIG_HOME: join(helmHome, 'config'),
+    HELM_DATA_HOME: join(helmHome, 'data'),
+  };
+
+  const registry = await ensureLocalRegistry();
+  const nodes = (await exec(toolset.kind, ['get', 'nodes', '--name', name])).stdout.split('\n').filter(Boolean);
+  await connectRegistryToKind(registry, nodes);
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(localRegistryHostingConfigMap(registry)) });
+  // Published as a release is (the release command's publishing phase, for these apps): each
+  // image signed with its SBOM attestation, then each chart pinned to them and signed, with a key
+  // pair made for this cluster; the installs below verify against its public key.
+  const signing = { plainHttp: true, home: join(dir, 'sigstore') };
+  const key = await generateKeyPair(join(dir, 'signing'));
+  const target = { host: registry.host, path: 'opkit', plainHttp: true };
+  const pushed = await publishImages(
+    options.apps.map((a) => a.app),
+    target,
+    { key, home: signing.home },
+    dir,
+  );
+  const published = await publishCharts(
+    options.apps.filter((a) => a.chart).map((a) => a.app),
+    pushed,
+    target,
+    { key, home: signing.home },
+    helmEnv,
+  );
+  const charts = new Map(published.map((c) => [c.name, c]));
 
   const load = async (ref: string) => {
     if (!imageId(ref)) await docker(['pull', ref]); // an official image not pulled yet
     await exec(toolset.kind, ['load', 'docker-image', ref, '--name', name]);
   };
-  for (const app of options.apps) {
-    const ref = await buildAppImage(app.app, app.image.tag);
-    await load(ref);
-  }
   const images: Partial<Record<Workload, string>> = {};
   for (const w of options.workloads ?? []) {
     // Pebble is built here from the binaries this repository builds, on either base.
     images[w] = w === 'pebble' ? await pebbleImage() : await imageFor(w);
     await load(images[w]!);
   }
-  say(`kind cluster ${name} ready with ${options.apps.length + Object.keys(images).length} images loaded in ${seconds(t0)}`);
+  say(
+    `kind cluster ${name} ready in ${seconds(t0)}: ${pushed.length} images and ${charts.size} charts in ${registry.host}, ${Object.keys(images).length} workload images loaded`,
+  );
 
-  const helmHome = join(dir, 'helm');
-  const kubectl = (args: string[], opts: RunOptions = {}) => run(findBinary('kubectl'), [`--kubeconfig=${kubeconfigPath}`, ...args], opts);
   const instance = (release: string) => `app.kubernetes.io/instance=${release}`;
   return {
     mode: 'kind',
     kubeConfig,
     kubeconfigPath,
     images,
+    published: { registry: registry.host, images: pushed, charts: [...charts.values()], key, signing },
     kubectl,
-    helm: (args, opts = {}) =>
-      run(findBinary('helm'), [...args, '--kubeconfig', kubeconfigPath], {
-        ...opts,
-        env: {
-          ...process.env,
-          HELM_CACHE_HOME: join(helmHome, 'cache'),
-          HELM_CONFIG_HOME: join(helmHome, 'config'),
-          HELM_DATA_HOME: join(helmHome, 'data'),
-          ...opts.env,
-        },
-      }),
+    helm: (args, opts = {}) => run(findBinary('helm'), [...args, '--kubeconfig', kubeconfigPath], { ...opts, env: { ...helmEnv, ...opts.env } }),
+    async chartSource(app) {
+      const chart = app.chart ? charts.get(basename(app.chart)) : undefined;
+      if (!chart) throw new Error(`${app.app}: no chart was published for this cluster (apps: ${options.apps.map((a) => a.app).join(', ')})`);
+      // Verified as a user's installer would: the version's digest now, its signature, its images'.
+      const verified = await verifySignedChart({
+        repository: chart.ref.slice('oci://'.length),
+        version: chart.version,
+        publicKey: key.publicKey,
+        ...signing,
+        helmEnv,
+      });
+      return { chart: verified.ref, args: ['--plain-http'] };
+    },
     async waitOperatorReady(namespace, release, timeoutMs = 180_000) {
       const deps = (await kubectl(['get', 'deployments', '-n', namespace, '-l', instance(release), '-o', 'name'])).stdout.split('\n').filter(Boolean);
       for (const d of deps) await kubectl(['rollout', 'status', d, '-n', namespace, `--timeout=${Math.round(timeoutMs / 1000)}s`]);

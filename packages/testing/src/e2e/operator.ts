@@ -66,10 +66,14 @@ export interface Release {
   app: WorkspaceApp;
 }
 
-/** `helm upgrade --install` with these values, then waits for the operator to serve /readyz. */
+/**
+ * `helm upgrade --install` with these values (from the cluster's chart source: the registry in the
+ * kind mode, the chart's directory locally), then waits for the operator to serve /readyz.
+ */
 export async function helmInstall(cluster: E2ECluster, r: Release, values: Record<string, unknown> = {}): Promise<void> {
   if (!r.app.chart) throw new Error(`${r.app.app} has no chart`);
-  await vendorChartDependencies(r.app.chart);
+  const source = (await cluster.chartSource?.(r.app)) ?? { chart: r.app.chart, args: [] };
+  if (source.chart === r.app.chart) await vendorChartDependencies(r.app.chart);
   const dir = mkdtempSync(join(tmpdir(), 'opkit-values-'));
   try {
     const file = join(dir, 'values.yaml');
@@ -79,7 +83,8 @@ export async function helmInstall(cluster: E2ECluster, r: Release, values: Recor
       'upgrade',
       '--install',
       r.release,
-      r.app.chart,
+      source.chart,
+      ...source.args,
       '--namespace',
       r.namespace,
       '--create-namespace',

@@ -1,7 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, stringify } from 'yaml';
+import type { PushedImage } from '../containers/push.js';
 import { helmTemplate } from '../helm/chart.js';
+import { pinImages } from '../helm/publish.js';
+import { chartImages } from '../helm/signed-chart.js';
 import { workspaceRoot } from '../e2e/workspace.js';
 
 /**
@@ -42,15 +45,22 @@ const CHANNEL = 'alpha';
  * injects the CA: the operator serves `--webhook-cert-dir`), WATCH_NAMESPACE from the
  * OperatorGroup's target namespaces.
  */
-export async function renderBundle(app: string, root = workspaceRoot()): Promise<Record<string, string>> {
+export async function renderBundle(app: string, root = workspaceRoot(), options: { images?: PushedImage[] } = {}): Promise<Record<string, string>> {
   const appDir = join(root, 'apps', app);
   const meta = parse(readFileSync(join(appDir, 'olm.yaml'), 'utf8')) as OperatorMetadata;
   const version = (JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { version: string }).version;
-  const image = `opkit/${app}:${version}`;
+  // Released, the images are pinned by digest as in the published chart, and listed as the CSV's
+  // relatedImages (what a disconnected cluster mirrors); in the repository, named by tag.
+  const pinned = options.images
+    ? (parse(pinImages(readFileSync(join(root, 'charts', app, 'values.yaml'), 'utf8'), options.images).yaml) as Record<string, unknown>)
+    : undefined;
+  const related = pinned ? chartImages(pinned).map((i) => ({ name: i.repository.split('/').pop()!, image: i.ref! })) : [];
+  const operatorImage = options.images?.find((i) => i.source === `opkit/${app}`);
+  const image = operatorImage?.ref ?? `opkit/${app}:${version}`;
   const yaml = await helmTemplate(join(root, 'charts', app), {
     release: app,
     namespace: 'operators',
-    values: { tests: { enabled: false }, fullnameOverride: app },
+    values: { ...pinned, tests: { enabled: false }, fullnameOverride: app },
   });
   const objects = parseAllDocuments(yaml)
     .map((d) => d.toJS() as Obj)
@@ -193,6 +203,7 @@ export async function renderBundle(app: string, root = workspaceRoot()): Promise
         },
       },
       ...(webhookdefinitions.length ? { webhookdefinitions } : {}),
+      ...(related.length ? { relatedImages: related } : {}),
     },
   };
 

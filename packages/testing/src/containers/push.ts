@@ -1,0 +1,69 @@
+import { docker } from './docker.js';
+import { runLong } from './progress.js';
+
+/** An image as a registry holds it: what a chart pins. */
+export interface PushedImage {
+  /** The registry's host (`localhost:5001`, `ghcr.io`). */
+  registry: string;
+  /** The repository within it (`opkit/memcached-operator`, `acme/operators/memcached-operator`). */
+  repository: string;
+  /** The repository the charts' values name the image by before publishing (`opkit/memcached-operator`). */
+  source: string;
+  tag: string;
+  /** The manifest's digest, as the registry computed it. */
+  digest: string;
+  /** `registry/repository@digest`: the reference a pod pins. */
+  ref: string;
+}
+
+/** The manifest media types a registry may answer with; asking for all keeps it from converting. */
+export const MANIFEST_TYPES = [
+  'application/vnd.oci.image.index.v1+json',
+  'application/vnd.oci.image.manifest.v1+json',
+  'application/vnd.docker.distribution.manifest.list.v2+json',
+  'application/vnd.docker.distribution.manifest.v2+json',
+];
+
+/** A manifest digest as the distribution API's Docker-Content-Digest header gives it, or why not. Pure. */
+export function parseManifestDigest(header: string | null): string {
+  if (!header || !/^sha256:[0-9a-f]{64}$/.test(header)) throw new Error(`the registry sent no sha256 Docker-Content-Digest (got ${JSON.stringify(header)})`);
+  return header;
+}
+
+/**
+ * The digest of `repository:tag` in a plain-HTTP registry, from the registry itself (not from the
+ * client's output, whose wording differs between docker versions and image stores).
+ */
+export async function manifestDigest(registry: string, repository: string, tag: string): Promise<string> {
+  const res = await fetch(`http://${registry}/v2/${repository}/manifests/${tag}`, { method: 'HEAD', headers: { accept: MANIFEST_TYPES.join(', ') } });
+  if (!res.ok) throw new Error(`${registry}/${repository}:${tag}: the registry answered ${res.status}`);
+  return parseManifestDigest(res.headers.get('docker-content-digest'));
+}
+
+/**
+ * Tags a local image into the registry, pushes it (layers it holds already are skipped) and returns
+ * its digest there. `source` is the repository the charts name it by (default: `repository`).
+ */
+export async function pushImage(local: string, registry: string, repository: string, tag: string, source = repository): Promise<PushedImage> {
+  const target = `${registry}/${repository}:${tag}`;
+  await docker(['tag', local, target]);
+  await runLong('docker', ['push', target], { label: `pushing ${target}` });
+  const digest = await manifestDigest(registry, repository, tag);
+  return { registry, repository, source, tag, digest, ref: `${registry}/${repository}@${digest}` };
+}
+
+/**
+ * Points `repository:tag` at a manifest the registry already holds (by digest), as `crane tag`
+ * does: the manifest is read and put back under the tag, byte for byte, so its digest (and every
+ * signature made for that digest) stays what it was.
+ */
+export async function tagManifest(registry: string, repository: string, digest: string, tag: string): Promise<void> {
+  const base = `http://${registry}/v2/${repository}/manifests`;
+  const got = await fetch(`${base}/${digest}`, { headers: { accept: MANIFEST_TYPES.join(', ') } });
+  if (!got.ok) throw new Error(`${registry}/${repository}@${digest}: the registry answered ${got.status}`);
+  const body = Buffer.from(await got.arrayBuffer());
+  const put = await fetch(`${base}/${tag}`, { method: 'PUT', headers: { 'content-type': got.headers.get('content-type') ?? MANIFEST_TYPES[1]! }, body });
+  if (!put.ok) throw new Error(`tagging ${registry}/${repository}@${digest} as ${tag}: the registry answered ${put.status} ${await put.text()}`);
+  if (put.headers.get('docker-content-digest') !== digest)
+    throw new Error(`${registry}/${repository}:${tag} is ${put.headers.get('docker-content-digest')}, not ${digest}`);
+}

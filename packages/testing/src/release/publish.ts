@@ -1,0 +1,155 @@
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { buildKitClient } from '../containers/buildkit.js';
+import { buildAppImage } from '../containers/images.js';
+import { runLong, say } from '../containers/progress.js';
+import { pushImage, type PushedImage } from '../containers/push.js';
+import { imageSbom } from '../containers/sbom.js';
+import { attestSbom, signArtifact, type SigningKey } from '../containers/sign.js';
+import { workspaceRoot } from '../e2e/workspace.js';
+import { publishChart, type PublishedChart } from '../helm/publish.js';
+import { renderBundle } from '../olm/bundle.js';
+
+/** Where a release goes: a registry host and the path every artifact is put under. */
+export interface ReleaseTarget {
+  /** `localhost:5001`, `ghcr.io`. */
+  host: string;
+  /** `opkit`, `acme/operators`: images at host/path/<app>, charts at host/path/charts/<chart>, bundles at host/path/<app>-bundle. */
+  path: string;
+  /** The registry speaks plain HTTP (the local one). */
+  plainHttp: boolean;
+}
+
+/** `localhost:5001/opkit` → host and path, refusing what no registry would take. Pure. */
+export function parseTarget(prefix: string, plainHttp = false): ReleaseTarget {
+  const [host, ...rest] = prefix.replace(/^oci:\/\//, '').replace(/\/+$/, '').split('/');
+  const path = rest.join('/');
+  if (!host || !/^[a-z0-9.-]+(:\d+)?$/i.test(host)) throw new Error(`--registry ${prefix}: no registry host (give host[:port]/path, e.g. ghcr.io/acme)`);
+  if (!path) throw new Error(`--registry ${prefix}: give a path under the host (e.g. ${host}/opkit), so images, charts and bundles have a namespace of their own`);
+  if (!/^[a-z0-9]+([._/-][a-z0-9]+)*$/.test(path)) throw new Error(`--registry ${prefix}: ${path} is not a repository path (lower case, digits, . _ - /)`);
+  return { host, path, plainHttp };
+}
+
+/** How artifacts are signed: the key, and cosign's private home. */
+export interface Signer {
+  key: SigningKey;
+  home: string;
+}
+
+const versionOf = (root: string, app: string) => (JSON.parse(readFileSync(join(root, 'apps', app, 'package.json'), 'utf8')) as { version: string }).version;
+
+/**
+ * Builds each app's image, pushes it under the target, signs it and attaches its SBOM as a signed
+ * attestation, all by digest. `source` is the repository the charts name it by (opkit/<app>).
+ */
+export async function publishImages(apps: string[], target: ReleaseTarget, signer: Signer, workDir: string, root = workspaceRoot()): Promise<PushedImage[]> {
+  const out: PushedImage[] = [];
+  const opts = { plainHttp: target.plainHttp, home: signer.home };
+  for (const app of apps) {
+    const version = versionOf(root, app);
+    const local = await buildAppImage(app, version);
+    const image = await pushImage(local, target.host, `${target.path}/${app}`, version, `opkit/${app}`);
+    await signArtifact(image.ref, signer.key, opts);
+    await attestSbom(image.ref, await imageSbom(image.ref, join(workDir, `${app}.spdx.json`), opts), signer.key, opts);
+    say(`published and signed ${image.ref} (${image.tag}), with its SBOM`);
+    out.push(image);
+  }
+  return out;
+}
+
+/** Packages each chart with the images pinned by digest, pushes it under target/charts and signs it. */
+export async function publishCharts(
+  charts: string[],
+  images: PushedImage[],
+  target: ReleaseTarget,
+  signer: Signer,
+  helmEnv?: NodeJS.ProcessEnv,
+  root = workspaceRoot(),
+): Promise<PublishedChart[]> {
+  const out: PublishedChart[] = [];
+  for (const name of charts) {
+    const chart = await publishChart(join(root, 'charts', name), images, { target: `${target.host}/${target.path}/charts`, plainHttp: target.plainHttp, env: helmEnv });
+    await signArtifact(`${chart.ref.slice('oci://'.length)}@${chart.digest}`, signer.key, { plainHttp: target.plainHttp, home: signer.home });
+    say(`published and signed ${chart.ref}:${chart.version} (${chart.pins.map((p) => `${p.path.join('.')} → ${p.ref}`).join(', ')})`);
+    out.push(chart);
+  }
+  return out;
+}
+
+/**
+ * Each operator's OLM bundle, rendered with its images pinned by digest (and listed as the CSV's
+ * relatedImages), built into an image, pushed as host/path/<app>-bundle:v<version> and signed.
+ */
+export async function publishBundles(apps: string[], images: PushedImage[], target: ReleaseTarget, signer: Signer, root = workspaceRoot()): Promise<PushedImage[]> {
+  const out: PushedImage[] = [];
+  for (const app of apps) {
+    const version = versionOf(root, app);
+    const files = await renderBundle(app, root, { images });
+    const ctx = mkdtempSync(join(tmpdir(), 'opkit-bundle-'));
+    try {
+      for (const [rel, content] of Object.entries(files)) {
+        mkdirSync(dirname(join(ctx, rel)), { recursive: true });
+        writeFileSync(join(ctx, rel), content);
+      }
+      const local = `opkit/${app}-bundle:v${version}-release`;
+      const client = buildKitClient();
+      await runLong(client.command, [...client.args, '--progress=plain', '-f', 'bundle.Dockerfile', '-t', local, '.'], {
+        cwd: ctx,
+        label: `building ${local}`,
+        env: { ...process.env, ...client.env },
+      });
+      const image = await pushImage(local, target.host, `${target.path}/${app}-bundle`, `v${version}`, `opkit/${app}-bundle`);
+      await signArtifact(image.ref, signer.key, { plainHttp: target.plainHttp, home: signer.home });
+      say(`published and signed ${image.ref} (v${version})`);
+      out.push(image);
+    } finally {
+      rmSync(ctx, { recursive: true, force: true });
+    }
+  }
+  return out;
+}
+
+/** What a release published, by digest: written beside it as release.json. */
+export interface ReleaseManifest {
+  target: string;
+  images: { source: string; ref: string; tag: string }[];
+  charts: { name: string; version: string; ref: string; digest: string; pins: { path: string; ref: string }[] }[];
+  bundles: { source: string; ref: string; tag: string }[];
+  /** The public key the signatures verify with (keyed releases). */
+  publicKey: string;
+}
+
+export interface PublishReleaseOptions {
+  target: ReleaseTarget;
+  signer: Signer;
+  /** Apps shipped as images; default every app with a docker-build target. */
+  images: string[];
+  /** Charts; default every operator chart. */
+  charts: string[];
+  /** Operators with OLM bundles. */
+  bundles: string[];
+  workDir: string;
+  helmEnv?: NodeJS.ProcessEnv;
+  root?: string;
+}
+
+/** The whole publishing phase of a release: images (signed, with SBOMs), charts pinned to them, bundles; all signed. */
+export async function publishRelease(o: PublishReleaseOptions): Promise<ReleaseManifest> {
+  const root = o.root ?? workspaceRoot();
+  mkdirSync(o.workDir, { recursive: true });
+  const images = await publishImages(o.images, o.target, o.signer, o.workDir, root);
+  const charts = await publishCharts(o.charts, images, o.target, o.signer, o.helmEnv, root);
+  const bundles = await publishBundles(o.bundles, images, o.target, o.signer, root);
+  const publicKey = join(o.workDir, 'cosign.pub');
+  cpSync(o.signer.key.publicKey, publicKey);
+  const manifest: ReleaseManifest = {
+    target: `${o.target.host}/${o.target.path}`,
+    images: images.map((i) => ({ source: i.source, ref: i.ref, tag: i.tag })),
+    charts: charts.map((c) => ({ name: c.name, version: c.version, ref: c.ref, digest: c.digest, pins: c.pins.map((p) => ({ path: p.path.join('.'), ref: p.ref })) })),
+    bundles: bundles.map((b) => ({ source: b.source, ref: b.ref, tag: b.tag })),
+    publicKey,
+  };
+  writeFileSync(join(o.workDir, 'release.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return manifest;
+}
