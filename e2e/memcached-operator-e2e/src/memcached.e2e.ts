@@ -5,6 +5,8 @@ import {
   helmTest,
   leftovers,
   publishChart,
+  verifySignedChart,
+  type ReleaseManifest,
   operatorIdentities,
   operatorPods,
   resourceVersions,
@@ -17,7 +19,17 @@ import {
   type E2ECluster,
   type Release,
 } from '@opkit/testing';
-import { appImageNotices, buildBundleImage, pushImage, signArtifact, SignatureError, tagManifest, verifiedSbom } from '@opkit/testing/containers';
+import {
+  appImageNotices,
+  buildBundleImage,
+  imageFiles,
+  pushImage,
+  signArtifact,
+  SignatureError,
+  tagManifest,
+  verifiedSbom,
+  verifySignature,
+} from '@opkit/testing/containers';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -492,5 +504,90 @@ for (const mode of e2eModes()) {
         (await cluster.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'name'])).stdout.trim(),
       ).toBe('');
     });
+
+    it.runIf(mode.name === 'kind')(
+      'the release command publishes the four images, three charts and three bundles to the registry, signed; the memcached chart from that release installs, verified with its public key, and runs the sample',
+      async () => {
+        const out = mkdtempSync(join(tmpdir(), 'opkit-release-'));
+        try {
+          const prefix = `${cluster.published!.registry}/e2e-release`;
+          const cli = spawnSync(
+            process.execPath,
+            [
+              join(workspaceRoot(), 'tools/build/run-ts.mjs'),
+              'packages/testing/src/release/release-cli.ts',
+              'publish',
+              '--registry',
+              prefix,
+              '--plain-http',
+              '--out',
+              out,
+            ],
+            { cwd: workspaceRoot(), encoding: 'utf8', timeout: 20 * 60_000 },
+          );
+          expect(cli.status, `${cli.stdout}\n${cli.stderr}`).toBe(0);
+          const manifest = JSON.parse(readFileSync(join(out, 'release.json'), 'utf8')) as ReleaseManifest;
+          const version = app.image.tag;
+          expect(manifest.images.map((i) => i.source).sort()).toEqual([
+            'opkit/acme-solver',
+            'opkit/cdn-operator',
+            'opkit/cert-operator',
+            'opkit/memcached-operator',
+          ]);
+          expect(manifest.charts.map((c) => `${c.name}:${c.version}`).sort()).toEqual(
+            ['cdn-operator', 'cert-operator', 'memcached-operator'].map((c) => `${c}:${version}`),
+          );
+          expect(manifest.bundles.map((b) => b.ref.split('@')[0]).sort()).toEqual(
+            ['cdn-operator', 'cert-operator', 'memcached-operator'].map((c) => `${prefix}/${c}-bundle`),
+          );
+          const home = join(out, 'verify');
+          // Every chart verifies with the release's public key: its signature, and its images' (pinned to this release's).
+          for (const c of manifest.charts) {
+            const verified = await verifySignedChart({
+              repository: c.ref.slice('oci://'.length),
+              version: c.version,
+              publicKey: manifest.publicKey,
+              plainHttp: true,
+              home,
+            });
+            expect(verified.digest).toBe(c.digest);
+            expect(verified.images.every((i) => manifest.images.some((m) => m.ref === i))).toBe(true);
+          }
+          for (const b of manifest.bundles) await verifySignature(b.ref, manifest.publicKey, { plainHttp: true, home });
+          // The bundle's CSV runs the operator by the digest the release pushed, and lists it as a related image.
+          const bundle = manifest.bundles.find((b) => b.source === 'opkit/memcached-operator-bundle')!;
+          const operatorRef = manifest.images.find((i) => i.source === app.image.repository)!.ref;
+          const csv = parse(
+            (await imageFiles(bundle.ref, ['/manifests/memcached-operator.clusterserviceversion.yaml']))[
+              '/manifests/memcached-operator.clusterserviceversion.yaml'
+            ]!,
+          ) as { metadata: { annotations: Record<string, string> }; spec: { relatedImages: { image: string }[] } };
+          expect(csv.metadata.annotations.containerImage).toBe(operatorRef);
+          expect(csv.spec.relatedImages.map((i) => i.image)).toEqual([operatorRef]);
+
+          // Installed from the release as a user would: verified, by digest, the node pulling from the registry.
+          const chart = manifest.charts.find((c) => c.name === 'memcached-operator')!;
+          const verified = await verifySignedChart({
+            repository: chart.ref.slice('oci://'.length),
+            version: chart.version,
+            publicKey: manifest.publicKey,
+            plainHttp: true,
+            home,
+          });
+          await cluster.helm(['install', r.release, verified.ref, '--plain-http', '--namespace', r.namespace, '--wait', '--timeout', '180s']);
+          await cluster.waitOperatorReady(r.namespace, r.release);
+          const pod = JSON.parse((await kubectl('get', 'pods', '-n', r.namespace, '-l', `app.kubernetes.io/instance=${r.release}`, '-o', 'json')).stdout) as {
+            items: { status: { containerStatuses: { imageID: string }[] } }[];
+          };
+          expect(pod.items[0]!.status.containerStatuses[0]!.imageID).toBe(operatorRef);
+          await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: memcached('from-release', { replicas: 1 }) });
+          await waitPhase('from-release', 'Available', 1);
+          await kubectl('delete', 'memcached/from-release', '-n', NS, '--wait=true');
+          await cluster.helm(['uninstall', r.release, '--namespace', r.namespace, '--wait']);
+        } finally {
+          rmSync(out, { recursive: true, force: true });
+        }
+      },
+    );
   });
 }

@@ -15,6 +15,17 @@ export { helmLint, helmTemplate, helmUpgradeInstall, helmUninstall, kubectlApply
 export { verifyChart, type RenderedObject } from './helm/verify-chart.js';
 export { vendorChartDependencies } from './helm/vendor.js';
 export { pinImages, publishChart, parseHelmPushDigest, type Pin, type PublishedChart, type PublishChartOptions } from './helm/publish.js';
+export {
+  parseTarget,
+  publishRelease,
+  publishImages,
+  publishCharts,
+  publishBundles,
+  type ReleaseManifest,
+  type ReleaseTarget,
+  type Signer,
+} from './release/publish.js';
+export { versionRelease, setChartVersion, changelogSection, prependChangelog, operatorApps } from './release/version.js';
 export { chartImages, verifySignedChart, type ChartImage, type VerifiedChart, type VerifySignedChartOptions } from './helm/signed-chart.js';
 export { helmTemplateUmbrella } from './helm/umbrella.js';
 export { renderChartReadme, syncChartReadme } from './helm/chart-docs.js';

@@ -17,6 +17,8 @@ import { ensureKindNodeImage } from './kind-node-image.js';
 import { ensureKindToolset } from './kind-toolset.js';
 import { ensureImage, recipes } from './local-images.js';
 import { describeQuirks } from './machine.js';
+import { ensureLocalRegistry } from './registry.js';
+import { buildToolset } from '../assets/build-toolset.js';
 import { say, seconds } from './progress.js';
 
 const [command = 'engine', ...rest] = process.argv.slice(2);
@@ -76,6 +78,8 @@ async function main(): Promise<number> {
         return r;
       };
       await step('kind and its node image', () => ensureKindToolset(engine.quirks));
+      await step('the local registry (distribution), running', () => ensureLocalRegistry());
+      await step('cosign and syft', () => buildToolset(['--only', 'cosign,syft'], '[containers]'));
       for (const app of imageApps()) await step(`image of ${app}`, () => buildAppImage(app));
       for (const w of ['memcached', 'nginx', 'traefik', 'shell'] as const) await step(`${w} image`, () => imageFor(w));
       await step('pebble image', () => pebbleImage());

@@ -24,7 +24,8 @@ export function imageSize(ref: string): number | undefined {
  * removed): path in the image → its text. A path the image does not hold rejects, naming it.
  */
 export async function imageFiles(ref: string, paths: string[]): Promise<Record<string, string>> {
-  const id = (await docker(['create', ref])).stdout.trim();
+  // A command is named for images that have none (a bundle is FROM scratch); it never runs.
+  const id = (await docker(['create', ref, 'unused'])).stdout.trim();
   const dir = mkdtempSync(join(tmpdir(), 'opkit-image-files-'));
   try {
     const out: Record<string, string> = {};

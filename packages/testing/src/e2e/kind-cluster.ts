@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { defaultAssetsDir, findBinary } from '../assets/binaries.js';
+import { buildToolset } from '../assets/build-toolset.js';
 import { docker, imageId } from '../containers/docker.js';
 import { cannotProvideEngine, dockerServerVersion, ensureEngine } from '../containers/engine.js';
 import { imageFor, pebbleImage } from '../containers/images.js';
@@ -99,6 +100,7 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
   // image signed with its SBOM attestation, then each chart pinned to them and signed, with a key
   // pair made for this cluster; the installs below verify against its public key.
   const signing = { plainHttp: true, home: join(dir, 'sigstore') };
+  await buildToolset(['--only', 'cosign,syft'], '[containers]'); // built once, from their Go modules
   const key = await generateKeyPair(join(dir, 'signing'));
   const target = { host: registry.host, path: 'opkit', plainHttp: true };
   const pushed = await publishImages(

@@ -23,10 +23,14 @@ export interface ReleaseTarget {
 
 /** `localhost:5001/opkit` → host and path, refusing what no registry would take. Pure. */
 export function parseTarget(prefix: string, plainHttp = false): ReleaseTarget {
-  const [host, ...rest] = prefix.replace(/^oci:\/\//, '').replace(/\/+$/, '').split('/');
+  const [host, ...rest] = prefix
+    .replace(/^oci:\/\//, '')
+    .replace(/\/+$/, '')
+    .split('/');
   const path = rest.join('/');
   if (!host || !/^[a-z0-9.-]+(:\d+)?$/i.test(host)) throw new Error(`--registry ${prefix}: no registry host (give host[:port]/path, e.g. ghcr.io/acme)`);
-  if (!path) throw new Error(`--registry ${prefix}: give a path under the host (e.g. ${host}/opkit), so images, charts and bundles have a namespace of their own`);
+  if (!path)
+    throw new Error(`--registry ${prefix}: give a path under the host (e.g. ${host}/opkit), so images, charts and bundles have a namespace of their own`);
   if (!/^[a-z0-9]+([._/-][a-z0-9]+)*$/.test(path)) throw new Error(`--registry ${prefix}: ${path} is not a repository path (lower case, digits, . _ - /)`);
   return { host, path, plainHttp };
 }
@@ -69,7 +73,11 @@ export async function publishCharts(
 ): Promise<PublishedChart[]> {
   const out: PublishedChart[] = [];
   for (const name of charts) {
-    const chart = await publishChart(join(root, 'charts', name), images, { target: `${target.host}/${target.path}/charts`, plainHttp: target.plainHttp, env: helmEnv });
+    const chart = await publishChart(join(root, 'charts', name), images, {
+      target: `${target.host}/${target.path}/charts`,
+      plainHttp: target.plainHttp,
+      env: helmEnv,
+    });
     await signArtifact(`${chart.ref.slice('oci://'.length)}@${chart.digest}`, signer.key, { plainHttp: target.plainHttp, home: signer.home });
     say(`published and signed ${chart.ref}:${chart.version} (${chart.pins.map((p) => `${p.path.join('.')} → ${p.ref}`).join(', ')})`);
     out.push(chart);
@@ -81,7 +89,13 @@ export async function publishCharts(
  * Each operator's OLM bundle, rendered with its images pinned by digest (and listed as the CSV's
  * relatedImages), built into an image, pushed as host/path/<app>-bundle:v<version> and signed.
  */
-export async function publishBundles(apps: string[], images: PushedImage[], target: ReleaseTarget, signer: Signer, root = workspaceRoot()): Promise<PushedImage[]> {
+export async function publishBundles(
+  apps: string[],
+  images: PushedImage[],
+  target: ReleaseTarget,
+  signer: Signer,
+  root = workspaceRoot(),
+): Promise<PushedImage[]> {
   const out: PushedImage[] = [];
   for (const app of apps) {
     const version = versionOf(root, app);
@@ -146,7 +160,13 @@ export async function publishRelease(o: PublishReleaseOptions): Promise<ReleaseM
   const manifest: ReleaseManifest = {
     target: `${o.target.host}/${o.target.path}`,
     images: images.map((i) => ({ source: i.source, ref: i.ref, tag: i.tag })),
-    charts: charts.map((c) => ({ name: c.name, version: c.version, ref: c.ref, digest: c.digest, pins: c.pins.map((p) => ({ path: p.path.join('.'), ref: p.ref })) })),
+    charts: charts.map((c) => ({
+      name: c.name,
+      version: c.version,
+      ref: c.ref,
+      digest: c.digest,
+      pins: c.pins.map((p) => ({ path: p.path.join('.'), ref: p.ref })),
+    })),
     bundles: bundles.map((b) => ({ source: b.source, ref: b.ref, tag: b.tag })),
     publicKey,
   };

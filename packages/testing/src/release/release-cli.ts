@@ -1,0 +1,129 @@
+// npm run release -- <phase> …: how a maintainer cuts a release (docs/releasing.md).
+//   version <specifier> [--dry-run]   one version for every package and app (nx release version),
+//                                     the charts, their READMEs, the OLM bundles and CHANGELOG.md
+//   publish --registry <host/path> [--plain-http] [--key cosign.key] [--out dir]
+//                                     the four images (signed, with SBOM attestations), the three
+//                                     charts (images pinned by digest, signed) and the three OLM
+//                                     bundles (signed), pushed under host/path; release.json lists them
+//   local-registry                    start the local registry (localhost:5001) and print its address
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { buildToolset } from '../assets/build-toolset.js';
+import { ensureEngine } from '../containers/engine.js';
+import { say, seconds } from '../containers/progress.js';
+import { ensureLocalRegistry } from '../containers/registry.js';
+import { generateKeyPair, type SigningKey } from '../containers/sign.js';
+import { imageApps, workspaceRoot } from '../e2e/workspace.js';
+import { parseTarget, publishRelease } from './publish.js';
+import { operatorApps, versionRelease } from './version.js';
+
+/** The flags, each defined once: name, whether it takes a value, what it is for. */
+const FLAGS = {
+  '--dry-run': { value: false, help: 'version: show what would change, change nothing' },
+  '--registry': { value: true, help: 'publish: host[:port]/path every artifact goes under' },
+  '--plain-http': { value: false, help: 'publish: the registry speaks plain HTTP (a local one)' },
+  '--key': { value: true, help: "publish: cosign's private key (its password in COSIGN_PASSWORD); default: a new key pair in --out" },
+  '--out': { value: true, help: 'publish: where release.json, the SBOMs and the public key go (default: dist/release/<version>)' },
+} as const;
+type Flag = keyof typeof FLAGS;
+
+/** argv → phase, positional arguments and flags; unknown flags are refused. Pure. */
+export function parseArgs(argv: string[]): { phase?: string; positional: string[]; flags: Partial<Record<Flag, string | true>> } {
+  const positional: string[] = [];
+  const flags: Partial<Record<Flag, string | true>> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.split('=', 2) as [string, string | undefined];
+    if (!Object.hasOwn(FLAGS, name)) throw new Error(`unknown flag ${name} (known: ${Object.keys(FLAGS).join(', ')})`);
+    const def = FLAGS[name as Flag];
+    if (def.value) {
+      const value = inline ?? argv[++i];
+      if (value === undefined || value.startsWith('--')) throw new Error(`${name} needs a value: ${def.help}`);
+      flags[name as Flag] = value;
+    } else flags[name as Flag] = true;
+  }
+  const [phase, ...rest] = positional;
+  return { phase, positional: rest, flags };
+}
+
+async function main(): Promise<number> {
+  const { phase, positional, flags } = parseArgs(process.argv.slice(2));
+  const root = workspaceRoot();
+  switch (phase) {
+    case 'version': {
+      const [specifier] = positional;
+      if (!specifier) throw new Error('version needs a specifier: version <x.y.z|major|minor|patch|prerelease>');
+      const r = await versionRelease({ specifier, dryRun: flags['--dry-run'] === true, root });
+      if (r.changed.length) {
+        say(`v${r.version}: changed ${r.changed.join(', ')} (and the package.json files and lock file nx release listed)`);
+        say(`review, then: git commit -am "release: v${r.version}" && git tag v${r.version}; then npm run release -- publish --registry <host/path>`);
+      }
+      return 0;
+    }
+    case 'publish': {
+      const registry = flags['--registry'];
+      if (typeof registry !== 'string') throw new Error(`publish needs --registry: ${FLAGS['--registry'].help}`);
+      const target = parseTarget(registry, flags['--plain-http'] === true);
+      const engine = await ensureEngine();
+      if (!engine.available) throw new Error(`publishing builds images: no container engine (${engine.reason})`);
+      await buildToolset(['--only', 'cosign,syft,helm'], '[release]');
+      const version = (JSON.parse(readFileSync(join(root, 'packages/runtime/package.json'), 'utf8')) as { version: string }).version;
+      const out = resolve(typeof flags['--out'] === 'string' ? flags['--out'] : join(root, 'dist/release', version));
+      const home = mkdtempSync(join(tmpdir(), 'opkit-release-'));
+      let key: SigningKey;
+      if (typeof flags['--key'] === 'string') {
+        const privateKey = resolve(flags['--key']);
+        const publicKey = privateKey.replace(/\.key$/, '.pub');
+        if (!existsSync(privateKey) || !existsSync(publicKey))
+          throw new Error(`--key ${privateKey}: needs the private key and its public key beside it (${publicKey})`);
+        key = { privateKey, publicKey, password: process.env.COSIGN_PASSWORD ?? '' };
+      } else {
+        key = await generateKeyPair(join(out, 'signing'));
+        say(`signing with a key pair made for this release: ${key.privateKey} (keep it private), ${key.publicKey} (publish it)`);
+      }
+      const t0 = Date.now();
+      const operators = operatorApps(root);
+      const manifest = await publishRelease({
+        target,
+        signer: { key, home: join(home, 'sigstore') },
+        images: imageApps(root),
+        charts: operators,
+        bundles: operators,
+        workDir: out,
+        root,
+      });
+      say(
+        `published v${version} to ${manifest.target} in ${seconds(t0)}: ${manifest.images.length} images, ${manifest.charts.length} charts, ${manifest.bundles.length} bundles; ${join(out, 'release.json')}`,
+      );
+      for (const c of manifest.charts) say(`  helm install ${c.name.replace(/-operator$/, '')} ${c.ref}@${c.digest}${target.plainHttp ? ' --plain-http' : ''}`);
+      return 0;
+    }
+    case 'local-registry': {
+      const engine = await ensureEngine();
+      if (!engine.available) throw new Error(`no container engine: ${engine.reason}`);
+      const registry = await ensureLocalRegistry();
+      say(`local registry: ${registry.host} (plain HTTP; on the kind network ${registry.inNetwork})`);
+      return 0;
+    }
+    default:
+      console.error(
+        `usage: npm run release -- version <specifier> [--dry-run] | publish --registry <host/path> [--plain-http] [--key cosign.key] [--out dir] | local-registry`,
+      );
+      return 2;
+  }
+}
+
+if (process.argv[1]?.endsWith('release-cli.cjs') || process.argv[1]?.endsWith('release-cli.ts')) {
+  main().then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      console.error(`[release] ${err.message}`);
+      process.exit(1);
+    },
+  );
+}
