@@ -29,6 +29,7 @@ describe('changelogSection: commits grouped by the area their subject names', ()
     { hash: 'b'.repeat(40), subject: 'cert: Retry-After obeyed' },
     { hash: 'a'.repeat(40), subject: 'runtime: a clock injected' },
     { hash: 'd'.repeat(40), subject: 'Merge something without an area' },
+    { hash: 'e'.repeat(40), subject: 'acme DNS-01 with RFC 2136: a sentence, not an area' },
   ];
   it('areas alphabetically, each oldest first, with short hashes; subjects without an area under other', () => {
     expect(changelogSection('0.2.0', '2026-11-26', commits)).toBe(
@@ -41,6 +42,7 @@ describe('changelogSection: commits grouped by the area their subject names', ()
         '',
         '### other',
         '',
+        '- acme DNS-01 with RFC 2136: a sentence, not an area (eeeeeee)',
         '- Merge something without an area (ddddddd)',
         '',
         '### runtime',

@@ -34,7 +34,8 @@ export function setChartVersion(chartYaml: string, version: string): string {
 export function changelogSection(version: string, date: string, commits: Commit[]): string {
   const groups = new Map<string, string[]>();
   for (const c of [...commits].reverse()) {
-    const m = /^([a-z0-9][a-z0-9 ./,-]*?):\s+(.*)$/i.exec(c.subject);
+    // The area is one word (`cert`, `runtime`, `e2e`, `README`); a longer lead-in is prose, not an area.
+    const m = /^([a-z0-9][a-z0-9./-]*):\s+(.*)$/i.exec(c.subject);
     const area = m ? m[1]!.toLowerCase() : 'other';
     const text = m ? m[2]! : c.subject;
     groups.set(area, [...(groups.get(area) ?? []), `- ${text} (${c.hash.slice(0, 7)})`]);
