@@ -115,7 +115,7 @@ const tools = [
     version: versions.syft,
     binaries: [['syft', 'github.com/anchore/syft/cmd/syft']],
     ldflags: [`-X main.version=${versions.syft.replace(/^v/, '')}`],
-    minutes: 'about 6 min',
+    minutes: 'about 5 min',
   },
   { name: 'kwok', version: versions.kwok, binaries: [['kwok', 'sigs.k8s.io/kwok/cmd/kwok']], ldflags: [] },
   {
