@@ -338,6 +338,11 @@ for (const mode of e2eModes()) {
           await tagManifest(pub.registry, app.image.repository, original.digest, app.image.tag);
         }
         await expect(cluster.chartSource!(app)).resolves.toEqual({ chart: `${chart.ref}@${chart.digest}`, args: ['--plain-http'] });
+        // A validly signed chart under another version's tag (an old release swapped in) is refused too.
+        await tagManifest(pub.registry, repository.slice(pub.registry.length + 1), chart.digest, '9.9.9');
+        await expect(verifySignedChart({ repository, version: '9.9.9', publicKey: pub.key.publicKey, ...pub.signing })).rejects.toThrow(
+          `is memcached-operator:${chart.version}, signed, but not the memcached-operator:9.9.9 asked for`,
+        );
       },
     );
 

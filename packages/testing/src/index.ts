@@ -14,7 +14,7 @@ export { run, CommandError, type RunOptions, type RunResult } from './run.js';
 export { helmLint, helmTemplate, helmUpgradeInstall, helmUninstall, kubectlApply, type ChartOptions } from './helm/chart.js';
 export { verifyChart, type RenderedObject } from './helm/verify-chart.js';
 export { vendorChartDependencies } from './helm/vendor.js';
-export { pinImages, publishChart, parseHelmPushDigest, type Pin, type PublishedChart, type PublishChartOptions } from './helm/publish.js';
+export { pinImages, publishChart, parseHelmDigest, type Pin, type PublishedChart, type PublishChartOptions } from './helm/publish.js';
 export {
   parseTarget,
   publishRelease,

@@ -108,15 +108,16 @@ export async function appImageNotices(ref: string): Promise<{ license: string; t
  * `nx run @opkit/<app>:bundle-image`: the app's OLM bundle (apps/<app>/bundle, from
  * `nx run @opkit/<app>:bundle`) as an image, from apps/<app>/bundle.Dockerfile: FROM scratch, the
  * manifests and metadata, and the bundle's annotations as labels, as `opm` and OLM read them.
+ * `contextDir`: a bundle rendered elsewhere (a release's, with its images by digest).
  */
-export async function buildBundleImage(app: string, tag?: string): Promise<string> {
+export async function buildBundleImage(app: string, tag?: string, contextDir?: string): Promise<string> {
   const root = workspaceRoot();
   const version = (JSON.parse(readFileSync(join(root, 'apps', app, 'package.json'), 'utf8')) as { version: string }).version;
   const ref = `opkit/${app}-bundle:${tag ?? `v${version}`}`;
   const t0 = Date.now();
   const client = buildKitClient();
   await runLong(client.command, [...client.args, '--progress=plain', '-f', 'bundle.Dockerfile', '-t', ref, '.'], {
-    cwd: join(root, 'apps', app),
+    cwd: contextDir ?? join(root, 'apps', app),
     label: `building ${ref}`,
     env: { ...process.env, ...client.env },
   });

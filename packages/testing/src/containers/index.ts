@@ -11,6 +11,6 @@ export { ensureKindToolset, type KindToolset } from './kind-toolset.js';
 export { kindClusterConfig } from './kind-config.js';
 export { docker, imageFiles, imageId, imageSize } from './docker.js';
 export { ensureLocalRegistry, connectRegistryToKind, registryImage, registryAction, registryPort, REGISTRY_CONTAINER, type LocalRegistry } from './registry.js';
-export { pushImage, tagManifest, manifestDigest, parseManifestDigest, MANIFEST_TYPES, type PushedImage } from './push.js';
-export { generateKeyPair, signArtifact, attestSbom, verifySignature, verifiedSbom, SignatureError, type SigningKey } from './sign.js';
+export { pushImage, pushedDigest, tagManifest, MANIFEST_TYPES, type PushedImage } from './push.js';
+export { generateKeyPair, signArtifact, attestSbom, verifySignature, verifiedSbom, dockerConfigEnv, SignatureError, type SigningKey } from './sign.js';
 export { imageSbom } from './sbom.js';

@@ -24,31 +24,30 @@ export const MANIFEST_TYPES = [
   'application/vnd.docker.distribution.manifest.v2+json',
 ];
 
-/** A manifest digest as the distribution API's Docker-Content-Digest header gives it, or why not. Pure. */
-export function parseManifestDigest(header: string | null): string {
-  if (!header || !/^sha256:[0-9a-f]{64}$/.test(header)) throw new Error(`the registry sent no sha256 Docker-Content-Digest (got ${JSON.stringify(header)})`);
-  return header;
-}
-
 /**
- * The digest of `repository:tag` in a plain-HTTP registry, from the registry itself (not from the
- * client's output, whose wording differs between docker versions and image stores).
+ * The digest a push gave `registry/repository`, from the image's RepoDigests (docker records the
+ * manifest digest the registry accepted, per repository). Taken from the push itself, not by
+ * reading the tag back: another push to the same tag meanwhile cannot swap it. Pure.
  */
-export async function manifestDigest(registry: string, repository: string, tag: string): Promise<string> {
-  const res = await fetch(`http://${registry}/v2/${repository}/manifests/${tag}`, { method: 'HEAD', headers: { accept: MANIFEST_TYPES.join(', ') } });
-  if (!res.ok) throw new Error(`${registry}/${repository}:${tag}: the registry answered ${res.status}`);
-  return parseManifestDigest(res.headers.get('docker-content-digest'));
+export function pushedDigest(repoDigests: string[], registry: string, repository: string): string {
+  const prefix = `${registry}/${repository}@`;
+  const found = repoDigests.find((d) => d.startsWith(prefix))?.slice(prefix.length);
+  if (!found || !/^sha256:[0-9a-f]{64}$/.test(found))
+    throw new Error(`no sha256 digest for ${registry}/${repository} among the image's RepoDigests (${repoDigests.join(', ') || 'none'})`);
+  return found;
 }
 
 /**
- * Tags a local image into the registry, pushes it (layers it holds already are skipped) and returns
- * its digest there. `source` is the repository the charts name it by (default: `repository`).
+ * Tags a local image into the registry, pushes it (layers it holds already are skipped; TLS and
+ * credentials as docker has them) and returns its digest there. `source` is the repository the
+ * charts name it by (default: `repository`).
  */
 export async function pushImage(local: string, registry: string, repository: string, tag: string, source = repository): Promise<PushedImage> {
   const target = `${registry}/${repository}:${tag}`;
   await docker(['tag', local, target]);
   await runLong('docker', ['push', target], { label: `pushing ${target}` });
-  const digest = await manifestDigest(registry, repository, tag);
+  const repoDigests = JSON.parse((await docker(['image', 'inspect', '--format', '{{json .RepoDigests}}', target])).stdout) as string[] | null;
+  const digest = pushedDigest(repoDigests ?? [], registry, repository);
   return { registry, repository, source, tag, digest, ref: `${registry}/${repository}@${digest}` };
 }
 

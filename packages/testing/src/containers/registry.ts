@@ -129,7 +129,11 @@ export function localRegistryHostingConfigMap(registry: LocalRegistry): Record<s
  */
 export async function connectRegistryToKind(registry: LocalRegistry, nodes: string[]): Promise<void> {
   const networks = (await docker(['container', 'inspect', '--format', '{{json .NetworkSettings.Networks}}', REGISTRY_CONTAINER])).stdout;
-  if (!(JSON.parse(networks) as Record<string, unknown>).kind) await docker(['network', 'connect', 'kind', REGISTRY_CONTAINER]);
+  if (!(JSON.parse(networks) as Record<string, unknown>).kind) {
+    // Suites starting clusters in parallel may both connect it: the second finds it done.
+    const r = await docker(['network', 'connect', 'kind', REGISTRY_CONTAINER], { check: false });
+    if (r.code !== 0 && !/already exists/.test(r.stderr)) throw new Error(`connecting ${REGISTRY_CONTAINER} to the kind network: ${r.stderr.trim()}`);
+  }
   const dir = `/etc/containerd/certs.d/${registry.host}`;
   for (const node of nodes) {
     await docker(['exec', node, 'mkdir', '-p', dir]);

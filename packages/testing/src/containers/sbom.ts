@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { findBinary } from '../assets/binaries.js';
 import { runLong } from './progress.js';
+import { dockerConfigEnv } from './sign.js';
 
 /**
  * The SBOM of an image in a registry (SPDX 2.3 JSON), by syft (built here from its Go module),
@@ -18,6 +19,7 @@ export async function imageSbom(ref: string, outFile: string, opts: { plainHttp?
     timeoutMs: 10 * 60_000,
     env: {
       ...process.env,
+      ...dockerConfigEnv(),
       HOME: opts.home,
       XDG_CACHE_HOME: join(opts.home, 'cache'),
       SYFT_CHECK_FOR_APP_UPDATE: 'false',

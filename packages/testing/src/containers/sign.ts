@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { findBinary } from '../assets/binaries.js';
 import { CommandError, run, type RunResult } from '../run.js';
@@ -30,14 +31,25 @@ export class SignatureError extends Error {
   }
 }
 
-/** cosign with a private sigstore home (its TUF cache), so tests never touch the user's. */
+/**
+ * cosign with a private sigstore home (its TUF cache), so tests never touch the user's; the
+ * user's registry credentials (docker's config) stay visible, so a private registry still works.
+ */
 function cosign(args: string[], home: string, password = ''): Promise<RunResult> {
   mkdirSync(home, { recursive: true });
   return run(findBinary('cosign'), args, {
     timeoutMs: 5 * 60_000,
-    env: { ...process.env, COSIGN_PASSWORD: password, TUF_ROOT: join(home, 'tuf'), HOME: home, COSIGN_YES: 'true' },
+    env: { ...process.env, ...dockerConfigEnv(), COSIGN_PASSWORD: password, TUF_ROOT: join(home, 'tuf'), HOME: home, COSIGN_YES: 'true' },
   });
 }
+
+/** DOCKER_CONFIG pinned to the user's (tools with a private HOME read registry credentials from there). */
+export function dockerConfigEnv(env: NodeJS.ProcessEnv = process.env): { DOCKER_CONFIG: string } {
+  return { DOCKER_CONFIG: env.DOCKER_CONFIG || join(env.HOME || homedir(), '.docker') };
+}
+
+/** cosign's words for a signature that is absent or does not verify (anything else is not a verdict on the artifact). */
+const REFUSED = /no matching signatures|no signatures found|no matching attestations|none of the attestations matched/;
 
 /** A new key pair under `dir` (cosign.key, cosign.pub). */
 export async function generateKeyPair(dir: string, password = ''): Promise<SigningKey> {
@@ -65,11 +77,13 @@ export async function attestSbom(ref: string, sbomFile: string, key: SigningKey,
   );
 }
 
+/** Runs a verification; cosign refusing the signature becomes a SignatureError, any other failure (network, timeout) stays what it is. */
 async function verifying(ref: string, fn: () => Promise<RunResult>): Promise<RunResult> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof CommandError) throw new SignatureError(ref, (e.result.stderr || e.result.stdout).trim().split('\n').pop() ?? '');
+    const said = e instanceof CommandError ? `${e.result.stderr}\n${e.result.stdout}` : '';
+    if (e instanceof CommandError && REFUSED.test(said)) throw new SignatureError(ref, said.trim().split('\n').pop() ?? '');
     throw e;
   }
 }

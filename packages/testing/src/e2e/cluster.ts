@@ -32,10 +32,11 @@ export interface E2ECluster {
   /**
    * Where `helm install` takes an app's chart from, and the arguments that go with it: in the kind
    * mode the chart published to the local registry, verified (its signature, and its images'
-   * pinned digests and signatures) and named by digest (`oci://…@sha256:…`); when absent (the
-   * local mode), the chart's directory. Rejects, installing nothing, when verification fails.
+   * pinned digests and signatures; with the install's `values`, every image it renders) and named
+   * by digest (`oci://…@sha256:…`); when absent (the local mode), the chart's directory. Rejects,
+   * installing nothing, when verification fails.
    */
-  chartSource?(app: WorkspaceApp): Promise<{ chart: string; args: string[] }>;
+  chartSource?(app: WorkspaceApp, values?: Record<string, unknown>): Promise<{ chart: string; args: string[] }>;
   /** helm against this cluster, with a private helm home. */
   helm(args: string[], opts?: RunOptions): Promise<RunResult>;
   /**

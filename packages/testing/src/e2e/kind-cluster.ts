@@ -141,7 +141,7 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
     published: { registry: registry.host, images: pushed, charts: [...charts.values()], key, signing },
     kubectl,
     helm: (args, opts = {}) => run(findBinary('helm'), [...args, '--kubeconfig', kubeconfigPath], { ...opts, env: { ...helmEnv, ...opts.env } }),
-    async chartSource(app) {
+    async chartSource(app, values) {
       const chart = app.chart ? charts.get(basename(app.chart)) : undefined;
       if (!chart) throw new Error(`${app.app}: no chart was published for this cluster (apps: ${options.apps.map((a) => a.app).join(', ')})`);
       // Verified as a user's installer would: the version's digest now, its signature, its images'.
@@ -151,6 +151,7 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
         publicKey: key.publicKey,
         ...signing,
         helmEnv,
+        values,
       });
       return { chart: verified.ref, args: ['--plain-http'] };
     },

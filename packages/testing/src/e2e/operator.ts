@@ -72,13 +72,13 @@ export interface Release {
  */
 export async function helmInstall(cluster: E2ECluster, r: Release, values: Record<string, unknown> = {}): Promise<void> {
   if (!r.app.chart) throw new Error(`${r.app.app} has no chart`);
-  const source = (await cluster.chartSource?.(r.app)) ?? { chart: r.app.chart, args: [] };
+  const merged = mergeValues((await cluster.chartValues?.()) ?? {}, values);
+  const source = (await cluster.chartSource?.(r.app, merged)) ?? { chart: r.app.chart, args: [] };
   if (source.chart === r.app.chart) await vendorChartDependencies(r.app.chart);
   const dir = mkdtempSync(join(tmpdir(), 'opkit-values-'));
   try {
     const file = join(dir, 'values.yaml');
-    const extra = (await cluster.chartValues?.()) ?? {};
-    writeFileSync(file, stringify(mergeValues(extra, values)));
+    writeFileSync(file, stringify(merged));
     await cluster.helm([
       'upgrade',
       '--install',

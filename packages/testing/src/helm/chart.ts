@@ -14,7 +14,7 @@ export interface ChartOptions {
   kubeVersion?: string;
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Chart values `over` laid on `base`: maps merged key by key, anything else replaced (as helm merges values files). */
 export function mergeValues(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {

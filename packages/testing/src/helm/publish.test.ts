@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { PushedImage } from '../containers/push.js';
 import { workspaceRoot } from '../e2e/workspace.js';
 import { helmTemplate } from './chart.js';
-import { parseHelmPushDigest, pinImages } from './publish.js';
+import { parseHelmDigest, pinImages } from './publish.js';
 
 const root = workspaceRoot(import.meta.dirname);
 const values = (chart: string) => readFileSync(join(root, 'charts', chart, 'values.yaml'), 'utf8');
@@ -66,12 +66,12 @@ describe('pinImages: a chart’s values with its images pinned to what was pushe
   });
 });
 
-describe('parseHelmPushDigest', () => {
+describe('parseHelmDigest', () => {
   const digest = `sha256:${'c'.repeat(64)}`;
   it('takes the digest helm push prints', () => {
-    expect(parseHelmPushDigest(`Pushed: localhost:5001/charts/cert-operator:0.1.0\nDigest: ${digest}\n`)).toBe(digest);
+    expect(parseHelmDigest(`Pushed: localhost:5001/charts/cert-operator:0.1.0\nDigest: ${digest}\n`)).toBe(digest);
   });
   it('refuses output without one, quoting it', () => {
-    expect(() => parseHelmPushDigest('Error: unexpected status from HEAD request')).toThrow(/helm push reported no digest: Error: unexpected status/);
+    expect(() => parseHelmDigest('Error: unexpected status from HEAD request')).toThrow(/helm reported no digest: Error: unexpected status/);
   });
 });

@@ -5,6 +5,7 @@ import { isPair, isScalar, parse, parseDocument, visit, type YAMLMap } from 'yam
 import { findBinary } from '../assets/binaries.js';
 import type { PushedImage } from '../containers/push.js';
 import { run } from '../run.js';
+import { chartImages } from './signed-chart.js';
 import { vendorChartDependencies } from './vendor.js';
 
 /** Where in values.yaml an image was pinned (`['image']`, `['acme', 'solver', 'image']`), and to what. */
@@ -52,10 +53,10 @@ export interface PublishedChart {
   pins: Pin[];
 }
 
-/** The chart digest `helm push` reports (`Digest: sha256:…`). Pure. */
-export function parseHelmPushDigest(output: string): string {
+/** The chart digest helm reports after a push or pull (`Digest: sha256:…`). Pure. */
+export function parseHelmDigest(output: string): string {
   const m = /^Digest:\s*(sha256:[0-9a-f]{64})\s*$/m.exec(output);
-  if (!m) throw new Error(`helm push reported no digest: ${output.trim().slice(-500)}`);
+  if (!m) throw new Error(`helm reported no digest: ${output.trim().slice(-500)}`);
   return m[1]!;
 }
 
@@ -70,8 +71,7 @@ export interface PublishChartOptions {
 
 /**
  * Packages a chart with its images pinned by digest (in a copy: the source chart keeps its
- * defaults) and pushes it as an OCI artifact. The chart's own image must be among `images`: a
- * chart published pointing at an image nobody pushed would install and never start.
+ * defaults) and pushes it as an OCI artifact. Every image in its values must be among `images`.
  */
 export async function publishChart(chartDir: string, images: PushedImage[], options: PublishChartOptions): Promise<PublishedChart> {
   await vendorChartDependencies(chartDir);
@@ -81,15 +81,20 @@ export async function publishChart(chartDir: string, images: PushedImage[], opti
     const copy = join(work, basename(chartDir));
     cpSync(chartDir, copy, { recursive: true });
     const { yaml, pins } = pinImages(readFileSync(join(copy, 'values.yaml'), 'utf8'), images);
-    if (!pins.some((p) => p.path.join('.') === 'image')) {
-      throw new Error(`${meta.name}: its image (values.yaml image.repository) is not among the pushed images ${images.map((i) => i.source).join(', ')}`);
+    // Every image map pinned, as installs will demand: a chart naming an image nobody pushed would
+    // be published and then refused (or install and never start).
+    const unpinned = chartImages(parse(yaml) as Record<string, unknown>).filter((i) => !i.ref);
+    if (unpinned.length) {
+      throw new Error(
+        `${meta.name}: images not among the pushed ones (${images.map((i) => i.source).join(', ')}): ${unpinned.map((i) => `${i.path.join('.')} (${i.repository})`).join(', ')}`,
+      );
     }
     writeFileSync(join(copy, 'values.yaml'), yaml);
     const helm = findBinary('helm');
     await run(helm, ['package', copy, '--destination', work], { env: options.env });
     const tgz = join(work, `${meta.name}-${meta.version}.tgz`);
     const pushed = await run(helm, ['push', tgz, `oci://${options.target}`, ...(options.plainHttp ? ['--plain-http'] : [])], { env: options.env });
-    const digest = parseHelmPushDigest(`${pushed.stdout}\n${pushed.stderr}`);
+    const digest = parseHelmDigest(`${pushed.stdout}\n${pushed.stderr}`);
     return { name: meta.name, version: meta.version, ref: `oci://${options.target}/${meta.name}`, digest, pins };
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { workspaceRoot } from '../e2e/workspace.js';
-import { chartImages } from './signed-chart.js';
+import { chartImages, renderedImages } from './signed-chart.js';
 
 const digest = (c: string) => `sha256:${c.repeat(64)}`;
 
@@ -46,5 +46,20 @@ describe('chartImages: the images a chart’s values name, and what each pins', 
         ['acme.solver.image', 'opkit/acme-solver', undefined],
       ],
     ]);
+  });
+});
+
+describe('renderedImages: every container image rendered manifests run', () => {
+  it('finds containers, initContainers and ephemeralContainers at any depth (Deployments, Jobs, CronJobs, bare Pods), once each', () => {
+    const pod = (image: string) => ({ spec: { initContainers: [{ image: `${image}-init` }], containers: [{ image }, { name: 'no image' }] } });
+    const objects = [
+      { kind: 'Deployment', spec: { template: pod('a') } },
+      { kind: 'CronJob', spec: { jobTemplate: { spec: { template: pod('b') } } } },
+      { kind: 'Pod', ...pod('a'), metadata: { annotations: { image: 'not a container' } } },
+      { kind: 'Pod', spec: { ephemeralContainers: [{ image: 'debug' }] } },
+      null,
+      { kind: 'ConfigMap', data: { containers: 'a string, not a list' } },
+    ];
+    expect(renderedImages(objects)).toEqual(['a', 'a-init', 'b', 'b-init', 'debug']);
   });
 });

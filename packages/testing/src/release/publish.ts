@@ -1,13 +1,12 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { buildKitClient } from '../containers/buildkit.js';
-import { buildAppImage } from '../containers/images.js';
-import { runLong, say } from '../containers/progress.js';
+import { buildAppImage, buildBundleImage } from '../containers/images.js';
+import { say } from '../containers/progress.js';
 import { pushImage, type PushedImage } from '../containers/push.js';
 import { imageSbom } from '../containers/sbom.js';
 import { attestSbom, signArtifact, type SigningKey } from '../containers/sign.js';
-import { workspaceRoot } from '../e2e/workspace.js';
+import { workspaceApp, workspaceRoot } from '../e2e/workspace.js';
 import { publishChart, type PublishedChart } from '../helm/publish.js';
 import { renderBundle } from '../olm/bundle.js';
 
@@ -41,7 +40,7 @@ export interface Signer {
   home: string;
 }
 
-const versionOf = (root: string, app: string) => (JSON.parse(readFileSync(join(root, 'apps', app, 'package.json'), 'utf8')) as { version: string }).version;
+const versionOf = (root: string, app: string) => workspaceApp(app, root).image.tag;
 
 /**
  * Builds each app's image, pushes it under the target, signs it and attaches its SBOM as a signed
@@ -106,13 +105,7 @@ export async function publishBundles(
         mkdirSync(dirname(join(ctx, rel)), { recursive: true });
         writeFileSync(join(ctx, rel), content);
       }
-      const local = `opkit/${app}-bundle:v${version}-release`;
-      const client = buildKitClient();
-      await runLong(client.command, [...client.args, '--progress=plain', '-f', 'bundle.Dockerfile', '-t', local, '.'], {
-        cwd: ctx,
-        label: `building ${local}`,
-        env: { ...process.env, ...client.env },
-      });
+      const local = await buildBundleImage(app, `v${version}-release`, ctx);
       const image = await pushImage(local, target.host, `${target.path}/${app}-bundle`, `v${version}`, `opkit/${app}-bundle`);
       await signArtifact(image.ref, signer.key, { plainHttp: target.plainHttp, home: signer.home });
       say(`published and signed ${image.ref} (v${version})`);

@@ -61,7 +61,9 @@ async function main(): Promise<number> {
       const r = await versionRelease({ specifier, dryRun: flags['--dry-run'] === true, root });
       if (r.changed.length) {
         say(`v${r.version}: changed ${r.changed.join(', ')} (and the package.json files and lock file nx release listed)`);
-        say(`review, then: git commit -am "release: v${r.version}" && git tag v${r.version}; then npm run release -- publish --registry <host/path>`);
+        say(
+          `review, then: git add -A && git commit -m "release: v${r.version}" && git tag v${r.version}; then npm run release -- publish --registry <host/path>`,
+        );
       }
       return 0;
     }
@@ -78,7 +80,9 @@ async function main(): Promise<number> {
       let key: SigningKey;
       if (typeof flags['--key'] === 'string') {
         const privateKey = resolve(flags['--key']);
-        const publicKey = privateKey.replace(/\.key$/, '.pub');
+        // cosign's pair is <name>.key and <name>.pub; anything else could make the private key the one published.
+        if (!privateKey.endsWith('.key')) throw new Error(`--key ${privateKey}: give cosign's private key, <name>.key, with <name>.pub beside it`);
+        const publicKey = `${privateKey.slice(0, -'.key'.length)}.pub`;
         if (!existsSync(privateKey) || !existsSync(publicKey))
           throw new Error(`--key ${privateKey}: needs the private key and its public key beside it (${publicKey})`);
         key = { privateKey, publicKey, password: process.env.COSIGN_PASSWORD ?? '' };
