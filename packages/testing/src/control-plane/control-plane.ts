@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findBinary } from '../assets/binaries.js';
+import { helmHomeEnv } from '../helm/chart.js';
 import { freePort } from '../net/ports.js';
 import { createCertificateAuthority, type CertificateAuthority } from '../pki/pki.js';
 import type { ManagedProcess } from '../process/managed-process.js';
@@ -211,9 +212,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
           env: {
             ...process.env,
             KUBECONFIG: kubeconfigPath,
-            HELM_CACHE_HOME: join(dir, 'helm/cache'),
-            HELM_CONFIG_HOME: join(dir, 'helm/config'),
-            HELM_DATA_HOME: join(dir, 'helm/data'),
+            ...helmHomeEnv(join(dir, 'helm')),
             ...opts.env,
           },
         });

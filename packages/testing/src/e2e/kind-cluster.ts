@@ -12,6 +12,7 @@ import { ensureKindToolset } from '../containers/kind-toolset.js';
 import { say, seconds } from '../containers/progress.js';
 import { connectRegistryToKind, ensureLocalRegistry, localRegistryHostingConfigMap } from '../containers/registry.js';
 import { generateKeyPair } from '../containers/sign.js';
+import { helmHomeEnv } from '../helm/chart.js';
 import { publishCharts, publishImages } from '../release/publish.js';
 import { verifySignedChart } from '../helm/signed-chart.js';
 import { run, type RunOptions } from '../run.js';
@@ -84,13 +85,7 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfigPath);
   const kubectl = (args: string[], opts: RunOptions = {}) => run(findBinary('kubectl'), [`--kubeconfig=${kubeconfigPath}`, ...args], opts);
-  const helmHome = join(dir, 'helm');
-  const helmEnv = {
-    ...process.env,
-    HELM_CACHE_HOME: join(helmHome, 'cache'),
-    HELM_CONFIG_HOME: join(helmHome, 'config'),
-    HELM_DATA_HOME: join(helmHome, 'data'),
-  };
+  const helmEnv = { ...process.env, ...helmHomeEnv(join(dir, 'helm')) };
 
   const registry = await ensureLocalRegistry();
   const nodes = (await exec(toolset.kind, ['get', 'nodes', '--name', name])).stdout.split('\n').filter(Boolean);

@@ -23,13 +23,14 @@ export function mergeValues(base: Record<string, unknown>, over: Record<string, 
   return out;
 }
 
-// helm keeps caches and repository config under $HOME; tests must not touch a developer's.
+/** helm's cache, config and data under `home`: helm keeps them under $HOME, and tests must not touch a developer's. */
+export function helmHomeEnv(home: string): { HELM_CACHE_HOME: string; HELM_CONFIG_HOME: string; HELM_DATA_HOME: string } {
+  return { HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data') };
+}
+
 function helmEnv(extra: NodeJS.ProcessEnv = {}) {
   const home = mkdtempSync(join(tmpdir(), 'opkit-helm-'));
-  return {
-    home,
-    env: { ...process.env, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data'), ...extra },
-  };
+  return { home, env: { ...process.env, ...helmHomeEnv(home), ...extra } };
 }
 
 async function withValues<T>(values: Record<string, unknown> | undefined, fn: (args: string[], env: NodeJS.ProcessEnv) => Promise<T>): Promise<T> {

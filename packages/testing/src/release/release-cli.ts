@@ -6,7 +6,7 @@
 //                                     charts (images pinned by digest, signed) and the three OLM
 //                                     bundles (signed), pushed under host/path; release.json lists them
 //   local-registry                    start the local registry (localhost:5001) and print its address
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildToolset } from '../assets/build-toolset.js';
@@ -16,7 +16,7 @@ import { ensureLocalRegistry } from '../containers/registry.js';
 import { generateKeyPair, type SigningKey } from '../containers/sign.js';
 import { imageApps, workspaceRoot } from '../e2e/workspace.js';
 import { parseTarget, publishRelease } from './publish.js';
-import { operatorApps, versionRelease } from './version.js';
+import { checkedOutVersion, operatorApps, versionRelease } from './version.js';
 
 /** The flags, each defined once: name, whether it takes a value, what it is for. */
 const FLAGS = {
@@ -74,7 +74,7 @@ async function main(): Promise<number> {
       const engine = await ensureEngine();
       if (!engine.available) throw new Error(`publishing builds images: no container engine (${engine.reason})`);
       await buildToolset(['--only', 'cosign,syft,helm'], '[release]');
-      const version = (JSON.parse(readFileSync(join(root, 'packages/runtime/package.json'), 'utf8')) as { version: string }).version;
+      const version = checkedOutVersion(root);
       const out = resolve(typeof flags['--out'] === 'string' ? flags['--out'] : join(root, 'dist/release', version));
       const home = mkdtempSync(join(tmpdir(), 'opkit-release-'));
       let key: SigningKey;

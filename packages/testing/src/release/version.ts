@@ -74,6 +74,11 @@ export function operatorApps(root = workspaceRoot()): string[] {
   return ['memcached-operator', 'cdn-operator', 'cert-operator'].filter((a) => existsSync(join(root, 'charts', a, 'Chart.yaml')));
 }
 
+/** The version checked out: the release group's one version, as nx release wrote it. */
+export function checkedOutVersion(root = workspaceRoot()): string {
+  return (JSON.parse(readFileSync(join(root, 'packages/runtime/package.json'), 'utf8')) as { version: string }).version;
+}
+
 export interface VersionResult {
   version: string;
   changed: string[];
@@ -89,7 +94,7 @@ export async function versionRelease(options: { specifier: string; dryRun?: bool
   const root = options.root ?? workspaceRoot();
   await run(join(root, 'node_modules/.bin/nx'), ['release', 'version', options.specifier, ...(options.dryRun ? ['--dry-run'] : [])], { cwd: root });
   if (options.dryRun) return { version: options.specifier, changed: [] };
-  const version = (JSON.parse(readFileSync(join(root, 'packages/runtime/package.json'), 'utf8')) as { version: string }).version;
+  const version = checkedOutVersion(root);
   const changed: string[] = [];
   const write = (path: string, content: string) => {
     mkdirSync(dirname(path), { recursive: true });
