@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Runs a TypeScript entry point of the workspace (generators, the demo): bundled on the fly with
-// esbuild, workspace packages read from source. Arguments after the file are passed through.
-//   node tools/build/run-ts.mjs <file.ts> [args…]
+// Runs a TypeScript entry point of the workspace (generators, the demo) or a package's command
+// (`@opkit/testing/cli/containers`): bundled on the fly with esbuild, workspace packages read from
+// source. Arguments after the entry are passed through.
+//   node tools/build/run-ts.mjs <file.ts | package/specifier> [args…]
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle } from './bundle.mjs';
@@ -16,9 +17,16 @@ if (!file) {
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const outDir = join(root, 'dist/run-ts');
 mkdirSync(outDir, { recursive: true });
-const out = join(outDir, `${basename(file, '.ts')}.cjs`);
+// One bundle per run: nx runs several commands of one entry at once (each project's chart-docs).
+const out = join(outDir, `${basename(file, '.ts').replace(/[^\w.-]/g, '_')}-${process.pid}.cjs`);
+// A path when it is one, else a package specifier (esbuild resolves it as an import).
+const entry = existsSync(file) ? resolve(file) : file;
 // No shims: tools (the demo, generators) may use what the operator images leave out.
-await bundle(resolve(file), out, { minify: false, useShims: false });
+await bundle(entry, out, { minify: false, useShims: false });
+const clean = () => [out, `${out}.map`, `${out}.LEGAL.txt`].forEach((f) => rmSync(f, { force: true }));
 const child = spawn(process.execPath, ['--enable-source-maps', out, ...args], { stdio: 'inherit' });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 130 : 1)));
+child.on('exit', (code, signal) => {
+  clean();
+  process.exit(code ?? (signal ? 130 : 1));
+});

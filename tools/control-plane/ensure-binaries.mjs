@@ -24,7 +24,10 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
-const versions = JSON.parse(readFileSync(join(root, 'packages/testing/src/assets/versions.json'), 'utf8'));
+// In this repository the versions sit in @opkit/testing's source; in the copy that package ships
+// (dist/tooling/control-plane), beside its compiled assets (dist/assets).
+const versionsFile = [join(root, 'packages/testing/src/assets/versions.json'), join(root, 'assets/versions.json')].find((f) => existsSync(f));
+const versions = JSON.parse(readFileSync(versionsFile ?? join(root, 'packages/testing/src/assets/versions.json'), 'utf8'));
 
 export function cacheDir() {
   const base = process.env.OPKIT_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'opkit');

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
@@ -9,8 +10,14 @@ const root = join(import.meta.dirname, '../..');
  * (test-output/vitest/report.json, an nx output, so cached runs restore it) that `.ci/run` sums
  * into its closing `N passed, N failed` line.
  */
-/** The e2e projects' globalSetup: stops, at the end, a Docker engine opkit started for the kind mode. */
-export const e2eGlobalSetup = join(root, 'packages/testing/src/e2e/global-setup.ts');
+/**
+ * The e2e projects' globalSetup: stops, at the end, a Docker engine opkit started for the kind mode.
+ * From @opkit/testing's source in opkit's repository, from the installed package elsewhere (vitest
+ * resolves a globalSetup path without export conditions).
+ */
+export const e2eGlobalSetup =
+  [join(root, 'packages/testing/src/e2e/global-setup.ts'), join(root, 'node_modules/@opkit/testing/dist/e2e/global-setup.js')].find((f) => existsSync(f)) ??
+  join(root, 'packages/testing/src/e2e/global-setup.ts');
 
 export function projectConfig(
   projectDir: string,

@@ -38,4 +38,7 @@ module.exports = {
   get webhook() {
     return load('webhook');
   },
+  get preset() {
+    return load('preset');
+  },
 };

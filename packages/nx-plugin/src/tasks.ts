@@ -12,7 +12,7 @@ export interface Step {
 export function chartSteps(app: string): Step[] {
   return [
     { what: `chart files of ${app} from its code`, command: ['node', 'tools/build/run-ts.mjs', `apps/${app}/src/manifests/generate-cli.ts`] },
-    { what: `charts/${app}/README.md`, command: ['node', 'tools/build/run-ts.mjs', 'packages/testing/src/helm/chart-docs-cli.ts', `charts/${app}`] },
+    { what: `charts/${app}/README.md`, command: ['node', 'tools/build/run-ts.mjs', '@opkit/testing/cli/chart-docs', `charts/${app}`] },
   ];
 }
 

@@ -16,8 +16,14 @@ export function addDockerfileWorkspaces(tree: Tree, dirs: string[]): void {
   if (text === null) return;
   const lines = text.split('\n');
   const isCopy = (l: string) => /^COPY (\S+)\/package\.json \1\/$/.test(l);
-  const first = lines.findIndex(isCopy);
-  if (first < 0) throw new Error(`${path}: no "COPY <dir>/package.json <dir>/" lines found to add ${dirs.join(', ')} to`);
+  let first = lines.findIndex(isCopy);
+  if (first < 0) {
+    // A new workspace's first project: its line goes just after the root manifests'.
+    const manifests = lines.findIndex((l) => /^COPY package\.json package-lock\.json /.test(l));
+    if (manifests < 0) throw new Error(`${path}: no "COPY package.json package-lock.json ./" line to add ${dirs.join(', ')} after`);
+    first = manifests + 1;
+    lines.splice(first, 0, dockerfileCopyLine(dirs[0]!));
+  }
   let end = first;
   while (end < lines.length && isCopy(lines[end]!)) end++;
   const group = (l: string) => ['packages/', 'apps/', 'e2e/'].findIndex((p) => l.startsWith(`COPY ${p}`));

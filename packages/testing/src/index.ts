@@ -26,6 +26,7 @@ export {
   type Signer,
 } from './release/publish.js';
 export { versionRelease, setChartVersion, changelogSection, prependChangelog, operatorApps } from './release/version.js';
+export { stagePackage, publishedManifest, publishedExports, SHIPPED_WITH, type PackageManifest } from './release/stage.js';
 export { chartImages, verifySignedChart, type ChartImage, type VerifiedChart, type VerifySignedChartOptions } from './helm/signed-chart.js';
 export { helmTemplateUmbrella } from './helm/umbrella.js';
 export { renderChartReadme, syncChartReadme } from './helm/chart-docs.js';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { workspaceRoot } from '../e2e/workspace.js';
+import { toolingDir } from '../e2e/workspace.js';
 
 /**
  * Runs tools/control-plane/ensure-binaries.mjs with these arguments (e.g. `--group kind`, `--only
@@ -9,7 +9,7 @@ import { workspaceRoot } from '../e2e/workspace.js';
  */
 export function buildToolset(args: string[], prefix: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(workspaceRoot(), 'tools/control-plane/ensure-binaries.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(toolingDir('control-plane'), 'ensure-binaries.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stdout.on('data', (d: Buffer) => process.stdout.write(d.toString().replace(/^(?=.)/gm, `${prefix} `)));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findBinary, versions } from '../assets/binaries.js';
 import { buildToolset } from '../assets/build-toolset.js';
-import { workspaceRoot } from '../e2e/workspace.js';
+import { toolingDir } from '../e2e/workspace.js';
 import { ManagedProcess } from '../process/managed-process.js';
 
 /** cert-manager's controller, built from its Go module (tools/control-plane/go/cert-manager), and its CRDs. */
@@ -21,7 +21,7 @@ export interface CertManagerToolset {
  */
 export async function certManagerToolset(): Promise<CertManagerToolset> {
   await buildToolset(['--only', 'cert-manager'], '[cert-manager]');
-  const wrapper = join(workspaceRoot(), 'tools/control-plane/go/cert-manager');
+  const wrapper = join(toolingDir('control-plane'), 'go/cert-manager');
   const r = spawnSync('go', ['mod', 'download', '-json', `github.com/cert-manager/cert-manager@${versions.certManager}`], {
     cwd: wrapper,
     encoding: 'utf8',

@@ -1,20 +1,20 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { cacheRoot } from '../assets/binaries.js';
-import { workspaceRoot } from '../e2e/workspace.js';
+import { toolingDir } from '../e2e/workspace.js';
 import { withLock } from './lock.js';
 import { runLong, say } from './progress.js';
 import { which } from './which.js';
 
 /**
- * One of this repository's own small Go programs (a directory under tools/ with main.go, go.mod
+ * One of opkit's own small Go programs (`src`: a directory of its tooling with main.go, go.mod
  * and, when it has dependencies, go.sum), built static once per source version into opkit's
  * cache under `cacheDir`. Dependencies come from the Go module proxy.
  */
-export async function goProgram(srcDir: string, cacheDir: string, note = ''): Promise<string> {
-  const src = join(workspaceRoot(), srcDir);
+export async function goProgram(src: string, cacheDir: string, note = ''): Promise<string> {
   const name = basename(src);
+  const srcDir = `${basename(dirname(dirname(src)))}/go/${name}`;
   const hash = createHash('sha256');
   for (const f of ['main.go', 'go.mod', 'go.sum']) if (f !== 'go.sum' || existsSync(join(src, f))) hash.update(readFileSync(join(src, f)));
   const out = join(cacheRoot(), cacheDir, `${name}-${hash.digest('hex').slice(0, 12)}`);
@@ -33,4 +33,4 @@ export async function goProgram(srcDir: string, cacheDir: string, note = ''): Pr
 }
 
 /** The container tooling's Go programs (tools/containers/go/<name>: the runtime shim, pause). */
-export const goTool = (name: 'runc-shim' | 'pause'): Promise<string> => goProgram(`tools/containers/go/${name}`, 'containers/bin');
+export const goTool = (name: 'runc-shim' | 'pause'): Promise<string> => goProgram(join(toolingDir('containers'), 'go', name), 'containers/bin');

@@ -4,7 +4,7 @@ import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, renameSync, rm
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cacheRoot, findBinary, versions } from '../assets/binaries.js';
-import { workspaceRoot } from '../e2e/workspace.js';
+import { toolingDir } from '../e2e/workspace.js';
 import { docker, imageId } from './docker.js';
 import { ensureImage, LOCAL_PREFIX, PAUSE_IMAGE, recipes, type ImageRecipe } from './local-images.js';
 import { withLock } from './lock.js';
@@ -13,7 +13,7 @@ import { runLong, say, seconds } from './progress.js';
 /** kind's own base-image files (images/base/files) from the sigs.k8s.io/kind module at the pinned version. */
 function kindModuleDir(): string {
   const r = spawnSync('go', ['list', '-m', '-json', 'sigs.k8s.io/kind'], {
-    cwd: join(workspaceRoot(), 'tools/control-plane/go/kind'),
+    cwd: join(toolingDir('control-plane'), 'go/kind'),
     encoding: 'utf8',
     env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' },
   });

@@ -3,7 +3,7 @@ import { cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rm
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { findBinary, versions, type BinaryName } from '../assets/binaries.js';
-import { workspaceRoot } from '../e2e/workspace.js';
+import { toolingDir } from '../e2e/workspace.js';
 import { buildKitClient } from './buildkit.js';
 import { ensureDebianBase } from './debian-base.js';
 import { imageId } from './docker.js';
@@ -39,7 +39,7 @@ export interface ImageRecipe {
   fixedTag?: string;
 }
 
-const imagesDir = () => join(workspaceRoot(), 'tools/containers/images');
+const imagesDir = () => join(toolingDir('containers'), 'images');
 
 /** A digest of a file or directory tree by names, sizes and modification times (not contents: binaries are large). */
 function fingerprint(path: string, h = createHash('sha256')): ReturnType<typeof createHash> {

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { dockerfileImageConfig, type LocalImage } from './image-command.js';
 
@@ -11,6 +12,21 @@ export function workspaceRoot(from = process.cwd()): string {
     dir = up;
   }
   return dir;
+}
+
+/**
+ * A directory of opkit's tooling (`control-plane`, `containers`, `olm`: the Go wrappers the
+ * binaries are built from, the base images' Dockerfiles): this repository's `tools/<dir>`, or, in a
+ * project made outside it, the copy @opkit/testing ships (`dist/tooling/<dir>`, written when the
+ * package is staged for publishing: release/stage.ts). A workspace's own copy wins.
+ */
+export function toolingDir(dir: 'control-plane' | 'containers' | 'olm', root = workspaceRoot()): string {
+  const own = join(root, 'tools', dir);
+  if (existsSync(own)) return own;
+  // Found through the workspace's node_modules, not import.meta: the CLIs run bundled as CommonJS.
+  const shipped = join(dirname(createRequire(join(root, 'package.json')).resolve('@opkit/testing/package.json')), 'dist/tooling', dir);
+  if (existsSync(shipped)) return shipped;
+  throw new Error(`opkit's tooling directory ${dir} is neither at ${own} nor shipped with @opkit/testing (${shipped})`);
 }
 
 /** The one Dockerfile every Node app's image is built from (`--build-arg APP=<app>`). */

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { goProgram } from '../containers/go-tools.js';
+import { toolingDir } from '../e2e/workspace.js';
 import { run } from '../run.js';
 
 /**
@@ -8,7 +10,7 @@ import { run } from '../run.js';
  * module is not served there; its validators are, and this runs the same default set.)
  */
 export const bundleValidator = (): Promise<string> =>
-  goProgram('tools/olm/go/bundle-validate', 'olm', ' (github.com/operator-framework/api, from its Go module, once: a few minutes)');
+  goProgram(join(toolingDir('olm'), 'go/bundle-validate'), 'olm', ' (github.com/operator-framework/api, from its Go module, once: a few minutes)');
 
 export interface BundleFinding {
   level: 'error' | 'warning';

@@ -3,6 +3,7 @@
 // wired into the workspace so `npm test` lints, typechecks, tests and e2e-tests it from then on.
 import { generateFiles, type GeneratorCallback, type Tree } from '@nx/devkit';
 import { join } from 'node:path';
+import pluginPackage from '../../../package.json' with { type: 'json' };
 import { operatorDirs, operatorNames } from '../../names.js';
 import { chartSteps, formatStep, lockfileStep, runSteps } from '../../tasks.js';
 import { addDockerfileWorkspaces, addProjectReferences, addReadmeRow } from '../../workspace.js';
@@ -17,7 +18,11 @@ export default function operatorGenerator(tree: Tree, options: OperatorGenerator
     .replace(/'/g, '’')
     .replace(/"/g, '”')
     .replace(/[\\\n]/g, ' ');
-  generateFiles(tree, join(import.meta.dirname, 'files'), '.', { ...n, description, dot: '.', tmpl: '' });
+  // In opkit's own repository the apps build against the packages' source (TypeScript project
+  // references); elsewhere against the published packages in node_modules.
+  const sourcePackages = tree.exists('packages/runtime/package.json');
+  const opkitRange = sourcePackages ? '*' : `^${pluginPackage.version}`;
+  generateFiles(tree, join(import.meta.dirname, 'files'), '.', { ...n, description, sourcePackages, opkitRange, dot: '.', tmpl: '' });
   const dirs = operatorDirs(n);
   addDockerfileWorkspaces(tree, [dirs.app, dirs.e2e]);
   addProjectReferences(tree, [dirs.app, dirs.e2e]);

@@ -1,0 +1,6 @@
+export interface PresetGeneratorSchema {
+  name: string;
+  operator?: string;
+  description?: string;
+  skipInstall?: boolean;
+}

@@ -1,0 +1,75 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run, stagePackage } from '@opkit/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNpmRegistry, type NpmRegistry } from './testing/npm-registry.js';
+import { stagePlugin } from './testing/stage-plugin.js';
+import { nestedEnv } from './testing/workspace-copy.js';
+
+const root = join(import.meta.dirname, '../../..');
+const version = (JSON.parse(readFileSync(join(root, 'packages/nx-plugin/package.json'), 'utf8')) as { version: string }).version;
+const nxVersion = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.nx!;
+
+// An operator author's first day, outside this repository: opkit's three packages are published to
+// a real npm registry (verdaccio) as a release publishes them; in an empty directory under the
+// system's temporary one, `create-nx-workspace --preset=@opkit/nx-plugin` makes a project from that
+// registry alone (npm is given no other), a kind is added with the api generator, and the project's
+// own lint, typecheck, unit, integration and local e2e tests pass.
+describe('a new operator project outside this repository, from a real npm registry', () => {
+  const work = mkdtempSync(join(tmpdir(), 'opkit-outside-'));
+  let registry: NpmRegistry | undefined;
+
+  /** Runs a command line as the author would, with npm pointed at the test registry alone. */
+  async function sh(cwd: string, command: string, env: Record<string, string> = {}): Promise<void> {
+    console.log(`[${cwd}] $ ${command}`);
+    const t0 = Date.now();
+    const r = await run('bash', ['-c', command], { cwd, env: { ...nestedEnv(), NPM_CONFIG_USERCONFIG: registry!.userconfig, ...env }, check: false });
+    const out = `${r.stdout}${r.stderr}`;
+    writeFileSync(join(work, 'last-command.log'), out);
+    console.log(`  … exit ${r.code} in ${Math.round((Date.now() - t0) / 1000)}s`);
+    if (r.code !== 0) throw new Error(`\`${command}\` exited ${r.code} in ${cwd}:\n${out.split('\n').slice(-80).join('\n')}`);
+  }
+
+  beforeAll(async () => {
+    const versions = { '@opkit/runtime': version, '@opkit/testing': version, '@opkit/nx-plugin': version };
+    stagePackage(root, join(root, 'packages/runtime'), join(work, 'staged/runtime'), versions);
+    stagePackage(root, join(root, 'packages/testing'), join(work, 'staged/testing'), versions);
+    await stagePlugin(root, join(work, 'staged/nx-plugin'), versions);
+    registry = await startNpmRegistry(join(work, 'registry'));
+    for (const p of ['runtime', 'testing', 'nx-plugin']) await registry.publish(join(work, 'staged', p));
+  });
+
+  afterAll(async () => {
+    await registry?.stop();
+    if (!process.env.OPKIT_KEEP_OUTSIDE_PROJECT) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('create-nx-workspace --preset=@opkit/nx-plugin makes a project whose operator passes lint, typecheck, unit, integration and local e2e', async () => {
+    await sh(
+      work,
+      `npx --yes create-nx-workspace@${nxVersion} acme --preset=@opkit/nx-plugin@${version} --operator=webapp --nxCloud=skip --interactive=false --packageManager=npm --skipGit`,
+    );
+    const ws = join(work, 'acme');
+    // What was installed came from the registry under test: opkit's packages as published there.
+    const installed = JSON.parse(readFileSync(join(ws, 'node_modules/@opkit/runtime/package.json'), 'utf8')) as { version: string; exports: object };
+    expect(installed.version).toBe(version);
+    expect(JSON.stringify(installed.exports)).not.toContain('@opkit/source');
+    expect(existsSync(join(ws, 'packages'))).toBe(false);
+    await sh(ws, 'npx nx g @opkit/nx-plugin:api webapp --group apps.acme.example --api-version v1alpha1 --kind WebApp');
+    // The project's README command: the toolset from the copy @opkit/testing ships, then every target.
+    await sh(ws, 'npm test', { OPKIT_E2E_MODE: 'local' });
+    const report = (dir: string) =>
+      Object.fromEntries(
+        (
+          JSON.parse(readFileSync(join(ws, dir, 'test-output/vitest/report.json'), 'utf8')) as {
+            testResults: { assertionResults: { fullName: string; status: string }[] }[];
+          }
+        ).testResults.flatMap((f) => f.assertionResults.map((a) => [a.fullName, a.status])),
+      );
+    const app = report('apps/webapp-operator');
+    expect(Object.entries(app).filter(([, s]) => s !== 'passed')).toEqual([]);
+    expect(app['the WebApp controller makes a new WebApp Ready for the generation it saw']).toBe('passed');
+    expect(report('e2e/webapp-operator-e2e')['webapp operator with helm, local mode runs every example: each one is Ready for its generation']).toBe('passed');
+  });
+});
