@@ -21,7 +21,7 @@ export const shims = {
   'mime-db': resolve(here, 'shims/mime-db.cjs'),
 };
 
-export async function bundle(entry, outfile, { useShims = true, minify = true, notices = false } = {}) {
+export async function bundle(entry, outfile, { useShims = true, minify = true, notices = false, external = [] } = {}) {
   const result = await build({
     entryPoints: [entry],
     outfile,
@@ -36,6 +36,7 @@ export async function bundle(entry, outfile, { useShims = true, minify = true, n
     sourcemap: true,
     legalComments: 'linked',
     alias: useShims ? shims : {},
+    external,
     logLevel: 'warning',
     metafile: true,
   });

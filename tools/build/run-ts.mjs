@@ -21,8 +21,9 @@ mkdirSync(outDir, { recursive: true });
 const out = join(outDir, `${basename(file, '.ts').replace(/[^\w.-]/g, '_')}-${process.pid}.cjs`);
 // A path when it is one, else a package specifier (esbuild resolves it as an import).
 const entry = existsSync(file) ? resolve(file) : file;
-// No shims: tools (the demo, generators) may use what the operator images leave out.
-await bundle(entry, out, { minify: false, useShims: false });
+// No shims: tools (the demo, generators) may use what the operator images leave out. esbuild's own
+// API runs its binary from beside its package, so a tool that builds (the nx plugin's build) loads it from there.
+await bundle(entry, out, { minify: false, useShims: false, external: ['esbuild'] });
 const clean = () => [out, `${out}.map`, `${out}.LEGAL.txt`].forEach((f) => rmSync(f, { force: true }));
 const child = spawn(process.execPath, ['--enable-source-maps', out, ...args], { stdio: 'inherit' });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));

@@ -63,9 +63,9 @@ if (status === 0 && !interrupted) status = await step('nx sync:check', ['npx', [
 // First and cheap (a few seconds): a formatting slip fails here, not after an hour of tests.
 if (status === 0 && !interrupted) status = await step('format (prettier --check)', ['npx', ['prettier', '--check', '--log-level=warn', '.']]);
 if (status === 0 && !interrupted) {
-  status = await step('lint, typecheck, build, unit and integration tests, e2e', [
+  status = await step('lint, typecheck, build, API docs, unit and integration tests, e2e', [
     'npx',
-    ['nx', 'run-many', '-t', 'lint', 'typecheck', 'build', 'test', 'e2e', '--outputStyle=stream', ...process.argv.slice(2)],
+    ['nx', 'run-many', '-t', 'lint', 'typecheck', 'build', 'api-docs', 'test', 'e2e', '--outputStyle=stream', ...process.argv.slice(2)],
   ]);
 }
 if (wantsKind) await step('stopping what this run started', containers('engine-stop'), { optional: true });

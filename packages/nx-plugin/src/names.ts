@@ -1,6 +1,6 @@
 // The names one operator or kind goes by, derived once so every file agrees on them.
 
-/** An operator's names: `webapp` → apps/webapp-operator, @opkit/webapp-operator, charts/webapp-operator. */
+/** An operator's names: `webapp` → apps/webapp-operator, @<scope>/webapp-operator, charts/webapp-operator. */
 export interface OperatorNames {
   /** As given, without a trailing `-operator`: `webapp`. */
   name: string;
@@ -19,7 +19,8 @@ const DNS_LABEL = /^[a-z]([a-z0-9-]*[a-z0-9])?$/;
 /** The three directories an operator lives in. */
 export const operatorDirs = (n: Pick<OperatorNames, 'app'>) => ({ app: `apps/${n.app}`, chart: `charts/${n.app}`, e2e: `e2e/${n.app}-e2e` });
 
-export function operatorNames(given: string): OperatorNames {
+/** `scope`: the npm scope the workspace's projects are named in (workspaceScope: `@opkit/webapp-operator` here). */
+export function operatorNames(given: string, scope = 'opkit'): OperatorNames {
   const name = given.trim().replace(/-operator$/, '');
   if (!DNS_LABEL.test(name) || name.length > 40) {
     throw new Error(
@@ -31,8 +32,8 @@ export function operatorNames(given: string): OperatorNames {
   return {
     name,
     app,
-    project: `@opkit/${app}`,
-    e2eProject: `@opkit/${app}-e2e`,
+    project: `@${scope}/${app}`,
+    e2eProject: `@${scope}/${app}-e2e`,
     title: words.map((w, i) => (i === 0 ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join(' '),
     pascal: words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(''),
   };

@@ -1,10 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run, stagePackage } from '@opkit/testing';
+import { e2eModes, publishPackages, run } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNpmRegistry, type NpmRegistry } from './testing/npm-registry.js';
-import { stagePlugin } from './testing/stage-plugin.js';
 import { nestedEnv } from './testing/workspace-copy.js';
 
 const root = join(import.meta.dirname, '../../..');
@@ -15,7 +14,10 @@ const nxVersion = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) 
 // a real npm registry (verdaccio) as a release publishes them; in an empty directory under the
 // system's temporary one, `create-nx-workspace --preset=@opkit/nx-plugin` makes a project from that
 // registry alone (npm is given no other), a kind is added with the api generator, and the project's
-// own lint, typecheck, unit, integration and local e2e tests pass.
+// own lint, typecheck, unit, integration and local e2e tests pass; where the kind mode runs, its
+// image and chart install in kind too.
+const kind = e2eModes().find((m) => m.name === 'kind');
+
 describe('a new operator project outside this repository, from a real npm registry', () => {
   const work = mkdtempSync(join(tmpdir(), 'opkit-outside-'));
   let registry: NpmRegistry | undefined;
@@ -32,12 +34,15 @@ describe('a new operator project outside this repository, from a real npm regist
   }
 
   beforeAll(async () => {
-    const versions = { '@opkit/runtime': version, '@opkit/testing': version, '@opkit/nx-plugin': version };
-    stagePackage(root, join(root, 'packages/runtime'), join(work, 'staged/runtime'), versions);
-    stagePackage(root, join(root, 'packages/testing'), join(work, 'staged/testing'), versions);
-    await stagePlugin(root, join(work, 'staged/nx-plugin'), versions);
     registry = await startNpmRegistry(join(work, 'registry'));
-    for (const p of ['runtime', 'testing', 'nx-plugin']) await registry.publish(join(work, 'staged', p));
+    // As the release command's publish-npm does (the packages' dist built by the test target's dependencies).
+    const published = await publishPackages({
+      root,
+      outDir: join(work, 'staged'),
+      provenance: false,
+      env: { ...process.env, NPM_CONFIG_USERCONFIG: registry.userconfig },
+    });
+    expect(published.map((p) => `${p.name}@${p.version}`)).toEqual([`@opkit/runtime@${version}`, `@opkit/testing@${version}`, `@opkit/nx-plugin@${version}`]);
   });
 
   afterAll(async () => {
@@ -45,7 +50,7 @@ describe('a new operator project outside this repository, from a real npm regist
     if (!process.env.OPKIT_KEEP_OUTSIDE_PROJECT) rmSync(work, { recursive: true, force: true });
   });
 
-  it('create-nx-workspace --preset=@opkit/nx-plugin makes a project whose operator passes lint, typecheck, unit, integration and local e2e', async () => {
+  it('create-nx-workspace --preset=@opkit/nx-plugin makes a project whose operator passes lint, typecheck, unit, integration and e2e tests (local, and kind where it runs)', async () => {
     await sh(
       work,
       `npx --yes create-nx-workspace@${nxVersion} acme --preset=@opkit/nx-plugin@${version} --operator=webapp --nxCloud=skip --interactive=false --packageManager=npm --skipGit`,
@@ -71,5 +76,12 @@ describe('a new operator project outside this repository, from a real npm regist
     expect(Object.entries(app).filter(([, s]) => s !== 'passed')).toEqual([]);
     expect(app['the WebApp controller makes a new WebApp Ready for the generation it saw']).toBe('passed');
     expect(report('e2e/webapp-operator-e2e')['webapp operator with helm, local mode runs every example: each one is Ready for its generation']).toBe('passed');
+    if (kind?.skip) return;
+    // In kind: the project's image built (its npm ci reads the same registry), pushed to the local
+    // OCI registry with its chart, both signed and verified, installed by digest, as in opkit's own suites.
+    await sh(ws, 'npx nx e2e @acme/webapp-operator-e2e --outputStyle=stream', { OPKIT_E2E_MODE: 'kind' });
+    const e2e = report('e2e/webapp-operator-e2e');
+    expect(e2e['webapp operator with helm, kind mode installs with helm: the operator ready, holding its leader Lease']).toBe('passed');
+    expect(e2e['webapp operator with helm, kind mode runs every example: each one is Ready for its generation']).toBe('passed');
   });
 });

@@ -2,6 +2,16 @@
 // list of workspaces, the TypeScript project references, the README's table of operators.
 import type { Tree } from '@nx/devkit';
 
+/**
+ * The npm scope the workspace names its projects in, as nx does: the root package's (`@opkit/source`
+ * gives opkit), or its name when it has none (create-nx-workspace's `acme` gives acme).
+ */
+export function workspaceScope(tree: Tree): string {
+  const name = (JSON.parse(tree.read('package.json', 'utf8') ?? '{}') as { name?: string }).name ?? '';
+  const scope = name.startsWith('@') ? name.slice(1).split('/')[0]! : name;
+  return /^[a-z0-9][a-z0-9._-]*$/.test(scope) ? scope : 'opkit';
+}
+
 /** A workspace's line in apps/Dockerfile's deps stage. */
 export const dockerfileCopyLine = (dir: string) => `COPY ${dir}/package.json ${dir}/`;
 

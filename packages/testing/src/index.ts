@@ -27,6 +27,7 @@ export {
 } from './release/publish.js';
 export { versionRelease, setChartVersion, changelogSection, prependChangelog, operatorApps } from './release/version.js';
 export { stagePackage, publishedManifest, publishedExports, SHIPPED_WITH, type PackageManifest } from './release/stage.js';
+export { publishPackages, NPM_PACKAGES, type PublishedPackage, type PublishPackagesOptions } from './release/npm.js';
 export { chartImages, verifySignedChart, type ChartImage, type VerifiedChart, type VerifySignedChartOptions } from './helm/signed-chart.js';
 export { helmTemplateUmbrella } from './helm/umbrella.js';
 export { renderChartReadme, syncChartReadme } from './helm/chart-docs.js';

@@ -5,13 +5,12 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { freePort, run, waitFor } from '@opkit/testing';
+import { freePort, waitFor } from '@opkit/testing';
 
 export interface NpmRegistry {
   url: string;
   /** An npm user config naming this registry (and its token) alone: NPM_CONFIG_USERCONFIG for every npm run against it. */
   userconfig: string;
-  publish(dir: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -76,13 +75,6 @@ export async function startNpmRegistry(dir: string): Promise<NpmRegistry> {
     return {
       url,
       userconfig,
-      async publish(pkgDir) {
-        // Provenance needs a CI's identity (OIDC); a local registry takes the package without it.
-        await run('npm', ['publish', pkgDir, '--provenance=false', '--registry', url], {
-          cwd: dir,
-          env: { ...process.env, NPM_CONFIG_USERCONFIG: userconfig },
-        });
-      },
       async stop() {
         child.kill('SIGTERM');
         await exited;

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { workspaceRoot } from '../e2e/workspace.js';
 import { buildKitClient } from './buildkit.js';
@@ -47,6 +48,25 @@ export function npmCaFile(): string | undefined {
   return cafile && cafile !== 'null' && existsSync(cafile) ? cafile : undefined;
 }
 
+/**
+ * The npm registry this machine's npm uses, for the image's `npm ci`: its user config when one is
+ * set (NPM_CONFIG_USERCONFIG: where a private registry and its token are named), and whether the
+ * registry answers on loopback (a local registry, as the test of a project outside opkit's
+ * repository runs).
+ */
+export function npmRegistryConfig(env = process.env): { userconfig?: string; loopback: boolean } {
+  const r = spawnSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8', env, cwd: tmpdir() });
+  let loopback = false;
+  try {
+    loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(r.stdout.trim()).hostname);
+  } catch {
+    // no registry configured: npm's default
+  }
+  // Set by the user, not npm's own default (which `npm run` exports as npm_config_userconfig).
+  const userconfig = env.NPM_CONFIG_USERCONFIG;
+  return { userconfig: userconfig && existsSync(userconfig) ? userconfig : undefined, loopback };
+}
+
 /** The commit checked out (with `-dirty` when the work tree has changes), or `unknown` outside git. */
 function revision(root: string): string {
   const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' });
@@ -66,6 +86,7 @@ export async function buildAppImage(app: string, tag?: string): Promise<string> 
   const ref = `opkit/${app}:${tag ?? version}`;
   const [buildBase, runtimeBase] = [await imageFor('nodeBuild'), await imageFor('nodeRuntime')];
   const ca = npmCaFile();
+  const npm = npmRegistryConfig();
   const t0 = Date.now();
   say(`building ${ref} (FROM ${buildBase}, ${runtimeBase})…`);
   const client = buildKitClient();
@@ -89,6 +110,9 @@ export async function buildAppImage(app: string, tag?: string): Promise<string> 
       '--build-arg',
       `NODE_RUNTIME_IMAGE=${runtimeBase}`,
       ...(ca ? ['--secret', `id=npm-ca,src=${ca}`] : []),
+      ...(npm.userconfig ? ['--secret', `id=npmrc,src=${npm.userconfig}`] : []),
+      // A registry on this machine's loopback is reached from the build only on the host's network.
+      ...(npm.loopback ? ['--network', 'host'] : []),
       '.',
     ],
     { cwd: root, label: `building ${ref}`, env: { ...process.env, ...client.env }, echo: /^#\d+ \[.*\] RUN/ },

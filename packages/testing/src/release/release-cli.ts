@@ -5,16 +5,20 @@
 //                                     the four images (signed, with SBOM attestations), the three
 //                                     charts (images pinned by digest, signed) and the three OLM
 //                                     bundles (signed), pushed under host/path; release.json lists them
+//   publish-npm [--npm-registry <url>] [--no-provenance] [--out dir]
+//                                     the three npm packages, built, staged as published and
+//                                     `npm publish`ed (to npm's configured registry by default)
 //   local-registry                    start the local registry (localhost:5001) and print its address
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildToolset } from '../assets/build-toolset.js';
 import { ensureEngine } from '../containers/engine.js';
-import { say, seconds } from '../containers/progress.js';
+import { runLong, say, seconds } from '../containers/progress.js';
 import { ensureLocalRegistry } from '../containers/registry.js';
 import { generateKeyPair, type SigningKey } from '../containers/sign.js';
 import { imageApps, workspaceRoot } from '../e2e/workspace.js';
+import { NPM_PACKAGES, publishPackages } from './npm.js';
 import { parseTarget, publishRelease } from './publish.js';
 import { checkedOutVersion, operatorApps, versionRelease } from './version.js';
 
@@ -24,7 +28,12 @@ const FLAGS = {
   '--registry': { value: true, help: 'publish: host[:port]/path every artifact goes under' },
   '--plain-http': { value: false, help: 'publish: the registry speaks plain HTTP (a local one)' },
   '--key': { value: true, help: "publish: cosign's private key (its password in COSIGN_PASSWORD); default: a new key pair in --out" },
-  '--out': { value: true, help: 'publish: where release.json, the SBOMs and the public key go (default: dist/release/<version>)' },
+  '--out': {
+    value: true,
+    help: 'publish, publish-npm: where release.json, the SBOMs and the public key, or the staged packages, go (default: dist/release/<version>)',
+  },
+  '--npm-registry': { value: true, help: "publish-npm: the npm registry's URL (default: npm's configured one)" },
+  '--no-provenance': { value: false, help: 'publish-npm: no provenance statement (outside a CI that gives npm an OIDC identity)' },
 } as const;
 type Flag = keyof typeof FLAGS;
 
@@ -107,6 +116,24 @@ async function main(): Promise<number> {
       for (const c of manifest.charts) say(`  helm install ${c.name.replace(/-operator$/, '')} ${c.ref}@${c.digest}${target.plainHttp ? ' --plain-http' : ''}`);
       return 0;
     }
+    case 'publish-npm': {
+      const version = checkedOutVersion(root);
+      const out = resolve(typeof flags['--out'] === 'string' ? flags['--out'] : join(root, 'dist/release', version, 'npm'));
+      say(`building ${NPM_PACKAGES.map((p) => `packages/${p}`).join(', ')}…`);
+      await runLong('npx', ['nx', 'run-many', '-t', 'build', '-p', ...NPM_PACKAGES.map((p) => `@opkit/${p}`), '--outputStyle=stream'], {
+        cwd: root,
+        label: 'nx build',
+      });
+      const registry = flags['--npm-registry'];
+      const published = await publishPackages({
+        root,
+        outDir: out,
+        registry: typeof registry === 'string' ? registry : undefined,
+        provenance: flags['--no-provenance'] !== true,
+      });
+      for (const p of published) say(`published ${p.name}@${p.version} (staged in ${p.dir})`);
+      return 0;
+    }
     case 'local-registry': {
       const engine = await ensureEngine();
       if (!engine.available) throw new Error(`no container engine: ${engine.reason}`);
@@ -116,7 +143,7 @@ async function main(): Promise<number> {
     }
     default:
       console.error(
-        `usage: npm run release -- version <specifier> [--dry-run] | publish --registry <host/path> [--plain-http] [--key cosign.key] [--out dir] | local-registry`,
+        `usage: npm run release -- version <specifier> [--dry-run] | publish --registry <host/path> [--plain-http] [--key cosign.key] [--out dir] | publish-npm [--npm-registry <url>] [--no-provenance] [--out dir] | local-registry`,
       );
       return 2;
   }

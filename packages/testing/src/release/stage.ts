@@ -3,7 +3,8 @@
 // export condition and depend on each other as "*"; published, they are their compiled dist and
 // depend on this exact release. Staging makes that copy (nx's release-publish does the same from
 // a package root): the condition taken out of `exports`, devDependencies and nx's settings
-// dropped, "*" ranges on opkit's packages pinned, and what a package ships beyond its dist added.
+// dropped, "*" ranges on opkit's packages pinned, an nx plugin's generators pointed at its compiled
+// collection, and what a package ships beyond its dist added.
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -68,6 +69,8 @@ export function stagePackage(root: string, pkgDir: string, outDir: string, versi
   }
   for (const [from, to] of Object.entries(SHIPPED_WITH[pkg.name] ?? {})) cpSync(join(root, from), join(outDir, to), { recursive: true });
   const manifest = publishedManifest(pkg, versions);
+  // An nx plugin's build writes its collection of compiled generators (dist/generators.json).
+  if (manifest.generators && existsSync(join(pkgDir, 'dist/generators.json'))) manifest.generators = './dist/generators.json';
   writeFileSync(join(outDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }

@@ -8,7 +8,7 @@ import { parseDocument, type YAMLMap } from 'yaml';
 import { checkGroup, checkVersion, kindNames, operatorNames } from '../../names.js';
 import { addToList } from '../../scaffold.js';
 import { chartSteps, formatStep, runSteps } from '../../tasks.js';
-import { addReadmeResource } from '../../workspace.js';
+import { addReadmeResource, workspaceScope } from '../../workspace.js';
 import type { ApiGeneratorSchema } from './schema.js';
 
 /** The versions a kind already has in an app: src/api/<version>/<kind>.ts. */
@@ -18,7 +18,7 @@ export function versionsOf(tree: Tree, app: string, lower: string): string[] {
 }
 
 export default function apiGenerator(tree: Tree, options: ApiGeneratorSchema): GeneratorCallback {
-  const n = operatorNames(options.operator);
+  const n = operatorNames(options.operator, workspaceScope(tree));
   const src = `apps/${n.app}/src`;
   if (!tree.exists(`${src}/api/index.ts`))
     throw new Error(`no operator ${n.name} (apps/${n.app}/src/api/index.ts): generate it first with nx g @opkit/nx-plugin:operator ${n.name}`);

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import pluginPackage from '../../../package.json' with { type: 'json' };
 import { operatorDirs, operatorNames } from '../../names.js';
 import { chartSteps, formatStep, lockfileStep, runSteps } from '../../tasks.js';
-import { addDockerfileWorkspaces, addProjectReferences, addReadmeRow } from '../../workspace.js';
+import { addDockerfileWorkspaces, addProjectReferences, addReadmeRow, workspaceScope } from '../../workspace.js';
 import type { OperatorGeneratorSchema } from './schema.js';
 
 export default function operatorGenerator(tree: Tree, options: OperatorGeneratorSchema): GeneratorCallback {
-  const n = operatorNames(options.name);
+  const n = operatorNames(options.name, workspaceScope(tree));
   if (tree.exists(`apps/${n.app}`))
     throw new Error(`apps/${n.app} already exists: an operator is generated once (add kinds with nx g @opkit/nx-plugin:api ${n.name} --kind …)`);
   // Written into JSON, YAML and TypeScript strings: typographic quotes need no escaping in any of them.

@@ -36,7 +36,9 @@ describe('the preset generator', () => {
     });
     expect(tree.read('README.md', 'utf8')).toContain('| webapp |');
     // Outside opkit's repository the operator depends on this release, not on packages' source.
-    const app = JSON.parse(tree.read('apps/webapp-operator/package.json', 'utf8')!) as { dependencies: Record<string, string> };
+    const app = JSON.parse(tree.read('apps/webapp-operator/package.json', 'utf8')!) as { name: string; dependencies: Record<string, string> };
+    // Its projects are named in the workspace's scope, as nx names them.
+    expect(app.name).toBe('@acme/webapp-operator');
     const version = (JSON.parse(readFileSync(join(root, 'packages/nx-plugin/package.json'), 'utf8')) as { version: string }).version;
     expect(app.dependencies['@opkit/runtime']).toBe(`^${version}`);
     expect(tree.read('apps/webapp-operator/tsconfig.app.json', 'utf8')).not.toContain('packages/');

@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import pluginPackage from '../../../package.json' with { type: 'json' };
 import { operatorDirs, operatorNames } from '../../names.js';
+import { workspaceScope } from '../../workspace.js';
 import { chartSteps, formatStep, runSteps } from '../../tasks.js';
 import operatorGenerator from '../operator/generator.js';
 import type { PresetGeneratorSchema } from './schema.js';
@@ -38,7 +39,7 @@ export default function presetGenerator(tree: Tree, options: PresetGeneratorSche
   const operator = options.operator ?? options.name;
   writeWorkspaceFiles(tree, templateRoot(), options.name);
   operatorGenerator(tree, { name: operator, description: options.description, skipTasks: true });
-  const n = operatorNames(operator);
+  const n = operatorNames(operator, workspaceScope(tree));
   const dirs = operatorDirs(n);
   return () => {
     if (options.skipInstall) return;

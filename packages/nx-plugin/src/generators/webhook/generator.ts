@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { compareVersions, kindNames, operatorNames, type KindNames, type OperatorNames } from '../../names.js';
 import { addToList } from '../../scaffold.js';
 import { chartSteps, formatStep, runSteps } from '../../tasks.js';
+import { workspaceScope } from '../../workspace.js';
 import { versionsOf } from '../api/generator.js';
 import type { WebhookGeneratorSchema } from './schema.js';
 
@@ -25,7 +26,7 @@ function kindFacts(tree: Tree, path: string): KindFacts {
 }
 
 export default function webhookGenerator(tree: Tree, options: WebhookGeneratorSchema): GeneratorCallback {
-  const n = operatorNames(options.operator);
+  const n = operatorNames(options.operator, workspaceScope(tree));
   const k = kindNames(options.kind);
   const src = `apps/${n.app}/src`;
   if (!options.validating && !options.mutating && !options.conversion) throw new Error('say which webhooks: --validating, --mutating and/or --conversion');

@@ -1,12 +1,13 @@
-// The nx plugin as it is published. In this repository nx loads the generators from source
-// (src/load.cjs compiles each on first use); the published plugin carries them compiled, with their
-// templates and schemas beside them, and the shared files a new workspace gets (the preset's
-// template: generators/preset/template.ts), so it needs neither esbuild nor this repository.
+// The nx plugin's build (`nx run @opkit/nx-plugin:build`), what it publishes. In this repository nx
+// loads the generators from source (src/load.cjs compiles each on first use); the published plugin
+// carries them compiled, with their templates and schemas beside them, its own collection
+// (dist/generators.json: stagePackage points `generators` at it), and the shared files a new
+// workspace gets (the preset's template: generators/preset/template.ts), so it needs neither
+// esbuild nor this repository.
 import { execFileSync } from 'node:child_process';
 import { build, type Plugin } from 'esbuild';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { stagePackage, type PackageManifest } from '@opkit/testing';
 import { ADAPTED_FILES, COPIED_DIRS, COPIED_FILES, shippedPath } from '../generators/preset/template.js';
 
 interface GeneratorsJson {
@@ -33,12 +34,13 @@ const generatorDirs: Plugin = {
   },
 };
 
-/** Builds packages/nx-plugin/dist: each generator bundled (CommonJS, as nx requires it), its files and schema, the workspace template. */
+/** Builds packages/nx-plugin/dist: each generator bundled (CommonJS, as nx requires it), its files and schema, the collection, the workspace template. */
 export async function buildPluginDist(root: string): Promise<void> {
   const pkgDir = join(root, 'packages/nx-plugin');
   const dist = join(pkgDir, 'dist');
   rmSync(dist, { recursive: true, force: true });
-  const { generators } = JSON.parse(readFileSync(join(pkgDir, 'generators.json'), 'utf8')) as GeneratorsJson;
+  const generatorsJson = JSON.parse(readFileSync(join(pkgDir, 'generators.json'), 'utf8')) as GeneratorsJson;
+  const { generators } = generatorsJson;
   for (const name of Object.keys(generators)) {
     const src = join(pkgDir, 'src/generators', name);
     const out = join(dist, 'generators', name);
@@ -56,24 +58,20 @@ export async function buildPluginDist(root: string): Promise<void> {
     cpSync(join(src, 'schema.json'), join(out, 'schema.json'));
     for (const entry of readdirSync(src)) if (statSync(join(src, entry)).isDirectory()) cpSync(join(src, entry), join(out, entry), { recursive: true });
   }
+  const collection = {
+    ...generatorsJson,
+    generators: Object.fromEntries(
+      Object.entries(generators).map(([name, g]) => [
+        name,
+        { ...g, factory: `./generators/${name}/generator.cjs#default`, schema: `./generators/${name}/schema.json` },
+      ]),
+    ),
+  };
+  writeFileSync(join(dist, 'generators.json'), `${JSON.stringify(collection, null, 2)}\n`);
   const workspace = join(dist, 'workspace');
   const files = [...COPIED_FILES, ...ADAPTED_FILES, ...COPIED_DIRS.flatMap((d) => filesUnder(root, d))];
   for (const f of files) {
     mkdirSync(join(workspace, shippedPath(f), '..'), { recursive: true });
     cpSync(join(root, f), join(workspace, shippedPath(f)));
   }
-}
-
-/** Stages the plugin (see stagePackage): built, with generators.json naming the compiled generators. */
-export async function stagePlugin(root: string, outDir: string, versions: Record<string, string>): Promise<PackageManifest> {
-  await buildPluginDist(root);
-  const manifest = stagePackage(root, join(root, 'packages/nx-plugin'), outDir, versions);
-  const file = join(outDir, 'generators.json');
-  const json = JSON.parse(readFileSync(file, 'utf8')) as GeneratorsJson;
-  for (const [name, g] of Object.entries(json.generators)) {
-    g.factory = `./dist/generators/${name}/generator.cjs#default`;
-    g.schema = `./dist/generators/${name}/schema.json`;
-  }
-  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
-  return manifest;
 }
