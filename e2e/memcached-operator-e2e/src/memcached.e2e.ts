@@ -264,6 +264,11 @@ for (const mode of e2eModes()) {
           'org.opencontainers.image.source': 'https://github.com/opkit/opkit',
           'org.opencontainers.image.version': app.image.tag, // the app's package.json version
           'org.opencontainers.image.revision': expect.stringMatching(new RegExp(`^${head}(-dirty)?$`)),
+          // The base it runs on, by digest: an official base as its registry serves it, or one built
+          // here as the release published it beside its images (under <path>/base/).
+          'org.opencontainers.image.base.name': expect.stringMatching(
+            /^(localhost:\d+\/opkit\/base\/node-runtime|gcr\.io\/distroless\/nodejs24-debian12(:\S+)?)@sha256:[0-9a-f]{64}$/,
+          ),
         });
       },
     );

@@ -80,11 +80,12 @@ function revision(root: string): string {
  * opkit/<app>:<version> (never latest), on the official bases where their registries answer and
  * on bases built here where they do not.
  */
-export async function buildAppImage(app: string, tag?: string): Promise<string> {
+export async function buildAppImage(app: string, tag?: string, bases?: { nodeBuild: string; nodeRuntime: string }): Promise<string> {
   const root = workspaceRoot();
   const version = (JSON.parse(readFileSync(join(root, 'apps', app, 'package.json'), 'utf8')) as { version: string }).version;
   const ref = `opkit/${app}:${tag ?? version}`;
-  const [buildBase, runtimeBase] = [await imageFor('nodeBuild'), await imageFor('nodeRuntime')];
+  // A release's bases come pinned by digest (bases.ts); a build for this machine takes the plan's.
+  const [buildBase, runtimeBase] = bases ? [bases.nodeBuild, bases.nodeRuntime] : [await imageFor('nodeBuild'), await imageFor('nodeRuntime')];
   const ca = npmCaFile();
   const npm = npmRegistryConfig();
   const t0 = Date.now();

@@ -1,6 +1,7 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pinnedBases } from '../containers/bases.js';
 import { buildAppImage, buildBundleImage } from '../containers/images.js';
 import { say } from '../containers/progress.js';
 import { pushImage, type PushedImage } from '../containers/push.js';
@@ -49,9 +50,10 @@ const versionOf = (root: string, app: string) => workspaceApp(app, root).image.t
 export async function publishImages(apps: string[], target: ReleaseTarget, signer: Signer, workDir: string, root = workspaceRoot()): Promise<PushedImage[]> {
   const out: PushedImage[] = [];
   const opts = { plainHttp: target.plainHttp, home: signer.home };
+  const bases = await pinnedBases(target.host, target.path);
   for (const app of apps) {
     const version = versionOf(root, app);
-    const local = await buildAppImage(app, version);
+    const local = await buildAppImage(app, version, bases);
     const image = await pushImage(local, target.host, `${target.path}/${app}`, version, `opkit/${app}`);
     await signArtifact(image.ref, signer.key, opts);
     await attestSbom(image.ref, await imageSbom(image.ref, join(workDir, `${app}.spdx.json`), opts), signer.key, opts);

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { isLocalBuild, officialPin, splitRef } from './bases.js';
+
+const D = `sha256:${'a'.repeat(64)}`;
+
+describe('pinning the bases by digest', () => {
+  it.each([
+    ['node:24.21.0-bookworm-slim', { repository: 'node', tag: '24.21.0-bookworm-slim' }],
+    ['gcr.io/distroless/nodejs24-debian12:nonroot', { repository: 'gcr.io/distroless/nodejs24-debian12', tag: 'nonroot' }],
+    ['localhost:5001/opkit/base/node-runtime', { repository: 'localhost:5001/opkit/base/node-runtime' }],
+    ['localhost:5001/opkit/base/node-runtime:24', { repository: 'localhost:5001/opkit/base/node-runtime', tag: '24' }],
+  ])('splits %s into its repository and tag (a registry port is not a tag)', (ref, parts) => {
+    expect(splitRef(ref)).toEqual(parts);
+  });
+
+  it.each([
+    ['node:24.21.0-bookworm-slim', [`node@${D}`], `node:24.21.0-bookworm-slim@${D}`],
+    ['docker.io/library/node:24', [`node@${D}`], `docker.io/library/node:24@${D}`],
+    [
+      'gcr.io/distroless/nodejs24-debian12:nonroot',
+      [`other@sha256:${'b'.repeat(64)}`, `gcr.io/distroless/nodejs24-debian12@${D}`],
+      `gcr.io/distroless/nodejs24-debian12:nonroot@${D}`,
+    ],
+  ])('pins the official %s by the digest its own registry gave', (ref, digests, pinned) => {
+    expect(officialPin(ref, digests)).toBe(pinned);
+  });
+
+  it("refuses a digest of another repository (an image re-tagged here is not the registry's)", () => {
+    expect(() => officialPin('node:24', [`mirror.example/node@${D}`])).toThrow(/no digest from its registry/);
+  });
+
+  it('knows the images built on this machine', () => {
+    expect(isLocalBuild('opkit.local/node-runtime:24.21.0-f1b0b62332')).toBe(true);
+    expect(isLocalBuild('node:24')).toBe(false);
+  });
+});
