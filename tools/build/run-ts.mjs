@@ -15,16 +15,17 @@ if (!file) {
   process.exit(2);
 }
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const outDir = join(root, 'dist/run-ts');
+// One folder per run: nx runs several commands of one entry at once (each project's chart-docs).
+// The bundle keeps its entry's name (a CLI may check how it was started).
+const outDir = join(root, 'dist/run-ts', String(process.pid));
 mkdirSync(outDir, { recursive: true });
-// One bundle per run: nx runs several commands of one entry at once (each project's chart-docs).
-const out = join(outDir, `${basename(file, '.ts').replace(/[^\w.-]/g, '_')}-${process.pid}.cjs`);
+const out = join(outDir, `${basename(file, '.ts').replace(/[^\w.-]/g, '_')}.cjs`);
 // A path when it is one, else a package specifier (esbuild resolves it as an import).
 const entry = existsSync(file) ? resolve(file) : file;
 // No shims: tools (the demo, generators) may use what the operator images leave out. esbuild's own
 // API runs its binary from beside its package, so a tool that builds (the nx plugin's build) loads it from there.
 await bundle(entry, out, { minify: false, useShims: false, external: ['esbuild'] });
-const clean = () => [out, `${out}.map`, `${out}.LEGAL.txt`].forEach((f) => rmSync(f, { force: true }));
+const clean = () => rmSync(outDir, { recursive: true, force: true });
 const child = spawn(process.execPath, ['--enable-source-maps', out, ...args], { stdio: 'inherit' });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => child.kill(sig));
 child.on('exit', (code, signal) => {

@@ -26,7 +26,14 @@ describe('a new operator project outside this repository, from a real npm regist
   async function sh(cwd: string, command: string, env: Record<string, string> = {}): Promise<void> {
     console.log(`[${cwd}] $ ${command}`);
     const t0 = Date.now();
-    const r = await run('bash', ['-c', command], { cwd, env: { ...nestedEnv(), NPM_CONFIG_USERCONFIG: registry!.userconfig, ...env }, check: false });
+    // Minutes pass inside some of these (create-nx-workspace installs nx and opkit): say so.
+    const beat = setInterval(
+      () => console.log(`  … still running \`${command.split(' ').slice(0, 3).join(' ')}\` (${Math.round((Date.now() - t0) / 1000)}s)`),
+      30_000,
+    );
+    const r = await run('bash', ['-c', command], { cwd, env: { ...nestedEnv(), NPM_CONFIG_USERCONFIG: registry!.userconfig, ...env }, check: false }).finally(
+      () => clearInterval(beat),
+    );
     const out = `${r.stdout}${r.stderr}`;
     writeFileSync(join(work, 'last-command.log'), out);
     console.log(`  … exit ${r.code} in ${Math.round((Date.now() - t0) / 1000)}s`);
