@@ -26,8 +26,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
 // In this repository the versions sit in @opkit/testing's source; in the copy that package ships
 // (dist/tooling/control-plane), beside its compiled assets (dist/assets).
-const versionsFile = [join(root, 'packages/testing/src/assets/versions.json'), join(root, 'assets/versions.json')].find((f) => existsSync(f));
-const versions = JSON.parse(readFileSync(versionsFile ?? join(root, 'packages/testing/src/assets/versions.json'), 'utf8'));
+const versionsFiles = [join(root, 'packages/testing/src/assets/versions.json'), join(root, 'assets/versions.json')];
+const versions = JSON.parse(readFileSync(versionsFiles.find((f) => existsSync(f)) ?? versionsFiles[0], 'utf8'));
 
 export function cacheDir() {
   const base = process.env.OPKIT_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'opkit');

@@ -15,9 +15,8 @@ const root = join(import.meta.dirname, '../..');
  * From @opkit/testing's source in opkit's repository, from the installed package elsewhere (vitest
  * resolves a globalSetup path without export conditions).
  */
-export const e2eGlobalSetup =
-  [join(root, 'packages/testing/src/e2e/global-setup.ts'), join(root, 'node_modules/@opkit/testing/dist/e2e/global-setup.js')].find((f) => existsSync(f)) ??
-  join(root, 'packages/testing/src/e2e/global-setup.ts');
+const globalSetups = [join(root, 'packages/testing/src/e2e/global-setup.ts'), join(root, 'node_modules/@opkit/testing/dist/e2e/global-setup.js')];
+export const e2eGlobalSetup = globalSetups.find((f) => existsSync(f)) ?? globalSetups[0]!;
 
 export function projectConfig(
   projectDir: string,

@@ -1,32 +1,14 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { run, validateBundle } from '@opkit/testing';
+import { validateBundle } from '@opkit/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyEdit, guideSteps } from './testing/guide.js';
-import { copyWorkspace, nestedEnv } from './testing/workspace-copy.js';
+import { shell, vitestResults } from './testing/shell.js';
+import { copyWorkspace } from './testing/workspace-copy.js';
 
 const root = join(import.meta.dirname, '../../..');
 const copies: string[] = [];
-
-/** Runs one command line in the copy as a user would in a terminal; on failure, the error carries the output's end. */
-async function sh(ws: string, command: string): Promise<void> {
-  console.log(`[${ws}] $ ${command}`);
-  const t0 = Date.now();
-  const r = await run('bash', ['-c', command], { cwd: ws, env: nestedEnv(), check: false });
-  const out = `${r.stdout}${r.stderr}`;
-  writeFileSync(join(ws, 'last-command.log'), out);
-  console.log(`  … exit ${r.code} in ${Math.round((Date.now() - t0) / 1000)}s`);
-  if (r.code !== 0) throw new Error(`\`${command}\` exited ${r.code} in ${ws}:\n${out.split('\n').slice(-80).join('\n')}`);
-}
-
-/** What a project's last test run recorded (its vitest JSON report): every test's title and status. */
-function results(ws: string, project: string): Record<string, string> {
-  const report = JSON.parse(readFileSync(join(ws, project, 'test-output/vitest/report.json'), 'utf8')) as {
-    testResults: { assertionResults: { fullName: string; status: string }[] }[];
-  };
-  return Object.fromEntries(report.testResults.flatMap((f) => f.assertionResults.map((a) => [a.fullName, a.status])));
-}
 
 /** A copy of the workspace as it was before `operator` was generated (if it was: the guide's readers generate webapp here). */
 function freshCopy(operator: string): string {
@@ -58,11 +40,11 @@ describe('the nx plugin in a copy of the workspace', () => {
     let ranAsGenerated = false;
     for (const step of steps) {
       if (step.type === 'run') {
-        await sh(ws, step.command);
+        await shell(ws, step.command);
         if (step.command.includes('run-many') && !ranAsGenerated) {
           ranAsGenerated = true;
-          expect(Object.values(results(ws, 'e2e/webapp-operator-e2e'))).toContain('passed');
-          expect(results(ws, 'apps/webapp-operator')['the WebApp controller makes a new WebApp Ready for the generation it saw']).toBe('passed');
+          expect(Object.values(vitestResults(ws, 'e2e/webapp-operator-e2e'))).toContain('passed');
+          expect(vitestResults(ws, 'apps/webapp-operator')['the WebApp controller makes a new WebApp Ready for the generation it saw']).toBe('passed');
         }
       } else {
         const path = join(ws, step.path);
@@ -71,16 +53,16 @@ describe('the nx plugin in a copy of the workspace', () => {
       }
     }
     // The last run was the WebApp's own tests, not the skeleton's.
-    const app = results(ws, 'apps/webapp-operator');
+    const app = vitestResults(ws, 'apps/webapp-operator');
     expect(app['the WebApp controller is deleted with what it made: the Deployment and the Service go with it']).toBe('passed');
     expect(app['computeWebAppStatus every pod available']).toBe('passed');
-    expect(results(ws, 'e2e/webapp-operator-e2e')['webapp operator with helm, local mode runs every example: each one is Ready for its generation']).toBe(
+    expect(vitestResults(ws, 'e2e/webapp-operator-e2e')['webapp operator with helm, local mode runs every example: each one is Ready for its generation']).toBe(
       'passed',
     );
     expect(readFileSync(join(ws, 'charts/webapp-operator/templates/crds/apps.opkit.dev_webapps.yaml'), 'utf8')).toContain('nodePort:');
     expect(readFileSync(join(ws, 'charts/webapp-operator/templates/_rules.tpl'), 'utf8')).toContain('deployments');
     // It ships to OperatorHub too: its OLM bundle passes operator-framework's validators, warnings included.
-    await sh(ws, 'npx nx run @opkit/webapp-operator:bundle');
+    await shell(ws, 'npx nx run @opkit/webapp-operator:bundle');
     expect(await validateBundle(join(ws, 'apps/webapp-operator/bundle'))).toEqual([]);
   });
 
@@ -97,9 +79,9 @@ describe('the nx plugin in a copy of the workspace', () => {
       'npx prettier --check apps/shop-operator e2e/shop-operator-e2e',
       'OPKIT_E2E_MODE=local npx nx run-many -t lint typecheck test e2e -p @opkit/shop-operator @opkit/shop-operator-e2e',
     ]) {
-      await sh(ws, command);
+      await shell(ws, command);
     }
-    const app = results(ws, 'apps/shop-operator');
+    const app = vitestResults(ws, 'apps/shop-operator');
     expect(Object.entries(app).filter(([, status]) => status !== 'passed')).toEqual([]);
     for (const suite of [
       'the Store validating webhook',
@@ -113,7 +95,7 @@ describe('the nx plugin in a copy of the workspace', () => {
         suite,
       ).toBe(true);
     }
-    const e2e = results(ws, 'e2e/shop-operator-e2e');
+    const e2e = vitestResults(ws, 'e2e/shop-operator-e2e');
     expect(e2e['shop operator with helm, local mode runs every example: each one is Ready for its generation']).toBe('passed');
   });
 });

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { e2eModes, publishPackages, run } from '@opkit/testing';
+import { e2eModes, publishPackages } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNpmRegistry, type NpmRegistry } from './testing/npm-registry.js';
-import { nestedEnv } from './testing/workspace-copy.js';
+import { shell, vitestResults } from './testing/shell.js';
 
 const root = join(import.meta.dirname, '../../..');
 const version = (JSON.parse(readFileSync(join(root, 'packages/nx-plugin/package.json'), 'utf8')) as { version: string }).version;
@@ -23,22 +23,8 @@ describe('a new operator project outside this repository, from a real npm regist
   let registry: NpmRegistry | undefined;
 
   /** Runs a command line as the author would, with npm pointed at the test registry alone. */
-  async function sh(cwd: string, command: string, env: Record<string, string> = {}): Promise<void> {
-    console.log(`[${cwd}] $ ${command}`);
-    const t0 = Date.now();
-    // Minutes pass inside some of these (create-nx-workspace installs nx and opkit): say so.
-    const beat = setInterval(
-      () => console.log(`  … still running \`${command.split(' ').slice(0, 3).join(' ')}\` (${Math.round((Date.now() - t0) / 1000)}s)`),
-      30_000,
-    );
-    const r = await run('bash', ['-c', command], { cwd, env: { ...nestedEnv(), NPM_CONFIG_USERCONFIG: registry!.userconfig, ...env }, check: false }).finally(
-      () => clearInterval(beat),
-    );
-    const out = `${r.stdout}${r.stderr}`;
-    writeFileSync(join(work, 'last-command.log'), out);
-    console.log(`  … exit ${r.code} in ${Math.round((Date.now() - t0) / 1000)}s`);
-    if (r.code !== 0) throw new Error(`\`${command}\` exited ${r.code} in ${cwd}:\n${out.split('\n').slice(-80).join('\n')}`);
-  }
+  const sh = (cwd: string, command: string, env: Record<string, string> = {}) =>
+    shell(cwd, command, { env: { NPM_CONFIG_USERCONFIG: registry!.userconfig, ...env }, logDir: work });
 
   beforeAll(async () => {
     registry = await startNpmRegistry(join(work, 'registry'));
@@ -71,14 +57,7 @@ describe('a new operator project outside this repository, from a real npm regist
     await sh(ws, 'npx nx g @opkit/nx-plugin:api webapp --group apps.acme.example --api-version v1alpha1 --kind WebApp');
     // The project's README command: the toolset from the copy @opkit/testing ships, then every target.
     await sh(ws, 'npm test', { OPKIT_E2E_MODE: 'local' });
-    const report = (dir: string) =>
-      Object.fromEntries(
-        (
-          JSON.parse(readFileSync(join(ws, dir, 'test-output/vitest/report.json'), 'utf8')) as {
-            testResults: { assertionResults: { fullName: string; status: string }[] }[];
-          }
-        ).testResults.flatMap((f) => f.assertionResults.map((a) => [a.fullName, a.status])),
-      );
+    const report = (dir: string) => vitestResults(ws, dir);
     const app = report('apps/webapp-operator');
     expect(Object.entries(app).filter(([, s]) => s !== 'passed')).toEqual([]);
     expect(app['the WebApp controller makes a new WebApp Ready for the generation it saw']).toBe('passed');

@@ -1,7 +1,7 @@
 // What a new workspace shares, taken from opkit's own repository so the two never drift: the same
 // lint, format, TypeScript and test setup, the image recipe, the library chart and the build tools.
 // In this repository the generator reads them in place; the published plugin carries a copy
-// (dist/workspace, written when it is staged: ../../stage.ts).
+// (dist/workspace, written by its build: ../../build/dist.ts).
 
 /**
  * A file's name in the published plugin's copy: npm leaves dotfiles such as .gitignore out of a
@@ -38,7 +38,6 @@ export const ADAPTED_FILES = ['apps/Dockerfile', 'nx.json', 'package.json'] as c
 
 /** The new workspace's package.json: opkit's tool versions, the published opkit packages, no workspaces of its own yet. */
 export function workspacePackageJson(name: string, opkitVersion: string, source: { devDependencies: Record<string, string>; engines?: unknown }): string {
-  const { ['@opkit/testing']: _t, ...devDependencies } = source.devDependencies;
   const pkg = {
     name,
     version: '0.1.0',
@@ -54,7 +53,7 @@ export function workspacePackageJson(name: string, opkitVersion: string, source:
     },
     devDependencies: Object.fromEntries(
       Object.entries({
-        ...devDependencies,
+        ...source.devDependencies,
         '@opkit/nx-plugin': `^${opkitVersion}`,
         '@opkit/runtime': `^${opkitVersion}`,
         '@opkit/testing': `^${opkitVersion}`,
