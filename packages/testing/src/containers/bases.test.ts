@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isLocalBuild, officialPin, splitRef } from './bases.js';
 
@@ -32,5 +33,38 @@ describe('pinning the bases by digest', () => {
   it('knows the images built on this machine', () => {
     expect(isLocalBuild('opkit.local/node-runtime:24.21.0-f1b0b62332')).toBe(true);
     expect(isLocalBuild('node:24')).toBe(false);
+  });
+
+  it("pins only by a digest docker listed for the base's own repository, whatever docker lists", () => {
+    const name = fc.stringMatching(/^[a-z0-9][a-z0-9._/:-]{0,30}$/);
+    fc.assert(
+      fc.property(
+        name,
+        fc.array(
+          fc.oneof(
+            fc.string(),
+            name.map((n) => `${n}@${D}`),
+          ),
+          { maxLength: 5 },
+        ),
+        fc.boolean(),
+        (ref, others, listed) => {
+          // Often docker does list the base's own repository, among other lines.
+          const digests = listed ? [...others, `${splitRef(ref).repository}@${D}`] : others;
+          let pinned: string;
+          try {
+            pinned = officialPin(ref, digests);
+          } catch (e) {
+            expect((e as Error).message).toMatch(/no digest from its registry/);
+            return;
+          }
+          const digest = pinned.slice(pinned.indexOf('@'));
+          expect(
+            digests.some((d) => d.endsWith(digest) && d.slice(0, d.indexOf('@')).endsWith(splitRef(ref).repository.replace(/^docker\.io\/(library\/)?/, ''))),
+          ).toBe(true);
+          expect(pinned.startsWith(splitRef(ref).repository)).toBe(true);
+        },
+      ),
+    );
   });
 });
