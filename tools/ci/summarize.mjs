@@ -38,12 +38,14 @@ for (const group of ['packages', 'apps', 'e2e']) {
       }
       for (const a of file.assertionResults ?? []) {
         if (a.status !== 'failed') continue;
-        // The first lines of the error beside the name: a CI log is often read from its end only.
-        const why = (a.failureMessages ?? [])
+        // The error's message beside the name, without its stack (a CI log is often read from its
+        // end only): up to 30 lines, as a test that explains its failure may print a trail.
+        const lines = (a.failureMessages ?? [])
           .join('\n')
           .split('\n')
-          .filter((l) => l.trim())
-          .slice(0, 4);
+          .filter((l) => l.trim());
+        const stack = lines.findIndex((l) => /^\s*at /.test(l));
+        const why = lines.slice(0, Math.min(30, Math.max(stack === -1 ? 4 : stack, 1)));
         failures.push([`${group}/${project}: ${a.fullName}`, ...why.map((l) => `      ${l.trim().slice(0, 300)}`)].join('\n'));
       }
     }

@@ -25,6 +25,13 @@ export const TAKEOVER_ANNOTATION = `${GROUP}/take-over-from-cert-manager`;
  */
 export const LOOK_AGAIN_MS = 60_000;
 
+/** The cert-manager Certificate holding a Secret, and when the answer given is due to be asked again. */
+export interface Holder {
+  name: string;
+  /** Until this answer expires: a refused Certificate looks again then, not a full LOOK_AGAIN_MS later. */
+  lookAgainInMs: number;
+}
+
 /**
  * Answers which cert-manager Certificate holds a Secret, if one does: the Secret carries
  * cert-manager's `certificate-name` annotation (cert-manager writes it on every issuance) and that
@@ -37,23 +44,29 @@ export const LOOK_AGAIN_MS = 60_000;
  * remembered per version of the Secret for a minute: a ported Secret costs at most a GET per
  * Certificate a minute, never one per reconcile. A cluster without cert-manager's CRDs
  * answers 404, as a missing Certificate does.
+ *
+ * The answer says how long it stays remembered, and a refusal looks again exactly then: the work
+ * queue keeps the earliest of two delays asked for one item, so a refusal that asked a fixed minute
+ * after an answer remembered from earlier in that minute would be served the remembered answer
+ * again and wait a second minute (a takeover took up to two minutes, not the one documented).
  */
 export class CertManagerOwners {
   private readonly seen = new Map<string, { resourceVersion: string; at: number; holder: string | undefined }>();
 
-  async holder(c: CertificateObject, secret: SecretObject | undefined, ctx: ReconcileContext): Promise<string | undefined> {
+  async holder(c: CertificateObject, secret: SecretObject | undefined, ctx: Pick<ReconcileContext, 'client' | 'clock'>): Promise<Holder | undefined> {
     const name = secret?.metadata.annotations?.[`${CERT_MANAGER_GROUP}/certificate-name`];
     if (!secret || !name) return undefined;
     const key = `${c.metadata.namespace}/${c.spec.secretName}`;
     const rv = secret.metadata.resourceVersion ?? '';
     const now = ctx.clock.monotonic();
-    const known = this.seen.get(key);
-    if (known && known.resourceVersion === rv && now - known.at < LOOK_AGAIN_MS) return known.holder;
-    const theirs = await ctx.client.find(CertManagerCertificate, { namespace: c.metadata.namespace, name });
-    const holder = theirs?.spec?.secretName === c.spec.secretName ? name : undefined;
-    // Bounded by the Certificates this replica reconciles; a forgotten entry costs one more GET.
-    if (this.seen.size > 10_000) this.seen.clear();
-    this.seen.set(key, { resourceVersion: rv, at: now, holder });
-    return holder;
+    let known = this.seen.get(key);
+    if (!known || known.resourceVersion !== rv || now - known.at >= LOOK_AGAIN_MS) {
+      const theirs = await ctx.client.find(CertManagerCertificate, { namespace: c.metadata.namespace, name });
+      // Bounded by the Certificates this replica reconciles; a forgotten entry costs one more GET.
+      if (this.seen.size > 10_000) this.seen.clear();
+      known = { resourceVersion: rv, at: now, holder: theirs?.spec?.secretName === c.spec.secretName ? name : undefined };
+      this.seen.set(key, known);
+    }
+    return known.holder === undefined ? undefined : { name: known.holder, lookAgainInMs: Math.max(1, known.at + LOOK_AGAIN_MS - now) };
   }
 }

@@ -9,7 +9,7 @@ import { certificateMatchesKey } from '../../pki/inspect.js';
 import { METADATA, LABELLED, SecretReader } from '../../secrets/secret-reader.js';
 import { unb64 } from '../certificaterequests/controller.js';
 import { certificatesRbac } from '../rbac.js';
-import { CertManagerOwners, LOOK_AGAIN_MS, TAKEOVER_ANNOTATION } from './cert-manager-owner.js';
+import { CertManagerOwners, TAKEOVER_ANNOTATION } from './cert-manager-owner.js';
 import { contention, failureBackoff } from './backoff.js';
 import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey } from './next-key.js';
@@ -99,10 +99,10 @@ export function certificateController(cfg: CertOperatorConfig) {
         c,
         ctx,
         'SecretOwnedByCertManager',
-        `Secret "${c.spec.secretName}" is held by cert-manager's Certificate "${theirs}" (cert-manager.io/v1): not issuing into it, or the two would re-issue over each other. Delete that Certificate (its Secret stays), or annotate this one ${TAKEOVER_ANNOTATION}=true to take the Secret over`,
+        `Secret "${c.spec.secretName}" is held by cert-manager's Certificate "${theirs.name}" (cert-manager.io/v1): not issuing into it, or the two would re-issue over each other. Delete that Certificate (its Secret stays), or annotate this one ${TAKEOVER_ANNOTATION}=true to take the Secret over`,
       );
-      // cert-manager's Certificates are not watched: look again in a while.
-      return { requeueAfter: LOOK_AGAIN_MS };
+      // cert-manager's Certificates are not watched: look again when the answer expires.
+      return { requeueAfter: theirs.lookAgainInMs };
     }
     if (state.problem && state.key && issuedChain && certificateMatchesKey(issuedChain, state.key)) {
       const caPem = current!.cr.status?.ca ? unb64(current!.cr.status.ca) : undefined;
