@@ -516,7 +516,7 @@ for (const mode of e2eModes()) {
     });
 
     it.runIf(mode.name === 'kind')(
-      'the release command publishes the four images, three charts and three bundles to the registry, signed; the memcached chart from that release installs, verified with its public key, and runs the sample',
+      'the release command publishes the four images (amd64 and arm64), three charts and three bundles to the registry, signed; the memcached chart from that release installs, verified with its public key, and runs the sample',
       async () => {
         const out = mkdtempSync(join(tmpdir(), 'opkit-release-'));
         try {
@@ -564,6 +564,31 @@ for (const mode of e2eModes()) {
             expect(verified.images.every((i) => manifest.images.some((m) => m.ref === i))).toBe(true);
           }
           for (const b of manifest.bundles) await verifySignature(b.ref, manifest.publicKey, { plainHttp: true, home });
+          // Every image for amd64 and arm64: an index the charts pin, each platform's image signed
+          // with its own SBOM, and the arm64 one runs Node for arm64 (here under QEMU).
+          for (const i of manifest.images) {
+            expect(i.platforms?.map((p) => p.platform)).toEqual(['linux/amd64', 'linux/arm64']);
+            await verifySignature(i.ref, manifest.publicKey, { plainHttp: true, home });
+            for (const p of i.platforms!) await verifySignature(p.ref, manifest.publicKey, { plainHttp: true, home });
+          }
+          const operatorIndex = manifest.images.find((i) => i.source === app.image.repository)!;
+          const arm64 = operatorIndex.platforms!.find((p) => p.platform === 'linux/arm64')!;
+          const arm64Sbom = (await verifiedSbom(arm64.ref, manifest.publicKey, { plainHttp: true, home })) as {
+            packages: { name: string; versionInfo?: string }[];
+          };
+          // The SBOM is the arm64 image's (syft names the image it scanned by digest and architecture), and names what it ships.
+          expect(JSON.stringify(arm64Sbom)).toContain(`${arm64.ref.split('@')[1]!.replace(':', '%3A')}?arch=arm64`);
+          expect(arm64Sbom.packages.map((p) => `${p.name}@${p.versionInfo}`)).toEqual(
+            expect.arrayContaining([expect.stringMatching(/^node@24\./), expect.stringMatching(/^libc6@/)]),
+          );
+          const ran = execFileSync(
+            'docker',
+            ['run', '--rm', '--platform', 'linux/arm64', '--entrypoint', '/nodejs/bin/node', arm64.ref, '-p', 'process.arch'],
+            {
+              encoding: 'utf8',
+            },
+          );
+          expect(ran.trim()).toBe('arm64');
           // The bundle's CSV runs the operator by the digest the release pushed, and lists it as a related image.
           const bundle = manifest.bundles.find((b) => b.source === 'opkit/memcached-operator-bundle')!;
           const operatorRef = manifest.images.find((i) => i.source === app.image.repository)!.ref;
@@ -598,6 +623,8 @@ for (const mode of e2eModes()) {
           rmSync(out, { recursive: true, force: true });
         }
       },
+      // Four images built and pushed twice (amd64, arm64), their SBOMs made and attested.
+      600_000,
     );
   });
 }

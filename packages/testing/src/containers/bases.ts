@@ -6,6 +6,7 @@
 import type { ImageRole } from './image-plan.js';
 import { docker } from './docker.js';
 import { imageFor } from './images.js';
+import { hostPlatform, type Platform } from './platforms.js';
 import { pushImage } from './push.js';
 import { say } from './progress.js';
 
@@ -35,23 +36,29 @@ export function officialPin(ref: string, repoDigests: string[]): string {
   return `${repository}${tag ? `:${tag}` : ''}${match.slice(match.indexOf('@'))}`;
 }
 
-async function pinBase(role: Exclude<ImageRole, 'kindNode'>, name: string, registry: string, path: string): Promise<string> {
-  const ref = await imageFor(role);
+async function pinBase(role: Exclude<ImageRole, 'kindNode'>, name: string, registry: string, path: string, platform: Platform): Promise<string> {
+  const ref = await imageFor(role, platform);
   if (isLocalBuild(ref)) {
     const { tag } = splitRef(ref);
     const pushed = await pushImage(ref, registry, `${path}/base/${name}`, tag ?? 'latest', ref);
     say(`base ${ref} published as ${pushed.ref}`);
     return pushed.ref;
   }
+  // An official base is an index of every platform: its digest pins each of them. Pulled for this
+  // machine's platform only (docker's store holds one per tag).
   await docker(['pull', '--quiet', ref]);
   const digests = JSON.parse((await docker(['image', 'inspect', '--format', '{{json .RepoDigests}}', ref])).stdout) as string[] | null;
   return officialPin(ref, digests ?? []);
 }
 
-/** Both bases, pinned (see the file's comment), for images pushed to `registry`/`path`. */
-export async function pinnedBases(registry: string, path: string): Promise<PinnedBases> {
+/**
+ * Both bases, pinned (see the file's comment), for `platform`'s images pushed to `registry`/`path`:
+ * the runtime base of that platform; the build base of this machine's, where the build stages run
+ * for every platform (apps/Dockerfile).
+ */
+export async function pinnedBases(registry: string, path: string, platform: Platform = hostPlatform()): Promise<PinnedBases> {
   return {
-    nodeBuild: await pinBase('nodeBuild', 'node-build', registry, path),
-    nodeRuntime: await pinBase('nodeRuntime', 'node-runtime', registry, path),
+    nodeBuild: await pinBase('nodeBuild', 'node-build', registry, path, hostPlatform()),
+    nodeRuntime: await pinBase('nodeRuntime', 'node-runtime', registry, path, platform),
   };
 }

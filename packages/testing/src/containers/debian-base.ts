@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheRoot, versions } from '../assets/binaries.js';
+import { buildKitClient } from './buildkit.js';
 import { imageId } from './docker.js';
 import { withLock } from './lock.js';
+import { archOf, ensureEmulation, hostPlatform, type Platform } from './platforms.js';
 import { runLong, say, seconds } from './progress.js';
 import { which } from './which.js';
 
@@ -17,13 +19,16 @@ const RECIPE = 1;
 const sourcesList = (suite: string) =>
   [`deb ${MIRROR()} ${suite} main`, `deb ${MIRROR()} ${suite}-updates main`, `deb ${SECURITY()} ${suite}-security main`, ''].join('\n');
 
-/** The tag of the Debian base for these settings: opkit.local/debian:<suite>-<digest>. */
-export function debianBaseTag(): string {
-  const digest = createHash('sha256')
-    .update(JSON.stringify({ RECIPE, INCLUDE, suite: versions.debian, sources: sourcesList(versions.debian) }))
-    .digest('hex')
-    .slice(0, 10);
-  return `opkit.local/debian:${versions.debian}-${digest}`;
+/**
+ * The tag of the Debian base for these settings: opkit.local/debian:<suite>-<digest> for amd64
+ * (unchanged since before other platforms, so its cached images stay valid), with the
+ * architecture in the tag and the digest for any other.
+ */
+export function debianBaseTag(platform: Platform = 'linux/amd64'): string {
+  const arch = archOf(platform);
+  const settings = { RECIPE, INCLUDE, suite: versions.debian, sources: sourcesList(versions.debian), ...(arch === 'amd64' ? {} : { arch }) };
+  const digest = createHash('sha256').update(JSON.stringify(settings)).digest('hex').slice(0, 10);
+  return `opkit.local/debian:${versions.debian}-${arch === 'amd64' ? '' : `${arch}-`}${digest}`;
 }
 
 async function ensureDebootstrap(): Promise<void> {
@@ -43,23 +48,27 @@ async function ensureDebootstrap(): Promise<void> {
 /**
  * A minimal Debian, bootstrapped here from Debian's archive (`debootstrap --variant=minbase`) and
  * imported as an image: the base every locally built image starts from, where no registry answers.
- * Built once per recipe (about a minute), then taken from the engine's image store.
+ * Built once per recipe and platform (about a minute for this machine's; several for another,
+ * whose packages are configured under QEMU), then taken from the engine's image store.
  */
-export async function ensureDebianBase(): Promise<string> {
-  const tag = debianBaseTag();
+export async function ensureDebianBase(platform: Platform = hostPlatform()): Promise<string> {
+  const tag = debianBaseTag(platform);
   if (imageId(tag)) return tag;
+  const arch = archOf(platform);
+  const foreign = platform !== hostPlatform();
   return withLock(
     join(cacheRoot(), 'containers', 'debian.lock'),
     async () => {
       if (imageId(tag)) return tag;
       await ensureDebootstrap();
+      await ensureEmulation(platform);
       const t0 = Date.now();
       const dir = join(cacheRoot(), 'containers', `rootfs-${process.pid}`);
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
       try {
-        say(`bootstrapping Debian ${versions.debian} (minbase) from ${MIRROR()} (about a minute, once)…`);
-        await runLong('debootstrap', ['--variant=minbase', `--include=${INCLUDE.join(',')}`, versions.debian, dir, MIRROR()], {
+        say(`bootstrapping Debian ${versions.debian} (minbase, ${arch}) from ${MIRROR()} (${foreign ? 'a few minutes under QEMU' : 'about a minute'}, once)…`);
+        await runLong('debootstrap', ['--variant=minbase', `--arch=${arch}`, `--include=${INCLUDE.join(',')}`, versions.debian, dir, MIRROR()], {
           label: 'bootstrapping Debian',
           echo: /^I: (Retrieving Release|Found packages|Installing core|Unpacking the base|Configuring the base|Base system)/,
           logFile: join(cacheRoot(), 'containers', 'debootstrap.log'),
@@ -68,14 +77,29 @@ export async function ensureDebianBase(): Promise<string> {
         rmSync(join(dir, 'var/cache/apt/archives'), { recursive: true, force: true });
         mkdirSync(join(dir, 'var/cache/apt/archives/partial'), { recursive: true });
         say(`importing it as ${tag}…`);
-        await runLong(
-          'sh',
-          [
-            '-c',
-            `tar -C '${dir}' -c . | docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["bash"]' - '${tag}'`,
-          ],
-          { label: 'importing the Debian base' },
-        );
+        const config = ['ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'CMD ["bash"]'];
+        if (!foreign)
+          await runLong('sh', ['-c', `tar -C '${dir}' -c . | docker import ${config.map((c) => `--change '${c}'`).join(' ')} - '${tag}'`], {
+            label: 'importing the Debian base',
+          });
+        else {
+          // docker import records the engine's own architecture whatever it is told (20.10): a
+          // build FROM scratch for the platform records the one the files are for, so builds for
+          // that platform find it in the image store.
+          const ctx = join(cacheRoot(), 'containers', `rootfs-context-${process.pid}`);
+          mkdirSync(ctx, { recursive: true });
+          try {
+            await runLong('tar', ['-C', dir, '-cf', join(ctx, 'rootfs.tar'), '.'], { label: 'packing the Debian base' });
+            writeFileSync(join(ctx, 'Dockerfile'), ['FROM scratch', 'ADD rootfs.tar /', ...config, ''].join('\n'));
+            const client = buildKitClient();
+            await runLong(client.command, [...client.args, '--progress=plain', '--platform', platform, '-t', tag, ctx], {
+              label: 'importing the Debian base',
+              env: { ...process.env, ...client.env },
+            });
+          } finally {
+            rmSync(ctx, { recursive: true, force: true });
+          }
+        }
         say(`Debian base ${tag} ready in ${seconds(t0)}`);
         return tag;
       } finally {

@@ -6,6 +6,7 @@ import { buildKitClient } from './buildkit.js';
 import { docker, imageFiles } from './docker.js';
 import { ensureImage, recipes } from './local-images.js';
 import { imagePlan, OFFICIAL_IMAGES, probeRegistries, type ImageRole, type ImageSource } from './image-plan.js';
+import { hostPlatform, type Platform } from './platforms.js';
 import { runLong, say, seconds } from './progress.js';
 import { spawnSync } from 'node:child_process';
 
@@ -24,11 +25,14 @@ export function currentImagePlan(): Promise<Record<ImageRole, ImageSource>> {
   return plan;
 }
 
-/** The image to use for a role: the official reference, or the local build's tag. */
-export async function imageFor(role: Exclude<ImageRole, 'kindNode'>): Promise<string> {
+/**
+ * The image to use for a role: the official reference (an index of every platform), or the local
+ * build's tag for `platform` (this machine's by default).
+ */
+export async function imageFor(role: Exclude<ImageRole, 'kindNode'>, platform: Platform = hostPlatform()): Promise<string> {
   const source = (await currentImagePlan())[role];
   if (source === 'official') return OFFICIAL_IMAGES[role].ref;
-  return ensureImage(recipes[role]);
+  return ensureImage(recipes[role], platform);
 }
 
 /** Pebble for the cluster, built from the binaries this repository builds, on the static base of the plan. */
@@ -78,9 +82,10 @@ function revision(root: string): string {
 /**
  * `nx run @opkit/<app>:docker-build`: the app's image from apps/Dockerfile, tagged
  * opkit/<app>:<version> (never latest), on the official bases where their registries answer and
- * on bases built here where they do not.
+ * on bases built here where they do not. `platform`: another than this machine's (a release's
+ * arm64 image), with `bases` for it: the runtime base of that platform, the build base of this one.
  */
-export async function buildAppImage(app: string, tag?: string, bases?: { nodeBuild: string; nodeRuntime: string }): Promise<string> {
+export async function buildAppImage(app: string, tag?: string, bases?: { nodeBuild: string; nodeRuntime: string }, platform?: Platform): Promise<string> {
   const root = workspaceRoot();
   const version = (JSON.parse(readFileSync(join(root, 'apps', app, 'package.json'), 'utf8')) as { version: string }).version;
   const ref = `opkit/${app}:${tag ?? version}`;
@@ -96,6 +101,7 @@ export async function buildAppImage(app: string, tag?: string, bases?: { nodeBui
     [
       ...client.args,
       '--progress=plain',
+      ...(platform && platform !== hostPlatform() ? ['--platform', platform] : []),
       '-f',
       'apps/Dockerfile',
       '-t',

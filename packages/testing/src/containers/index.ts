@@ -11,6 +11,7 @@ export { ensureKindToolset, type KindToolset } from './kind-toolset.js';
 export { kindClusterConfig } from './kind-config.js';
 export { docker, imageFiles, imageId, imageSize } from './docker.js';
 export { ensureLocalRegistry, connectRegistryToKind, registryImage, registryAction, registryPort, REGISTRY_CONTAINER, type LocalRegistry } from './registry.js';
-export { pushImage, pushedDigest, tagManifest, MANIFEST_TYPES, type PushedImage } from './push.js';
+export { pushImage, pushIndex, pushedDigest, tagManifest, MANIFEST_TYPES, type PushedImage, type PushedIndex, type PlatformImage } from './push.js';
+export { RELEASE_PLATFORMS, hostPlatform, parsePlatforms, ensureEmulation, type Platform, type Arch } from './platforms.js';
 export { generateKeyPair, signArtifact, attestSbom, verifySignature, verifiedSbom, dockerConfigEnv, SignatureError, type SigningKey } from './sign.js';
 export { imageSbom } from './sbom.js';

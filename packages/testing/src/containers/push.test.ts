@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pushedDigest } from './push.js';
+import { manifestPushDigest, pushedDigest } from './push.js';
 
 describe('pushedDigest: the digest a push gave one repository, from the RepoDigests docker keeps', () => {
   const digest = `sha256:${'ab'.repeat(32)}`;
@@ -15,5 +15,22 @@ describe('pushedDigest: the digest a push gave one repository, from the RepoDige
     ['a truncated digest', ['localhost:5001/opkit/x@sha256:abc']],
   ])('refuses %s, saying what there was', (_name, repoDigests) => {
     expect(() => pushedDigest(repoDigests, 'localhost:5001', 'opkit/x')).toThrow(/no sha256 digest for localhost:5001\/opkit\/x among the image's RepoDigests/);
+  });
+});
+
+describe('manifestPushDigest: the index digest `docker manifest push` printed', () => {
+  const digest = `sha256:${'ef'.repeat(32)}`;
+  it('is the last line, after what docker says of each platform', () => {
+    expect(manifestPushDigest(`Pushed ref localhost:5001/opkit/x@sha256:${'ab'.repeat(32)} with digest: sha256:${'ab'.repeat(32)}\n${digest}\n`, 't')).toBe(
+      digest,
+    );
+  });
+  it.each([
+    ['nothing', ''],
+    ['an error', 'error: manifest unknown'],
+    ['a short digest', 'sha256:abc'],
+    ['a digest with more after it', `${digest} done`],
+  ])('refuses %s', (_name, stdout) => {
+    expect(() => manifestPushDigest(stdout, 'localhost:5001/opkit/x:1.0.0')).toThrow(/docker manifest push localhost:5001\/opkit\/x:1.0.0 printed no digest/);
   });
 });

@@ -1,4 +1,5 @@
 import { docker } from './docker.js';
+import type { Platform } from './platforms.js';
 import { runLong } from './progress.js';
 
 /** An image as a registry holds it: what a chart pins. */
@@ -65,4 +66,45 @@ export async function tagManifest(registry: string, repository: string, digest: 
   if (!put.ok) throw new Error(`tagging ${registry}/${repository}@${digest} as ${tag}: the registry answered ${put.status} ${await put.text()}`);
   if (put.headers.get('docker-content-digest') !== digest)
     throw new Error(`${registry}/${repository}:${tag} is ${put.headers.get('docker-content-digest')}, not ${digest}`);
+}
+
+/** One platform's image in an index. */
+export interface PlatformImage {
+  platform: Platform;
+  image: PushedImage;
+}
+
+/** An image pushed for several platforms: the index (its `ref` is what a chart pins) and each platform's own. */
+export interface PushedIndex extends PushedImage {
+  platforms: PlatformImage[];
+}
+
+/** The digest `docker manifest push` printed (its last line): `sha256:<64 hex>`, or a clear error. Pure. */
+export function manifestPushDigest(stdout: string, target: string): string {
+  const last = stdout.trim().split('\n').pop()?.trim() ?? '';
+  if (!/^sha256:[0-9a-f]{64}$/.test(last)) throw new Error(`docker manifest push ${target} printed no digest: ${JSON.stringify(stdout.slice(-200))}`);
+  return last;
+}
+
+/**
+ * Pushes the index (a manifest list) of images already pushed to `registry/repository`, one per
+ * platform, under `tag`, with docker's own `manifest` commands (so a registry's credentials are
+ * docker's, as for the images), and returns its digest: the one reference a pod on any of the
+ * platforms pulls by.
+ */
+export async function pushIndex(
+  parts: PlatformImage[],
+  registry: string,
+  repository: string,
+  tag: string,
+  opts: { plainHttp: boolean; source?: string },
+): Promise<PushedIndex> {
+  const target = `${registry}/${repository}:${tag}`;
+  const insecure = opts.plainHttp ? ['--insecure'] : [];
+  // A list left in docker's local store by an earlier run would be amended, not replaced.
+  await docker(['manifest', 'rm', target]).catch(() => undefined);
+  await docker(['manifest', 'create', ...insecure, target, ...parts.map((p) => p.image.ref)]);
+  const pushed = await docker(['manifest', 'push', '--purge', ...insecure, target]);
+  const digest = manifestPushDigest(pushed.stdout, target);
+  return { registry, repository, source: opts.source ?? repository, tag, digest, ref: `${registry}/${repository}@${digest}`, platforms: parts };
 }

@@ -1,10 +1,11 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { pinnedBases } from '../containers/bases.js';
+import { pinnedBases, type PinnedBases } from '../containers/bases.js';
 import { buildAppImage, buildBundleImage } from '../containers/images.js';
 import { say } from '../containers/progress.js';
-import { pushImage, type PushedImage } from '../containers/push.js';
+import { archOf, hostPlatform, type Platform } from '../containers/platforms.js';
+import { pushImage, pushIndex, type PlatformImage, type PushedImage, type PushedIndex } from '../containers/push.js';
 import { imageSbom } from '../containers/sbom.js';
 import { attestSbom, signArtifact, type SigningKey } from '../containers/sign.js';
 import { workspaceApp, workspaceRoot } from '../e2e/workspace.js';
@@ -44,20 +45,46 @@ export interface Signer {
 const versionOf = (root: string, app: string) => workspaceApp(app, root).image.tag;
 
 /**
- * Builds each app's image, pushes it under the target, signs it and attaches its SBOM as a signed
- * attestation, all by digest. `source` is the repository the charts name it by (opkit/<app>).
+ * Builds each app's image for every platform, pushes it under the target, signs it and attaches
+ * its SBOM as a signed attestation, all by digest. `source` is the repository the charts name it
+ * by (opkit/<app>). For several platforms, each platform's image is pushed as
+ * `<version>-<arch>` and an index of them as `<version>`: the index is what charts pin, and it and
+ * each platform's image are signed; each platform's image carries its own SBOM (their Debian
+ * packages and Node builds differ).
  */
-export async function publishImages(apps: string[], target: ReleaseTarget, signer: Signer, workDir: string, root = workspaceRoot()): Promise<PushedImage[]> {
+export async function publishImages(
+  apps: string[],
+  target: ReleaseTarget,
+  signer: Signer,
+  workDir: string,
+  root = workspaceRoot(),
+  platforms: readonly Platform[] = [hostPlatform()],
+): Promise<PushedImage[]> {
   const out: PushedImage[] = [];
   const opts = { plainHttp: target.plainHttp, home: signer.home };
-  const bases = await pinnedBases(target.host, target.path);
+  // Every platform's bases first: one this machine cannot build (no emulator for a base built
+  // here) fails the release before any app is built or pushed. Official bases need no emulation.
+  const bases = new Map<Platform, PinnedBases>();
+  for (const p of platforms) bases.set(p, await pinnedBases(target.host, target.path, p));
   for (const app of apps) {
     const version = versionOf(root, app);
-    const local = await buildAppImage(app, version, bases);
-    const image = await pushImage(local, target.host, `${target.path}/${app}`, version, `opkit/${app}`);
+    const parts: PlatformImage[] = [];
+    for (const p of platforms) {
+      const tag = platforms.length === 1 ? version : `${version}-${archOf(p)}`;
+      const local = await buildAppImage(app, tag, bases.get(p), p);
+      parts.push({ platform: p, image: await pushImage(local, target.host, `${target.path}/${app}`, tag, `opkit/${app}`) });
+    }
+    const image =
+      parts.length === 1
+        ? parts[0]!.image
+        : await pushIndex(parts, target.host, `${target.path}/${app}`, version, { plainHttp: target.plainHttp, source: `opkit/${app}` });
     await signArtifact(image.ref, signer.key, opts);
-    await attestSbom(image.ref, await imageSbom(image.ref, join(workDir, `${app}.spdx.json`), opts), signer.key, opts);
-    say(`published and signed ${image.ref} (${image.tag}), with its SBOM`);
+    for (const { platform, image: part } of parts) {
+      if (part !== image) await signArtifact(part.ref, signer.key, opts);
+      const sbomFile = join(workDir, parts.length === 1 ? `${app}.spdx.json` : `${app}-${archOf(platform)}.spdx.json`);
+      await attestSbom(part.ref, await imageSbom(part.ref, sbomFile, opts), signer.key, opts);
+    }
+    say(`published and signed ${image.ref} (${image.tag}${parts.length > 1 ? `: ${platforms.join(', ')}` : ''}), with its SBOM${parts.length > 1 ? 's' : ''}`);
     out.push(image);
   }
   return out;
@@ -122,7 +149,8 @@ export async function publishBundles(
 /** What a release published, by digest: written beside it as release.json. */
 export interface ReleaseManifest {
   target: string;
-  images: { source: string; ref: string; tag: string }[];
+  /** Each image's `ref` is what the charts pin: an index where several platforms were built, with each platform's image in `platforms`. */
+  images: { source: string; ref: string; tag: string; platforms?: { platform: string; ref: string; tag: string }[] }[];
   charts: { name: string; version: string; ref: string; digest: string; pins: { path: string; ref: string }[] }[];
   bundles: { source: string; ref: string; tag: string }[];
   /** The public key the signatures verify with (keyed releases). */
@@ -138,6 +166,8 @@ export interface PublishReleaseOptions {
   charts: string[];
   /** Operators with OLM bundles. */
   bundles: string[];
+  /** The images' platforms; default this machine's. */
+  platforms?: readonly Platform[];
   workDir: string;
   helmEnv?: NodeJS.ProcessEnv;
   root?: string;
@@ -147,14 +177,19 @@ export interface PublishReleaseOptions {
 export async function publishRelease(o: PublishReleaseOptions): Promise<ReleaseManifest> {
   const root = o.root ?? workspaceRoot();
   mkdirSync(o.workDir, { recursive: true });
-  const images = await publishImages(o.images, o.target, o.signer, o.workDir, root);
+  const images = await publishImages(o.images, o.target, o.signer, o.workDir, root, o.platforms);
   const charts = await publishCharts(o.charts, images, o.target, o.signer, o.helmEnv, root);
   const bundles = await publishBundles(o.bundles, images, o.target, o.signer, root);
   const publicKey = join(o.workDir, 'cosign.pub');
   cpSync(o.signer.key.publicKey, publicKey);
   const manifest: ReleaseManifest = {
     target: `${o.target.host}/${o.target.path}`,
-    images: images.map((i) => ({ source: i.source, ref: i.ref, tag: i.tag })),
+    images: images.map((i) => ({
+      source: i.source,
+      ref: i.ref,
+      tag: i.tag,
+      ...('platforms' in i ? { platforms: (i as PushedIndex).platforms.map((p) => ({ platform: p.platform, ref: p.image.ref, tag: p.image.tag })) } : {}),
+    })),
     charts: charts.map((c) => ({
       name: c.name,
       version: c.version,

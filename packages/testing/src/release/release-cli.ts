@@ -1,8 +1,9 @@
 // npm run release -- <phase> …: how a maintainer cuts a release (docs/releasing.md).
 //   version <specifier> [--dry-run]   one version for every package and app (nx release version),
 //                                     the charts, their READMEs, the OLM bundles and CHANGELOG.md
-//   publish --registry <host/path> [--plain-http] [--key cosign.key] [--out dir]
-//                                     the four images (signed, with SBOM attestations), the three
+//   publish --registry <host/path> [--plain-http] [--key cosign.key] [--platforms list] [--out dir]
+//                                     the four images (linux/amd64 and linux/arm64 by default, an
+//                                     index of both; signed, with SBOM attestations), the three
 //                                     charts (images pinned by digest, signed) and the three OLM
 //                                     bundles (signed), pushed under host/path; release.json lists them
 //   publish-npm [--npm-registry <url>] [--no-provenance] [--out dir]
@@ -15,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { buildToolset } from '../assets/build-toolset.js';
 import { ensureEngine } from '../containers/engine.js';
 import { runLong, say, seconds } from '../containers/progress.js';
+import { parsePlatforms, RELEASE_PLATFORMS } from '../containers/platforms.js';
 import { ensureLocalRegistry } from '../containers/registry.js';
 import { generateKeyPair, type SigningKey } from '../containers/sign.js';
 import { imageApps, workspaceRoot } from '../e2e/workspace.js';
@@ -27,6 +29,10 @@ const FLAGS = {
   '--dry-run': { value: false, help: 'version: show what would change, change nothing' },
   '--registry': { value: true, help: 'publish: host[:port]/path every artifact goes under' },
   '--plain-http': { value: false, help: 'publish: the registry speaks plain HTTP (a local one)' },
+  '--platforms': {
+    value: true,
+    help: `publish: the images' platforms, comma-separated (default: ${RELEASE_PLATFORMS.join(',')}; another than this machine's is built under QEMU)`,
+  },
   '--key': { value: true, help: "publish: cosign's private key (its password in COSIGN_PASSWORD); default: a new key pair in --out" },
   '--out': {
     value: true,
@@ -80,6 +86,7 @@ async function main(): Promise<number> {
       const registry = flags['--registry'];
       if (typeof registry !== 'string') throw new Error(`publish needs --registry: ${FLAGS['--registry'].help}`);
       const target = parseTarget(registry, flags['--plain-http'] === true);
+      const platforms = typeof flags['--platforms'] === 'string' ? parsePlatforms(flags['--platforms']) : [...RELEASE_PLATFORMS];
       const engine = await ensureEngine();
       if (!engine.available) throw new Error(`publishing builds images: no container engine (${engine.reason})`);
       await buildToolset(['--only', 'cosign,syft,helm'], '[release]');
@@ -107,11 +114,12 @@ async function main(): Promise<number> {
         images: imageApps(root),
         charts: operators,
         bundles: operators,
+        platforms,
         workDir: out,
         root,
       });
       say(
-        `published v${version} to ${manifest.target} in ${seconds(t0)}: ${manifest.images.length} images, ${manifest.charts.length} charts, ${manifest.bundles.length} bundles; ${join(out, 'release.json')}`,
+        `published v${version} to ${manifest.target} in ${seconds(t0)}: ${manifest.images.length} images (${platforms.join(', ')}), ${manifest.charts.length} charts, ${manifest.bundles.length} bundles; ${join(out, 'release.json')}`,
       );
       for (const c of manifest.charts) say(`  helm install ${c.name.replace(/-operator$/, '')} ${c.ref}@${c.digest}${target.plainHttp ? ' --plain-http' : ''}`);
       return 0;
@@ -143,7 +151,7 @@ async function main(): Promise<number> {
     }
     default:
       console.error(
-        `usage: npm run release -- version <specifier> [--dry-run] | publish --registry <host/path> [--plain-http] [--key cosign.key] [--out dir] | publish-npm [--npm-registry <url>] [--no-provenance] [--out dir] | local-registry`,
+        `usage: npm run release -- version <specifier> [--dry-run] | publish --registry <host/path> [--plain-http] [--key cosign.key] [--platforms linux/amd64,linux/arm64] [--out dir] | publish-npm [--npm-registry <url>] [--no-provenance] [--out dir] | local-registry`,
       );
       return 2;
   }
