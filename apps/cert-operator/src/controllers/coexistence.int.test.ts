@@ -118,6 +118,34 @@ describe.each<Order>(['cert-manager first', 'opkit first'])(
       };
     };
 
+    /**
+     * cert-manager's renewal forced as `cmctl renew` does it: an Issuing condition added to its
+     * Certificate's status (any earlier one replaced), with the time of now.
+     */
+    async function forceCertManagerRenewal(): Promise<void> {
+      const conditions = [
+        ...(((await theirs()) as Conditioned).status?.conditions ?? []).filter((c) => c.type !== 'Issuing'),
+        {
+          type: 'Issuing',
+          status: 'True',
+          reason: 'ManuallyTriggered',
+          message: 'Certificate re-issuance manually triggered',
+          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        },
+      ];
+      await plane.kubectl([
+        'patch',
+        'certificates.cert-manager.io',
+        SECRET,
+        '-n',
+        NS,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { conditions } }),
+      ]);
+    }
+
     beforeAll(async () => {
       const toolset = await certManagerToolset();
       plane = await startControlPlane({ audit: true });
@@ -209,27 +237,7 @@ describe.each<Order>(['cert-manager first', 'opkit first'])(
       // cert-manager's renewal forced, as `cmctl renew` does it (an Issuing condition): cert-manager
       // issues once, and its certificate-name annotation says it holds the Secret; ours stands back.
       let since = new Date();
-      const conditions = [
-        ...(((await theirs()) as Conditioned).status?.conditions ?? []),
-        {
-          type: 'Issuing',
-          status: 'True',
-          reason: 'ManuallyTriggered',
-          message: 'Certificate re-issuance manually triggered',
-          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-        },
-      ];
-      await plane.kubectl([
-        'patch',
-        'certificates.cert-manager.io',
-        SECRET,
-        '-n',
-        NS,
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ status: { conditions } }),
-      ]);
+      await forceCertManagerRenewal();
       await waitFor('cert-manager to re-issue', async () => (await served()).serial !== heldSerial);
       const refused = await waitFor('ours to stand back', async () => {
         const c = await ours();
@@ -256,19 +264,7 @@ describe.each<Order>(['cert-manager first', 'opkit first'])(
 
       // cert-manager forced once more: one more request of its own, none of ours.
       since = new Date();
-      await plane.kubectl([
-        'patch',
-        'certificates.cert-manager.io',
-        SECRET,
-        '-n',
-        NS,
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({
-          status: { conditions: [...conditions.slice(0, -1), { ...conditions.at(-1), lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] },
-        }),
-      ]);
+      await forceCertManagerRenewal();
       await waitFor('cert-manager to re-issue again', async () => (await served()).serial !== held);
       expect(await settled(since), trail(since)).toMatchObject({ opkitRequests: 0, certManagerRequests: 1, opkitSecretWrites: 0 });
 

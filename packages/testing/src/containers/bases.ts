@@ -52,13 +52,13 @@ async function pinBase(role: Exclude<ImageRole, 'kindNode'>, name: string, regis
 }
 
 /**
- * Both bases, pinned (see the file's comment), for `platform`'s images pushed to `registry`/`path`:
- * the runtime base of that platform; the build base of this machine's, where the build stages run
- * for every platform (apps/Dockerfile).
+ * Both bases, pinned (see the file's comment), for each platform's images pushed to
+ * `registry`/`path`: the runtime base of that platform, and for all of them the one build base of
+ * this machine's platform, where the build stages run (apps/Dockerfile), pinned once.
  */
-export async function pinnedBases(registry: string, path: string, platform: Platform = hostPlatform()): Promise<PinnedBases> {
-  return {
-    nodeBuild: await pinBase('nodeBuild', 'node-build', registry, path, hostPlatform()),
-    nodeRuntime: await pinBase('nodeRuntime', 'node-runtime', registry, path, platform),
-  };
+export async function pinnedBases(registry: string, path: string, platforms: readonly Platform[]): Promise<Map<Platform, PinnedBases>> {
+  const nodeBuild = await pinBase('nodeBuild', 'node-build', registry, path, hostPlatform());
+  const out = new Map<Platform, PinnedBases>();
+  for (const p of platforms) out.set(p, { nodeBuild, nodeRuntime: await pinBase('nodeRuntime', 'node-runtime', registry, path, p) });
+  return out;
 }

@@ -5,7 +5,7 @@ import { cacheRoot, versions } from '../assets/binaries.js';
 import { buildKitClient } from './buildkit.js';
 import { imageId } from './docker.js';
 import { withLock } from './lock.js';
-import { archOf, ensureEmulation, hostPlatform, type Platform } from './platforms.js';
+import { archOf, ensureEmulation, hostPlatform, platformFlag, tagArch, type Platform } from './platforms.js';
 import { runLong, say, seconds } from './progress.js';
 import { which } from './which.js';
 
@@ -19,16 +19,12 @@ const RECIPE = 1;
 const sourcesList = (suite: string) =>
   [`deb ${MIRROR()} ${suite} main`, `deb ${MIRROR()} ${suite}-updates main`, `deb ${SECURITY()} ${suite}-security main`, ''].join('\n');
 
-/**
- * The tag of the Debian base for these settings: opkit.local/debian:<suite>-<digest> for amd64
- * (unchanged since before other platforms, so its cached images stay valid), with the
- * architecture in the tag and the digest for any other.
- */
+/** The tag of the Debian base for these settings and platform: opkit.local/debian:<suite>-[<arch>-]<digest> (tagArch). */
 export function debianBaseTag(platform: Platform = 'linux/amd64'): string {
   const arch = archOf(platform);
   const settings = { RECIPE, INCLUDE, suite: versions.debian, sources: sourcesList(versions.debian), ...(arch === 'amd64' ? {} : { arch }) };
   const digest = createHash('sha256').update(JSON.stringify(settings)).digest('hex').slice(0, 10);
-  return `opkit.local/debian:${versions.debian}-${arch === 'amd64' ? '' : `${arch}-`}${digest}`;
+  return `opkit.local/debian:${versions.debian}-${tagArch(platform)}${digest}`;
 }
 
 async function ensureDebootstrap(): Promise<void> {
@@ -92,7 +88,7 @@ export async function ensureDebianBase(platform: Platform = hostPlatform()): Pro
             await runLong('tar', ['-C', dir, '-cf', join(ctx, 'rootfs.tar'), '.'], { label: 'packing the Debian base' });
             writeFileSync(join(ctx, 'Dockerfile'), ['FROM scratch', 'ADD rootfs.tar /', ...config, ''].join('\n'));
             const client = buildKitClient();
-            await runLong(client.command, [...client.args, '--progress=plain', '--platform', platform, '-t', tag, ctx], {
+            await runLong(client.command, [...client.args, '--progress=plain', ...platformFlag(platform), '-t', tag, ctx], {
               label: 'importing the Debian base',
               env: { ...process.env, ...client.env },
             });

@@ -6,7 +6,7 @@ import { buildKitClient } from './buildkit.js';
 import { docker, imageFiles } from './docker.js';
 import { ensureImage, recipes } from './local-images.js';
 import { imagePlan, OFFICIAL_IMAGES, probeRegistries, type ImageRole, type ImageSource } from './image-plan.js';
-import { hostPlatform, type Platform } from './platforms.js';
+import { hostPlatform, platformFlag, type Platform } from './platforms.js';
 import { runLong, say, seconds } from './progress.js';
 import { spawnSync } from 'node:child_process';
 
@@ -101,7 +101,7 @@ export async function buildAppImage(app: string, tag?: string, bases?: { nodeBui
     [
       ...client.args,
       '--progress=plain',
-      ...(platform && platform !== hostPlatform() ? ['--platform', platform] : []),
+      ...platformFlag(platform),
       '-f',
       'apps/Dockerfile',
       '-t',

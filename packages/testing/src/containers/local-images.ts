@@ -9,7 +9,7 @@ import { ensureDebianBase } from './debian-base.js';
 import { imageId } from './docker.js';
 import { npmPackage } from './downloads.js';
 import { goTool } from './go-tools.js';
-import { archOf, ensureEmulation, hostPlatform, nodeArch, type Platform } from './platforms.js';
+import { archOf, ensureEmulation, hostPlatform, nodeArch, platformFlag, tagArch, type Platform } from './platforms.js';
 import { runLong, say, seconds } from './progress.js';
 
 /** The repository prefix of every image opkit builds in place of an official one. */
@@ -82,20 +82,18 @@ export function ensureImage(recipe: ImageRecipe, platform: Platform = hostPlatfo
 }
 
 async function buildImage(recipe: ImageRecipe, platform: Platform): Promise<string> {
-  const foreign = platform !== hostPlatform();
-  if (foreign) await ensureEmulation(platform);
+  await ensureEmulation(platform);
   const buildArgs: Record<string, string> = { ...recipe.args };
   for (const [arg, base] of Object.entries(recipe.bases ?? {}))
     buildArgs[arg] = base === 'debian' ? await ensureDebianBase(platform) : 'ref' in base ? base.ref : await ensureImage(base, platform);
   const files = (await recipe.files?.(platform)) ?? {};
   const dockerfileDir = join(imagesDir(), recipe.dockerfile);
-  const arch = archOf(platform);
-  // amd64's tags are what they were before other platforms, so the images cached under them stay valid.
-  const h = createHash('sha256').update(JSON.stringify(buildArgs) + (arch === 'amd64' ? '' : platform));
+  // amd64's digests and tags are what they were before other platforms (tagArch).
+  const h = createHash('sha256').update(JSON.stringify(buildArgs) + (archOf(platform) === 'amd64' ? '' : platform));
   // The recipe's own directory by content (its files' times differ in every clone).
   for (const f of readdirSync(dockerfileDir).sort()) h.update(f).update(readFileSync(join(dockerfileDir, f)));
   for (const [name, path] of Object.entries(files).sort()) fingerprint(path, h.update(name));
-  const tag = `${recipe.repository}:${recipe.version}-${arch === 'amd64' ? '' : `${arch}-`}${h.digest('hex').slice(0, 10)}`;
+  const tag = `${recipe.repository}:${recipe.version}-${tagArch(platform)}${h.digest('hex').slice(0, 10)}`;
   if (imageId(tag)) {
     if (recipe.fixedTag) await runLong('docker', ['tag', tag, recipe.fixedTag], { label: 'tagging' });
     return tag;
@@ -110,7 +108,7 @@ async function buildImage(recipe: ImageRecipe, platform: Platform): Promise<stri
     const args = [
       ...client.args,
       '--progress=plain',
-      ...(foreign ? ['--platform', platform] : []),
+      ...platformFlag(platform),
       '-t',
       tag,
       ...(recipe.fixedTag ? ['-t', recipe.fixedTag] : []),

@@ -26,6 +26,15 @@ export const archOf = (p: Platform): Arch => p.slice('linux/'.length) as Arch;
 /** Node's name for the platform's architecture, as the npm packages of its official builds are named (node-linux-<arch>). */
 export const nodeArch = (p: Platform): string => ARCHES[archOf(p)].node;
 
+/**
+ * What names an image built here for `platform`: `arm64-` in its tag, nothing for amd64 (whose
+ * tags are what they were before other platforms, so the images cached under them stay valid).
+ */
+export const tagArch = (p: Platform): string => (archOf(p) === 'amd64' ? '' : `${archOf(p)}-`);
+
+/** docker build's flag for `platform`: none for this machine's own (a build's default), `--platform` for another. */
+export const platformFlag = (p: Platform | undefined): string[] => (p && p !== hostPlatform() ? ['--platform', p] : []);
+
 /** This machine's platform. */
 export function hostPlatform(arch: string = process.arch): Platform {
   const found = (Object.keys(ARCHES) as Arch[]).find((a) => ARCHES[a].node === arch);

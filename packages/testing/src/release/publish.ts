@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { pinnedBases, type PinnedBases } from '../containers/bases.js';
+import { pinnedBases } from '../containers/bases.js';
 import { buildAppImage, buildBundleImage } from '../containers/images.js';
 import { say } from '../containers/progress.js';
 import { archOf, hostPlatform, type Platform } from '../containers/platforms.js';
@@ -64,8 +64,7 @@ export async function publishImages(
   const opts = { plainHttp: target.plainHttp, home: signer.home };
   // Every platform's bases first: one this machine cannot build (no emulator for a base built
   // here) fails the release before any app is built or pushed. Official bases need no emulation.
-  const bases = new Map<Platform, PinnedBases>();
-  for (const p of platforms) bases.set(p, await pinnedBases(target.host, target.path, p));
+  const bases = await pinnedBases(target.host, target.path, platforms);
   for (const app of apps) {
     const version = versionOf(root, app);
     const parts: PlatformImage[] = [];
