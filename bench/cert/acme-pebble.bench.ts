@@ -7,10 +7,11 @@
 import { metricSeries, metricValue, scrape } from '@opkit/runtime/testing';
 import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor, workspaceApp } from '@opkit/testing';
 import { existsSync } from 'node:fs';
-import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
-import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
 import { table } from '../report.js';
 import { startCertOperator } from './operator.js';
+import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
+
+const { Certificate, Issuer } = CERT_APIS.opkit;
 
 const SOLVER = workspaceApp('acme-solver');
 

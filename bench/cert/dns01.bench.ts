@@ -7,10 +7,11 @@
 import { metricValue, scrape } from '@opkit/runtime/testing';
 import { bindUnavailable, startBind, startControlPlane, startPebble, waitFor } from '@opkit/testing';
 import { loadavg } from 'node:os';
-import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
-import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
 import { table } from '../report.js';
 import { startCertOperator } from './operator.js';
+import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
+
+const { Certificate, Issuer } = CERT_APIS.opkit;
 
 async function run(n: number) {
   const bind = await startBind({ zone: 'example.test', onPort53: true });

@@ -4,10 +4,11 @@
 //   OPKIT_BENCH_SHIM_INGRESSES=1,50 (default)
 import { startControlPlane, waitFor } from '@opkit/testing';
 import { loadavg } from 'node:os';
-import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
-import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
 import { table } from '../report.js';
 import { startCertOperator } from './operator.js';
+import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
+
+const { Certificate, Issuer } = CERT_APIS.opkit;
 
 async function run(n: number) {
   const plane = await startControlPlane({ audit: true });

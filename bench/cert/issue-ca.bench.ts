@@ -2,10 +2,11 @@
 // operator's controllers in-process. cert-manager's published figure: 500 certificates from 10 CA
 // issuers in 417 s (≈1.2/s) with its default client limits (design/20221205-memory-management.md).
 import { startControlPlane, waitFor } from '@opkit/testing';
-import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
-import { Issuer } from '../../apps/cert-operator/src/api/v1/issuer.js';
 import { table } from '../report.js';
 import { startCertOperator } from './operator.js';
+import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
+
+const { Certificate, Issuer } = CERT_APIS.opkit;
 
 async function run(n: number) {
   const plane = await startControlPlane({ audit: true });

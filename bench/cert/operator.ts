@@ -1,10 +1,12 @@
 import { Client, CustomResourceDefinition, Namespace, Transport, type Manager } from '@opkit/runtime';
 import { testManager } from '@opkit/runtime/testing';
 import { waitFor, type ControlPlane } from '@opkit/testing';
-import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
 import { defaultConfig, type CertOperatorConfig } from '../../apps/cert-operator/src/config.js';
 import { addCertificateControllers } from '../../apps/cert-operator/src/controllers/index.js';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
+import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
+
+const { Certificate } = CERT_APIS.opkit;
 
 /**
  * The cert benches' common start: the operator's CRDs on the plane, its namespace and `bench`,

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import type { ChallengeObject } from '../../apps/cert-operator/src/api/acme/v1/challenge.js';
 import { solverPod } from '../../apps/cert-operator/src/acme/solver-resources.js';
+import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
 import { processMemory } from '../process-stats.js';
 import { containerMemory } from './container-memory.js';
 import { mib, table } from '../report.js';
@@ -52,7 +53,7 @@ async function main() {
   const rows: Record<string, string | number>[] = [];
   try {
     await cluster.kubectl(['create', 'namespace', NS]);
-    const pod = solverPod(challenge, `${app.image.repository}:${app.image.tag}`);
+    const pod = solverPod(CERT_APIS.opkit, challenge, `${app.image.repository}:${app.image.tag}`);
     delete (pod.metadata as { ownerReferences?: unknown }).ownerReferences;
     pod.metadata.name = 'solver';
     delete pod.metadata.generateName;

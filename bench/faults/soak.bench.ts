@@ -11,11 +11,13 @@ import { freePort, startControlPlane, startIngressStandIn, startPebble, waitFor,
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { cdnFaultScenario } from '../../apps/cdn-operator/src/controllers/cdncluster/fault-scenario.js';
-import { Certificate } from '../../apps/cert-operator/src/api/v1/certificate.js';
 import { certFaultScenario, FAULTS_SYSTEM_NAMESPACE } from '../../apps/cert-operator/src/controllers/fault-scenario.js';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { memcachedFaultScenario } from '../../apps/memcached-operator/src/controllers/memcached/fault-scenario.js';
 import { table } from '../report.js';
+import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
+
+const { Certificate } = CERT_APIS.opkit;
 
 process.env['OPKIT_FAULT_CHURN_MS'] ??= '120000';
 const seeds = faultSeeds([1, 2, 3]);

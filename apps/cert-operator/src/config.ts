@@ -1,5 +1,9 @@
+import { CERT_APIS, type CertApi } from './api/index.js';
+
 /** Settings of the cert operator, from its flags. */
 export interface CertOperatorConfig {
+  /** The API the operator serves: its resources, annotations and labels (`--api-mode`; api/groups.ts). */
+  api: CertApi;
   /** Where ClusterIssuers' Secrets live (CA pairs, ACME account keys). */
   clusterResourceNamespace: string;
   /** Approve CertificateRequests for our issuers automatically (cert-manager's default). */
@@ -32,6 +36,7 @@ export interface CertOperatorConfig {
 
 /** The defaults; `clusterResourceNamespace` is the operator's own namespace when it runs in a pod. */
 export const defaultConfig = ({ clusterResourceNamespace, ...overrides }: Partial<CertOperatorConfig> = {}): CertOperatorConfig => ({
+  api: CERT_APIS.opkit,
   clusterResourceNamespace: clusterResourceNamespace || 'opkit-system',
   autoApprove: true,
   certificateOwnerRef: false,

@@ -1,11 +1,23 @@
 import { flag, runOperator } from '@opkit/runtime';
+import { API_MODES, CERT_APIS } from './api/index.js';
 import { defaultConfig } from './config.js';
 import { addCertificateControllers } from './controllers/index.js';
+import { CERT_MANAGER_LEASE, refuseWhileCertManagerLeads } from './startup/cert-manager-lease.js';
 
 void runOperator({
   name: 'cert-operator',
-  description: 'issues and renews X.509 certificates: Issuer, ClusterIssuer, Certificate, CertificateRequest (cert.opkit.dev/v1)',
+  description:
+    'issues and renews X.509 certificates: Issuer, ClusterIssuer, Certificate, CertificateRequest (cert.opkit.dev/v1, or cert-manager.io/v1 in place of cert-manager)',
   flags: {
+    apiMode: flag.oneOf(API_MODES, {
+      default: 'opkit',
+      help: 'the API served: opkit (cert.opkit.dev, acme.cert.opkit.dev) or cert-manager (cert-manager.io, acme.cert-manager.io, in place of its controller)',
+    }),
+    certManagerLeaseNamespace: flag.string({
+      metavar: '<ns>',
+      default: CERT_MANAGER_LEASE.namespace,
+      help: "cert-manager mode: where cert-manager's controller holds its leader Lease (its --leader-election-namespace); no start while it is held",
+    }),
     clusterResourceNamespace: flag.optionalString({ metavar: '<ns>', help: "where ClusterIssuers' Secrets live", defaultText: 'POD_NAMESPACE' }),
     disableAutoApproval: flag.boolean({ help: 'leave CertificateRequests for an approver to approve or deny' }),
     enableCertificateOwnerRef: flag.boolean({ help: 'delete issued Secrets together with their Certificate' }),
@@ -40,10 +52,23 @@ void runOperator({
     defaultIssuerKind: flag.oneOf(['Issuer', 'ClusterIssuer'] as const, { default: 'Issuer', help: 'kind of the default issuer' }),
     defaultIssuerGroup: flag.optionalString({ metavar: '<group>', help: 'API group of the default issuer', defaultText: 'cert.opkit.dev' }),
   },
-  setup(manager, v) {
+  async setup(manager, v) {
+    const api = CERT_APIS[v.apiMode];
+    if (v.apiMode === 'cert-manager') {
+      if (v.shimIgnoreCertManagerAnnotations)
+        throw new Error(
+          '--shim-ignore-cert-manager-annotations is for running beside cert-manager (opkit mode); in cert-manager mode those annotations are ours',
+        );
+      const verdict = await refuseWhileCertManagerLeads(manager.client, { ...CERT_MANAGER_LEASE, namespace: v.certManagerLeaseNamespace }, manager.clock.now());
+      manager.log.info(
+        { lease: `${v.certManagerLeaseNamespace}/${CERT_MANAGER_LEASE.name}`, why: verdict.held ? undefined : verdict.why },
+        "serving cert-manager.io: cert-manager's controller does not lead",
+      );
+    }
     const defaults = defaultConfig({ clusterResourceNamespace: manager.environment.podNamespace });
     addCertificateControllers(manager, {
       ...defaults,
+      api,
       clusterResourceNamespace: v.clusterResourceNamespace ?? defaults.clusterResourceNamespace,
       autoApprove: !v.disableAutoApproval,
       certificateOwnerRef: v.enableCertificateOwnerRef,

@@ -5,7 +5,7 @@ export { APIServer } from './control-plane/apiserver.js';
 export { KWOK_NODE_ANNOTATION } from './control-plane/kwok.js';
 export { findBinary, defaultAssetsDir, BinaryNotFoundError, versions, type BinaryName } from './assets/binaries.js';
 export { buildToolset } from './assets/build-toolset.js';
-export { certManagerToolset, startCertManager, type CertManagerToolset, type CertManagerOptions } from './comparators/cert-manager.js';
+export { certManagerCrds, certManagerToolset, startCertManager, type CertManagerToolset, type CertManagerOptions } from './comparators/cert-manager.js';
 export { createCertificateAuthority, type CertificateAuthority, type KeyPairPem, type IssueOptions } from './pki/pki.js';
 export { freePort } from './net/ports.js';
 export { waitFor, StopWaiting, type WaitOptions } from './wait.js';

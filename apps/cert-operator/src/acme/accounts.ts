@@ -1,7 +1,7 @@
 import { Secret, type ReconcileContext } from '@opkit/runtime';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { ClusterIssuer, Issuer, type IssuerObject } from '../api/v1/issuer.js';
-import { L } from '../api/v1/shared.js';
+import type { CertApi } from '../api/index.js';
+import type { IssuerObject } from '../api/v1/issuer.js';
 import { secretData, SecretReader } from '../secrets/secret-reader.js';
 import { AcmeSession, type RequestObserver } from './client.js';
 
@@ -37,11 +37,14 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex').slice(0,
 export class AcmeAccounts {
   private readonly sessions = new Map<string, { id: string; session: AcmeSession }>();
 
-  constructor(private readonly observe?: RequestObserver) {}
+  constructor(
+    private readonly api: CertApi,
+    private readonly observe?: RequestObserver,
+  ) {}
 
   async session(issuer: IssuerObject, resourceNamespace: string, ctx: ReconcileContext): Promise<AccountSession> {
     const spec = issuer.spec.acme as ACMEIssuerSpec;
-    const reader = new SecretReader(ctx.cache, ctx.client);
+    const reader = new SecretReader(ctx.cache, ctx.client, this.api.labelled);
     const keyRef = spec.privateKeySecretRef;
     const keyName = keyRef.key ?? 'tls.key';
     let keyPem = secretData(await reader.read({ namespace: resourceNamespace, name: keyRef.name }), keyName);
@@ -52,7 +55,7 @@ export class AcmeAccounts {
         );
       keyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
       await ctx.create(Secret, {
-        metadata: { name: keyRef.name, namespace: resourceNamespace, labels: { [L.fao]: 'true' } },
+        metadata: { name: keyRef.name, namespace: resourceNamespace, labels: { [this.api.L.fao]: 'true' } },
         type: 'Opaque',
         data: { [keyName]: Buffer.from(keyPem).toString('base64') },
       });
@@ -106,6 +109,7 @@ export class AcmeAccounts {
    */
   async forget(issuer: IssuerObject, ctx: ReconcileContext): Promise<void> {
     this.sessions.delete(issuer.metadata.uid!);
+    const { Issuer, ClusterIssuer } = this.api;
     const kind = issuer.metadata.namespace ? Issuer.kind : ClusterIssuer.kind;
     await ctx
       .patch(kind as typeof Issuer.kind, { namespace: issuer.metadata.namespace, name: issuer.metadata.name }, { status: { acme: null } }, 'merge', {

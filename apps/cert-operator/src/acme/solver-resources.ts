@@ -1,13 +1,10 @@
 import { controllerReference, defineKind, Ingress, Pod, Service, type KubeObject, type ObjectOf } from '@opkit/runtime';
-import { Challenge, type ChallengeObject } from '../api/acme/v1/challenge.js';
-import { ACME_GROUP } from '../api/acme/v1/order.js';
+import type { ChallengeObject } from '../api/acme/v1/challenge.js';
+import type { CertApi } from '../api/index.js';
 
 type PodSpec = NonNullable<ObjectOf<typeof Pod>['spec']>;
 
 export const SOLVER_PORT = 8089;
-export const SOLVER_LABEL = `${ACME_GROUP}/http01-solver`;
-export const DOMAIN_LABEL = `${ACME_GROUP}/http-domain`;
-export const TOKEN_LABEL = `${ACME_GROUP}/http-token`;
 export const CHALLENGE_PATH = '/.well-known/acme-challenge/';
 /** Gateway API's HTTPRoute: only the fields the solver route uses are typed. */
 export const HTTPRoute = defineKind<KubeObject & { spec?: Record<string, unknown> }>({
@@ -17,8 +14,8 @@ export const HTTPRoute = defineKind<KubeObject & { spec?: Record<string, unknown
   plural: 'httproutes',
   namespaced: true,
 });
-/** Only our solver objects are cached. */
-export const SOLVER_INFORMER = { labelSelector: `${SOLVER_LABEL}=true` };
+/** Only our solver objects are cached (labelled as the API mode's: CertApi.solverLabels). */
+export const solverInformer = ({ solverLabels }: CertApi) => ({ labelSelector: `${solverLabels.solver}=true` });
 
 /** Adler-32, as cert-manager labels solver objects: short, stable, label-safe. */
 export function adler32(s: string): string {
@@ -32,10 +29,10 @@ export function adler32(s: string): string {
 }
 
 /** The labels that identify a challenge's solver objects (and select its pod). */
-export const identityLabels = (ch: ChallengeObject): Record<string, string> => ({
-  [DOMAIN_LABEL]: adler32(ch.spec.dnsName),
-  [TOKEN_LABEL]: adler32(ch.spec.token),
-  [SOLVER_LABEL]: 'true',
+export const identityLabels = ({ solverLabels }: CertApi, ch: ChallengeObject): Record<string, string> => ({
+  [solverLabels.domain]: adler32(ch.spec.dnsName),
+  [solverLabels.token]: adler32(ch.spec.token),
+  [solverLabels.solver]: 'true',
 });
 
 type PodObject = ObjectOf<typeof Pod>;
@@ -52,7 +49,7 @@ const serviceTypeOf = (ch: ChallengeObject) => http01(ch).ingress?.serviceType ?
  * tolerations merged; affinity, priorityClassName, serviceAccountName, securityContext and
  * resources replaced; imagePullSecrets appended).
  */
-export function solverPod(ch: ChallengeObject, image: string): PodObject {
+export function solverPod(api: CertApi, ch: ChallengeObject, image: string): PodObject {
   const t = podTemplateOf(ch);
   const ts = t?.spec ?? {};
   return {
@@ -61,9 +58,9 @@ export function solverPod(ch: ChallengeObject, image: string): PodObject {
     metadata: {
       generateName: 'opkit-acme-http-solver-',
       namespace: ch.metadata.namespace,
-      labels: { ...t?.metadata?.labels, ...identityLabels(ch) },
+      labels: { ...t?.metadata?.labels, ...identityLabels(api, ch) },
       annotations: { 'sidecar.istio.io/inject': 'false', 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'true', ...t?.metadata?.annotations },
-      ownerReferences: [controllerReference(Challenge.kind, ch)],
+      ownerReferences: [controllerReference(api.Challenge.kind, ch)],
     },
     spec: {
       restartPolicy: 'OnFailure',
@@ -94,20 +91,20 @@ export function solverPod(ch: ChallengeObject, image: string): PodObject {
   };
 }
 
-export function solverService(ch: ChallengeObject): ObjectOf<typeof Service> {
+export function solverService(api: CertApi, ch: ChallengeObject): ObjectOf<typeof Service> {
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: {
       generateName: 'opkit-acme-http-solver-',
       namespace: ch.metadata.namespace,
-      labels: identityLabels(ch),
+      labels: identityLabels(api, ch),
       annotations: { 'auth.istio.io/8089': 'NONE' },
-      ownerReferences: [controllerReference(Challenge.kind, ch)],
+      ownerReferences: [controllerReference(api.Challenge.kind, ch)],
     },
     spec: {
       type: serviceTypeOf(ch),
-      selector: identityLabels(ch),
+      selector: identityLabels(api, ch),
       ports: [{ name: 'http', port: SOLVER_PORT, targetPort: SOLVER_PORT, protocol: 'TCP' }],
     },
   };
@@ -134,7 +131,7 @@ export function challengeRule(ch: ChallengeObject, serviceName: string) {
   };
 }
 
-export function solverIngress(ch: ChallengeObject, serviceName: string): ObjectOf<typeof Ingress> {
+export function solverIngress(api: CertApi, ch: ChallengeObject, serviceName: string): ObjectOf<typeof Ingress> {
   const ing = http01(ch).ingress ?? {};
   return {
     apiVersion: 'networking.k8s.io/v1',
@@ -142,19 +139,19 @@ export function solverIngress(ch: ChallengeObject, serviceName: string): ObjectO
     metadata: {
       generateName: 'opkit-acme-http-solver-',
       namespace: ch.metadata.namespace,
-      labels: { ...ing.ingressTemplate?.metadata?.labels, ...identityLabels(ch) },
+      labels: { ...ing.ingressTemplate?.metadata?.labels, ...identityLabels(api, ch) },
       annotations: {
         'nginx.ingress.kubernetes.io/whitelist-source-range': '0.0.0.0/0,::/0',
         ...(ing.class ? { 'kubernetes.io/ingress.class': ing.class } : {}),
         ...ing.ingressTemplate?.metadata?.annotations,
       },
-      ownerReferences: [controllerReference(Challenge.kind, ch)],
+      ownerReferences: [controllerReference(api.Challenge.kind, ch)],
     },
     spec: { ...(ing.ingressClassName ? { ingressClassName: ing.ingressClassName } : {}), rules: [challengeRule(ch, serviceName) as never] },
   };
 }
 
-export function solverHTTPRoute(ch: ChallengeObject, serviceName: string) {
+export function solverHTTPRoute(api: CertApi, ch: ChallengeObject, serviceName: string) {
   const gw = http01(ch).gatewayHTTPRoute ?? {};
   return {
     apiVersion: 'gateway.networking.k8s.io/v1',
@@ -162,8 +159,8 @@ export function solverHTTPRoute(ch: ChallengeObject, serviceName: string) {
     metadata: {
       generateName: 'opkit-acme-http-solver-',
       namespace: ch.metadata.namespace,
-      labels: { ...gw.labels, ...identityLabels(ch) },
-      ownerReferences: [controllerReference(Challenge.kind, ch)],
+      labels: { ...gw.labels, ...identityLabels(api, ch) },
+      ownerReferences: [controllerReference(api.Challenge.kind, ch)],
     },
     spec: {
       parentRefs: gw.parentRefs ?? [],

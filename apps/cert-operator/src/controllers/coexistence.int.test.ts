@@ -12,11 +12,13 @@ import {
 } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Certificate } from '../api/v1/certificate.js';
 import { defaultConfig } from '../config.js';
 import { CUSTOM_RESOURCES } from '../manifests/generate.js';
 import { CertManagerCertificate } from './certificates/cert-manager-owner.js';
 import { addCertificateControllers } from './index.js';
+import { CERT_APIS } from '../api/index.js';
+
+const { Certificate } = CERT_APIS.opkit;
 
 /**
  * A migration as it happens: cert-manager's controller (v1.21, built from its Go module) and this

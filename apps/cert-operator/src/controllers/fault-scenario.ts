@@ -1,12 +1,13 @@
 import { Client, Secret, Transport } from '@opkit/runtime';
 import type { FaultScenario } from '@opkit/runtime/testing/faults';
 import type { ControlPlane, Pebble } from '@opkit/testing';
-import { Certificate, type CertificateObject } from '../api/v1/certificate.js';
-import { CertificateRequest } from '../api/v1/certificaterequest.js';
-import { A } from '../api/v1/shared.js';
+import { CERT_APIS } from '../api/index.js';
+import type { CertificateObject } from '../api/v1/certificate.js';
 import { defaultConfig } from '../config.js';
 import { inspectCertificate } from '../pki/inspect.js';
 import { addCertificateControllers } from './index.js';
+
+const { Certificate, CertificateRequest, A } = CERT_APIS.opkit;
 
 export const FAULTS_SYSTEM_NAMESPACE = 'opkit-system';
 const CA_LEAVES = ['leaf-0', 'leaf-1', 'leaf-2', 'leaf-3'];

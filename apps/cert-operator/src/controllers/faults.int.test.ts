@@ -14,9 +14,11 @@ import {
 } from '@opkit/testing';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { Certificate } from '../api/v1/certificate.js';
 import { CUSTOM_RESOURCES } from '../manifests/generate.js';
 import { certFaultScenario, FAULTS_SYSTEM_NAMESPACE } from './fault-scenario.js';
+import { CERT_APIS } from '../api/index.js';
+
+const { Certificate } = CERT_APIS.opkit;
 
 const SOLVER = workspaceApp('acme-solver');
 

@@ -7,14 +7,14 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Certificate, MAX_SANS } from '../api/v1/certificate.js';
-import { CertificateRequest } from '../api/v1/certificaterequest.js';
-import { Challenge } from '../api/acme/v1/challenge.js';
-import { Issuer } from '../api/v1/issuer.js';
+import { MAX_SANS } from '../api/v1/certificate.js';
 import { defaultConfig } from '../config.js';
 import { CLASS, decodeMessage, encodeMessage, encodeName, TYPE } from '../dns/message.js';
 import { CUSTOM_RESOURCES } from '../manifests/generate.js';
 import { addCertificateControllers } from './index.js';
+import { CERT_APIS } from '../api/index.js';
+
+const { Certificate, CertificateRequest, Challenge, Issuer } = CERT_APIS.opkit;
 
 const OPERATOR = 'cert-operator';
 const SYSTEM = 'opkit-system';

@@ -2,12 +2,8 @@ import { Secret, type Manager } from '@opkit/runtime';
 import { AcmeAccounts } from '../acme/accounts.js';
 import { acmeClientMetrics } from '../acme/metrics.js';
 import type { CertOperatorConfig } from '../config.js';
-import { LABELLED } from '../secrets/secret-reader.js';
 import { registerCertificateMetrics } from '../metrics/certificates.js';
 import { registerChallengeMetrics, registerIssuerMetrics } from '../metrics/resources.js';
-import { Challenge } from '../api/acme/v1/challenge.js';
-import { Certificate } from '../api/v1/certificate.js';
-import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
 import { challengeController } from './acme/challenges.js';
 import { acmeReadiness } from './acme/issuer-readiness.js';
 import { orderController } from './acme/orders.js';
@@ -21,18 +17,19 @@ import { certWebhooks } from '../webhooks/index.js';
 
 /** Everything the cert operator runs, on one manager: its controllers and its admission webhook. */
 export function addCertificateControllers(manager: Manager, cfg: CertOperatorConfig) {
-  for (const w of certWebhooks(manager.client)) manager.addWebhook(w);
+  const { Certificate, Issuer, ClusterIssuer, Challenge } = cfg.api;
+  for (const w of certWebhooks(cfg.api, manager.client)) manager.addWebhook(w);
   // Secrets: full data only for those carrying our label; every other Secret as metadata only.
-  manager.cache.configure(Secret, LABELLED);
+  manager.cache.configure(Secret, cfg.api.labelled);
   // ClusterIssuers keep their Secrets in the cluster resource namespace: watched for Secrets even
   // when the operator is limited to other namespaces (the chart grants it a Role there).
   manager.cache.watchAlso(Secret, [cfg.clusterResourceNamespace]);
-  const accounts = cfg.acme ? new AcmeAccounts(acmeClientMetrics(manager.metrics.registry)) : undefined;
+  const accounts = cfg.acme ? new AcmeAccounts(cfg.api, acmeClientMetrics(manager.metrics.registry)) : undefined;
   for (const c of issuerControllers(cfg, accounts && acmeReadiness(accounts))) manager.add(c);
   manager.add(certificateController(cfg));
   // Read from the Certificate informer the controller above already runs: no extra watch.
   const certificates = manager.cache.informer(Certificate.kind);
-  registerCertificateMetrics(manager.metrics.registry, () => certificates.list());
+  registerCertificateMetrics(manager.metrics.registry, cfg.api.groups.cert, () => certificates.list());
   const issuers = manager.cache.informer(Issuer.kind);
   const clusterIssuers = manager.cache.informer(ClusterIssuer.kind);
   registerIssuerMetrics(

@@ -1,15 +1,10 @@
 import { CoreEvent, Ingress, Pod, rule, Secret, Service, SubjectAccessReview, type Kind, type PolicyRule } from '@opkit/runtime';
-import { GROUP } from '../api/v1/shared.js';
 import { CertManagerCertificate } from './certificates/cert-manager-owner.js';
 import { HTTPRoute } from '../acme/solver-resources.js';
-import { Challenge } from '../api/acme/v1/challenge.js';
-import { Order } from '../api/acme/v1/order.js';
-import { Certificate } from '../api/v1/certificate.js';
-import { CertificateRequest } from '../api/v1/certificaterequest.js';
-import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
+import type { CertApi } from '../api/index.js';
 
-/** Exactly what the issuer, certificate and request controllers do with the API. */
-export const certificatesRbac: PolicyRule[] = [
+/** Exactly what the issuer, certificate and request controllers do with the API (of the mode `api` serves). */
+export const certificatesRbac = ({ Issuer, ClusterIssuer, Certificate, CertificateRequest, groups }: CertApi): PolicyRule[] => [
   rule(Issuer.kind, ['get', 'list', 'watch']),
   rule(Issuer.kind, ['get', 'update', 'patch'], 'status'),
   rule(ClusterIssuer.kind, ['get', 'list', 'watch']),
@@ -24,17 +19,23 @@ export const certificatesRbac: PolicyRule[] = [
   rule(CoreEvent, ['create', 'patch']),
   // The internal approver approves requests for this operator's issuers (the approval webhook asks
   // for `approve` on their signers), and the webhook asks the API server who else may.
-  { apiGroups: [GROUP], resources: ['signers'], verbs: ['approve'], resourceNames: [`issuers.${GROUP}/*`, `clusterissuers.${GROUP}/*`], clusterScoped: true },
+  {
+    apiGroups: [groups.cert],
+    resources: ['signers'],
+    verbs: ['approve'],
+    resourceNames: [`issuers.${groups.cert}/*`, `clusterissuers.${groups.cert}/*`],
+    clusterScoped: true,
+  },
   rule(SubjectAccessReview, ['create']),
-  // Whether a cert-manager Certificate still holds a Secret (cert-manager-owner.ts).
-  rule(CertManagerCertificate, ['get']),
+  // Beside a running cert-manager: whether its Certificate still holds a Secret (cert-manager-owner.ts).
+  ...(groups.mode === 'opkit' ? [rule(CertManagerCertificate, ['get'])] : []),
 ];
 
 /**
  * What the ACME Order and Challenge controllers do: their own resources, and the solver pods,
  * Services and Ingresses or HTTPRoutes (created, watched, deleted; a named Ingress is patched).
  */
-export const acmeRbac: PolicyRule[] = [
+export const acmeRbac = ({ Order, Challenge }: CertApi): PolicyRule[] => [
   rule(Order.kind, ['get', 'list', 'watch', 'create', 'delete']),
   rule(Order.kind, ['get', 'update', 'patch'], 'status'),
   // Owner references with blockOwnerDeletion need update on the owner's finalizers.
@@ -53,7 +54,7 @@ export const acmeRbac: PolicyRule[] = [
  * delete the Certificates it derives from them. The Certificates' owner references block their
  * owner's deletion, which needs update on the owner's finalizers where that admission check runs.
  */
-export const shimRbac = (owner: Kind): PolicyRule[] => [
+export const shimRbac = ({ Certificate }: CertApi, owner: Kind): PolicyRule[] => [
   rule(owner, ['get', 'list', 'watch']),
   rule(owner, ['update'], 'finalizers'),
   rule(Certificate.kind, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),

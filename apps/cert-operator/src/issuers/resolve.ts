@@ -1,6 +1,5 @@
 import type { Cache } from '@opkit/runtime';
-import { ClusterIssuer, Issuer, type IssuerObject } from '../api/v1/issuer.js';
-import { isOurGroup } from '../api/v1/shared.js';
+import type { IssuerObject } from '../api/v1/issuer.js';
 import type { CertOperatorConfig } from '../config.js';
 
 export type IssuerKindName = 'Issuer' | 'ClusterIssuer';
@@ -24,11 +23,12 @@ export async function resolveIssuer(
   namespace: string,
   cfg: CertOperatorConfig,
 ): Promise<IssuerLookup> {
-  if (!isOurGroup(ref.group))
+  const { Issuer, ClusterIssuer, groups } = cfg.api;
+  if (!cfg.api.isOurGroup(ref.group))
     return {
       ok: false,
       reason: 'UnsupportedIssuerGroup',
-      message: `issuerRef.group "${ref.group}" is not served by this operator (cert.opkit.dev, or cert-manager.io as an alias)`,
+      message: `issuerRef.group "${ref.group}" is not served by this operator (${groups.issuerGroups.join(', or ')})`,
     };
   const kind: string = ref.kind || 'Issuer';
   if (kind !== 'Issuer' && kind !== 'ClusterIssuer')

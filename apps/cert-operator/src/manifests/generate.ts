@@ -11,19 +11,16 @@ import {
 } from '@opkit/runtime';
 import { certWebhooks } from '../webhooks/index.js';
 import { join } from 'node:path';
-import { Challenge } from '../api/acme/v1/challenge.js';
-import { Order } from '../api/acme/v1/order.js';
-import { Certificate } from '../api/v1/certificate.js';
-import { CertificateRequest } from '../api/v1/certificaterequest.js';
-import { ClusterIssuer, Issuer } from '../api/v1/issuer.js';
+import { CERT_APIS } from '../api/index.js';
 import { Ingress } from '@opkit/runtime';
 import { acmeRbac, certificatesRbac, shimRbac } from '../controllers/rbac.js';
 import { Gateway } from '../shim/gateway.js';
 
 export const CHART = 'cert-operator';
 export const GENERATOR = 'nx run @opkit/cert-operator:generate';
-export const CUSTOM_RESOURCES: CustomResource<any, any>[] = [Issuer, ClusterIssuer, Certificate, CertificateRequest, Order, Challenge];
-export const RBAC = mergeRules(certificatesRbac, acmeRbac, shimRbac(Ingress), shimRbac(Gateway));
+const API = CERT_APIS.opkit;
+export const CUSTOM_RESOURCES: CustomResource<any, any>[] = API.resources;
+export const RBAC = mergeRules(certificatesRbac(API), acmeRbac(API), shimRbac(API, Ingress), shimRbac(API, Gateway));
 
 export function generatedFiles(repoRoot: string): Record<string, string> {
   const chart = join(repoRoot, 'charts', CHART);
@@ -31,7 +28,7 @@ export function generatedFiles(repoRoot: string): Record<string, string> {
     [join(chart, 'templates/_rules.tpl')]: renderRulesTemplate(CHART, RBAC, GENERATOR),
     [join(chart, 'values.schema.json')]: renderValuesSchema(chart, join(repoRoot, 'charts/opkit-lib')),
     [join(chart, 'values.yaml')]: renderValuesYaml(chart, join(repoRoot, 'charts/opkit-lib'), GENERATOR),
-    [join(chart, 'templates/webhooks.yaml')]: renderWebhooksTemplate({ admission: certWebhooks() }, { generator: GENERATOR, chart: CHART }),
+    [join(chart, 'templates/webhooks.yaml')]: renderWebhooksTemplate({ admission: certWebhooks(API) }, { generator: GENERATOR, chart: CHART }),
   };
   for (const cr of CUSTOM_RESOURCES) {
     files[join(chart, `templates/crds/${cr.definition.group}_${cr.definition.plural}.yaml`)] = renderCrdTemplate(cr, {

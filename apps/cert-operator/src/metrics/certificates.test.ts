@@ -24,7 +24,7 @@ describe('certificate metrics', () => {
     ],
     ['failing', cert('bad', { status: ready('False') }), { ready: 'False' }],
   ])('%s', (_, c, expected) => {
-    expect(certificateSeries(c)).toMatchObject(expected);
+    expect(certificateSeries(c, 'cert.opkit.dev')).toMatchObject(expected);
   });
 
   it.each([
@@ -35,7 +35,7 @@ describe('certificate metrics', () => {
       { issuer_kind: 'ClusterIssuer', issuer_group: 'cert-manager.io' },
     ],
   ])('labels: %s', (_, issuerRef, expected) => {
-    expect(certificateSeries(cert('x', { issuerRef })).labels).toMatchObject({ name: 'x', namespace: 'web', ...expected });
+    expect(certificateSeries(cert('x', { issuerRef }), 'cert.opkit.dev').labels).toMatchObject({ name: 'x', namespace: 'web', ...expected });
   });
 
   it('exposes the current cache on each scrape: series come and go with the Certificates', async () => {
@@ -43,6 +43,7 @@ describe('certificate metrics', () => {
     let certs = [cert('a', { status: { ...ready('True'), notAfter: '2026-04-01T00:00:00Z' } }), cert('b')];
     registerCertificateMetrics(
       registry,
+      'cert.opkit.dev',
       () => certs,
       () => 1_767_225_600_000,
     );

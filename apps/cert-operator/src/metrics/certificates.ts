@@ -1,5 +1,4 @@
 import { Gauge, type Registry } from 'prom-client';
-import { GROUP } from '../api/v1/shared.js';
 import type { CertificateObject } from '../api/v1/certificate.js';
 
 /**
@@ -35,7 +34,8 @@ const seconds = (t: string | undefined) => {
 };
 
 /** What one Certificate contributes (pure, table-tested). */
-export function certificateSeries(c: CertificateObject): CertificateSeries {
+/** One Certificate's series; `ourGroup` names the issuer group when the issuerRef leaves it empty. */
+export function certificateSeries(c: CertificateObject, ourGroup: string): CertificateSeries {
   const ref = c.spec.issuerRef;
   const status = c.status?.conditions?.find((x) => x.type === 'Ready')?.status;
   return {
@@ -44,7 +44,7 @@ export function certificateSeries(c: CertificateObject): CertificateSeries {
       namespace: c.metadata.namespace,
       issuer_name: ref.name,
       issuer_kind: ref.kind || 'Issuer',
-      issuer_group: ref.group || GROUP,
+      issuer_group: ref.group || ourGroup,
     },
     notAfter: seconds(c.status?.notAfter),
     notBefore: seconds(c.status?.notBefore),
@@ -57,9 +57,14 @@ const ISSUER_LABELS = ['name', 'namespace', 'issuer_name', 'issuer_kind', 'issue
 const CONDITIONS: ReadyCondition[] = ['True', 'False', 'Unknown'];
 
 /** Registers the gauges; `certificates` is read on every scrape (the cache's current list). */
-export function registerCertificateMetrics(registry: Registry, certificates: () => readonly CertificateObject[], now: () => number = Date.now): void {
+export function registerCertificateMetrics(
+  registry: Registry,
+  ourGroup: string,
+  certificates: () => readonly CertificateObject[],
+  now: () => number = Date.now,
+): void {
   // Each gauge reads the cache when scraped: a walk over the cached Certificates, no copies kept.
-  const refresh = () => certificates().map(certificateSeries);
+  const refresh = () => certificates().map((c) => certificateSeries(c, ourGroup));
   const timestamp = (name: string, help: string, pick: (s: CertificateSeries) => number) =>
     new Gauge({
       name,

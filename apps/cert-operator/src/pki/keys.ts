@@ -22,6 +22,17 @@ export function keySpecOf(pk: { algorithm?: string; size?: number; encoding?: st
   return { algorithm, size, encoding: algorithm === 'Ed25519' ? 'PKCS8' : ((pk?.encoding ?? 'PKCS1') as KeyEncoding) };
 }
 
+/**
+ * The signature algorithm this operator signs with for a key (its CSR, and a SelfSigned
+ * certificate), in cert-manager's names: SHA-256 for RSA and P-256, wider hashes for bigger curves
+ * (as signingAlgorithm below).
+ */
+export function signatureAlgorithmFor(spec: KeySpec): string {
+  if (spec.algorithm === 'Ed25519') return 'PureEd25519';
+  if (spec.algorithm === 'ECDSA') return spec.size === 256 ? 'ECDSAWithSHA256' : spec.size === 384 ? 'ECDSAWithSHA384' : 'ECDSAWithSHA512';
+  return 'SHA256WithRSA';
+}
+
 /** Why a key spec cannot be honoured, if it cannot. */
 export function keySpecProblem(spec: KeySpec): string | undefined {
   // cert-manager's range: any size from 2048 to 8192 bits.

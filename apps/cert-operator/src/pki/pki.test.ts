@@ -221,12 +221,12 @@ describe('durations and renewal', () => {
   it('renews at two thirds of the issued lifetime by default, or as told', () => {
     const nb = new Date('2026-01-01T00:00:00Z');
     const na = new Date('2026-04-01T00:00:00Z'); // 90 days
-    expect(renewalTime(nb, na).toISOString()).toBe('2026-03-02T00:00:00.000Z');
-    expect(renewalTime(nb, na, { renewBefore: '720h' }).toISOString()).toBe('2026-03-02T00:00:00.000Z');
-    expect(renewalTime(nb, na, { renewBefore: '24h' }).toISOString()).toBe('2026-03-31T00:00:00.000Z');
-    expect(renewalTime(nb, na, { renewBefore: '9999h' }).toISOString()).toBe('2026-03-02T00:00:00.000Z'); // longer than the lifetime: ignored
-    expect(renewalTime(nb, na, { renewBeforePercentage: 10 }).toISOString()).toBe('2026-03-23T00:00:00.000Z');
-    expect(renewalTime(new Date('2026-01-01T00:00:00.000Z'), new Date('2026-01-01T01:00:00.500Z')).toISOString()).toBe('2026-01-01T00:40:00.000Z');
+    expect(renewalTime(nb, na)?.toISOString()).toBe('2026-03-02T00:00:00.000Z');
+    expect(renewalTime(nb, na, { renewBefore: '720h' })?.toISOString()).toBe('2026-03-02T00:00:00.000Z');
+    expect(renewalTime(nb, na, { renewBefore: '24h' })?.toISOString()).toBe('2026-03-31T00:00:00.000Z');
+    expect(renewalTime(nb, na, { renewBefore: '9999h' })?.toISOString()).toBe('2026-03-02T00:00:00.000Z'); // longer than the lifetime: ignored
+    expect(renewalTime(nb, na, { renewBeforePercentage: 10 })?.toISOString()).toBe('2026-03-23T00:00:00.000Z');
+    expect(renewalTime(new Date('2026-01-01T00:00:00.000Z'), new Date('2026-01-01T01:00:00.500Z'))?.toISOString()).toBe('2026-01-01T00:40:00.000Z');
   });
   it('backs off failed issuances from 1 h, doubling, to 32 h', () => {
     expect([1, 2, 3, 6, 7, 20].map((n) => issuanceBackoffMs(n) / HOUR)).toEqual([1, 2, 4, 32, 32, 32]);

@@ -7,7 +7,14 @@ const HOUR = 3_600_000;
  * renewBefore, where renewBefore defaults to a third of the *issued* lifetime (renewal at 2/3),
  * is honoured only when shorter than that lifetime, and the result is truncated to whole seconds.
  */
-export function renewalTime(notBefore: Date, notAfter: Date, opts: { renewBefore?: string; renewBeforePercentage?: number } = {}): Date {
+export function renewalTime(
+  notBefore: Date,
+  notAfter: Date,
+  opts: { renewBefore?: string; renewBeforePercentage?: number; renewal?: { policy?: string } } = {},
+): Date | undefined {
+  // cert-manager's `renewal.policy: Disabled`: never renewed ahead of expiry (an expired
+  // certificate is still issued again: the Expired trigger).
+  if (opts.renewal?.policy === 'Disabled') return undefined;
   const lifetime = notAfter.getTime() - notBefore.getTime();
   let before = lifetime / 3;
   if (opts.renewBefore) {

@@ -1,10 +1,12 @@
 import { Secret, type Cache, type ObjectKey, type ObjectOf, type ReadClient } from '@opkit/runtime';
-import { L } from '../api/v1/shared.js';
 
 export type SecretObject = ObjectOf<typeof Secret>;
 
-/** Secrets this operator writes or was pointed at carry this label and are cached in full. */
-export const LABELLED = { labelSelector: `${L.fao}=true` };
+/**
+ * Secrets this operator writes or was pointed at carry its "for attention of" label (the API
+ * mode's: `controller.cert-manager.io/fao` in cert-manager mode) and are cached in full.
+ */
+export const labelledSecrets = (faoLabel: string) => ({ labelSelector: `${faoLabel}=true` });
 /** Every other Secret is cached as metadata only: enough to notice it, without its data in memory. */
 export const METADATA = { metadataOnly: true };
 
@@ -19,10 +21,12 @@ export class SecretReader {
   constructor(
     private readonly cache: Cache,
     private readonly client: ReadClient,
+    /** The informer of labelled Secrets (CertApi.labelled). */
+    private readonly labelled: { labelSelector: string },
   ) {}
 
   async read(key: Required<ObjectKey>): Promise<SecretObject | undefined> {
-    const full = await this.cache.get(Secret, key, LABELLED);
+    const full = await this.cache.get(Secret, key, this.labelled);
     if (full) return full;
     const meta = await this.cache.get(Secret, key, METADATA);
     if (!meta) return undefined;

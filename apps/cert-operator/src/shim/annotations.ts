@@ -1,16 +1,19 @@
 import { isIP } from 'node:net';
 import { parseDuration } from '@opkit/runtime';
 import type { CertificateSpecType } from '../api/v1/certificate.js';
-import { GROUP, KEY_USAGES, type KeyUsage } from '../api/v1/shared.js';
+import { API_GROUPS } from '../api/groups.js';
+import { KEY_USAGES, type KeyUsage } from '../api/v1/shared.js';
 
 /**
  * The annotations the certificate shims read from Ingresses and Gateways. cert-manager's names are
  * the documented ones (teams porting from cert-manager keep their manifests); each also works
- * under this operator's domain, which wins when both are set.
+ * under this operator's domain, which wins when both are set (in either API mode: the shims read
+ * Ingresses and Gateways, whose annotations do not change with the mode).
  */
 const CM = 'cert-manager.io';
 const ACME_CM = 'acme.cert-manager.io';
-const ACME_OURS = `acme.${GROUP}`;
+const OURS = API_GROUPS.opkit.cert;
+const ACME_OURS = API_GROUPS.opkit.acme;
 
 /** How the shims read an object's annotations. */
 export interface ShimOptions {
@@ -32,7 +35,7 @@ export function shimReadable(annotations: Record<string, string> | undefined, op
 
 /** The value of a shim annotation, ours first, then cert-manager's. */
 export function shimAnnotation(annotations: Record<string, string> | undefined, name: string, acme = false): string | undefined {
-  return annotations?.[`${acme ? ACME_OURS : GROUP}/${name}`] ?? annotations?.[`${acme ? ACME_CM : CM}/${name}`];
+  return annotations?.[`${acme ? ACME_OURS : OURS}/${name}`] ?? annotations?.[`${acme ? ACME_CM : CM}/${name}`];
 }
 
 export const TRIGGERS = ['issuer', 'cluster-issuer'];

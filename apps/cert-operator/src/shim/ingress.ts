@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import { controllerReference, Ingress, type Kind, type KubeObject, type ObjectOf } from '@opkit/runtime';
 import type { CertificateSpecType } from '../api/v1/certificate.js';
-import { GROUP } from '../api/v1/shared.js';
 import {
   hasShimTrigger,
   issuerFromAnnotations,
@@ -17,7 +16,6 @@ export type IngressObject = ObjectOf<typeof Ingress> & { metadata: { name: strin
 
 /** A Certificate a shim wants, as it would be applied. */
 export interface DesiredCertificate {
-  apiVersion: string;
   kind: 'Certificate';
   metadata: {
     name: string;
@@ -68,7 +66,7 @@ export function shimCertificate(
   const { dnsNames, ipAddresses } = splitHosts([...hosts, ...(fromAnnotations.dnsNames ?? []), ...(fromAnnotations.ipAddresses ?? [])]);
   const { [APPLYSET]: _applyset, ...labels } = owner.metadata.labels ?? {};
   return {
-    apiVersion: `${GROUP}/v1`,
+    // apiVersion: the client writes the Certificate kind's (the API mode's group).
     kind: 'Certificate',
     metadata: {
       name: secretName,

@@ -1,4 +1,5 @@
 import type { AdmissionWebhook, Client } from '@opkit/runtime';
+import type { CertApi } from '../api/index.js';
 import { requestApproval } from './request-approval.js';
 import { requestIdentity } from './request-identity.js';
 
@@ -7,4 +8,4 @@ import { requestIdentity } from './request-identity.js';
  * from this one list. The approval webhook asks the API server through `client` when it serves;
  * the chart's generator only renders the registrations (no client).
  */
-export const certWebhooks = (client?: Client): AdmissionWebhook[] => [requestIdentity, requestApproval(client)];
+export const certWebhooks = (api: CertApi, client?: Client): AdmissionWebhook[] => [requestIdentity(api), requestApproval(api, client)];

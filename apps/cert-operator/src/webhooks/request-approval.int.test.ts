@@ -13,11 +13,13 @@ import {
 import { localWebhooks, testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CertificateRequest } from '../api/v1/certificaterequest.js';
 import { defaultConfig } from '../config.js';
 import { addCertificateControllers } from '../controllers/index.js';
 import { CUSTOM_RESOURCES } from '../manifests/generate.js';
 import { certWebhooks } from './index.js';
+import { CERT_APIS } from '../api/index.js';
+
+const { CertificateRequest } = CERT_APIS.opkit;
 
 // A CSR for "x.example.com" (nothing here reads it).
 const CSR = Buffer.from(
@@ -79,7 +81,7 @@ describe('approving a CertificateRequest takes the right to approve its signer',
     addCertificateControllers(manager, { ...defaultConfig({ clusterResourceNamespace: 'opkit-system' }), autoApprove: false });
     await manager.start();
     // As the chart registers them (there with the webhook Service), without a caBundle: the operator injects its CA.
-    const configs = webhookConfigurations('cert-operator', certWebhooks(), { url: webhooks.url });
+    const configs = webhookConfigurations('cert-operator', certWebhooks(CERT_APIS.opkit), { url: webhooks.url });
     await admin.create(MutatingWebhookConfiguration, configs.mutating as never);
     await admin.create(ValidatingWebhookConfiguration, configs.validating as never);
   });

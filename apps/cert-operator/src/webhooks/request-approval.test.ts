@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { API_GROUPS } from '../api/groups.js';
 import { approvalChange, signerNames } from './request-approval.js';
 
 const c = (type: string, status = 'True') => ({ type, status });
@@ -29,11 +30,25 @@ describe('approval of CertificateRequests', () => {
   });
 
   it.each([
-    [{ name: 'ca' }, ['issuers.cert.opkit.dev/*', 'issuers.cert.opkit.dev/shop.ca']],
-    [{ name: 'ca', kind: 'Issuer', group: 'cert-manager.io' }, ['issuers.cert.opkit.dev/*', 'issuers.cert.opkit.dev/shop.ca']],
-    [{ name: 'public', kind: 'ClusterIssuer' }, ['clusterissuers.cert.opkit.dev/*', 'clusterissuers.cert.opkit.dev/public']],
-    [{ name: 'vault', kind: 'VaultIssuer', group: 'example.com' }, ['vaultissuers.example.com/*', 'vaultissuers.example.com/shop.vault']],
-  ])('the signer of a request for %j in namespace shop', (ref, want) => {
-    expect(signerNames(ref, 'shop')).toEqual(want);
+    ['opkit', { name: 'ca' }, ['issuers.cert.opkit.dev/*', 'issuers.cert.opkit.dev/shop.ca']],
+    ['opkit', { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' }, ['issuers.cert.opkit.dev/*', 'issuers.cert.opkit.dev/shop.ca']],
+    ['opkit', { name: 'public', kind: 'ClusterIssuer' }, ['clusterissuers.cert.opkit.dev/*', 'clusterissuers.cert.opkit.dev/public']],
+    ['opkit', { name: 'vault', kind: 'VaultIssuer', group: 'example.com' }, ['vaultissuers.example.com/*', 'vaultissuers.example.com/shop.vault']],
+    // cert-manager mode: its signer names, exactly as cert-manager's approver RBAC grants them.
+    ['cert-manager', { name: 'ca' }, ['issuers.cert-manager.io/*', 'issuers.cert-manager.io/shop.ca']],
+    [
+      'cert-manager',
+      { name: 'public', kind: 'ClusterIssuer', group: 'cert-manager.io' },
+      ['clusterissuers.cert-manager.io/*', 'clusterissuers.cert-manager.io/public'],
+    ],
+    // opkit's group is no alias in cert-manager mode: an external issuer's, so namespaced.
+    ['cert-manager', { name: 'ca', group: 'cert.opkit.dev' }, ['issuers.cert.opkit.dev/*', 'issuers.cert.opkit.dev/shop.ca']],
+    [
+      'cert-manager',
+      { name: 'step', kind: 'StepClusterIssuer', group: 'certmanager.step.sm' },
+      ['stepclusterissuers.certmanager.step.sm/*', 'stepclusterissuers.certmanager.step.sm/shop.step'],
+    ],
+  ] as const)('%s mode: the signer of a request for %j in namespace shop', (mode, ref, want) => {
+    expect(signerNames(API_GROUPS[mode], ref, 'shop')).toEqual(want);
   });
 });

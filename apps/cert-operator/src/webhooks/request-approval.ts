@@ -1,6 +1,7 @@
 import { SubjectAccessReview, validatingWebhook, type Client, type UserInfo } from '@opkit/runtime';
-import { CertificateRequest, type CertificateRequestObject } from '../api/v1/certificaterequest.js';
-import { GROUP, isOurGroup } from '../api/v1/shared.js';
+import { isOurIssuerGroup, type ApiGroups } from '../api/groups.js';
+import type { CertApi } from '../api/index.js';
+import type { CertificateRequestObject } from '../api/v1/certificaterequest.js';
 
 /**
  * Approval that means something, as cert-manager's: only an identity allowed to `approve` the
@@ -8,17 +9,19 @@ import { GROUP, isOurGroup } from '../api/v1/shared.js';
  * `certificaterequests/status`. The signer of a request for Issuer `ca` in namespace `shop` is
  * `issuers.cert.opkit.dev/shop.ca` (a ClusterIssuer's: `clusterissuers.cert.opkit.dev/<name>`;
  * an external issuer's: `<kind plural>.<its group>/…`); `issuers.cert.opkit.dev/*` grants them
- * all. RBAC: verb `approve` on resource `signers` of group cert.opkit.dev, by resourceNames.
+ * all. RBAC: verb `approve` on resource `signers` of the API mode's group (cert.opkit.dev or
+ * cert-manager.io), by resourceNames.
  */
-export const APPROVE = { group: GROUP, resource: 'signers', verb: 'approve' } as const;
+export const approvePermission = (groups: ApiGroups) => ({ group: groups.cert, resource: 'signers', verb: 'approve' }) as const;
 
 type IssuerRef = CertificateRequestObject['spec']['issuerRef'];
 type Condition = { type: string; status: string };
 
 /** The signer names that grant approval of a request for `ref` in `namespace`: the wildcard, then the issuer's own. */
-export function signerNames(ref: IssuerRef, namespace: string): [string, string] {
+export function signerNames(groups: ApiGroups, ref: IssuerRef, namespace: string): [string, string] {
+  const isOurGroup = (g: string | undefined) => isOurIssuerGroup(groups, g);
   const kind = ref.kind || 'Issuer';
-  const group = isOurGroup(ref.group) ? GROUP : ref.group!;
+  const group = isOurGroup(ref.group) ? groups.cert : ref.group!;
   const plural = `${kind.toLowerCase()}s`;
   return [
     `${plural}.${group}/*`,
@@ -58,7 +61,7 @@ export function approvalChange(
 }
 
 /** Whether `user` may approve for any of `names` (a SubjectAccessReview each, the wildcard first). */
-async function mayApprove(client: Client, user: UserInfo, names: readonly string[]): Promise<boolean> {
+async function mayApprove(client: Client, APPROVE: ReturnType<typeof approvePermission>, user: UserInfo, names: readonly string[]): Promise<boolean> {
   for (const name of names) {
     const review = await client.create(SubjectAccessReview, {
       apiVersion: 'authorization.k8s.io/v1',
@@ -81,9 +84,10 @@ async function mayApprove(client: Client, user: UserInfo, names: readonly string
  * The validating webhook on `certificaterequests/status`. `Fail`: a request approved while no
  * replica answers would be approved by whoever could write its status, which is what this stops.
  */
-export function requestApproval(client: Client | undefined) {
+export function requestApproval({ CertificateRequest, groups }: CertApi, client: Client | undefined) {
+  const APPROVE = approvePermission(groups);
   return validatingWebhook(CertificateRequest.kind, {
-    name: 'approval.certificaterequests.cert.opkit.dev',
+    name: `approval.certificaterequests.${groups.cert}`,
     operations: ['UPDATE'],
     subresources: ['status'],
     failurePolicy: 'Fail',
@@ -94,9 +98,9 @@ export function requestApproval(client: Client | undefined) {
       const change = approvalChange(oldObject?.status?.conditions, object.status?.conditions);
       if (change.kind === 'none') return;
       if (change.kind === 'refused') return change.reason;
-      const names = signerNames(object.spec.issuerRef, object.metadata.namespace ?? '');
+      const names = signerNames(groups, object.spec.issuerRef, object.metadata.namespace ?? '');
       if (!client) throw new Error('served without an API client');
-      if (await mayApprove(client, userInfo, names)) return;
+      if (await mayApprove(client, APPROVE, userInfo, names)) return;
       return `user "${userInfo.username ?? ''}" may not set ${change.type}: it needs the "${APPROVE.verb}" verb on "${APPROVE.resource}" of group ${APPROVE.group} for "${names[1]}" (or "${names[0]}")`;
     },
   });

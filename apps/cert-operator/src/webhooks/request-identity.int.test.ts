@@ -11,11 +11,13 @@ import {
 import { localWebhooks, testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CertificateRequest } from '../api/v1/certificaterequest.js';
 import { defaultConfig } from '../config.js';
 import { addCertificateControllers } from '../controllers/index.js';
 import { CUSTOM_RESOURCES } from '../manifests/generate.js';
 import { requestIdentity } from './request-identity.js';
+import { CERT_APIS } from '../api/index.js';
+
+const { CertificateRequest } = CERT_APIS.opkit;
 
 // A CSR for "x.example.com" (the webhook does not read it; the issuer would).
 const CSR = Buffer.from(
@@ -50,7 +52,10 @@ describe('the cert operator records who created each CertificateRequest', () => 
     addCertificateControllers(manager, { ...defaultConfig({ clusterResourceNamespace: 'opkit-system' }), autoApprove: false });
     await manager.start();
     // As the chart registers it (there with the webhook Service), without a caBundle: the operator injects its CA.
-    await admin.create(MutatingWebhookConfiguration, webhookConfigurations('cert-operator', [requestIdentity], { url: webhooks.url }).mutating as never);
+    await admin.create(
+      MutatingWebhookConfiguration,
+      webhookConfigurations('cert-operator', [requestIdentity(CERT_APIS.opkit)], { url: webhooks.url }).mutating as never,
+    );
   });
   afterAll(async () => {
     await manager?.stop();

@@ -21,6 +21,15 @@ export interface CertManagerToolset {
  */
 export async function certManagerToolset(): Promise<CertManagerToolset> {
   await buildToolset(['--only', 'cert-manager'], '[cert-manager]');
+  return { binary: findBinary('cert-manager-controller'), crds: certManagerCrds() };
+}
+
+/**
+ * cert-manager's six CRDs as its module ships them (deploy/crds), one YAML stream, at the version
+ * the comparator pins: from Go's module cache, downloaded through the module proxy the first time
+ * (a few seconds; no build).
+ */
+export function certManagerCrds(): string {
   const wrapper = join(toolingDir('control-plane'), 'go/cert-manager');
   const r = spawnSync('go', ['mod', 'download', '-json', `github.com/cert-manager/cert-manager@${versions.certManager}`], {
     cwd: wrapper,
@@ -29,12 +38,11 @@ export async function certManagerToolset(): Promise<CertManagerToolset> {
   });
   if (r.status !== 0) throw new Error(`go mod download of cert-manager ${versions.certManager} failed: ${r.stderr}`);
   const dir = join((JSON.parse(r.stdout) as { Dir: string }).Dir, 'deploy/crds');
-  const crds = readdirSync(dir)
+  return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .sort()
     .map((f) => readFileSync(join(dir, f), 'utf8'))
     .join('\n---\n');
-  return { binary: findBinary('cert-manager-controller'), crds };
 }
 
 export interface CertManagerOptions {

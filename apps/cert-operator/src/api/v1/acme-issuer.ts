@@ -35,7 +35,7 @@ export const PodTemplate = Type.Object(
           priorityClassName: Type.Optional(Type.String({ description: "The solver pod's PriorityClass." })),
           serviceAccountName: Type.Optional(Type.String({ description: 'The ServiceAccount the solver pod runs as (its token is never mounted).' })),
           imagePullSecrets: Type.Optional(
-            Type.Array(Type.Object({ name: Type.String({ description: 'Name of a Secret of type kubernetes.io/dockerconfigjson.' }) }), {
+            Type.Array(Type.Object({ name: Type.Optional(Type.String({ description: 'Name of a Secret of type kubernetes.io/dockerconfigjson.' })) }), {
               description: 'Secrets for pulling the solver image from a private registry.',
             }),
           ),
@@ -54,8 +54,8 @@ export const PodTemplate = Type.Object(
   { description: 'Overrides for the solver pods, as cert-manager allows.' },
 );
 
-const ServiceType = Type.Union([Type.Literal('NodePort'), Type.Literal('ClusterIP')], {
-  description: 'Type of the Service in front of the solver pod: NodePort (the default, as cert-manager) or ClusterIP.',
+const ServiceType = Type.Union([Type.Literal('NodePort'), Type.Literal('ClusterIP'), Type.Literal('LoadBalancer')], {
+  description: 'Type of the Service in front of the solver pod: NodePort (the default, as cert-manager), ClusterIP or LoadBalancer.',
 });
 
 export const HTTP01Ingress = Type.Object(
@@ -128,8 +128,20 @@ export const DNS01 = Type.Object(
           }),
           tsigKeyName: Type.Optional(Type.String({ description: 'Name of the TSIG key the server accepts updates with.' })),
           tsigAlgorithm: Type.Optional(
-            Type.Union([Type.Literal('HMACMD5'), Type.Literal('HMACSHA1'), Type.Literal('HMACSHA256'), Type.Literal('HMACSHA512')], {
-              description: "The TSIG key's algorithm (HMACMD5 by default, as cert-manager).",
+            Type.String({
+              description: "The TSIG key's algorithm: HMACMD5 (the default, as cert-manager), HMACSHA1, HMACSHA256 or HMACSHA512, in any case.",
+              'x-kubernetes-validations': [
+                {
+                  rule: "self.upperAscii() in ['HMACMD5', 'HMACSHA1', 'HMACSHA256', 'HMACSHA512']",
+                  message: 'tsigAlgorithm must be HMACMD5, HMACSHA1, HMACSHA256 or HMACSHA512',
+                },
+              ],
+            }),
+          ),
+          protocol: Type.Optional(
+            Type.Union([Type.Literal('TCP'), Type.Literal('UDP')], {
+              description:
+                "cert-manager's choice of transport. Accepted, but updates always go over TCP here: every RFC 2136 server takes them so, and a signed update may not fit a datagram.",
             }),
           ),
           tsigSecretSecretRef: Type.Optional(SecretKeySelector("The Secret holding the TSIG key's secret (base64, as BIND prints it).", 'Key in the Secret.')),
@@ -166,10 +178,7 @@ export const Solver = Type.Object(
           ingress: Type.Optional(HTTP01Ingress),
           gatewayHTTPRoute: Type.Optional(HTTP01GatewayHTTPRoute),
           waitInsteadOfSelfCheck: Type.Optional(
-            Duration({
-              description:
-                'Skip the self-check: once the solver is presented, wait this long (e.g. 30s), then ask the ACME server to validate. For clusters that cannot reach their own public address (hairpin NAT, split-horizon DNS), where the self-check would never pass; a route that is not ready by then costs a failed validation.',
-            }),
+            Duration({ description: "Deprecated: the solver's waitInsteadOfSelfCheck (where cert-manager has it), which wins when both are set." }),
           ),
         },
         {
@@ -181,6 +190,12 @@ export const Solver = Type.Object(
       ),
     ),
     dns01: Type.Optional(DNS01),
+    waitInsteadOfSelfCheck: Type.Optional(
+      Duration({
+        description:
+          'Skip the self-check: once the challenge is presented, wait this long (e.g. 30s), then ask the ACME server to validate. For clusters that cannot see themselves as the CA does (hairpin NAT, split-horizon DNS), where the self-check would never pass; a record or route not ready by then costs a failed validation.',
+      }),
+    ),
   },
   {
     description: 'How challenges for some names are solved.',
@@ -226,6 +241,11 @@ export const ACMEIssuer = Type.Object(
       }),
     ),
     solvers: Type.Optional(Type.Array(Solver, { maxItems: 16, description: 'How challenges are solved; the most specific solver for a name is used.' })),
+    profile: Type.Optional(
+      Type.String({
+        description: "An ACME profile the CA offers (cert-manager's alpha field). Not supported yet: an issuer naming one is not Ready, saying so.",
+      }),
+    ),
   },
   {
     description: "Issue from an ACME server (Let's Encrypt, ZeroSSL, Pebble…), proving control of names with challenges.",

@@ -1,6 +1,6 @@
 import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
-import { Duration, GROUP, IssuerRef, Usages } from './shared.js';
+import { Duration, IssuerRef, Usages } from './shared.js';
 
 export const DEFAULT_DURATION = '2160h'; // 90 days, as cert-manager
 
@@ -11,6 +11,17 @@ const StringList = (description: string, maxItems: number) => Type.Array(Type.St
  * half a second per issuance (the hostile-tenant test), 256 cost about 35 ms.
  */
 export const MAX_SANS = 256;
+
+/** cert-manager's signature algorithms (spec.signatureAlgorithm). */
+export const SIGNATURE_ALGORITHMS = [
+  'SHA256WithRSA',
+  'SHA384WithRSA',
+  'SHA512WithRSA',
+  'ECDSAWithSHA256',
+  'ECDSAWithSHA384',
+  'ECDSAWithSHA512',
+  'PureEd25519',
+] as const;
 const SubjectField = (what: string) => Type.Optional(StringList(`${what} of the subject.`, 64));
 
 const PasswordSource = {
@@ -50,9 +61,9 @@ export const Keystores = Type.Object(
           create: Type.Boolean({ description: 'Write keystore.p12 (the key and chain) and, when the CA is known, truststore.p12 (the CA).' }),
           ...PasswordSource,
           profile: Type.Optional(
-            Type.Union([Type.Literal('LegacyRC2'), Type.Literal('LegacyDES'), Type.Literal('Modern2023')], {
+            Type.Union([Type.Literal('LegacyRC2'), Type.Literal('LegacyDES'), Type.Literal('Modern2023'), Type.Literal('Modern2026')], {
               description:
-                "The algorithms: LegacyDES (default here: 3DES, SHA-1 MAC; every reader opens it) or Modern2023 (AES-256, PBKDF2, SHA-256 MAC). LegacyRC2 (cert-manager's default) is not supported: OpenSSL 3 refuses RC2 without its legacy provider.",
+                "The algorithms: LegacyDES (default here: 3DES, SHA-1 MAC; every reader opens it) or Modern2023 (AES-256, PBKDF2, SHA-256 MAC). Not supported, said on the Certificate: LegacyRC2 (cert-manager's default; OpenSSL 3 refuses RC2 without its legacy provider) and Modern2026 (PBMAC1, which only OpenSSL 3.4 and Java 26 read).",
             }),
           ),
         },
@@ -190,6 +201,37 @@ export const CertificateSpec = Type.Object(
           'Write the key usages into the CSR (default true). Some CAs refuse CSRs that carry them: set false and the usages go in the CertificateRequest only.',
       }),
     ),
+    signatureAlgorithm: Type.Optional(
+      Type.Union(
+        SIGNATURE_ALGORITHMS.map((a) => Type.Literal(a)),
+        {
+          description:
+            "cert-manager's signature algorithm. Only the one this operator signs with for the key is supported (SHA256WithRSA; ECDSAWithSHA256, -384, -512 for P-256, P-384, P-521; PureEd25519): any other is said on the Certificate.",
+        },
+      ),
+    ),
+    renewal: Type.Optional(
+      Type.Object(
+        {
+          policy: Type.Optional(
+            Type.Union([Type.Literal('RenewBefore'), Type.Literal('Disabled')], {
+              description: 'RenewBefore (the default): renew at renewBefore or renewBeforePercentage. Disabled: never renew ahead of expiry.',
+            }),
+          ),
+          windows: Type.Optional(
+            Type.Array(
+              Type.Object({
+                cron: Type.String({ minLength: 1, description: 'When a window opens (five cron fields).' }),
+                timezone: Type.Optional(Type.String({ minLength: 1, description: 'IANA time zone of the cron fields.' })),
+                windowDuration: Type.String({ pattern: '^([0-9]+(\\.[0-9]+)?(s|m|h))+$', description: 'How long a window stays open.' }),
+              }),
+              { description: "cert-manager's renewal windows. Not supported yet: a Certificate with windows is not issued, saying so." },
+            ),
+          ),
+        },
+        { description: 'How the certificate is renewed (cert-manager v1.21).' },
+      ),
+    ),
     additionalOutputFormats: Type.Optional(
       Type.Array(
         Type.Object(
@@ -233,28 +275,37 @@ export const CertificateStatus = Type.Object({
     Type.String({ format: 'date-time', description: 'When the last issuance failed; the next attempt waits 1 h, doubling per failure, at most 32 h.' }),
   ),
   failedIssuanceAttempts: Type.Optional(Type.Integer({ minimum: 0, description: 'Consecutive failed issuances.' })),
+  acme: Type.Optional(
+    Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
+      'x-kubernetes-preserve-unknown-fields': true,
+      description: "cert-manager's ACME renewal information (ARI), kept as cert-manager wrote it.",
+    }),
+  ),
 });
 
-export const Certificate = defineCustomResource({
-  group: GROUP,
-  version: 'v1',
-  kind: 'Certificate',
-  plural: 'certificates',
-  shortNames: ['cert', 'certs'],
-  categories: ['opkit'],
-  scope: 'Namespaced',
-  description: 'A desired X.509 certificate, kept issued and renewed in a Secret.',
-  spec: CertificateSpec,
-  status: CertificateStatus,
-  printerColumns: [
-    { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-    { name: 'Secret', type: 'string', jsonPath: '.spec.secretName' },
-    { name: 'Issuer', type: 'string', jsonPath: '.spec.issuerRef.name', priority: 1 },
-    { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-  ],
-});
+/** The Certificate resource in `group` (the API mode's, see groups.ts). */
+export const certificateResource = (group: string) =>
+  defineCustomResource({
+    group,
+    version: 'v1',
+    kind: 'Certificate',
+    plural: 'certificates',
+    shortNames: ['cert', 'certs'],
+    categories: ['opkit'],
+    scope: 'Namespaced',
+    description: 'A desired X.509 certificate, kept issued and renewed in a Secret.',
+    spec: CertificateSpec,
+    status: CertificateStatus,
+    printerColumns: [
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      { name: 'Secret', type: 'string', jsonPath: '.spec.secretName' },
+      { name: 'Issuer', type: 'string', jsonPath: '.spec.issuerRef.name', priority: 1 },
+      { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  });
 
 /** As the cache holds it (name and namespace always set); see Cached. */
-export type CertificateObject = Cached<NonNullable<(typeof Certificate.kind)['__type']>>;
+export type CertificateObject = Cached<NonNullable<ReturnType<typeof certificateResource>['kind']['__type']>>;
 export type CertificateSpecType = CertificateObject['spec'];

@@ -1,6 +1,6 @@
 import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
-import { Duration, GROUP, IssuerRef, Usages } from './shared.js';
+import { Duration, IssuerRef, Usages } from './shared.js';
 
 export const CertificateRequestSpec = Type.Object(
   {
@@ -35,27 +35,29 @@ export const CertificateRequestStatus = Type.Object({
   failureTime: Type.Optional(Type.String({ format: 'date-time', description: 'When the request failed for good; it is not retried.' })),
 });
 
-export const CertificateRequest = defineCustomResource({
-  group: GROUP,
-  version: 'v1',
-  kind: 'CertificateRequest',
-  plural: 'certificaterequests',
-  shortNames: ['cr', 'crs'],
-  categories: ['opkit'],
-  scope: 'Namespaced',
-  description: 'One request to an issuer to sign one CSR.',
-  spec: CertificateRequestSpec,
-  status: CertificateRequestStatus,
-  printerColumns: [
-    { name: 'Approved', type: 'string', jsonPath: '.status.conditions[?(@.type=="Approved")].status' },
-    { name: 'Denied', type: 'string', jsonPath: '.status.conditions[?(@.type=="Denied")].status' },
-    { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-    { name: 'Issuer', type: 'string', jsonPath: '.spec.issuerRef.name' },
-    { name: 'Requester', type: 'string', jsonPath: '.spec.username', priority: 1 },
-    { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 },
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-  ],
-});
+/** The CertificateRequest resource in `group` (the API mode's, see groups.ts). */
+export const certificateRequestResource = (group: string) =>
+  defineCustomResource({
+    group,
+    version: 'v1',
+    kind: 'CertificateRequest',
+    plural: 'certificaterequests',
+    shortNames: ['cr', 'crs'],
+    categories: ['opkit'],
+    scope: 'Namespaced',
+    description: 'One request to an issuer to sign one CSR.',
+    spec: CertificateRequestSpec,
+    status: CertificateRequestStatus,
+    printerColumns: [
+      { name: 'Approved', type: 'string', jsonPath: '.status.conditions[?(@.type=="Approved")].status' },
+      { name: 'Denied', type: 'string', jsonPath: '.status.conditions[?(@.type=="Denied")].status' },
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      { name: 'Issuer', type: 'string', jsonPath: '.spec.issuerRef.name' },
+      { name: 'Requester', type: 'string', jsonPath: '.spec.username', priority: 1 },
+      { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  });
 
 /** As the cache holds it (name and namespace always set); see Cached. */
-export type CertificateRequestObject = Cached<NonNullable<(typeof CertificateRequest.kind)['__type']>>;
+export type CertificateRequestObject = Cached<NonNullable<ReturnType<typeof certificateRequestResource>['kind']['__type']>>;

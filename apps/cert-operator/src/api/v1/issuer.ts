@@ -1,7 +1,7 @@
 import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { ACMEIssuer, ACMEIssuerStatus } from './acme-issuer.js';
-import { GROUP, RetryStatus } from './shared.js';
+import { RetryStatus } from './shared.js';
 
 const URLs = (description: string) => Type.Optional(Type.Array(Type.String(), { description }));
 const CRL = URLs('CRL distribution point URLs written into the certificates this issuer signs.');
@@ -22,13 +22,35 @@ const CA = Type.Object(
   { description: 'Sign with a CA key pair held in a Secret.' },
 );
 
-/** Issuer and ClusterIssuer share one spec: exactly one of the issuer types. */
+/**
+ * cert-manager's Vault and Venafi issuers: accepted, so a cert-manager manifest applies as it is
+ * (and its fields are kept, not pruned), but not implemented here; such an issuer is not Ready and
+ * says so.
+ */
+export const UNSUPPORTED_ISSUER_TYPES = ['vault', 'venafi'] as const;
+const Unsupported = (what: string) =>
+  Type.Unsafe<Record<string, unknown>>({
+    type: 'object',
+    'x-kubernetes-preserve-unknown-fields': true,
+    description: `cert-manager's ${what} issuer. Not supported by this operator: an issuer of this type is not Ready, saying so.`,
+  });
+
+/** Issuer and ClusterIssuer share one spec: exactly one of the issuer types (as cert-manager's webhook requires). */
 export const IssuerSpec = Type.Object(
-  { selfSigned: Type.Optional(SelfSigned), ca: Type.Optional(CA), acme: Type.Optional(ACMEIssuer) },
   {
-    description: 'Exactly one kind of issuer: selfSigned, ca or acme.',
+    selfSigned: Type.Optional(SelfSigned),
+    ca: Type.Optional(CA),
+    acme: Type.Optional(ACMEIssuer),
+    vault: Type.Optional(Unsupported('Vault')),
+    venafi: Type.Optional(Unsupported('Venafi (CyberArk)')),
+  },
+  {
+    description: 'Exactly one kind of issuer: selfSigned, ca or acme (vault and venafi are accepted, not supported).',
     'x-kubernetes-validations': [
-      { rule: '[has(self.selfSigned), has(self.ca), has(self.acme)].filter(x, x).size() == 1', message: 'exactly one of selfSigned, ca and acme must be set' },
+      {
+        rule: '[has(self.selfSigned), has(self.ca), has(self.acme), has(self.vault), has(self.venafi)].filter(x, x).size() == 1',
+        message: 'exactly one of selfSigned, ca, acme, vault and venafi must be set',
+      },
     ],
   },
 );
@@ -36,7 +58,6 @@ export const IssuerSpec = Type.Object(
 export const IssuerStatus = Type.Object({ conditions: Type.Optional(Conditions), acme: Type.Optional(ACMEIssuerStatus), ...RetryStatus });
 
 const common = {
-  group: GROUP,
   version: 'v1',
   spec: IssuerSpec,
   status: IssuerStatus,
@@ -48,21 +69,27 @@ const common = {
   ],
 };
 
-export const Issuer = defineCustomResource({
-  ...common,
-  kind: 'Issuer',
-  plural: 'issuers',
-  scope: 'Namespaced',
-  description: 'Signs CertificateRequests of its namespace.',
-});
-export const ClusterIssuer = defineCustomResource({
-  ...common,
-  kind: 'ClusterIssuer',
-  plural: 'clusterissuers',
-  scope: 'Cluster',
-  description: 'Signs CertificateRequests of every namespace.',
-});
+/** The Issuer resource in `group` (the API mode's, see groups.ts). */
+export const issuerResource = (group: string) =>
+  defineCustomResource({
+    ...common,
+    group,
+    kind: 'Issuer',
+    plural: 'issuers',
+    scope: 'Namespaced',
+    description: 'Signs CertificateRequests of its namespace.',
+  });
+/** The ClusterIssuer resource in `group`: an Issuer's spec and status, cluster-scoped. */
+export const clusterIssuerResource = (group: string) =>
+  defineCustomResource({
+    ...common,
+    group,
+    kind: 'ClusterIssuer',
+    plural: 'clusterissuers',
+    scope: 'Cluster',
+    description: 'Signs CertificateRequests of every namespace.',
+  });
 
 /** As the cache holds it (name and namespace always set); see Cached. */
-export type IssuerObject = Cached<NonNullable<(typeof Issuer.kind)['__type']>>;
+export type IssuerObject = Cached<NonNullable<ReturnType<typeof issuerResource>['kind']['__type']>>;
 export type IssuerSpecType = IssuerObject['spec'];

@@ -1,38 +1,5 @@
 import { Type } from '@sinclair/typebox';
 
-export const GROUP = 'cert.opkit.dev';
-/**
- * cert-manager manifests name this group in issuerRef.group; accepting it means a cert-manager
- * manifest ports by changing apiVersion alone.
- */
-export const CERT_MANAGER_GROUP = 'cert-manager.io';
-export const isOurGroup = (group: string | undefined) => !group || group === GROUP || group === CERT_MANAGER_GROUP;
-
-/** Annotations and labels, as cert-manager's under our domain. */
-export const A = {
-  certificateName: `${GROUP}/certificate-name`,
-  issuerName: `${GROUP}/issuer-name`,
-  issuerKind: `${GROUP}/issuer-kind`,
-  issuerGroup: `${GROUP}/issuer-group`,
-  commonName: `${GROUP}/common-name`,
-  altNames: `${GROUP}/alt-names`,
-  ipSans: `${GROUP}/ip-sans`,
-  uriSans: `${GROUP}/uri-sans`,
-  emailSans: `${GROUP}/email-sans`,
-  subjectOrganizations: `${GROUP}/subject-organizations`,
-  revision: `${GROUP}/certificate-revision`,
-  privateKeySecretName: `${GROUP}/private-key-secret-name`,
-  /** Set to any new value to force a renewal; the operator removes it once the issuance starts. */
-  renew: `${GROUP}/renew`,
-} as const;
-
-export const L = {
-  /** "For All Objects": Secrets with this label are cached in full; all others as metadata only. */
-  fao: `controller.${GROUP}/fao`,
-  nextPrivateKey: `${GROUP}/next-private-key`,
-  certificateName: `${GROUP}/certificate-name`,
-} as const;
-
 /** A Go duration (`2160h`, `90m`, `1h30m`), as cert-manager's duration fields are. */
 export const Duration = (opts: { default?: string; description?: string } = {}) =>
   Type.String({ pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$', maxLength: 64, ...opts });
@@ -41,7 +8,9 @@ export const IssuerRef = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 253, description: 'Name of the Issuer (in the same namespace) or ClusterIssuer.' }),
     kind: Type.Optional(Type.String({ description: 'Issuer (default) or ClusterIssuer.' })),
-    group: Type.Optional(Type.String({ description: `${GROUP} (default; cert-manager.io is accepted as an alias).` })),
+    group: Type.Optional(
+      Type.String({ description: "The issuer's API group: this operator's (the default) or an external issuer's, whose own controller signs." }),
+    ),
   },
   { description: 'The Issuer or ClusterIssuer that signs.' },
 );

@@ -32,16 +32,15 @@ import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } f
 import { existsSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { HTTPRoute, SOLVER_LABEL } from '../../acme/solver-resources.js';
-import { Challenge } from '../../api/acme/v1/challenge.js';
-import { Order } from '../../api/acme/v1/order.js';
-import { Certificate } from '../../api/v1/certificate.js';
-import { CertificateRequest } from '../../api/v1/certificaterequest.js';
-import { Issuer } from '../../api/v1/issuer.js';
+import { HTTPRoute } from '../../acme/solver-resources.js';
 import { defaultConfig } from '../../config.js';
 import { createCSR } from '../../pki/csr.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { addCertificateControllers } from '../index.js';
+import { CERT_APIS } from '../../api/index.js';
+
+const { Certificate, CertificateRequest, Challenge, Issuer, Order } = CERT_APIS.opkit;
+const SOLVER_LABEL = CERT_APIS.opkit.solverLabels.solver;
 
 const OPERATOR = 'cert-operator';
 const SYSTEM = 'opkit-system';

@@ -25,9 +25,9 @@ import {
   solverIngress,
   solverPod,
   solverService,
-  SOLVER_INFORMER,
+  solverInformer,
 } from '../../acme/solver-resources.js';
-import { Challenge, CHALLENGE_FINALIZER, type ChallengeObject } from '../../api/acme/v1/challenge.js';
+import type { ChallengeObject } from '../../api/acme/v1/challenge.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
 import { SecretReader } from '../../secrets/secret-reader.js';
@@ -71,6 +71,7 @@ const DOMAIN_INDEX = 'spec.dnsName';
  * a readable reason; accepted; the authorization polled until the CA decides; cleaned up when it ends.
  */
 export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
+  const { Challenge, challengeFinalizer } = cfg.api;
   const scheduler = new ChallengeScheduler(cfg.maxConcurrentChallenges);
   const passes = new Map<string, number>();
   const sc = cfg.selfCheck;
@@ -94,9 +95,13 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   };
 
   const owned = async <T extends KubeObject>(kind: Parameters<ReconcileContext['cache']['list']>[0], ch: ChallengeObject, ctx: ReconcileContext) =>
-    ((await ctx.cache.list(kind, { namespace: ch.metadata.namespace, labelSelector: identityLabels(ch) }, SOLVER_INFORMER)) as unknown as Cached<T>[]).filter(
-      (o) => o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid),
-    );
+    (
+      (await ctx.cache.list(
+        kind,
+        { namespace: ch.metadata.namespace, labelSelector: identityLabels(cfg.api, ch) },
+        solverInformer(cfg.api),
+      )) as unknown as Cached<T>[]
+    ).filter((o) => o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid));
 
   /** Exactly one of each; none means create, several means delete all and retry (as cert-manager). */
   async function ensureOne<T extends KubeObject>(
@@ -119,8 +124,8 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     const pods = await owned<ObjectOf<typeof Pod>>(Pod, ch, ctx);
     for (const p of pods.filter((p) => ['Succeeded', 'Failed', 'Unknown'].includes(p.status?.phase ?? ''))) await ctx.delete(Pod, p);
     const live = pods.filter((p) => !['Succeeded', 'Failed', 'Unknown'].includes(p.status?.phase ?? ''));
-    const pod = await ensureOne(Pod, live, () => solverPod(ch, cfg.acmeSolverImage), ctx);
-    const svc = await ensureOne(Service, await owned(Service, ch, ctx), () => solverService(ch), ctx);
+    const pod = await ensureOne(Pod, live, () => solverPod(cfg.api, ch, cfg.acmeSolverImage), ctx);
+    const svc = await ensureOne(Service, await owned(Service, ch, ctx), () => solverService(cfg.api, ch), ctx);
     const svcName = svc.obj.metadata.name;
     const http01 = ch.spec.solver.http01 ?? {};
     let route = false;
@@ -132,7 +137,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         await ensureOne(
           HTTPRoute,
           routes.filter((r) => !stale.includes(r)),
-          () => solverHTTPRoute(ch, svcName) as never,
+          () => solverHTTPRoute(cfg.api, ch, svcName) as never,
           ctx,
         )
       ).created;
@@ -146,7 +151,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         await ensureOne(
           Ingress,
           ings.filter((i) => !stale.includes(i)),
-          () => solverIngress(ch, svcName),
+          () => solverIngress(cfg.api, ch, svcName),
           ctx,
         )
       ).created;
@@ -187,7 +192,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     if (ch.spec.solver.dns01) {
       const lookup = await resolveIssuer(ctx.cache, ch.spec.issuerRef, ch.metadata.namespace, cfg);
       const resourceNamespace = lookup.ok ? lookup.resolved.resourceNamespace : ch.metadata.namespace;
-      await cleanupDns01(ch, new SecretReader(ctx.cache, ctx.client), resourceNamespace, cfg.dns01);
+      await cleanupDns01(ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), resourceNamespace, cfg.dns01);
       return;
     }
     for (const kind of [Pod, Service, Ingress, ...(cfg.enableGatewayAPI ? [HTTPRoute] : [])] as const) {
@@ -216,7 +221,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     // ended is cleaned up at once, without waiting for its deletion.
     const ending = !!cached.metadata.deletionTimestamp || isFinalChallenge(cached);
     const fin = await ctx.finalize(Challenge.kind, cached, {
-      finalizer: CHALLENGE_FINALIZER,
+      finalizer: challengeFinalizer,
       // An edited Ingress and a DNS record live outside what owner references clean up.
       needed: !!cached.spec.solver.http01?.ingress?.name || !!cached.spec.solver.dns01,
       done: ending,
@@ -251,7 +256,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       if (dns) {
         // A DNS record is added once (adding it again would change nothing).
         if (!ch.status.presented) {
-          const where = await presentDns01(ch, new SecretReader(ctx.cache, ctx.client), lookup.resolved.resourceNamespace, cfg.dns01);
+          const where = await presentDns01(ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), lookup.resolved.resourceNamespace, cfg.dns01);
           ctx.recorder.normal(ch, 'Presented', `Presented challenge using DNS-01 challenge mechanism: TXT record ${where}`);
           return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
         }
@@ -283,8 +288,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
           return (await write(ch, ctx, { state: 'processing', reason }), { requeueAfter: 1_000 });
         };
         const sincePresented = ctx.clock.now() - Date.parse(ch.status.presentedAt!);
-        // waitInsteadOfSelfCheck: no self-check at all (a cluster that cannot reach its own address).
-        const waitInstead = !dns ? ch.spec.solver.http01?.waitInsteadOfSelfCheck : undefined;
+        // waitInsteadOfSelfCheck: no self-check at all (a cluster that cannot see itself as the CA
+        // does), for either challenge type, as cert-manager; the http01 one is our older place.
+        const waitInstead = ch.spec.solver.waitInsteadOfSelfCheck ?? (!dns ? ch.spec.solver.http01?.waitInsteadOfSelfCheck : undefined);
         if (waitInstead) {
           const left = parseDuration(waitInstead) - sincePresented;
           const reason = `Waiting ${waitInstead} after presenting, instead of a self-check (waitInsteadOfSelfCheck)`;
@@ -358,9 +364,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     .withIndex(Challenge.kind, DOMAIN_INDEX, (c) => [c.spec.dnsName])
     // When a challenge ends, the next one waiting for its domain can go.
     .watches(Challenge.kind, sameDomain, { predicates: [{ create: () => false, update: (_o, n) => isFinalChallenge(n), delete: () => true }] })
-    .owns(Pod, { informer: SOLVER_INFORMER })
-    .owns(Service, { informer: SOLVER_INFORMER })
-    .owns(Ingress, { informer: SOLVER_INFORMER });
-  if (cfg.enableGatewayAPI) builder = builder.owns(HTTPRoute, { informer: SOLVER_INFORMER });
+    .owns(Pod, { informer: solverInformer(cfg.api) })
+    .owns(Service, { informer: solverInformer(cfg.api) })
+    .owns(Ingress, { informer: solverInformer(cfg.api) });
+  if (cfg.enableGatewayAPI) builder = builder.owns(HTTPRoute, { informer: solverInformer(cfg.api) });
   return builder.withOptions({ maxConcurrentReconciles: 8 }).reconcile(reconcile);
 }

@@ -3,15 +3,15 @@ import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
 import { bindUnavailable, startBind, startControlPlane, startPebble, waitFor, type Bind, type ControlPlane, type Pebble } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Challenge } from '../../api/acme/v1/challenge.js';
-import { Certificate } from '../../api/v1/certificate.js';
-import { Issuer } from '../../api/v1/issuer.js';
 import { defaultConfig } from '../../config.js';
 import { query } from '../../dns/client.js';
 import { TYPE } from '../../dns/message.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { splitPem } from '../../pki/inspect.js';
 import { addCertificateControllers } from '../index.js';
+import { CERT_APIS } from '../../api/index.js';
+
+const { Certificate, Challenge, Issuer } = CERT_APIS.opkit;
 
 const SYSTEM = 'opkit-system';
 const skip = bindUnavailable();

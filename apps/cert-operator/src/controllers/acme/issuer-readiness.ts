@@ -17,6 +17,9 @@ export function acmeReadiness(accounts: AcmeAccounts): ReadinessCheck {
     // A solver that cannot be used (a DNS-01 provider not implemented here) is said, not skipped.
     const problems = solverProblems(spec.solvers ?? []);
     if (problems.length) return { status: 'False', reason: 'InvalidSolver', message: problems.join('; ') };
+    // cert-manager's alpha ACME profiles: kept by the schema, said rather than ignored.
+    if (spec.profile)
+      return { status: 'False', reason: 'UnsupportedProfile', message: `acme.profile "${spec.profile}": ACME profiles are not supported by this operator yet` };
     const now = ctx.clock.now();
     const ready = issuer.status?.conditions?.find((c) => c.type === 'Ready');
     // Waiting out the backoff: the verdict stays what it is (so nothing is written), until then.

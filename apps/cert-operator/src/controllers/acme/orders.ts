@@ -5,8 +5,8 @@ import { pickSolver } from '../../acme/solver-picker.js';
 import { applySolverOverrides } from '../../acme/solver-overrides.js';
 import { adler32 } from '../../acme/solver-resources.js';
 import { childName } from '../../names.js';
-import { Challenge, type ChallengeObject } from '../../api/acme/v1/challenge.js';
-import { FAILED_STATES, Order, type OrderObject, type OrderState } from '../../api/acme/v1/order.js';
+import type { ChallengeObject } from '../../api/acme/v1/challenge.js';
+import { FAILED_STATES, type OrderObject, type OrderState } from '../../api/acme/v1/order.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
 import { isProgress } from './challenges.js';
@@ -26,6 +26,7 @@ const solving = (o: OrderObject) => `solving the HTTP-01 challenges for ${[...(o
  * waited out and shown; an order the CA forgot (it restarted) is started over.
  */
 export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
+  const { Order, Challenge } = cfg.api;
   /**
    * The failure record (failedAttempts, lastFailureTime) is kept until the order is complete: a CA
    * that answers the new order and then loses it again (a restarting CA) waits twice as long each
@@ -205,5 +206,10 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
     }
   }
 
-  return controllerFor(Order.kind).withRbac(acmeRbac).named('order').owns(Challenge.kind).withOptions({ maxConcurrentReconciles: 4 }).reconcile(reconcile);
+  return controllerFor(Order.kind)
+    .withRbac(acmeRbac(cfg.api))
+    .named('order')
+    .owns(Challenge.kind)
+    .withOptions({ maxConcurrentReconciles: 4 })
+    .reconcile(reconcile);
 }

@@ -3,11 +3,12 @@ import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { createServer, type Server } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Order } from '../../api/acme/v1/order.js';
-import { Issuer } from '../../api/v1/issuer.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { addCertificateControllers } from '../index.js';
+import { CERT_APIS } from '../../api/index.js';
+
+const { Issuer, Order } = CERT_APIS.opkit;
 
 const RETRY_AFTER_S = 3_600;
 

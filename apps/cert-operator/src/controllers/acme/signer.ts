@@ -1,6 +1,4 @@
 import { controllerReference } from '@opkit/runtime';
-import { Order } from '../../api/acme/v1/order.js';
-import { CertificateRequest } from '../../api/v1/certificaterequest.js';
 import { adler32 } from '../../acme/solver-resources.js';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { FAILED_STATES } from '../../api/acme/v1/order.js';
@@ -13,7 +11,7 @@ import { unb64, type Signer } from '../certificaterequests/controller.js';
  * The ACME signer of CertificateRequests: one Order per request (named after the CSR, so a retry
  * finds it), and the Order's certificate once valid. ACME returns no CA, so there is no ca.crt.
  */
-export const acmeSigner: Signer = async (cr, csr, _issuer, ctx) => {
+export const acmeSigner: Signer = async (cr, csr, _issuer, ctx, { Order, CertificateRequest }) => {
   if (!csr.dnsNames.length && !csr.ipAddresses.length) return { failed: 'InvalidOrder: an ACME certificate needs at least one DNS name or IP address' };
   if (csr.commonName && !csr.dnsNames.includes(csr.commonName) && !csr.ipAddresses.includes(csr.commonName)) {
     return { failed: `InvalidOrder: the common name "${csr.commonName}" must be one of the DNS names (ACME certifies only the subject alternative names)` };

@@ -1,8 +1,7 @@
 import { controllerFor, parseDuration, rfc3339, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
-import { Order } from '../../api/acme/v1/order.js';
-import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
-import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
-import { A, GROUP, isOurGroup, type KeyUsage } from '../../api/v1/shared.js';
+import type { CertApi } from '../../api/index.js';
+import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
+import type { KeyUsage } from '../../api/v1/shared.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { loadCAKeyPair } from '../../issuers/ca-keypair.js';
 import { issuerIndexKey, issuerReady, resolveIssuer, type ResolvedIssuer } from '../../issuers/resolve.js';
@@ -23,7 +22,7 @@ export const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
 export type SignOutcome = { issued: Issued } | { pending: string; requeueAfter?: number } | { failed: string };
 
 /** A signer for one issuer type. ACME plugs in its own (Orders and Challenges). */
-export type Signer = (cr: CertificateRequestObject, csr: ParsedCSR, issuer: ResolvedIssuer, ctx: ReconcileContext) => Promise<SignOutcome>;
+export type Signer = (cr: CertificateRequestObject, csr: ParsedCSR, issuer: ResolvedIssuer, ctx: ReconcileContext, api: CertApi) => Promise<SignOutcome>;
 
 const template = (cr: CertificateRequestObject, csr: ParsedCSR) => ({
   csr,
@@ -33,10 +32,10 @@ const template = (cr: CertificateRequestObject, csr: ParsedCSR) => ({
 });
 
 /** SelfSigned: the certificate is signed by its own key, found through the request's annotation. */
-const signSelfSigned: Signer = async (cr, csr, issuer, ctx) => {
+const signSelfSigned: Signer = async (cr, csr, issuer, ctx, { A, labelled }) => {
   const keySecret = cr.metadata.annotations?.[A.privateKeySecretName];
   if (!keySecret) return { failed: `the SelfSigned issuer needs the private key: annotation ${A.privateKeySecretName} is missing` };
-  const secret = await new SecretReader(ctx.cache, ctx.client).read({ namespace: cr.metadata.namespace!, name: keySecret });
+  const secret = await new SecretReader(ctx.cache, ctx.client, labelled).read({ namespace: cr.metadata.namespace!, name: keySecret });
   const pem = secretData(secret, 'tls.key');
   if (!pem) return { pending: `private key Secret "${keySecret}" not found`, requeueAfter: 5_000 };
   const key = parsePrivateKey(pem);
@@ -46,14 +45,16 @@ const signSelfSigned: Signer = async (cr, csr, issuer, ctx) => {
 };
 
 /** CA: the CA issuer's pair signs; the chain and root go with the certificate. */
-const signCA: Signer = async (cr, csr, issuer, ctx) => {
-  const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client), issuer.resourceNamespace, issuer.issuer.spec.ca!.secretName);
+const signCA: Signer = async (cr, csr, issuer, ctx, { labelled }) => {
+  const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client, labelled), issuer.resourceNamespace, issuer.issuer.spec.ca!.secretName);
   if (!pair.ok) return { pending: pair.message, requeueAfter: 30_000 };
   const { crlDistributionPoints, ocspServers, issuingCertificateURLs } = issuer.issuer.spec.ca!;
   return { issued: await caSign({ ...template(cr, csr), crlDistributionPoints, ocspServers, issuingCertificateURLs }, pair) };
 };
 
 export function certificateRequestController(cfg: CertOperatorConfig, signers: { acme?: Signer } = {}) {
+  const { api } = cfg;
+  const { CertificateRequest, Issuer, ClusterIssuer, Order, groups } = api;
   async function setStatus(
     cr: CertificateRequestObject,
     ctx: ReconcileContext,
@@ -82,13 +83,13 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
         { failureTime: rfc3339(new Date(ctx.clock.now())) },
       );
     }
-    if (!isOurGroup(cr.spec.issuerRef.group)) return; // an external issuer's request
+    if (!api.isOurGroup(cr.spec.issuerRef.group)) return; // an external issuer's request
 
     if (cond(cr, 'Approved')?.status !== 'True') {
       if (!cfg.autoApprove)
         return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'Waiting for the CertificateRequest to be approved' }]);
       return setStatus(cr, ctx, [
-        { type: 'Approved', status: 'True', reason: GROUP, message: `Certificate request has been approved by ${GROUP}` },
+        { type: 'Approved', status: 'True', reason: groups.cert, message: `Certificate request has been approved by ${groups.cert}` },
         { type: 'Ready', status: 'False', reason: 'Pending', message: 'Approved; waiting to be signed' },
       ]);
     }
@@ -134,7 +135,7 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     const spec = lookup.resolved.issuer.spec;
     const signer = spec.selfSigned ? signSelfSigned : spec.ca ? signCA : spec.acme ? signers.acme : undefined;
     if (!signer) return fail('the referenced issuer has no supported type');
-    const outcome = await signer(cr, csr, lookup.resolved, ctx);
+    const outcome = await signer(cr, csr, lookup.resolved, ctx, api);
     if ('failed' in outcome) return fail(outcome.failed);
     if ('pending' in outcome) {
       await setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: outcome.pending }]);

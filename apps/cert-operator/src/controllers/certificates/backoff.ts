@@ -1,6 +1,6 @@
+import type { CertApi } from '../../api/index.js';
 import { rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
 import type { CertificateObject } from '../../api/v1/certificate.js';
-import { A } from '../../api/v1/shared.js';
 import { issuanceBackoffMs } from '../../pki/renewal.js';
 import { keepsReady } from './policies.js';
 import { isBroken, pairWriters, type SecretState } from './secret-state.js';
@@ -18,7 +18,14 @@ type Why = { reason: string; message: string };
  * failedIssuanceAttempts. The state is in the status, so it survives restarts, and our own status
  * writes cannot shorten it. A spec change or a forced renewal starts afresh.
  */
-export async function failureBackoff(c: CertificateObject, state: SecretState, why: Why, ctx: ReconcileContext, now: Date): Promise<Result | undefined> {
+export async function failureBackoff(
+  api: CertApi,
+  c: CertificateObject,
+  state: SecretState,
+  why: Why,
+  ctx: ReconcileContext,
+  now: Date,
+): Promise<Result | undefined> {
   const failures = c.status?.failedIssuanceAttempts ?? 0;
   const last = conditionOf(c.status?.conditions, 'Issuing');
   const betweenAttempts = last?.status === 'False' && last.observedGeneration === c.metadata.generation;
@@ -29,7 +36,7 @@ export async function failureBackoff(c: CertificateObject, state: SecretState, w
   const message = contended
     ? last.message
     : `${why.message}; the last attempt failed, retrying at ${new Date(retryAt).toISOString()} (attempt ${failures + 1})`;
-  if (state.problem || !keepsReady(why.reason)) await notReady(c, ctx, contended ? 'SecretContention' : why.reason, message, false);
+  if (state.problem || !keepsReady(why.reason)) await notReady(api, c, ctx, contended ? 'SecretContention' : why.reason, message, false);
   return { requeueAfter: Math.min(MAX_REQUEUE_MS, retryAt - now.getTime()) };
 }
 
@@ -40,7 +47,13 @@ export async function failureBackoff(c: CertificateObject, state: SecretState, w
  * server (the cache strips them). Only read when a trigger fired and the pair is not the one the
  * current request issued.
  */
-async function overwrittenBy(c: CertificateObject, state: SecretState, issuedChain: string | undefined, ctx: ReconcileContext): Promise<string | undefined> {
+async function overwrittenBy(
+  api: CertApi,
+  c: CertificateObject,
+  state: SecretState,
+  issuedChain: string | undefined,
+  ctx: ReconcileContext,
+): Promise<string | undefined> {
   if (!state.secret || !c.status?.revision) return undefined;
   const broken = isBroken(state);
   if (!broken && issuedChain !== undefined && state.certPem === issuedChain) return undefined;
@@ -59,6 +72,7 @@ export type Contention = { wait: Result } | { overwrittenBy: string } | undefine
  * with another writer: back off (1 h doubling, as failed issuances), so re-issues stay bounded.
  */
 export async function contention(
+  api: CertApi,
   c: CertificateObject,
   state: SecretState,
   issuedChain: string | undefined,
@@ -66,7 +80,7 @@ export async function contention(
   ctx: ReconcileContext,
   now: Date,
 ): Promise<Contention> {
-  const writer = await overwrittenBy(c, state, issuedChain, ctx);
+  const writer = await overwrittenBy(api, c, state, issuedChain, ctx);
   if (!writer || !c.status?.revision) return undefined;
   const marked = conditionOf(c.status.conditions, 'SecretOverwritten');
   const ready = conditionOf(c.status.conditions, 'Ready');
@@ -74,9 +88,9 @@ export async function contention(
   if (marked && reissuedSinceMark && now.getTime() - Date.parse(marked.lastTransitionTime) < CONTENTION_WINDOW_MS) {
     const failures = (c.status.failedIssuanceAttempts ?? 0) + 1;
     const retryAt = new Date(now.getTime() + issuanceBackoffMs(failures));
-    const message = `Secret "${c.spec.secretName}" keeps being overwritten (by ${writer}): not re-issuing into a fight; retrying at ${retryAt.toISOString()}. Stop the other writer, or force a renewal with the ${A.renew} annotation`;
+    const message = `Secret "${c.spec.secretName}" keeps being overwritten (by ${writer}): not re-issuing into a fight; retrying at ${retryAt.toISOString()}. Stop the other writer, or force a renewal with the ${api.A.renew} annotation`;
     ctx.recorder.warning(c, 'SecretContention', message);
-    await writeStatus(c, ctx, (s, set) => {
+    await writeStatus(api, c, ctx, (s, set) => {
       s.failedIssuanceAttempts = failures;
       s.lastFailureTime = rfc3339(now);
       set({ type: 'Issuing', status: 'False', reason: 'SecretContention', message });

@@ -1,6 +1,6 @@
 import { defineKind, type KubeObject, type ReconcileContext } from '@opkit/runtime';
 import type { CertificateObject } from '../../api/v1/certificate.js';
-import { CERT_MANAGER_GROUP, GROUP } from '../../api/v1/shared.js';
+import { API_GROUPS, CERT_MANAGER_GROUP } from '../../api/groups.js';
 import type { SecretObject } from '../../secrets/secret-reader.js';
 
 /** cert-manager's own Certificate (cert-manager.io/v1), read only to know whether it holds a Secret. */
@@ -15,8 +15,11 @@ export const CertManagerCertificate = defineKind<CertManagerCertificate>({
   namespaced: true,
 });
 
-/** Set on a Certificate to take its Secret over from a cert-manager Certificate that still names it. */
-export const TAKEOVER_ANNOTATION = `${GROUP}/take-over-from-cert-manager`;
+/**
+ * Set on a Certificate to take its Secret over from a cert-manager Certificate that still names it.
+ * Only in opkit mode: in cert-manager mode the two are one resource, and this whole module is off.
+ */
+export const TAKEOVER_ANNOTATION = `${API_GROUPS.opkit.cert}/take-over-from-cert-manager`;
 
 /**
  * How long an answer is kept for one version of a Secret, and how often a refused Certificate

@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
-import { CertificateRequest } from '../../api/v1/certificaterequest.js';
-import { Issuer } from '../../api/v1/issuer.js';
-import { A, L } from '../../api/v1/shared.js';
+import { type CertificateObject } from '../../api/v1/certificate.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
-import { LABELLED, METADATA } from '../../secrets/secret-reader.js';
+import { METADATA } from '../../secrets/secret-reader.js';
 import { addCertificateControllers } from '../index.js';
+import { CERT_APIS } from '../../api/index.js';
+
+const { A, Certificate, CertificateRequest, Issuer, L } = CERT_APIS.opkit;
 
 const OPERATOR = 'cert-operator';
 const SYSTEM = 'opkit-system';
@@ -750,8 +750,8 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await admin.create(Secret, { metadata: { name: 'unrelated', namespace }, stringData: { password: 'hunter2' } });
     await waitFor('the metadata cache to see it', async () => !!(await manager.cache.get(Secret, { namespace, name: 'unrelated' }, METADATA)));
     expect((await manager.cache.get(Secret, { namespace, name: 'unrelated' }, METADATA))?.data).toBeUndefined();
-    expect(await manager.cache.get(Secret, { namespace, name: 'unrelated' }, LABELLED)).toBeUndefined();
-    const full = await manager.cache.list(Secret, {}, LABELLED);
+    expect(await manager.cache.get(Secret, { namespace, name: 'unrelated' }, CERT_APIS.opkit.labelled)).toBeUndefined();
+    const full = await manager.cache.list(Secret, {}, CERT_APIS.opkit.labelled);
     expect(full.every((s) => s.metadata.labels?.['controller.cert.opkit.dev/fao'] === 'true')).toBe(true);
   });
 });

@@ -1,12 +1,10 @@
 import { controllerFor, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
-import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
-import { CertificateRequest } from '../../api/v1/certificaterequest.js';
-import { ClusterIssuer, Issuer } from '../../api/v1/issuer.js';
-import { A } from '../../api/v1/shared.js';
+import { annotationIn } from '../../api/groups.js';
+import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { issuerIndexKey, issuerReady, resolveIssuer } from '../../issuers/resolve.js';
 import { certificateMatchesKey } from '../../pki/inspect.js';
-import { METADATA, LABELLED, SecretReader } from '../../secrets/secret-reader.js';
+import { METADATA, SecretReader } from '../../secrets/secret-reader.js';
 import { unb64 } from '../certificaterequests/controller.js';
 import { certificatesRbac } from '../rbac.js';
 import { CertManagerOwners, TAKEOVER_ANNOTATION } from './cert-manager-owner.js';
@@ -14,7 +12,7 @@ import { contention, failureBackoff } from './backoff.js';
 import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey } from './next-key.js';
 import { keystorePasswordSecrets } from './outputs.js';
-import { annotationOf, issuanceReason, keepsReady } from './policies.js';
+import { issuanceReason, keepsReady } from './policies.js';
 import { currentRequest, manageRequest, requestsOf } from './requests.js';
 import { applySecret } from './secret.js';
 import { readSecretState, type SecretState } from './secret-state.js';
@@ -39,30 +37,34 @@ const MANUAL = 'ManuallyTriggered';
  * 9. issuing: the signed certificate into the Secret, the revision recorded.
  */
 export function certificateController(cfg: CertOperatorConfig) {
-  const certManager = new CertManagerOwners();
+  const { api } = cfg;
+  // Beside a cert-manager that still runs (opkit mode), its Certificates may hold Secrets ours name;
+  // in cert-manager mode there is no other Certificate kind to defer to.
+  const certManager = api.groups.mode === 'opkit' ? new CertManagerOwners() : undefined;
   async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const { cache, client, recorder } = ctx;
-    const c = await cache.get(Certificate.kind, req);
+    const c = await cache.get(api.Certificate.kind, req);
     if (!c || c.metadata.deletionTimestamp) return;
     const now = new Date(ctx.clock.now());
 
     // 1. Bad input: say what is wrong; nothing else happens until the spec changes.
     const problems = validateCertificate(c);
-    if (problems.length) return notReady(c, ctx, 'InvalidSpec', problems.join('; '));
+    if (problems.length) return notReady(api, c, ctx, 'InvalidSpec', problems.join('; '));
 
     // 2. Two Certificates, one Secret: the one the Secret says it holds keeps it (else the older);
     //    the other waits, without a loop.
-    const reader = new SecretReader(cache, client);
-    const sharing = (await cache.list(Certificate.kind, { namespace: req.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } })).sort(
+    const reader = new SecretReader(cache, client, api.labelled);
+    const sharing = (await cache.list(api.Certificate.kind, { namespace: req.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } })).sort(
       (a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name),
     );
     if (sharing.length > 1) {
       const held = await reader.read({ namespace: req.namespace!, name: c.spec.secretName });
-      const holderName = annotationOf(held, 'certificate-name');
+      const holderName = annotationIn(api.groups, held, 'certificate-name');
       const holder = sharing.find((x) => x.metadata.name === holderName);
       const owner = holder ?? sharing[0]!;
       if (owner.metadata.uid !== c.metadata.uid)
         return notReady(
+          api,
           c,
           ctx,
           'DuplicateSecretName',
@@ -74,7 +76,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     //    back issuance only: Ready is the certificate's (valid and current, as cert-manager's), and
     //    the issuer's trouble is a condition of its own.
     const lookup = await resolveIssuer(cache, c.spec.issuerRef, req.namespace!, cfg);
-    if (!lookup.ok) return notReady(c, ctx, lookup.reason, lookup.message);
+    if (!lookup.ok) return notReady(api, c, ctx, lookup.reason, lookup.message);
     const issuerCond = issuerReady(lookup.resolved.issuer);
     const issuerTrouble =
       issuerCond?.status === 'True'
@@ -84,8 +86,8 @@ export function certificateController(cfg: CertOperatorConfig) {
       issuerTrouble ? set({ type: 'IssuerReady', status: 'False', reason: 'IssuerNotReady', message: issuerTrouble }) : unset('IssuerReady');
 
     // 4. What the Secret holds, repaired from the current request when only its certificate was lost.
-    const requests = await requestsOf(c, ctx);
-    const current = await currentRequest(c, requests);
+    const requests = await requestsOf(api, c, ctx);
+    const current = await currentRequest(api, c, requests);
     const read = async () => readSecretState(await reader.read({ namespace: req.namespace!, name: c.spec.secretName }));
     let state: SecretState = await read();
     const issuedChain = current?.cr.status?.certificate ? unb64(current.cr.status.certificate) : undefined;
@@ -93,9 +95,10 @@ export function certificateController(cfg: CertOperatorConfig) {
     //    A cert-manager Certificate that holds the Secret keeps it, unless a takeover is asked: with
     //    both controllers running (a migration), each would re-issue over the other. Asked only
     //    while the Secret does not hold what this operator issued.
-    const theirs = state.certPem === undefined || state.certPem !== issuedChain ? await certManager.holder(c, state.secret, ctx) : undefined;
+    const theirs = state.certPem === undefined || state.certPem !== issuedChain ? await certManager?.holder(c, state.secret, ctx) : undefined;
     if (theirs && c.metadata.annotations?.[TAKEOVER_ANNOTATION] !== 'true') {
       await notReady(
+        api,
         c,
         ctx,
         'SecretOwnedByCertManager',
@@ -107,7 +110,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     if (state.problem && state.key && issuedChain && certificateMatchesKey(issuedChain, state.key)) {
       const caPem = current!.cr.status?.ca ? unb64(current!.cr.status.ca) : undefined;
       const repaired = await applySecret(c, { chainPem: issuedChain, keyPem: state.keyPem!, caPem }, state, ctx, cfg, reader);
-      if (repaired.problem) return notReady(c, ctx, repaired.problem.reason, repaired.problem.message);
+      if (repaired.problem) return notReady(api, c, ctx, repaired.problem.reason, repaired.problem.message);
       recorder.normal(c, 'SecretRepaired', `Restored the certificate in Secret "${c.spec.secretName}" from CertificateRequest "${current!.cr.metadata.name}"`);
       state = await read();
     }
@@ -117,32 +120,32 @@ export function certificateController(cfg: CertOperatorConfig) {
     //    and key are what the Secret must get.
     const issuingCond = conditionOf(c.status?.conditions, 'Issuing');
     const inProgress = issuingCond?.status === 'True';
-    const forced = !inProgress && c.metadata.annotations?.[A.renew] !== undefined;
+    const forced = !inProgress && c.metadata.annotations?.[api.A.renew] !== undefined;
     const why: { reason: string; message: string } | undefined = inProgress
       ? { reason: issuingCond.reason, message: issuingCond.message }
       : forced
-        ? { reason: MANUAL, message: `Certificate re-issuance manually triggered (${A.renew})` }
-        : issuanceReason({ certificate: c, secret: state, request: current, now });
+        ? { reason: MANUAL, message: `Certificate re-issuance manually triggered (${api.A.renew})` }
+        : issuanceReason({ groups: api.groups, certificate: c, secret: state, request: current, now });
     if (!why) return upToDate(c, state, ctx, cfg, reader, now, issuerCondition);
     if (issuerTrouble && !inProgress) {
       // Nothing is asked of an issuer that cannot answer. A certificate still valid stays Ready.
-      if (keepsReady(why.reason) && !state.problem) return void (await writeStatus(c, ctx, issuerCondition));
-      return notReady(c, ctx, 'IssuerNotReady', issuerTrouble, true, issuerCondition);
+      if (keepsReady(why.reason) && !state.problem) return void (await writeStatus(api, c, ctx, issuerCondition));
+      return notReady(api, c, ctx, 'IssuerNotReady', issuerTrouble, true, issuerCondition);
     }
 
     // 6. Failed before: wait out the backoff; someone else keeps writing the Secret: do not fight.
     let overwrittenBy: string | undefined;
     if (!inProgress && !forced) {
-      const waiting = await failureBackoff(c, state, why, ctx, now);
+      const waiting = await failureBackoff(api, c, state, why, ctx, now);
       if (waiting) return waiting;
-      const fight = await contention(c, state, issuedChain, why, ctx, now);
+      const fight = await contention(api, c, state, issuedChain, why, ctx, now);
       if (fight && 'wait' in fight) return fight.wait;
       overwrittenBy = fight?.overwrittenBy;
     }
 
     // 7. The key manager: the key the next certificate carries.
-    const next = await nextPrivateKey(c, state, ctx);
-    if ('refused' in next) return notReady(c, ctx, 'CannotRegenerateKey', next.refused);
+    const next = await nextPrivateKey(api, c, state, ctx);
+    if ('refused' in next) return notReady(api, c, ctx, 'CannotRegenerateKey', next.refused);
 
     // Every status write below carries the issuance's own state, so our writes settle.
     const revision = (c.status?.revision ?? 0) + 1;
@@ -162,7 +165,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     };
 
     // 8. The request manager: one CertificateRequest per revision, for this key and this spec.
-    const step = await manageRequest(c, ctx, { requests, revision, next, why, inProgress, forced, starting, now });
+    const step = await manageRequest(api, c, ctx, { requests, revision, next, why, inProgress, forced, starting, now });
     if (!('signed' in step)) return step.wait;
     const cr = step.signed;
 
@@ -174,7 +177,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     (kind: 'Issuer' | 'ClusterIssuer') =>
     async (issuer: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
       (
-        await cache.list(Certificate.kind, {
+        await cache.list(api.Certificate.kind, {
           namespace: kind === 'Issuer' ? issuer.metadata.namespace : undefined,
           index: { name: CERT_ISSUER_INDEX, value: issuerIndexKey({ kind, name: issuer.metadata.name }) },
         })
@@ -183,38 +186,40 @@ export function certificateController(cfg: CertOperatorConfig) {
         name: c.metadata.name,
       }));
   const bySecret = async (s: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Certificate.kind, { namespace: s.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: s.metadata.name } })).map((c) => ({
+    (await cache.list(api.Certificate.kind, { namespace: s.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: s.metadata.name } })).map((c) => ({
       namespace: c.metadata.namespace,
       name: c.metadata.name,
     }));
   // A keystore password changed (or its Secret appeared): the keystores are rebuilt with it.
   const byPasswordSecret = async (s: { metadata: { name: string; namespace: string } }, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Certificate.kind, { namespace: s.metadata.namespace, index: { name: KEYSTORE_PASSWORD_INDEX, value: s.metadata.name } })).map((c) => ({
-      namespace: c.metadata.namespace,
-      name: c.metadata.name,
-    }));
+    (await cache.list(api.Certificate.kind, { namespace: s.metadata.namespace, index: { name: KEYSTORE_PASSWORD_INDEX, value: s.metadata.name } })).map(
+      (c) => ({
+        namespace: c.metadata.namespace,
+        name: c.metadata.name,
+      }),
+    );
   const bySharedSecret = async (c: CertificateObject, { cache }: { cache: ReconcileContext['cache'] }) =>
-    (await cache.list(Certificate.kind, { namespace: c.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } }))
+    (await cache.list(api.Certificate.kind, { namespace: c.metadata.namespace, index: { name: SECRET_NAME_INDEX, value: c.spec.secretName } }))
       .filter((o) => o.metadata.uid !== c.metadata.uid)
       .map((o) => ({ namespace: o.metadata.namespace, name: o.metadata.name }));
 
   return (
-    controllerFor(Certificate.kind)
-      .withRbac(certificatesRbac)
+    controllerFor(api.Certificate.kind)
+      .withRbac(certificatesRbac(api))
       .named('certificate')
-      .withIndex(Certificate.kind, SECRET_NAME_INDEX, (c) => [c.spec.secretName])
-      .withIndex(Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
-      .withIndex(Certificate.kind, KEYSTORE_PASSWORD_INDEX, keystorePasswordSecrets)
-      .owns(CertificateRequest.kind)
+      .withIndex(api.Certificate.kind, SECRET_NAME_INDEX, (c) => [c.spec.secretName])
+      .withIndex(api.Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
+      .withIndex(api.Certificate.kind, KEYSTORE_PASSWORD_INDEX, keystorePasswordSecrets)
+      .owns(api.CertificateRequest.kind)
       // The target Secret: through the metadata cache (it may not carry our label yet) and through
       // the full cache of labelled Secrets, which is what the reconcile reads (each informer delivers
       // on its own, so both must trigger). Then the other Certificates naming the same Secret.
       .watches(Secret, bySecret, { informer: METADATA })
-      .watches(Secret, bySecret, { informer: LABELLED })
+      .watches(Secret, bySecret, { informer: api.labelled })
       .watches(Secret, byPasswordSecret, { informer: METADATA })
-      .watches(Certificate.kind, bySharedSecret)
-      .watches(Issuer.kind, byIssuer('Issuer'))
-      .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'))
+      .watches(api.Certificate.kind, bySharedSecret)
+      .watches(api.Issuer.kind, byIssuer('Issuer'))
+      .watches(api.ClusterIssuer.kind, byIssuer('ClusterIssuer'))
       .withOptions({ maxConcurrentReconciles: 4, errorCondition: 'Ready' })
       .reconcile(reconcile)
   );

@@ -1,3 +1,4 @@
+import type { CertApi } from '../../api/index.js';
 import { rfc3339, type ReconcileContext, type Result } from '@opkit/runtime';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
@@ -17,7 +18,8 @@ import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js
 const READY = { type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' } as const;
 
 /** The wait until the renewal is due (one second past it), at most a day. */
-const untilRenewal = (renewAt: Date, now: number) => Math.min(MAX_REQUEUE_MS, renewAt.getTime() - now + 1_000);
+/** Until the renewal, or (renewal disabled) until expiry, when the Expired trigger issues again. */
+const untilRenewal = (renewAt: Date | undefined, notAfter: Date, now: number) => Math.min(MAX_REQUEUE_MS, (renewAt ?? notAfter).getTime() - now + 1_000);
 
 /**
  * Readiness, when nothing is to be issued: the Secret's metadata kept ours (cert-manager's
@@ -32,17 +34,20 @@ export async function upToDate(
   now: Date,
   ...also: StatusEdit[]
 ): Promise<Result> {
+  const { api } = cfg;
   const wrote = await applySecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, state, ctx, cfg, reader);
-  if (wrote.problem) return outputProblem(c, ctx, wrote.problem);
+  if (wrote.problem) return outputProblem(api, c, ctx, wrote.problem);
   const cert = state.cert!;
   const renewAt = renewalTime(cert.notBefore, cert.notAfter, c.spec);
   await writeStatus(
+    api,
     c,
     ctx,
     (s, set, unset) => {
       s.notBefore = rfc3339(cert.notBefore);
       s.notAfter = rfc3339(cert.notAfter);
-      s.renewalTime = rfc3339(renewAt);
+      if (renewAt) s.renewalTime = rfc3339(renewAt);
+      else delete s.renewalTime;
       delete s.nextPrivateKeySecretName;
       set(READY);
       unset('Issuing');
@@ -51,16 +56,16 @@ export async function upToDate(
     },
     ...also,
   );
-  await prune(c, ctx);
-  return { requeueAfter: untilRenewal(renewAt, now.getTime()) };
+  await prune(api, c, ctx);
+  return { requeueAfter: untilRenewal(renewAt, cert.notAfter, now.getTime()) };
 }
 
 /**
  * The Secret's outputs cannot be written (a keystore password is missing): said on the Certificate.
  * The password's Secret is watched (KEYSTORE_PASSWORD_INDEX): its arrival reconciles again.
  */
-async function outputProblem(c: CertificateObject, ctx: ReconcileContext, problem: { reason: string; message: string }): Promise<Result> {
-  await notReady(c, ctx, problem.reason, problem.message);
+async function outputProblem(api: CertApi, c: CertificateObject, ctx: ReconcileContext, problem: { reason: string; message: string }): Promise<Result> {
+  await notReady(api, c, ctx, problem.reason, problem.message);
 }
 
 /** Issuing: the signed certificate and its key into the Secret, the revision recorded. */
@@ -74,20 +79,22 @@ export async function completeIssuance(
   cfg: CertOperatorConfig,
   reader: SecretReader,
 ): Promise<Result> {
+  const { api } = cfg;
   const chainPem = unb64(cr.status!.certificate!);
   if (!certificateMatchesKey(chainPem, next.key)) throw new Error(`CertificateRequest "${cr.metadata.name}" returned a certificate for another key`);
   const keyPem = encodePrivateKey(next.key, keySpecOf(c.spec.privateKey).encoding);
   const wrote = await applySecret(c, { chainPem, keyPem, caPem: cr.status?.ca ? unb64(cr.status.ca) : undefined }, state, ctx, cfg, reader);
   // The issued certificate stays in its CertificateRequest until the Secret can be written.
-  if (wrote.problem) return outputProblem(c, ctx, wrote.problem);
+  if (wrote.problem) return outputProblem(api, c, ctx, wrote.problem);
   const info = inspectCertificate(chainPem);
   const renewAt = renewalTime(info.notBefore, info.notAfter, c.spec);
   ctx.recorder.normal(c, 'Issued', `The certificate has been successfully issued (revision ${revision}, valid until ${info.notAfter.toISOString()})`);
-  const issued = await writeStatus(c, ctx, (s, set, unset) => {
+  const issued = await writeStatus(api, c, ctx, (s, set, unset) => {
     s.revision = revision;
     s.notBefore = rfc3339(info.notBefore);
     s.notAfter = rfc3339(info.notAfter);
-    s.renewalTime = rfc3339(renewAt);
+    if (renewAt) s.renewalTime = rfc3339(renewAt);
+    else delete s.renewalTime;
     delete s.nextPrivateKeySecretName;
     delete s.failedIssuanceAttempts;
     delete s.lastFailureTime;
@@ -98,6 +105,6 @@ export async function completeIssuance(
   });
   // Pruned against the revision just written, in this reconcile: the cache has not seen it yet,
   // and a prune left to the next reconcile lands whenever the queue reaches this key.
-  await prune(issued, ctx);
-  return { requeueAfter: untilRenewal(renewAt, ctx.clock.now()) };
+  await prune(api, issued, ctx);
+  return { requeueAfter: untilRenewal(renewAt, info.notAfter, ctx.clock.now()) };
 }

@@ -3,10 +3,7 @@ import { testManager } from '@opkit/runtime/testing';
 import { createCertificateAuthority, startControlPlane, waitFor, type AuditEvent, type ControlPlane } from '@opkit/testing';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
-import { CertificateRequest } from '../../api/v1/certificaterequest.js';
-import { Issuer } from '../../api/v1/issuer.js';
-import { A } from '../../api/v1/shared.js';
+import { type CertificateObject } from '../../api/v1/certificate.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { createCSR, parseCSR } from '../../pki/csr.js';
@@ -14,6 +11,9 @@ import { encodePrivateKey, generatePrivateKey } from '../../pki/keys.js';
 import { x509 } from '../../pki/crypto-provider.js';
 import { caSign, selfSign } from '../../pki/sign.js';
 import { addCertificateControllers } from '../index.js';
+import { CERT_APIS } from '../../api/index.js';
+
+const { A, Certificate, CertificateRequest, Issuer } = CERT_APIS.opkit;
 
 /**
  * "Never loops": each thing that writes what the cert operator writes (the Secret's pair, its

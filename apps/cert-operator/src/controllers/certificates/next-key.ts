@@ -1,9 +1,9 @@
+import type { CertApi } from '../../api/index.js';
 import { Secret, controllerReference, type ReconcileContext } from '@opkit/runtime';
 import type { KeyObject } from 'node:crypto';
-import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
-import { L } from '../../api/v1/shared.js';
+import type { CertificateObject } from '../../api/v1/certificate.js';
 import { describeKey, encodePrivateKey, generatePrivateKey, keyLabel, keyMatchesSpec, keySpecOf, parsePrivateKey } from '../../pki/keys.js';
-import { LABELLED, secretData } from '../../secrets/secret-reader.js';
+import { secretData } from '../../secrets/secret-reader.js';
 import type { SecretState } from './secret-state.js';
 import { certificateNameLabel } from './name-label.js';
 
@@ -15,11 +15,11 @@ export interface NextKey {
 }
 
 /** The temporary key Secrets of a Certificate (normally at most one). */
-export async function nextKeySecrets(c: CertificateObject, ctx: ReconcileContext) {
+export async function nextKeySecrets(api: CertApi, c: CertificateObject, ctx: ReconcileContext) {
   return ctx.cache.list(
     Secret,
-    { namespace: c.metadata.namespace, labelSelector: { [L.nextPrivateKey]: 'true', [L.certificateName]: certificateNameLabel(c.metadata.name) } },
-    LABELLED,
+    { namespace: c.metadata.namespace, labelSelector: { [api.L.nextPrivateKey]: 'true', [api.L.certificateName]: certificateNameLabel(c.metadata.name) } },
+    api.labelled,
   );
 }
 
@@ -35,7 +35,7 @@ export interface KeyRefused {
  * cert-manager does: making a new key is exactly what the user said not to do. Extra temporary
  * Secrets (from a lost race) are removed.
  */
-export async function nextPrivateKey(c: CertificateObject, current: SecretState, ctx: ReconcileContext): Promise<NextKey | KeyRefused> {
+export async function nextPrivateKey(api: CertApi, c: CertificateObject, current: SecretState, ctx: ReconcileContext): Promise<NextKey | KeyRefused> {
   const spec = keySpecOf(c.spec.privateKey);
   if (c.spec.privateKey?.rotationPolicy === 'Never' && current.key) {
     if (keyMatchesSpec(current.key, spec)) return { key: current.key, secretName: c.spec.secretName, temporary: false };
@@ -45,7 +45,7 @@ export async function nextPrivateKey(c: CertificateObject, current: SecretState,
         `and rotationPolicy is Never, so no new key is made: set spec.privateKey.rotationPolicy to Always, or delete the Secret's key`,
     };
   }
-  const existing = (await nextKeySecrets(c, ctx)).sort((a, b) =>
+  const existing = (await nextKeySecrets(api, c, ctx)).sort((a, b) =>
     a.metadata.name === c.status?.nextPrivateKeySecretName ? -1 : b.metadata.name === c.status?.nextPrivateKeySecretName ? 1 : 0,
   );
   let chosen: NextKey | undefined;
@@ -66,8 +66,8 @@ export async function nextPrivateKey(c: CertificateObject, current: SecretState,
     metadata: {
       generateName: `${c.metadata.name}-`,
       namespace: c.metadata.namespace,
-      labels: { [L.fao]: 'true', [L.nextPrivateKey]: 'true', [L.certificateName]: certificateNameLabel(c.metadata.name) },
-      ownerReferences: [controllerReference(Certificate.kind, c)],
+      labels: { [api.L.fao]: 'true', [api.L.nextPrivateKey]: 'true', [api.L.certificateName]: certificateNameLabel(c.metadata.name) },
+      ownerReferences: [controllerReference(api.Certificate.kind, c)],
     },
     type: 'Opaque',
     data: { 'tls.key': Buffer.from(encodePrivateKey(key, 'PKCS8')).toString('base64') },

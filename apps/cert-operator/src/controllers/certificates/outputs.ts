@@ -1,14 +1,11 @@
+import type { CertApi } from '../../api/index.js';
 import { createHash, createHmac, X509Certificate } from 'node:crypto';
 import type { CertificateObject } from '../../api/v1/certificate.js';
-import { GROUP } from '../../api/v1/shared.js';
 import { splitPem } from '../../pki/inspect.js';
 import { keySpecOf, parsePrivateKey } from '../../pki/keys.js';
 import { encodeJksKeystore, encodeJksTruststore } from '../../pki/keystores/jks.js';
 import { encodePkcs12Keystore, encodePkcs12Truststore, type Pkcs12Profile } from '../../pki/keystores/pkcs12.js';
 import { secretData, type SecretObject, type SecretReader } from '../../secrets/secret-reader.js';
-
-/** Records which keystore settings the Secret's keystores were written with. */
-export const KEYSTORE_SPEC_ANNOTATION = `${GROUP}/keystore-spec`;
 
 export const OUTPUT_KEYS = ['key.der', 'tls-combined.pem', 'keystore.jks', 'truststore.jks', 'keystore.p12', 'truststore.p12'] as const;
 
@@ -74,7 +71,14 @@ async function password(c: CertificateObject, which: 'jks' | 'pkcs12', reader: S
  * the key or their settings changed; otherwise the Secret's own bytes are kept, and a reconcile
  * that changes nothing writes nothing.
  */
-export async function secretOutputs(c: CertificateObject, pems: Pems, existing: SecretObject | undefined, reader: SecretReader, now: Date): Promise<Outputs> {
+export async function secretOutputs(
+  api: CertApi,
+  c: CertificateObject,
+  pems: Pems,
+  existing: SecretObject | undefined,
+  reader: SecretReader,
+  now: Date,
+): Promise<Outputs> {
   const data: Record<string, string> = {};
   const annotations: Record<string, string> = {};
   const formats = new Set((c.spec.additionalOutputFormats ?? []).map((f) => f.type));
@@ -96,7 +100,7 @@ export async function secretOutputs(c: CertificateObject, pems: Pems, existing: 
     ...(k.jks?.create ? ['keystore.jks', ...(pems.caPem ? ['truststore.jks'] : [])] : []),
     ...(k.pkcs12?.create ? ['keystore.p12', ...(pems.caPem ? ['truststore.p12'] : [])] : []),
   ];
-  const recorded = existing?.metadata.annotations?.[KEYSTORE_SPEC_ANNOTATION];
+  const recorded = existing?.metadata.annotations?.[api.A.keystoreSpec];
   const samePair =
     secretData(existing, 'tls.crt') === pems.chainPem &&
     secretData(existing, 'tls.key') === pems.keyPem &&
@@ -104,7 +108,7 @@ export async function secretOutputs(c: CertificateObject, pems: Pems, existing: 
     wanted.every((w) => existing?.data?.[w]);
   const keep = (digest: string): Outputs => {
     for (const w of wanted) data[w] = existing!.data![w]!;
-    annotations[KEYSTORE_SPEC_ANNOTATION] = digest;
+    annotations[api.A.keystoreSpec] = digest;
     return { data, annotations };
   };
   const jksPw = k.jks?.create ? await password(c, 'jks', reader) : undefined;
@@ -118,7 +122,7 @@ export async function secretOutputs(c: CertificateObject, pems: Pems, existing: 
   }
   const pw = { jks: typeof jksPw === 'string' ? jksPw : undefined, pkcs12: typeof p12Pw === 'string' ? p12Pw : undefined };
   const digest = `${shape}.${passwordsMac(pems.keyPem, [pw.jks, pw.pkcs12])}`;
-  annotations[KEYSTORE_SPEC_ANNOTATION] = digest;
+  annotations[api.A.keystoreSpec] = digest;
   if (samePair && recorded === digest) return keep(digest);
   const chain = splitPem(pems.chainPem).map((p) => new X509Certificate(p));
   const ca = pems.caPem ? splitPem(pems.caPem).map((p) => new X509Certificate(p)) : [];

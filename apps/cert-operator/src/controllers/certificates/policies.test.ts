@@ -1,3 +1,4 @@
+import { API_GROUPS } from '../../api/groups.js';
 import type { KeyObject } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CertificateObject, CertificateSpecType } from '../../api/v1/certificate.js';
@@ -90,6 +91,7 @@ const at = (days: number) => new Date(ISSUED_AT.getTime() + days * 24 * HOUR);
 
 type Row = [string, () => Promise<TriggerInput>, string | undefined];
 const input = async (spec: Partial<CertificateSpecType>, w: Parameters<typeof world>[0] = {}, now = at(1)): Promise<TriggerInput> => ({
+  groups: API_GROUPS.opkit,
   certificate: certificate(spec),
   now,
   ...(await world(w)),
@@ -199,6 +201,8 @@ describe('the trigger policy chain', () => {
     ['expired', () => input({}, {}, at(91)), 'Expired'],
     ['past the renewal time (two thirds of the lifetime)', () => input({}, {}, at(61)), 'Renewing'],
     ['before the renewal time', () => input({}, {}, at(59)), undefined],
+    ["renewal disabled (cert-manager's renewal.policy), past the renewal time", () => input({ renewal: { policy: 'Disabled' } }, {}, at(89)), undefined],
+    ['renewal disabled, and expired', () => input({ renewal: { policy: 'Disabled' } }, {}, at(91)), 'Expired'],
   ];
   it.each(rows)('%s → %s', async (_name, make, reason) => {
     const t = issuanceReason(await make());

@@ -1,6 +1,7 @@
 import { DEFAULT_DURATION, type CertificateObject, type CertificateSpecType } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
-import { CERT_MANAGER_GROUP, GROUP, isOurGroup, type KeyUsage } from '../../api/v1/shared.js';
+import { annotationIn, isOurIssuerGroup, type ApiGroups } from '../../api/groups.js';
+import type { KeyUsage } from '../../api/v1/shared.js';
 import { csrExtension, literalName, OID_NAME_CONSTRAINTS, SUBJECT_ATTRIBUTES, subjectValues, type ParsedCSR } from '../../pki/csr.js';
 import { nameConstraintsExtension } from '../../pki/general-names.js';
 import { normalizeIP } from '../../pki/ip.js';
@@ -19,6 +20,8 @@ import type { SecretState } from './secret-state.js';
  * exists (a Secret ported from cert-manager) is the certificate compared, loosely.
  */
 export interface TriggerInput {
+  /** The API mode's groups: which issuerRefs and annotations are ours. */
+  groups: ApiGroups;
   certificate: CertificateObject;
   secret: SecretState;
   /** The request of the current revision, with its parsed CSR, if it still exists. */
@@ -61,22 +64,11 @@ function sameSet(a: readonly string[] = [], b: readonly string[] = []): boolean 
 const lower = (v: readonly string[] = []) => v.map((x) => x.toLowerCase());
 const ips = (v: readonly string[] = []) => v.map(normalizeIP);
 
-/**
- * Our annotation on the Secret, or cert-manager's: a Secret cert-manager wrote describes the same
- * certificate, and porting a cluster must not re-issue everything.
- */
-export function secretAnnotation(st: SecretState, name: string): string | undefined {
-  return annotationOf(st.secret, name);
-}
-
-/** A Secret's annotation `name`, ours or cert-manager's. */
-export function annotationOf(secret: { metadata: { annotations?: Record<string, string> } } | undefined, name: string): string | undefined {
-  const a = secret?.metadata.annotations ?? {};
-  return a[`${GROUP}/${name}`] ?? a[`${CERT_MANAGER_GROUP}/${name}`];
-}
+/** Our annotation on the Secret, or cert-manager's (annotationIn). */
+export const secretAnnotation = (groups: ApiGroups, st: SecretState, name: string): string | undefined => annotationIn(groups, st.secret, name);
 
 /** The spec fields a request does not match (empty: it asks for exactly what the spec says). */
-export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequestObject, csr: ParsedCSR): string[] {
+export function requestMismatches(groups: ApiGroups, spec: CertificateSpecType, cr: CertificateRequestObject, csr: ParsedCSR): string[] {
   const out: string[] = [];
   // literalSubject replaces commonName and subject: the whole name is compared instead.
   const literal = spec.literalSubject;
@@ -104,7 +96,7 @@ export function requestMismatches(spec: CertificateSpecType, cr: CertificateRequ
   if (
     spec.issuerRef.name !== cr.spec.issuerRef.name ||
     (spec.issuerRef.kind || 'Issuer') !== (cr.spec.issuerRef.kind || 'Issuer') ||
-    isOurGroup(spec.issuerRef.group) !== isOurGroup(cr.spec.issuerRef.group)
+    isOurIssuerGroup(groups, spec.issuerRef.group) !== isOurIssuerGroup(groups, cr.spec.issuerRef.group)
   ) {
     out.push('spec.issuerRef');
   }
@@ -148,13 +140,14 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
   {
     name: 'SecretIssuerAnnotationsMismatch',
     check: (input) => {
-      const { certificate: c, secret } = input;
+      const { certificate: c, secret, groups } = input;
       if (holdsIssuedPair(input)) return undefined;
-      const name = secretAnnotation(secret, 'issuer-name');
-      const kind = secretAnnotation(secret, 'issuer-kind');
-      const group = secretAnnotation(secret, 'issuer-group');
+      const name = secretAnnotation(groups, secret, 'issuer-name');
+      const kind = secretAnnotation(groups, secret, 'issuer-kind');
+      const group = secretAnnotation(groups, secret, 'issuer-group');
       const want = c.spec.issuerRef.kind || 'Issuer';
-      if (name === c.spec.issuerRef.name && kind === want && isOurGroup(group) && isOurGroup(c.spec.issuerRef.group)) return undefined;
+      if (name === c.spec.issuerRef.name && kind === want && isOurIssuerGroup(groups, group) && isOurIssuerGroup(groups, c.spec.issuerRef.group))
+        return undefined;
       return {
         reason: 'IncorrectIssuer',
         message: `Issuing certificate as Secret was previously issued by ${kind ?? '?'} "${name ?? '?'}", not ${want} "${c.spec.issuerRef.name}"`,
@@ -164,9 +157,9 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
   {
     name: 'SecretCertificateNameAnnotationsMismatch',
     check: (input) => {
-      const { certificate: c, secret } = input;
+      const { certificate: c, secret, groups } = input;
       if (holdsIssuedPair(input)) return undefined;
-      const owner = secretAnnotation(secret, 'certificate-name');
+      const owner = secretAnnotation(groups, secret, 'certificate-name');
       return owner === c.metadata.name
         ? undefined
         : { reason: 'IncorrectCertificate', message: `Issuing certificate as Secret was previously issued for Certificate "${owner ?? '?'}"` };
@@ -190,9 +183,9 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
   },
   {
     name: 'CurrentCertificateRequestMismatchesSpec',
-    check: ({ certificate: c, secret, request }) => {
+    check: ({ groups, certificate: c, secret, request }) => {
       if (request) {
-        const fields = requestMismatches(c.spec, request.cr, request.csr);
+        const fields = requestMismatches(groups, c.spec, request.cr, request.csr);
         return fields.length
           ? { reason: 'RequestChanged', message: `Fields on existing CertificateRequest resource not up to date: [${fields.join(' ')}]` }
           : undefined;
@@ -214,7 +207,7 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
     name: 'CurrentCertificateNearingExpiry',
     check: ({ certificate: c, secret, now }) => {
       const at = renewalTime(secret.cert!.notBefore, secret.cert!.notAfter, c.spec);
-      return at.getTime() <= now.getTime()
+      return at && at.getTime() <= now.getTime()
         ? { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${at.toISOString()}` }
         : undefined;
     },

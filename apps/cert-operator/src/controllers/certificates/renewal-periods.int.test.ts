@@ -2,13 +2,12 @@ import { Client, CustomResourceDefinition, Secret, Transport, type Manager } fro
 import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Certificate } from '../../api/v1/certificate.js';
-import { CertificateRequest } from '../../api/v1/certificaterequest.js';
-import { Issuer } from '../../api/v1/issuer.js';
-import { L } from '../../api/v1/shared.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { addCertificateControllers } from '../index.js';
+import { CERT_APIS } from '../../api/index.js';
+
+const { Certificate, CertificateRequest, Issuer, L } = CERT_APIS.opkit;
 
 const OPERATOR = 'cert-operator';
 const NS = 'fleet';

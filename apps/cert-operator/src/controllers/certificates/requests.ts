@@ -1,8 +1,9 @@
+import type { CertApi } from '../../api/index.js';
 import { controllerReference, rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
-import { Certificate, DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
-import { CertificateRequest, type CertificateRequestObject } from '../../api/v1/certificaterequest.js';
-import { A, L, type KeyUsage } from '../../api/v1/shared.js';
+import { DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
+import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
+import type { KeyUsage } from '../../api/v1/shared.js';
 import { createCSR, parseCSR, type ParsedCSR } from '../../pki/csr.js';
 import { publicKeyDer } from '../../pki/keys.js';
 import { issuanceBackoffMs } from '../../pki/renewal.js';
@@ -18,23 +19,24 @@ import { certificateNameLabel } from './name-label.js';
  * The request manager: the CertificateRequests of a Certificate, one per revision
  * (`<name>-<revision>`, shortened with a hash when too long: childName), created for the next key, replaced when outdated, pruned when done.
  */
-export const revisionOf = (cr: CertificateRequestObject) => Number(cr.metadata.annotations?.[A.revision] ?? 0);
+export const revisionOf = (api: CertApi, cr: CertificateRequestObject) => Number(cr.metadata.annotations?.[api.A.revision] ?? 0);
 
-export async function requestsOf(c: CertificateObject, ctx: ReconcileContext): Promise<CertificateRequestObject[]> {
+export async function requestsOf(api: CertApi, c: CertificateObject, ctx: ReconcileContext): Promise<CertificateRequestObject[]> {
   return (
-    await ctx.cache.list(CertificateRequest.kind, {
+    await ctx.cache.list(api.CertificateRequest.kind, {
       namespace: c.metadata.namespace,
-      labelSelector: { [L.certificateName]: certificateNameLabel(c.metadata.name) },
+      labelSelector: { [api.L.certificateName]: certificateNameLabel(c.metadata.name) },
     })
   ).filter((cr) => cr.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid));
 }
 
 /** The request the current certificate was issued from, with its CSR parsed (what the trigger compares). */
 export async function currentRequest(
+  api: CertApi,
   c: CertificateObject,
   requests: CertificateRequestObject[],
 ): Promise<{ cr: CertificateRequestObject; csr: ParsedCSR } | undefined> {
-  const cr = requests.find((r) => revisionOf(r) === c.status?.revision && conditionOf(r.status?.conditions, 'Ready')?.status === 'True');
+  const cr = requests.find((r) => revisionOf(api, r) === c.status?.revision && conditionOf(r.status?.conditions, 'Ready')?.status === 'True');
   if (!cr) return undefined;
   try {
     return { cr, csr: await parseCSR(unb64(cr.spec.request)) };
@@ -44,30 +46,30 @@ export async function currentRequest(
 }
 
 /** Whether an in-flight request still asks for what the spec says, for the next key. */
-export async function requestStillWanted(cr: CertificateRequestObject, c: CertificateObject, key: NextKey): Promise<boolean> {
+export async function requestStillWanted(api: CertApi, cr: CertificateRequestObject, c: CertificateObject, key: NextKey): Promise<boolean> {
   try {
     const csr = await parseCSR(unb64(cr.spec.request));
-    return publicKeyDer(csr.publicKey).equals(publicKeyDer(key.key)) && requestMismatches(c.spec, cr, csr).length === 0;
+    return publicKeyDer(csr.publicKey).equals(publicKeyDer(key.key)) && requestMismatches(api.groups, c.spec, cr, csr).length === 0;
   } catch {
     return false;
   }
 }
 
-export async function createRequest(c: CertificateObject, ctx: ReconcileContext, name: string, revision: number, key: NextKey): Promise<void> {
-  await ctx.create(CertificateRequest.kind, {
+export async function createRequest(api: CertApi, c: CertificateObject, ctx: ReconcileContext, name: string, revision: number, key: NextKey): Promise<void> {
+  await ctx.create(api.CertificateRequest.kind, {
     metadata: {
       name,
       namespace: c.metadata.namespace,
       // The Certificate's labels travel on (as cert-manager), so ACME solver matchLabels can select on them.
-      labels: { ...c.metadata.labels, [L.certificateName]: certificateNameLabel(c.metadata.name) },
+      labels: { ...c.metadata.labels, [api.L.certificateName]: certificateNameLabel(c.metadata.name) },
       // Solver overrides (set by the shims or by hand) travel on to the Order.
       annotations: {
         ...overrideAnnotationsOf(c.metadata.annotations),
-        [A.revision]: String(revision),
-        [A.privateKeySecretName]: key.secretName,
-        [A.certificateName]: c.metadata.name,
+        [api.A.revision]: String(revision),
+        [api.A.privateKeySecretName]: key.secretName,
+        [api.A.certificateName]: c.metadata.name,
       },
-      ownerReferences: [controllerReference(Certificate.kind, c)],
+      ownerReferences: [controllerReference(api.Certificate.kind, c)],
     },
     spec: {
       request: b64(await createCSR(c.spec, key.key)),
@@ -81,11 +83,13 @@ export async function createRequest(c: CertificateObject, ctx: ReconcileContext,
 }
 
 /** Keeps the newest revisionHistoryLimit finished requests (default 1), as cert-manager's revisionmanager; drops spare keys. */
-export async function prune(c: CertificateObject, ctx: ReconcileContext): Promise<void> {
+export async function prune(api: CertApi, c: CertificateObject, ctx: ReconcileContext): Promise<void> {
   const limit = c.spec.revisionHistoryLimit ?? 1;
-  const done = (await requestsOf(c, ctx)).filter((cr) => revisionOf(cr) <= (c.status?.revision ?? 0)).sort((a, b) => revisionOf(b) - revisionOf(a));
-  for (const cr of done.slice(limit)) await ctx.delete(CertificateRequest.kind, cr);
-  for (const s of await nextKeySecrets(c, ctx)) await ctx.delete(Secret, s);
+  const done = (await requestsOf(api, c, ctx))
+    .filter((cr) => revisionOf(api, cr) <= (c.status?.revision ?? 0))
+    .sort((a, b) => revisionOf(api, b) - revisionOf(api, a));
+  for (const cr of done.slice(limit)) await ctx.delete(api.CertificateRequest.kind, cr);
+  for (const s of await nextKeySecrets(api, c, ctx)) await ctx.delete(Secret, s);
 }
 
 /** Where the request manager leaves an issuance: waiting (with the reconcile's result), or signed. */
@@ -97,6 +101,7 @@ export type RequestStep = { wait: Result } | { signed: CertificateRequestObject 
  * (backoff in status), or waited for. Only a signed request goes on to issuing.
  */
 export async function manageRequest(
+  api: CertApi,
   c: CertificateObject,
   ctx: ReconcileContext,
   at: {
@@ -116,27 +121,29 @@ export async function manageRequest(
   const cr = at.requests.find((r) => r.metadata.name === crName);
   if (!cr) {
     if (!inProgress) ctx.recorder.normal(c, 'Issuing', why.message);
-    await createRequest(c, ctx, crName, revision, next);
-    await writeStatus(c, ctx, starting, (_s, set) => set({ type: 'Issuing', status: 'True', reason: why.reason, message: why.message }));
+    await createRequest(api, c, ctx, crName, revision, next);
+    await writeStatus(api, c, ctx, starting, (_s, set) => set({ type: 'Issuing', status: 'True', reason: why.reason, message: why.message }));
     // Removed only once the issuance is recorded as under way (Issuing=True), so its end is still
     // known for what it is.
     if (forced)
-      await ctx.patch(Certificate.kind, ref, [{ op: 'remove', path: `/metadata/annotations/${A.renew.replace('/', '~1')}` }], 'json').catch(() => undefined);
+      await ctx
+        .patch(api.Certificate.kind, ref, [{ op: 'remove', path: `/metadata/annotations/${api.A.renew.replace('/', '~1')}` }], 'json')
+        .catch(() => undefined);
     return { wait: undefined };
   }
   const crReady = conditionOf(cr.status?.conditions, 'Ready');
   const crFailed = crReady?.status === 'False' && (crReady.reason === 'Failed' || crReady.reason === 'Denied');
   // A failure already counted, or a request for an outdated spec or key: replace it.
   const counted = crFailed && c.status?.lastFailureTime && cr.status?.failureTime && c.status.lastFailureTime >= cr.status.failureTime;
-  if (counted || !(await requestStillWanted(cr, c, next))) {
-    await ctx.delete(CertificateRequest.kind, { namespace: c.metadata.namespace, name: crName }, { preconditions: { uid: cr.metadata.uid } });
+  if (counted || !(await requestStillWanted(api, cr, c, next))) {
+    await ctx.delete(api.CertificateRequest.kind, { namespace: c.metadata.namespace, name: crName }, { preconditions: { uid: cr.metadata.uid } });
     return { wait: { requeue: true } };
   }
   if (crFailed) {
     const failures = (c.status?.failedIssuanceAttempts ?? 0) + 1;
     const message = `The certificate request has failed to complete and will be retried: ${crReady!.message}`;
     ctx.recorder.warning(c, 'Failed', message);
-    await writeStatus(c, ctx, starting, (s, set) => {
+    await writeStatus(api, c, ctx, starting, (s, set) => {
       s.failedIssuanceAttempts = failures;
       s.lastFailureTime = rfc3339(at.now);
       set({ type: 'Issuing', status: 'False', reason: 'Failed', message });
@@ -144,7 +151,7 @@ export async function manageRequest(
     return { wait: { requeueAfter: issuanceBackoffMs(failures) } };
   }
   if (crReady?.status !== 'True' || !cr.status?.certificate) {
-    await writeStatus(c, ctx, starting, (_s, set) =>
+    await writeStatus(api, c, ctx, starting, (_s, set) =>
       set({
         type: 'Issuing',
         status: 'True',

@@ -1,6 +1,5 @@
 import { controllerReference, Secret, type ObjectOf, type ReconcileContext } from '@opkit/runtime';
-import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
-import { A, GROUP, L } from '../../api/v1/shared.js';
+import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { inspectCertificate } from '../../pki/inspect.js';
 import type { SecretReader } from '../../secrets/secret-reader.js';
@@ -21,20 +20,21 @@ export function desiredSecret(
   existingType?: string,
   outputs: { data: Record<string, string>; annotations: Record<string, string> } = { data: {}, annotations: {} },
 ): ObjectOf<typeof Secret> {
+  const { api } = cfg;
   const info = inspectCertificate(data.chainPem);
   const csv = (v: string[]) => v.join(',');
   const annotations: Record<string, string> = {
     ...c.spec.secretTemplate?.annotations,
-    [A.certificateName]: c.metadata.name,
-    [A.issuerName]: c.spec.issuerRef.name,
-    [A.issuerKind]: c.spec.issuerRef.kind || 'Issuer',
-    [A.issuerGroup]: c.spec.issuerRef.group || GROUP,
-    [A.commonName]: info.commonName ?? '',
-    [A.altNames]: csv(info.dnsNames),
-    [A.ipSans]: csv(info.ipAddresses),
-    [A.uriSans]: csv(info.uris),
-    ...(info.emailAddresses.length ? { [A.emailSans]: csv(info.emailAddresses) } : {}),
-    ...(info.organizations.length ? { [A.subjectOrganizations]: csv(info.organizations) } : {}),
+    [api.A.certificateName]: c.metadata.name,
+    [api.A.issuerName]: c.spec.issuerRef.name,
+    [api.A.issuerKind]: c.spec.issuerRef.kind || 'Issuer',
+    [api.A.issuerGroup]: c.spec.issuerRef.group || api.groups.cert,
+    [api.A.commonName]: info.commonName ?? '',
+    [api.A.altNames]: csv(info.dnsNames),
+    [api.A.ipSans]: csv(info.ipAddresses),
+    [api.A.uriSans]: csv(info.uris),
+    ...(info.emailAddresses.length ? { [api.A.emailSans]: csv(info.emailAddresses) } : {}),
+    ...(info.organizations.length ? { [api.A.subjectOrganizations]: csv(info.organizations) } : {}),
     ...outputs.annotations,
   };
   return {
@@ -43,9 +43,9 @@ export function desiredSecret(
     metadata: {
       name: c.spec.secretName,
       namespace: c.metadata.namespace,
-      labels: { ...c.spec.secretTemplate?.labels, [L.fao]: 'true' },
+      labels: { ...c.spec.secretTemplate?.labels, [api.L.fao]: 'true' },
       annotations,
-      ...(cfg.certificateOwnerRef ? { ownerReferences: [{ ...controllerReference(Certificate.kind, c), blockOwnerDeletion: false }] } : {}),
+      ...(cfg.certificateOwnerRef ? { ownerReferences: [{ ...controllerReference(api.Certificate.kind, c), blockOwnerDeletion: false }] } : {}),
     },
     // The type of an existing Secret is immutable; a new one is kubernetes.io/tls.
     type: existingType ?? 'kubernetes.io/tls',
@@ -66,7 +66,7 @@ export async function applySecret(
   cfg: CertOperatorConfig,
   reader: SecretReader,
 ): Promise<{ problem?: { reason: string; message: string } }> {
-  const outputs = await secretOutputs(c, pems, state.secret, reader, new Date(ctx.clock.now()));
+  const outputs = await secretOutputs(cfg.api, c, pems, state.secret, reader, new Date(ctx.clock.now()));
   if ('problem' in outputs) return { problem: outputs.problem };
   await ctx.apply(Secret, desiredSecret(c, pems, cfg, state.secret?.type, outputs), state.secret);
   return {};

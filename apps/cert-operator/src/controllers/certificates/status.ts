@@ -1,5 +1,6 @@
+import type { CertApi } from '../../api/index.js';
 import { removeCondition, type Condition, type ReconcileContext } from '@opkit/runtime';
-import { Certificate, type CertificateObject } from '../../api/v1/certificate.js';
+import type { CertificateObject } from '../../api/v1/certificate.js';
 
 export type CertificateStatus = NonNullable<CertificateObject['status']>;
 export type Cond = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
@@ -12,7 +13,7 @@ export const conditionOf = (list: readonly { type: string }[] | undefined, type:
  * Writes the status `edit` makes of the current one (the runtime skips the write if nothing
  * changed) and returns the Certificate as written: the cache sees the write only later.
  */
-export async function writeStatus(c: CertificateObject, ctx: ReconcileContext, ...edits: StatusEdit[]): Promise<CertificateObject> {
+export async function writeStatus(api: CertApi, c: CertificateObject, ctx: ReconcileContext, ...edits: StatusEdit[]): Promise<CertificateObject> {
   const status: CertificateStatus = structuredClone(c.status ?? {});
   let conditions = (status.conditions as Condition[] | undefined) ?? [];
   const set = (x: Cond): void => {
@@ -24,11 +25,12 @@ export async function writeStatus(c: CertificateObject, ctx: ReconcileContext, .
   for (const edit of edits) edit(status, set, unset);
   status.conditions = conditions;
   if (!status.conditions.length) delete status.conditions;
-  return (await ctx.updateStatus(Certificate.kind, c, status)).obj;
+  return (await ctx.updateStatus(api.Certificate.kind, c, status)).obj;
 }
 
 /** Records a Ready=False verdict, with a Warning event when it is news. */
 export async function notReady(
+  api: CertApi,
   c: CertificateObject,
   ctx: ReconcileContext,
   reason: string,
@@ -38,5 +40,5 @@ export async function notReady(
 ): Promise<void> {
   const prev = conditionOf(c.status?.conditions, 'Ready');
   if (event && (prev?.reason !== reason || prev.message !== message)) ctx.recorder.warning(c, reason, message);
-  await writeStatus(c, ctx, (_s, set) => set({ type: 'Ready', status: 'False', reason, message }), ...also);
+  await writeStatus(api, c, ctx, (_s, set) => set({ type: 'Ready', status: 'False', reason, message }), ...also);
 }

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import { DEFAULT_DURATION } from '../../api/v1/certificate.js';
 import { parseDuration } from '@opkit/runtime';
-import { keySpecOf, keySpecProblem } from '../../pki/keys.js';
+import { keySpecOf, keySpecProblem, signatureAlgorithmFor } from '../../pki/keys.js';
 import { literalName, subjectRoundTripProblems } from '../../pki/csr.js';
 import { nameConstraintsProblems } from '../../pki/general-names.js';
 
@@ -51,6 +51,13 @@ export function validateCertificate(c: CertificateObject): string[] {
       'spec.keystores.pkcs12.profile LegacyRC2 is not supported (OpenSSL 3 refuses RC2 without its legacy provider): use LegacyDES, which the same Java and Windows versions read, or Modern2023',
     );
   }
+  if (s.keystores?.pkcs12?.create && s.keystores.pkcs12.profile === 'Modern2026')
+    problems.push('spec.keystores.pkcs12.profile Modern2026 is not supported yet: use Modern2023 (AES-256, PBKDF2, SHA-256 MAC), which more readers open');
+  // cert-manager's fields this operator accepts but does not (yet) do: said, never ignored.
+  const signs = signatureAlgorithmFor(keySpecOf(s.privateKey));
+  if (s.signatureAlgorithm && s.signatureAlgorithm !== signs)
+    problems.push(`spec.signatureAlgorithm ${s.signatureAlgorithm} is not supported for this key: this operator signs with ${signs} (leave it unset)`);
+  if (s.renewal?.windows?.length) problems.push('spec.renewal.windows are not supported yet: remove them (renewal.policy Disabled is)');
   if (s.literalSubject) {
     try {
       if (!literalName(s.literalSubject).toJSON().length) problems.push('spec.literalSubject: empty');

@@ -1,9 +1,9 @@
 import { controllerFor, referenceIndex, Secret, type Condition, type MapContext, type ReconcileContext, type Request } from '@opkit/runtime';
-import { ClusterIssuer, Issuer, type IssuerObject } from '../../api/v1/issuer.js';
+import type { IssuerObject } from '../../api/v1/issuer.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { loadCAKeyPair } from '../../issuers/ca-keypair.js';
 import type { IssuerKindName } from '../../issuers/resolve.js';
-import { LABELLED, SecretReader } from '../../secrets/secret-reader.js';
+import { SecretReader } from '../../secrets/secret-reader.js';
 
 /** Readiness of one issuer type; ACME plugs in its own (account registration). */
 export type ReadinessCheck = (
@@ -13,7 +13,7 @@ export type ReadinessCheck = (
 ) => Promise<{ status: 'True' | 'False'; reason: string; message: string; statusPatch?: Partial<NonNullable<IssuerObject['status']>>; requeueAfter?: number }>;
 
 export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, acmeReadiness?: ReadinessCheck) {
-  const crd = kind === 'Issuer' ? Issuer : ClusterIssuer;
+  const crd = kind === 'Issuer' ? cfg.api.Issuer : cfg.api.ClusterIssuer;
   return async (req: Request, ctx: ReconcileContext) => {
     const issuer = (await ctx.cache.get(crd.kind, req)) as IssuerObject | undefined;
     if (!issuer) return;
@@ -21,11 +21,17 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
     let verdict: Awaited<ReturnType<ReadinessCheck>>;
     if (issuer.spec.selfSigned) verdict = { status: 'True', reason: 'IsReady', message: 'Issuer is ready (SelfSigned)' };
     else if (issuer.spec.ca) {
-      const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client), resourceNamespace, issuer.spec.ca.secretName);
+      const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), resourceNamespace, issuer.spec.ca.secretName);
       verdict = pair.ok
         ? { status: 'True', reason: 'KeyPairVerified', message: 'Signing CA verified' }
         : { status: 'False', reason: pair.reason, message: pair.message };
     } else if (issuer.spec.acme && acmeReadiness) verdict = await acmeReadiness(issuer, resourceNamespace, ctx);
+    else if (issuer.spec.vault || issuer.spec.venafi)
+      verdict = {
+        status: 'False',
+        reason: 'UnsupportedIssuerType',
+        message: `the ${issuer.spec.vault ? 'vault' : 'venafi'} issuer type is not supported by this operator (selfSigned, ca and acme are); an external issuer can take its place`,
+      };
     else verdict = { status: 'False', reason: 'InvalidConfig', message: 'no issuer type is configured' };
 
     const prev = issuer.status?.conditions?.find((c) => c.type === 'Ready');
@@ -49,6 +55,7 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
  * issuers naming it through the index the declaration keeps).
  */
 export function issuerControllers(cfg: CertOperatorConfig, acmeReadiness?: ReadinessCheck) {
+  const { Issuer, ClusterIssuer, labelled } = cfg.api;
   const caSecret = (i: Pick<IssuerObject, 'spec'>) => (i.spec.ca ? [i.spec.ca.secretName] : []);
   // A ClusterIssuer's Secret lives in the cluster resource namespace.
   const clusterCaSecret = (i: Pick<IssuerObject, 'spec'>) => caSecret(i).map((name) => ({ namespace: cfg.clusterResourceNamespace, name }));
@@ -64,13 +71,13 @@ export function issuerControllers(cfg: CertOperatorConfig, acmeReadiness?: Readi
   const issuer = controllerFor(Issuer.kind)
     .named('issuer')
     .references(Secret, caSecret)
-    .watches(Secret, byIndex(Issuer.kind), { informer: LABELLED })
+    .watches(Secret, byIndex(Issuer.kind), { informer: labelled })
     .withOptions({ errorCondition: 'Ready' })
     .reconcile(issuerReconciler('Issuer', cfg, acmeReadiness));
   const clusterIssuer = controllerFor(ClusterIssuer.kind)
     .named('clusterissuer')
     .references(Secret, clusterCaSecret)
-    .watches(Secret, byIndex(ClusterIssuer.kind), { informer: LABELLED })
+    .watches(Secret, byIndex(ClusterIssuer.kind), { informer: labelled })
     .withOptions({ errorCondition: 'Ready' })
     .reconcile(issuerReconciler('ClusterIssuer', cfg, acmeReadiness));
   return [issuer, clusterIssuer];

@@ -3,11 +3,12 @@ import { testManager } from '@opkit/runtime/testing';
 import { createCertificateAuthority, startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Certificate } from '../../api/v1/certificate.js';
-import { ClusterIssuer } from '../../api/v1/issuer.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { addCertificateControllers } from '../index.js';
+import { CERT_APIS } from '../../api/index.js';
+
+const { Certificate, ClusterIssuer } = CERT_APIS.opkit;
 
 const SYSTEM = 'opkit-system';
 const APPS = 'apps';

@@ -2,11 +2,12 @@ import { Client, CoreEvent, CustomResourceDefinition, Transport, type Manager } 
 import { testManager } from '@opkit/runtime/testing';
 import { gatewayApiCrds, kubectlApply, startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Certificate } from '../../api/v1/certificate.js';
-import { Issuer } from '../../api/v1/issuer.js';
 import { defaultConfig } from '../../config.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { addCertificateControllers } from '../index.js';
+import { CERT_APIS } from '../../api/index.js';
+
+const { Certificate, Issuer } = CERT_APIS.opkit;
 
 describe("gateway-shim against a real API server, with the Gateway API's published CRDs", () => {
   let plane: ControlPlane;

@@ -1,5 +1,4 @@
 import { controllerFor, type ReconcileContext, type Request } from '@opkit/runtime';
-import { Certificate } from '../../api/v1/certificate.js';
 import { shimOptions, type CertOperatorConfig } from '../../config.js';
 import { Gateway, planForGateway } from '../../shim/gateway.js';
 import { shimRbac } from '../rbac.js';
@@ -13,11 +12,11 @@ import { syncShimCertificates } from './sync.js';
 export function gatewayShimController(cfg: CertOperatorConfig) {
   return controllerFor(Gateway)
     .named('gateway-shim')
-    .withRbac(shimRbac(Gateway))
-    .owns(Certificate.kind)
+    .withRbac(shimRbac(cfg.api, Gateway))
+    .owns(cfg.api.Certificate.kind)
     .reconcile(async (req: Request, ctx: ReconcileContext) => {
       const gw = await ctx.cache.get(Gateway, req);
       if (!gw || gw.metadata.deletionTimestamp || gw.metadata.finalizers?.includes('foregroundDeletion')) return;
-      await syncShimCertificates(gw, planForGateway(gw, shimOptions(cfg)), ctx);
+      await syncShimCertificates(cfg.api, gw, planForGateway(gw, shimOptions(cfg)), ctx);
     });
 }

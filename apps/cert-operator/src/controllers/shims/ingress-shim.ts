@@ -1,5 +1,4 @@
 import { controllerFor, Ingress, type ReconcileContext, type Request } from '@opkit/runtime';
-import { Certificate } from '../../api/v1/certificate.js';
 import { shimOptions, type CertOperatorConfig } from '../../config.js';
 import { planForIngress, type IngressObject } from '../../shim/ingress.js';
 import { shimRbac } from '../rbac.js';
@@ -14,11 +13,11 @@ import { syncShimCertificates } from './sync.js';
 export function ingressShimController(cfg: CertOperatorConfig) {
   return controllerFor(Ingress)
     .named('ingress-shim')
-    .withRbac(shimRbac(Ingress))
-    .owns(Certificate.kind)
+    .withRbac(shimRbac(cfg.api, Ingress))
+    .owns(cfg.api.Certificate.kind)
     .reconcile(async (req: Request, ctx: ReconcileContext) => {
       const ing = (await ctx.cache.get(Ingress, req)) as IngressObject | undefined;
       if (!ing || ing.metadata.deletionTimestamp || ing.metadata.finalizers?.includes('foregroundDeletion')) return;
-      await syncShimCertificates(ing, planForIngress(ing, shimOptions(cfg)), ctx);
+      await syncShimCertificates(cfg.api, ing, planForIngress(ing, shimOptions(cfg)), ctx);
     });
 }

@@ -1,5 +1,5 @@
 import type { KubeObject, ReconcileContext } from '@opkit/runtime';
-import { Certificate } from '../../api/v1/certificate.js';
+import type { CertApi } from '../../api/index.js';
 import type { DesiredCertificate, ShimPlan } from '../../shim/ingress.js';
 
 /**
@@ -8,6 +8,7 @@ import type { DesiredCertificate, ShimPlan } from '../../shim/ingress.js';
  * alone and said so, and the ones it controls whose Secret it no longer names deleted.
  */
 export async function syncShimCertificates(
+  { Certificate }: CertApi,
   owner: KubeObject & { metadata: { name: string; namespace: string; uid?: string } },
   plan: ShimPlan,
   ctx: ReconcileContext,
