@@ -3,7 +3,8 @@ import { parseAllDocuments } from 'yaml';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RBAC } from '../manifests/generate.js';
+import { CERT_APIS } from '../api/index.js';
+import { rbacOf } from '../manifests/generate.js';
 
 const repo = join(import.meta.dirname, '../../../..');
 
@@ -17,7 +18,7 @@ describe('charts/cert-operator', () => {
   it('lints, renders and is accepted by the API server; RBAC is exactly what the controllers declare', async () => {
     const rendered = await verifyOperatorChart(plane, {
       chartDir: join(repo, 'charts/cert-operator'),
-      rules: RBAC,
+      rules: rbacOf(CERT_APIS.opkit),
       image: 'opkit/cert-operator:0.1.0',
       leaseName: 'cert-operator-leader',
       egressPorts: [443, 80],
@@ -82,6 +83,50 @@ describe('charts/cert-operator', () => {
     expect(own.map((r) => [r.metadata.namespace, r.rules])).toEqual([
       ['opkit-system', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }]],
     ]);
+  });
+
+  it("apiMode cert-manager: cert-manager's CRDs, RBAC and webhooks, the flag, and a read of cert-manager's Lease", async () => {
+    const api = CERT_APIS['cert-manager'];
+    // Every invariant of an operator chart holds in this mode too, RBAC exactly this mode's rules.
+    const rendered = await verifyOperatorChart(plane, {
+      chartDir: join(repo, 'charts/cert-operator'),
+      values: { apiMode: 'cert-manager' },
+      rules: rbacOf(api),
+      image: 'opkit/cert-operator:0.1.0',
+      leaseName: 'cert-operator-leader',
+      egressPorts: [443, 80],
+    });
+    const crds = rendered.defaults.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.metadata.name);
+    expect(crds.sort()).toEqual(api.resources.map((r) => r.crd.metadata.name).sort());
+    expect(crds.every((n) => n.endsWith('cert-manager.io'))).toBe(true);
+    const [dep] = rendered.defaults.filter((o) => o.kind === 'Deployment') as any[];
+    expect(dep.spec.template.spec.containers[0].args).toEqual(
+      expect.arrayContaining(['--api-mode=cert-manager', '--cert-manager-lease-namespace=kube-system']),
+    );
+    const hooks = rendered.defaults
+      .filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration')
+      .flatMap((o: any) => o.webhooks.map((w: any) => [w.name, w.rules[0].apiGroups, w.rules[0].resources]));
+    expect(hooks).toEqual([
+      ['identity.certificaterequests.cert-manager.io', ['cert-manager.io'], ['certificaterequests']],
+      ['approval.certificaterequests.cert-manager.io', ['cert-manager.io'], ['certificaterequests/status']],
+    ]);
+    const lease = rendered.defaults.filter((o) => o.kind === 'Role' && o.metadata.name.endsWith('-cert-manager-lease')) as any[];
+    expect(lease.map((r) => [r.metadata.namespace, r.rules])).toEqual([
+      ['kube-system', [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['cert-manager-controller'], verbs: ['get'] }]],
+    ]);
+    // Where cert-manager elects elsewhere, the flag and the grant follow.
+    const moved = parseAllDocuments(
+      await helmTemplate(join(repo, 'charts/cert-operator'), { values: { apiMode: 'cert-manager', certManagerLease: { namespace: 'cert-manager' } } }),
+    )
+      .map((d) => d.toJSON() as any)
+      .filter(Boolean);
+    expect(moved.find((o) => o.kind === 'Deployment').spec.template.spec.containers[0].args).toContain('--cert-manager-lease-namespace=cert-manager');
+    expect(moved.find((o) => o.kind === 'Role' && o.metadata.name.endsWith('-cert-manager-lease')).metadata.namespace).toBe('cert-manager');
+    // And opkit mode installs none of it.
+    const opkit = parseAllDocuments(await helmTemplate(join(repo, 'charts/cert-operator'), {}))
+      .map((d) => d.toJSON() as any)
+      .filter(Boolean);
+    expect(opkit.filter((o) => o.metadata?.name?.endsWith('cert-manager.io') || o.metadata?.name?.endsWith('-cert-manager-lease'))).toEqual([]);
   });
 
   // The webhooks on 9443 with Fail blocked every request on clusters whose API server reaches pods

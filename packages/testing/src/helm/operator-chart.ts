@@ -15,6 +15,8 @@ export interface OperatorChartExpectations {
   leaseName: string;
   /** Extra values variants to render and dry-run apply. */
   variants?: Record<string, Record<string, unknown>>;
+  /** Values under every variant (an install option that changes what the chart is, e.g. the cert operator's apiMode). */
+  values?: Record<string, unknown>;
   /** The chart's own toggles, added to the "everything" variant (every toggle on). */
   everything?: Record<string, unknown>;
   /** TCP ports the operator reaches beyond DNS and the API server (the cert operator: ACME over 443, the HTTP-01 self-check over 80). */
@@ -73,24 +75,25 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
   const ns = 'opkit-system';
   // The ServiceMonitor and PrometheusRule are dry-run too: the server learns their kinds first.
   await kubectlApply(plane.kubeconfigPath, (await prometheusOperatorCrds()).join('\n---\n'));
-  const rendered: RenderedVariants = await verifyChart(
+  const variants: Record<string, Record<string, unknown>> = {
+    defaults: {},
+    namespaced: { watchNamespaces: ['team-a', 'team-b'], replicaCount: 2 },
+    minimal: {
+      crds: { enabled: false },
+      metrics: { enabled: false },
+      leaderElection: { enabled: false },
+      serviceAccount: { create: false, name: 'existing' },
+    },
+    everything: mergeValues(EVERYTHING_ON, x.everything ?? {}),
+    scaledToZero: { replicaCount: 0 },
+    ...x.variants,
+  };
+  const rendered = (await verifyChart(
     plane,
     x.chartDir,
-    {
-      defaults: {},
-      namespaced: { watchNamespaces: ['team-a', 'team-b'], replicaCount: 2 },
-      minimal: {
-        crds: { enabled: false },
-        metrics: { enabled: false },
-        leaderElection: { enabled: false },
-        serviceAccount: { create: false, name: 'existing' },
-      },
-      everything: mergeValues(EVERYTHING_ON, x.everything ?? {}),
-      scaledToZero: { replicaCount: 0 },
-      ...x.variants,
-    },
+    Object.fromEntries(Object.entries(variants).map(([name, values]) => [name, mergeValues(x.values ?? {}, values)])),
     ns,
-  );
+  )) as RenderedVariants;
   const variant = (name: string) => {
     const objects = rendered[name];
     if (!objects) throw new Error(`the chart was not rendered with the values "${name}"`);
@@ -107,7 +110,7 @@ export async function verifyOperatorChart(plane: ControlPlane, x: OperatorChartE
     fail('the ClusterRole does not grant exactly the declared rules', { rendered: clusterRole?.rules, declared: strip(x.rules) });
   // The leader-election Role, and a chart's Role for its own namespace's resources, are not per watched namespace.
   const roles = find('namespaced', 'Role').filter(
-    (r) => !['-leader-election', '-cluster-resources', '-webhook-certificates'].some((suffix) => r.metadata.name.endsWith(suffix)),
+    (r) => !['-leader-election', '-cluster-resources', '-cert-manager-lease', '-webhook-certificates'].some((suffix) => r.metadata.name.endsWith(suffix)),
   );
   if (
     roles
