@@ -72,6 +72,10 @@ export const solverLabelsOf = (acmeGroup: string) =>
 /** Is an issuerRef's group one of this operator's (an empty group is)? Others belong to external issuers. */
 export const isOurIssuerGroup = (groups: ApiGroups, group: string | undefined) => !group || groups.issuerGroups.includes(group);
 
+/** Do two issuerRef groups name the same issuers: both this operator's, or the same external group? */
+export const sameIssuerGroup = (groups: ApiGroups, a: string | undefined, b: string | undefined) =>
+  isOurIssuerGroup(groups, a) ? isOurIssuerGroup(groups, b) : a === b;
+
 /**
  * An object's annotation `name` under any group this mode reads: ours, then cert-manager's (a
  * Secret cert-manager wrote describes the same certificate, and porting a cluster must not

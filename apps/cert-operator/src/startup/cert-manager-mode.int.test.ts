@@ -1,10 +1,14 @@
 import { Client, CustomResourceDefinition, Lease, Secret, Transport, type Manager } from '@opkit/runtime';
 import { testManager } from '@opkit/runtime/testing';
-import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { createCertificateAuthority, startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { createPrivateKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CERT_APIS } from '../api/index.js';
 import { defaultConfig } from '../config.js';
 import { addCertificateControllers } from '../controllers/index.js';
+import { parseCSR } from '../pki/csr.js';
+import { inspectCertificate } from '../pki/inspect.js';
+import { caSign } from '../pki/sign.js';
 import { CERT_MANAGER_LEASE, refuseWhileCertManagerLeads } from './cert-manager-lease.js';
 
 const api = CERT_APIS['cert-manager'];
@@ -97,5 +101,65 @@ describe('cert-manager mode', () => {
     expect(cr!.metadata.name).toBe('web-1');
     expect(cr!.metadata.annotations).toMatchObject({ 'cert-manager.io/certificate-name': 'web', 'cert-manager.io/certificate-revision': '1' });
     expect(cr!.status?.conditions?.find((c) => c.type === 'Approved')).toMatchObject({ status: 'True', reason: 'cert-manager.io' });
+  });
+
+  it("an external issuer's Certificate: the request is approved and left to its controller, whose certificate lands in the Secret", async () => {
+    // The test plays the external issuer's controller (a group of its own, a kind of its own).
+    const issuerRef = { name: 'corp', kind: 'CorpClusterIssuer', group: 'issuer.corp.example' };
+    await plane.kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        metadata: { name: 'api', namespace: NS },
+        spec: { secretName: 'api-tls', dnsNames: ['api.shop.example'], issuerRef },
+      }),
+    });
+    const requestOf = async () => (await admin.list(CertificateRequest.kind, { namespace: NS })).items.find((r) => r.metadata.name === 'api-1');
+    await waitFor(
+      'the request made and approved',
+      async () => (await requestOf())?.status?.conditions?.some((c) => c.type === 'Approved' && c.status === 'True') ?? false,
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    const cr = (await requestOf())!;
+    expect(cr.spec.issuerRef).toEqual(issuerRef);
+    // Not ours to sign: no Ready condition, no certificate, after the approval.
+    expect(cr.status?.conditions?.map((c) => c.type)).toEqual(['Approved']);
+    expect(cr.status?.certificate).toBeUndefined();
+
+    // The external controller signs it, as issuer-lib based issuers do.
+    const ca = await createCertificateAuthority('corp CA', 30);
+    const csr = await parseCSR(Buffer.from(cr.spec.request, 'base64').toString('utf8'));
+    const issued = await caSign(
+      { csr, durationMs: 30 * 86_400_000, isCA: false, usages: ['digital signature', 'key encipherment'] },
+      { chainPem: ca.cert, key: createPrivateKey(ca.key) },
+    );
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    await admin.updateStatus(CertificateRequest.kind, {
+      ...cr,
+      status: {
+        ...cr.status,
+        certificate: b64(issued.certificate),
+        ca: b64(ca.cert),
+        conditions: [
+          ...(cr.status?.conditions ?? []),
+          { type: 'Ready', status: 'True', reason: 'Issued', message: 'issued by corp', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') },
+        ],
+      },
+    });
+    const ready = async () => (await admin.get(Certificate.kind, { namespace: NS, name: 'api' })).status?.conditions?.find((c) => c.type === 'Ready');
+    await waitFor('the Certificate Ready', async () => (await ready())?.status === 'True', { timeoutMs: 30_000 });
+    const secret = await admin.get(Secret, { namespace: NS, name: 'api-tls' });
+    expect(inspectCertificate(Buffer.from(secret.data!['tls.crt']!, 'base64').toString('utf8')).dnsNames).toEqual(['api.shop.example']);
+    expect(secret.metadata.annotations).toMatchObject({
+      'cert-manager.io/issuer-group': 'issuer.corp.example',
+      'cert-manager.io/issuer-kind': 'CorpClusterIssuer',
+    });
+    // And it stays issued: no second request (an external issuer's certificate does not loop).
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(
+      (await admin.list(CertificateRequest.kind, { namespace: NS })).items.filter((r) => r.metadata.name?.startsWith('api-')).map((r) => r.metadata.name),
+    ).toEqual(['api-1']);
   });
 });

@@ -1,4 +1,4 @@
-import { controllerFor, parseDuration, rfc3339, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { controllerFor, isForbidden, parseDuration, rfc3339, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import type { CertApi } from '../../api/index.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import type { KeyUsage } from '../../api/v1/shared.js';
@@ -55,6 +55,24 @@ const signCA: Signer = async (cr, csr, issuer, ctx, { labelled }) => {
 export function certificateRequestController(cfg: CertOperatorConfig, signers: { acme?: Signer } = {}) {
   const { api } = cfg;
   const { CertificateRequest, Issuer, ClusterIssuer, Order, groups } = api;
+  /**
+   * An external issuer's request: its own controller signs it and owns Ready. Approval is still
+   * given here, as cert-manager's approver gives it to every request (message and reason
+   * included), where the operator may approve that issuer's signer: the approval webhook asks RBAC,
+   * and a refusal is said once, not retried (grant `approve` on `signers` `<plural>.<group>/*`).
+   */
+  async function approveExternal(cr: CertificateRequestObject, ctx: ReconcileContext): Promise<void> {
+    const decided = cond(cr, 'Approved') || cond(cr, 'Denied');
+    const done = ['Issued', 'Failed'].includes(cond(cr, 'Ready')?.reason ?? '');
+    if (!cfg.autoApprove || decided || done) return;
+    try {
+      await setStatus(cr, ctx, [{ type: 'Approved', status: 'True', reason: groups.cert, message: `Certificate request has been approved by ${groups.cert}` }]);
+    } catch (err) {
+      if (!isForbidden(err)) throw err;
+      ctx.recorder.warning(cr, 'ApprovalRefused', `Not approved automatically: ${(err as Error).message}`);
+    }
+  }
+
   async function setStatus(
     cr: CertificateRequestObject,
     ctx: ReconcileContext,
@@ -83,7 +101,7 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
         { failureTime: rfc3339(new Date(ctx.clock.now())) },
       );
     }
-    if (!api.isOurGroup(cr.spec.issuerRef.group)) return; // an external issuer's request
+    if (!api.isOurGroup(cr.spec.issuerRef.group)) return approveExternal(cr, ctx);
 
     if (cond(cr, 'Approved')?.status !== 'True') {
       if (!cfg.autoApprove)

@@ -48,7 +48,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     const now = new Date(ctx.clock.now());
 
     // 1. Bad input: say what is wrong; nothing else happens until the spec changes.
-    const problems = validateCertificate(c);
+    const problems = validateCertificate(c, api.isOurGroup);
     if (problems.length) return notReady(api, c, ctx, 'InvalidSpec', problems.join('; '));
 
     // 2. Two Certificates, one Secret: the one the Secret says it holds keeps it (else the older);
@@ -75,13 +75,18 @@ export function certificateController(cfg: CertOperatorConfig) {
     // 3. The issuer must exist; its own changes reconcile us again. One that is not ready holds
     //    back issuance only: Ready is the certificate's (valid and current, as cert-manager's), and
     //    the issuer's trouble is a condition of its own.
-    const lookup = await resolveIssuer(cache, c.spec.issuerRef, req.namespace!, cfg);
-    if (!lookup.ok) return notReady(api, c, ctx, lookup.reason, lookup.message);
-    const issuerCond = issuerReady(lookup.resolved.issuer);
-    const issuerTrouble =
-      issuerCond?.status === 'True'
-        ? undefined
-        : `${lookup.resolved.kind} "${c.spec.issuerRef.name}" is not ready: ${issuerCond?.message ?? 'no Ready condition yet'}`;
+    //    An external issuer's (another group) is not ours to look up: its requests go to its own
+    //    controller, and the Certificate is driven as cert-manager drives one, on its requests.
+    let issuerTrouble: string | undefined;
+    if (api.isOurGroup(c.spec.issuerRef.group)) {
+      const lookup = await resolveIssuer(cache, c.spec.issuerRef, req.namespace!, cfg);
+      if (!lookup.ok) return notReady(api, c, ctx, lookup.reason, lookup.message);
+      const issuerCond = issuerReady(lookup.resolved.issuer);
+      issuerTrouble =
+        issuerCond?.status === 'True'
+          ? undefined
+          : `${lookup.resolved.kind} "${c.spec.issuerRef.name}" is not ready: ${issuerCond?.message ?? 'no Ready condition yet'}`;
+    }
     const issuerCondition: StatusEdit = (_s, set, unset) =>
       issuerTrouble ? set({ type: 'IssuerReady', status: 'False', reason: 'IssuerNotReady', message: issuerTrouble }) : unset('IssuerReady');
 

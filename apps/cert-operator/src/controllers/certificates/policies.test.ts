@@ -163,6 +163,32 @@ describe('the trigger policy chain', () => {
     ['a private key that does not parse', () => input({}, { secret: { data: { 'tls.crt': b64('x'), 'tls.key': b64('garbage') } } }), 'InvalidKeyPair'],
     ['another issuer', () => input({ issuerRef: { name: 'other-ca' } }), 'IncorrectIssuer'],
     ['a ClusterIssuer of the same name', () => input({ issuerRef: { name: 'ca', kind: 'ClusterIssuer' } }), 'IncorrectIssuer'],
+    [
+      "an external issuer's certificate, for the same external issuer: nothing to do (no re-issue loop)",
+      () => {
+        const step = { name: 'step', kind: 'StepClusterIssuer', group: 'certmanager.step.sm' };
+        const ext = {
+          'cert.opkit.dev/issuer-name': 'step',
+          'cert.opkit.dev/issuer-kind': 'StepClusterIssuer',
+          'cert.opkit.dev/issuer-group': 'certmanager.step.sm',
+        };
+        return input({ issuerRef: step }, { requested: { issuerRef: step }, annotations: annotations(ext) });
+      },
+      undefined,
+    ],
+    [
+      'an external issuer of another group',
+      () => {
+        const step = { name: 'step', kind: 'StepClusterIssuer', group: 'certmanager.step.sm' };
+        const ext = {
+          'cert.opkit.dev/issuer-name': 'step',
+          'cert.opkit.dev/issuer-kind': 'StepClusterIssuer',
+          'cert.opkit.dev/issuer-group': 'other.example.com',
+        };
+        return input({ issuerRef: step }, { requested: { issuerRef: { ...step, group: 'other.example.com' } }, annotations: annotations(ext) });
+      },
+      'IncorrectIssuer',
+    ],
     ["another Certificate's Secret", () => input({}, { annotations: annotations({ 'cert.opkit.dev/certificate-name': 'api' }) }), 'IncorrectCertificate'],
     [
       'the issuer changed in the spec, the pair the request was issued in the Secret',

@@ -1,6 +1,6 @@
 import { DEFAULT_DURATION, type CertificateObject, type CertificateSpecType } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
-import { annotationIn, isOurIssuerGroup, type ApiGroups } from '../../api/groups.js';
+import { annotationIn, sameIssuerGroup, type ApiGroups } from '../../api/groups.js';
 import type { KeyUsage } from '../../api/v1/shared.js';
 import { csrExtension, literalName, OID_NAME_CONSTRAINTS, SUBJECT_ATTRIBUTES, subjectValues, type ParsedCSR } from '../../pki/csr.js';
 import { nameConstraintsExtension } from '../../pki/general-names.js';
@@ -96,7 +96,7 @@ export function requestMismatches(groups: ApiGroups, spec: CertificateSpecType, 
   if (
     spec.issuerRef.name !== cr.spec.issuerRef.name ||
     (spec.issuerRef.kind || 'Issuer') !== (cr.spec.issuerRef.kind || 'Issuer') ||
-    isOurIssuerGroup(groups, spec.issuerRef.group) !== isOurIssuerGroup(groups, cr.spec.issuerRef.group)
+    !sameIssuerGroup(groups, spec.issuerRef.group, cr.spec.issuerRef.group)
   ) {
     out.push('spec.issuerRef');
   }
@@ -146,8 +146,7 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
       const kind = secretAnnotation(groups, secret, 'issuer-kind');
       const group = secretAnnotation(groups, secret, 'issuer-group');
       const want = c.spec.issuerRef.kind || 'Issuer';
-      if (name === c.spec.issuerRef.name && kind === want && isOurIssuerGroup(groups, group) && isOurIssuerGroup(groups, c.spec.issuerRef.group))
-        return undefined;
+      if (name === c.spec.issuerRef.name && kind === want && sameIssuerGroup(groups, group, c.spec.issuerRef.group)) return undefined;
       return {
         reason: 'IncorrectIssuer',
         message: `Issuing certificate as Secret was previously issued by ${kind ?? '?'} "${name ?? '?'}", not ${want} "${c.spec.issuerRef.name}"`,

@@ -12,7 +12,7 @@ const HOUR = 3_600_000;
  * What the schema cannot say about a Certificate, each problem a sentence the user can act on.
  * cert-manager rejects these in its admission webhook; without one, they become a condition.
  */
-export function validateCertificate(c: CertificateObject): string[] {
+export function validateCertificate(c: CertificateObject, isOurGroup: (group: string | undefined) => boolean): string[] {
   const s = c.spec;
   const problems: string[] = [];
   const keyProblem = keySpecProblem(keySpecOf(s.privateKey));
@@ -67,6 +67,8 @@ export function validateCertificate(c: CertificateObject): string[] {
   }
   if (s.nameConstraints) problems.push(...nameConstraintsProblems(s.nameConstraints));
   const kind = s.issuerRef.kind;
-  if (kind && kind !== 'Issuer' && kind !== 'ClusterIssuer') problems.push(`spec.issuerRef.kind must be Issuer or ClusterIssuer, not "${kind}"`);
+  // An external issuer's kinds are its own (StepClusterIssuer, AWSPCAIssuer, ...).
+  if (kind && kind !== 'Issuer' && kind !== 'ClusterIssuer' && isOurGroup(s.issuerRef.group))
+    problems.push(`spec.issuerRef.kind must be Issuer or ClusterIssuer, not "${kind}"`);
   return problems;
 }
