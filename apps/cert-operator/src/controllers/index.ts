@@ -6,6 +6,7 @@ import { registerCertificateMetrics } from '../metrics/certificates.js';
 import { registerChallengeMetrics, registerIssuerMetrics } from '../metrics/resources.js';
 import { challengeController } from './acme/challenges.js';
 import { acmeReadiness } from './acme/issuer-readiness.js';
+import { retryRecords } from './acme/retry.js';
 import { orderController } from './acme/orders.js';
 import { acmeSigner } from './acme/signer.js';
 import { certificateRequestController } from './certificaterequests/controller.js';
@@ -25,7 +26,7 @@ export function addCertificateControllers(manager: Manager, cfg: CertOperatorCon
   // when the operator is limited to other namespaces (the chart grants it a Role there).
   manager.cache.watchAlso(Secret, [cfg.clusterResourceNamespace]);
   const accounts = cfg.acme ? new AcmeAccounts(cfg.api, acmeClientMetrics(manager.metrics.registry)) : undefined;
-  for (const c of issuerControllers(cfg, accounts && acmeReadiness(accounts))) manager.add(c);
+  for (const c of issuerControllers(cfg, accounts && acmeReadiness(accounts, retryRecords(cfg.api)))) manager.add(c);
   manager.add(certificateController(cfg));
   // Read from the Certificate informer the controller above already runs: no extra watch.
   const certificates = manager.cache.informer(Certificate.kind);

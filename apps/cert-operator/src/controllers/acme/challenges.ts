@@ -33,7 +33,7 @@ import { resolveIssuer } from '../../issuers/resolve.js';
 import { SecretReader } from '../../secrets/secret-reader.js';
 import { checkDns01, cleanupDns01, presentDns01 } from './dns01.js';
 import { classify } from './errors.js';
-import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
+import { recordFailure, RETRY_CLEARED, retryRecords, waitBeforeRetry, type RetryState } from './retry.js';
 import { ChallengeScheduler, isFinalChallenge } from './scheduler.js';
 
 type Status = NonNullable<ChallengeObject['status']>;
@@ -76,9 +76,10 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   const passes = new Map<string, number>();
   const sc = cfg.selfCheck;
 
+  const retries = retryRecords(cfg.api);
   /** Any write but a failure's clears the failure record (see retry.ts). */
-  const write = async (ch: ChallengeObject, ctx: ReconcileContext, patch: Partial<Status>): Promise<void> => {
-    await ctx.updateStatus(Challenge.kind, ch, { ...ch.status, ...RETRY_CLEARED, ...patch });
+  const write = async (ch: ChallengeObject, ctx: ReconcileContext, patch: Partial<Status>, retry: RetryState = RETRY_CLEARED): Promise<void> => {
+    await ctx.updateStatus(Challenge.kind, ch, { ...ch.status, ...retries.fields(ch, retry), ...patch });
   };
 
   /**
@@ -245,7 +246,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     const lookup = await resolveIssuer(ctx.cache, ch.spec.issuerRef, req.namespace!, cfg);
     if (!lookup.ok) return (await write(ch, ctx, { reason: lookup.message }), { requeueAfter: 30_000 });
     // After a transient failure, nothing goes to the CA before the recorded backoff has passed.
-    const wait = waitBeforeRetry(ch.status, ctx.clock.now());
+    const wait = waitBeforeRetry(retries.of(ch), ctx.clock.now());
     if (wait) return { requeueAfter: wait };
     try {
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
@@ -341,8 +342,8 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       const f = classify(err);
       if (f.kind === 'wait') return (await write(ch, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
       if (f.kind === 'retry') {
-        const failed = recordFailure(ch.status, ctx.clock.now(), f.message, f.atLeastMs);
-        return (await write(ch, ctx, { ...failed.fields, reason: failed.message }), { requeueAfter: failed.requeueAfter });
+        const failed = recordFailure(retries.of(ch), ctx.clock.now(), f.message, f.atLeastMs);
+        return (await write(ch, ctx, { reason: failed.message }, failed.fields), { requeueAfter: failed.requeueAfter });
       }
       if (f.kind === 'account-lost') {
         await accounts.forget(lookup.resolved.issuer, ctx);

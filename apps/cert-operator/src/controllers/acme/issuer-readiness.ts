@@ -2,7 +2,7 @@ import type { AcmeAccounts } from '../../acme/accounts.js';
 import { solverProblems } from '../../acme/solver-picker.js';
 import type { ReadinessCheck } from '../issuers/controller.js';
 import { classify } from './errors.js';
-import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
+import { recordFailure, RETRY_CLEARED, waitBeforeRetry, type RetryRecords } from './retry.js';
 
 const REGISTERED = { status: 'True', reason: 'ACMEAccountRegistered', message: 'The ACME account was registered with the ACME server' } as const;
 
@@ -11,7 +11,7 @@ const REGISTERED = { status: 'True', reason: 'ACMEAccountRegistered', message: '
  * issuer and reused: no call to the server while the key, server and email stay the same. A failed
  * registration is retried after the backoff recorded on the issuer; a spec change retries at once.
  */
-export function acmeReadiness(accounts: AcmeAccounts): ReadinessCheck {
+export function acmeReadiness(accounts: AcmeAccounts, retries: RetryRecords): ReadinessCheck {
   return async (issuer, resourceNamespace, ctx) => {
     const spec = issuer.spec.acme!;
     // A solver that cannot be used (a DNS-01 provider not implemented here) is said, not skipped.
@@ -23,24 +23,33 @@ export function acmeReadiness(accounts: AcmeAccounts): ReadinessCheck {
     const now = ctx.clock.now();
     const ready = issuer.status?.conditions?.find((c) => c.type === 'Ready');
     // Waiting out the backoff: the verdict stays what it is (so nothing is written), until then.
-    const wait = ready?.observedGeneration === issuer.metadata.generation ? waitBeforeRetry(issuer.status, now) : undefined;
+    const wait = ready?.observedGeneration === issuer.metadata.generation ? waitBeforeRetry(retries.of(issuer), now) : undefined;
     if (wait && ready?.status === 'False') return { status: 'False', reason: ready.reason, message: ready.message, requeueAfter: wait };
     try {
       const { session, registered, keyHash } = await accounts.session(issuer, resourceNamespace, ctx);
       const emailUnchanged = (issuer.status?.acme?.lastRegisteredEmail ?? '') === (spec.email ?? '');
-      if (registered && emailUnchanged) return { ...REGISTERED, statusPatch: RETRY_CLEARED };
+      if (registered && emailUnchanged) return { ...REGISTERED, statusPatch: retries.fields(issuer, RETRY_CLEARED) };
       await session.call((c) => c.createAccount({ termsOfServiceAgreed: true, contact: spec.email ? [`mailto:${spec.email}`] : [] }));
       ctx.recorder.normal(issuer, 'ACMEAccountRegistered', `Registered ACME account ${session.client.getAccountUrl()}`);
       return {
         ...REGISTERED,
-        statusPatch: { ...RETRY_CLEARED, acme: { uri: session.client.getAccountUrl(), lastRegisteredEmail: spec.email ?? '', lastPrivateKeyHash: keyHash } },
+        statusPatch: {
+          ...retries.fields(issuer, RETRY_CLEARED),
+          acme: { uri: session.client.getAccountUrl(), lastRegisteredEmail: spec.email ?? '', lastPrivateKeyHash: keyHash },
+        },
       };
     } catch (err) {
       const f = classify(err);
       if (f.kind === 'wait')
         return { status: 'False', reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${f.message}`, requeueAfter: f.requeueAfter };
-      const failed = recordFailure(issuer.status, now, `Failed to register ACME account: ${f.message}`, f.kind === 'retry' ? f.atLeastMs : 0);
-      return { status: 'False', reason: 'ErrRegisterACMEAccount', message: failed.message, statusPatch: failed.fields, requeueAfter: failed.requeueAfter };
+      const failed = recordFailure(retries.of(issuer), now, `Failed to register ACME account: ${f.message}`, f.kind === 'retry' ? f.atLeastMs : 0);
+      return {
+        status: 'False',
+        reason: 'ErrRegisterACMEAccount',
+        message: failed.message,
+        statusPatch: retries.fields(issuer, failed.fields),
+        requeueAfter: failed.requeueAfter,
+      };
     }
   };
 }

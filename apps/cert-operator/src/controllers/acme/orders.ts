@@ -11,7 +11,7 @@ import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
 import { isProgress } from './challenges.js';
 import { classify } from './errors.js';
-import { recordFailure, RETRY_CLEARED, waitBeforeRetry } from './retry.js';
+import { recordFailure, RETRY_CLEARED, retryRecords, waitBeforeRetry } from './retry.js';
 import { acmeRbac } from '../rbac.js';
 
 type OrderStatus = NonNullable<OrderObject['status']>;
@@ -27,6 +27,7 @@ const solving = (o: OrderObject) => `solving the HTTP-01 challenges for ${[...(o
  */
 export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
   const { Order, Challenge } = cfg.api;
+  const retries = retryRecords(cfg.api);
   /**
    * The failure record (failedAttempts, lastFailureTime) is kept until the order is complete: a CA
    * that answers the new order and then loses it again (a restarting CA) waits twice as long each
@@ -58,7 +59,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
     if (!lookup.ok) return (await write(o, ctx, { reason: lookup.message }), { requeueAfter: 30_000 });
     const issuer = lookup.resolved.issuer;
     // After a transient failure, nothing goes to the CA before the recorded backoff has passed.
-    const wait = waitBeforeRetry(o.status, ctx.clock.now());
+    const wait = waitBeforeRetry(retries.of(o), ctx.clock.now());
     if (wait) return { requeueAfter: wait };
     try {
       const session = await accounts.registered(issuer, lookup.resolved.resourceNamespace, ctx);
@@ -72,7 +73,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
       const complete = async (order: acme.Order): Promise<Result> => {
         const chain = await session.call((c) => c.getCertificate(order, issuer.spec.acme?.preferredChain));
         ctx.recorder.normal(o, 'Complete', 'Order completed successfully');
-        await write(o, ctx, { ...RETRY_CLEARED, state: 'valid', reason: '', certificate: Buffer.from(chain).toString('base64') });
+        await write(o, ctx, { ...retries.fields(o, RETRY_CLEARED), state: 'valid', reason: '', certificate: Buffer.from(chain).toString('base64') });
         return deleteChallenges(o, ctx);
       };
       if (!o.status?.url) {
@@ -192,14 +193,21 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
         return (await write(o, ctx, { reason: f.message }), { requeueAfter: 5_000 });
       }
       if (f.kind === 'retry') {
-        const failed = recordFailure(o.status, ctx.clock.now(), f.message, f.atLeastMs);
-        return (await write(o, ctx, { ...failed.fields, reason: failed.message }), { requeueAfter: failed.requeueAfter });
+        const failed = recordFailure(retries.of(o), ctx.clock.now(), f.message, f.atLeastMs);
+        return (await write(o, ctx, { ...retries.fields(o, failed.fields), reason: failed.message }), { requeueAfter: failed.requeueAfter });
       }
       if (f.kind === 'not-found') {
         // The CA forgot the order (it expired, or the CA restarted): order again from scratch, after the backoff.
-        const failed = recordFailure(o.status, ctx.clock.now(), `the ACME server lost the order (${f.message}); ordering again`);
+        const failed = recordFailure(retries.of(o), ctx.clock.now(), `the ACME server lost the order (${f.message}); ordering again`);
         await deleteChallenges(o, ctx);
-        await write(o, ctx, { ...failed.fields, url: undefined, finalizeURL: undefined, authorizations: undefined, state: 'pending', reason: failed.message });
+        await write(o, ctx, {
+          ...retries.fields(o, failed.fields),
+          url: undefined,
+          finalizeURL: undefined,
+          authorizations: undefined,
+          state: 'pending',
+          reason: failed.message,
+        });
         return { requeueAfter: failed.requeueAfter };
       }
       return fail(o, ctx, 'errored', f.message);

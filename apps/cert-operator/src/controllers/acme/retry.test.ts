@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recordFailure, retryDelayMs, waitBeforeRetry } from './retry.js';
+import { recordFailure, RETRY_CLEARED, RetryRecords, retryDelayMs, waitBeforeRetry } from './retry.js';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
 
@@ -46,5 +46,27 @@ describe('ACME retries recorded in status', () => {
       s = recordFailure(s, t, 'unreachable').fields;
     }
     expect(attempts).toBe(3);
+  });
+});
+
+describe('RetryRecords: where the record lives', () => {
+  const failure = { failedAttempts: 2, lastFailureTime: '2026-11-26T12:00:00Z' };
+  it('opkit mode: in status, written with the status', () => {
+    const r = new RetryRecords(true);
+    const o = { metadata: { uid: 'u' }, status: failure };
+    expect(r.of(o)).toBe(failure);
+    expect(r.fields(o, failure)).toEqual(failure);
+    expect(r.fields(o, RETRY_CLEARED)).toEqual(RETRY_CLEARED);
+  });
+  it("cert-manager mode: in memory by uid, nothing for the status (cert-manager's CRDs have no such fields)", () => {
+    const r = new RetryRecords(false);
+    const o = { metadata: { uid: 'u' }, status: {} };
+    expect(r.of(o)).toBeUndefined();
+    expect(r.fields(o, failure)).toEqual({});
+    expect(r.of(o)).toEqual(failure);
+    expect(waitBeforeRetry(r.of(o), Date.parse(failure.lastFailureTime) + 1_000)).toBe(59_000);
+    expect(r.of({ metadata: { uid: 'other' } })).toBeUndefined();
+    expect(r.fields(o, RETRY_CLEARED)).toEqual({});
+    expect(r.of(o)).toBeUndefined();
   });
 });

@@ -55,3 +55,32 @@ export function recordFailure(
 
 /** Fields that clear the record once the server answered. */
 export const RETRY_CLEARED: RetryState = { failedAttempts: undefined, lastFailureTime: undefined, retryAt: undefined };
+
+/**
+ * Where an object's retry record lives. opkit's CRDs have the status fields above; cert-manager's,
+ * which cert-manager mode runs on, do not, and a write naming them is refused (strict field
+ * validation). There the record is kept in this process's memory, by uid, as cert-manager keeps its
+ * own: the backoff holds while the process runs, and a restart starts the count again.
+ */
+export class RetryRecords {
+  private readonly memory = new Map<string, RetryState>();
+
+  constructor(private readonly inStatus: boolean) {}
+
+  /** The object's record. */
+  of(o: { metadata: { uid?: string }; status?: RetryState }): RetryState | undefined {
+    return this.inStatus ? o.status : this.memory.get(o.metadata.uid ?? '');
+  }
+
+  /** Keeps `state` (a failure's fields, or RETRY_CLEARED) as `o`'s record; returns the status fields to write with it. */
+  fields(o: { metadata: { uid?: string } }, state: RetryState): RetryState {
+    if (this.inStatus) return state;
+    const uid = o.metadata.uid ?? '';
+    if (state.failedAttempts) this.memory.set(uid, state);
+    else this.memory.delete(uid);
+    return {};
+  }
+}
+
+/** The records of one controller, as the API mode keeps them (see RetryRecords). */
+export const retryRecords = (api: { groups: { mode: string } }) => new RetryRecords(api.groups.mode === 'opkit');

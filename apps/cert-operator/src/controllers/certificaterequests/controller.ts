@@ -80,7 +80,9 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     extra: Partial<NonNullable<CertificateRequestObject['status']>> = {},
   ) {
     let list = (cr.status?.conditions as Condition[] | undefined) ?? [];
-    for (const c of conditions) list = ctx.setCondition(list, { ...c, observedGeneration: cr.metadata.generation });
+    // No observedGeneration: a request's spec never changes, and cert-manager's CRD has no such field
+    // (a status naming it is refused there, which cert-manager mode runs on).
+    for (const c of conditions) list = ctx.setCondition(list, c);
     await ctx.updateStatus(CertificateRequest.kind, cr, { ...cr.status, ...extra, conditions: list });
   }
 

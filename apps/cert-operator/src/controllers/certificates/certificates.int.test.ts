@@ -399,7 +399,8 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await caChain(namespace);
     // The certificate holds 2001:db8::1 as 16 bytes; OpenSSL prints it 2001:DB8:0:0:0:0:0:1.
     await cert(namespace, 'v6', { ipAddresses: ['2001:db8::1'], privateKey: { algorithm: 'ECDSA' } });
-    // The request carries the effective usages (cert sign added; the defaults for an empty list).
+    // The request carries the usages as written (cert-manager's way); both sides are compared with
+    // the defaults and cert sign filled in, so neither form re-issues.
     await cert(namespace, 'sub-ca', { isCA: true, commonName: 'opkit sub CA', usages: ['digital signature'], privateKey: { algorithm: 'ECDSA' } });
     await cert(namespace, 'no-usages', { dnsNames: ['n.example.com'], usages: [], privateKey: { algorithm: 'ECDSA' } });
     const names = ['v6', 'sub-ca', 'no-usages'];

@@ -89,9 +89,9 @@ export function requestMismatches(groups: ApiGroups, spec: CertificateSpecType, 
   const encoded = csr.extensions.some((e) => e.type === '2.5.29.15' || e.type === '2.5.29.37');
   if ((spec.encodeUsagesInRequest ?? true) !== encoded) out.push('spec.encodeUsagesInRequest');
   if (!!spec.isCA !== !!cr.spec.isCA) out.push('spec.isCA');
-  // The request holds the effective usages (defaults filled in, cert sign added for a CA).
-  if (!sameSet(effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA), cr.spec.usages ?? effectiveUsages(undefined, cr.spec.isCA)))
-    out.push('spec.usages');
+  // The request holds the usages as written (older requests of ours: the effective ones): both
+  // sides compared with the defaults filled in and cert sign added for a CA.
+  if (!sameSet(effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA), effectiveUsages(cr.spec.usages, cr.spec.isCA))) out.push('spec.usages');
   if ((spec.duration ?? DEFAULT_DURATION) !== (cr.spec.duration ?? DEFAULT_DURATION)) out.push('spec.duration');
   if (
     spec.issuerRef.name !== cr.spec.issuerRef.name ||

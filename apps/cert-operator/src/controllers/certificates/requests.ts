@@ -7,7 +7,6 @@ import type { KeyUsage } from '../../api/v1/shared.js';
 import { createCSR, parseCSR, type ParsedCSR } from '../../pki/csr.js';
 import { publicKeyDer } from '../../pki/keys.js';
 import { issuanceBackoffMs } from '../../pki/renewal.js';
-import { effectiveUsages } from '../../pki/usages.js';
 import { b64, unb64 } from '../certificaterequests/controller.js';
 import { nextKeySecrets, type NextKey } from './next-key.js';
 import { requestMismatches } from './policies.js';
@@ -76,7 +75,10 @@ export async function createRequest(api: CertApi, c: CertificateObject, ctx: Rec
       issuerRef: c.spec.issuerRef,
       duration: c.spec.duration ?? DEFAULT_DURATION,
       isCA: !!c.spec.isCA,
-      usages: effectiveUsages(c.spec.usages as KeyUsage[] | undefined, c.spec.isCA),
+      // The Certificate's usages as written, as cert-manager's request manager copies them: the
+      // signer fills in the defaults. Filled in here, cert-manager compared them with an empty spec
+      // list and issued again after a rollback (takeover.int.test.ts).
+      ...(c.spec.usages?.length ? { usages: c.spec.usages as KeyUsage[] } : {}),
     },
   });
   ctx.recorder.normal(c, 'Requested', `Created new CertificateRequest resource "${name}"`);
