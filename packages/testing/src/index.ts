@@ -5,10 +5,18 @@ export { APIServer } from './control-plane/apiserver.js';
 export { KWOK_NODE_ANNOTATION } from './control-plane/kwok.js';
 export { findBinary, defaultAssetsDir, BinaryNotFoundError, versions, type BinaryName } from './assets/binaries.js';
 export { buildToolset } from './assets/build-toolset.js';
-export { certManagerCrds, certManagerToolset, startCertManager, type CertManagerToolset, type CertManagerOptions } from './comparators/cert-manager.js';
+export {
+  CERT_MANAGER_CA_CONTROLLERS,
+  certManagerCrds,
+  certManagerToolset,
+  cmctlRenewConditions,
+  startCertManager,
+  type CertManagerToolset,
+  type CertManagerOptions,
+} from './comparators/cert-manager.js';
 export { createCertificateAuthority, type CertificateAuthority, type KeyPairPem, type IssueOptions } from './pki/pki.js';
 export { freePort } from './net/ports.js';
-export { waitFor, StopWaiting, type WaitOptions } from './wait.js';
+export { waitFor, waitForQuiet, StopWaiting, type WaitOptions } from './wait.js';
 export { INVALID_IMAGE_PREFIX } from './control-plane/kwok-stages.js';
 export { run, CommandError, type RunOptions, type RunResult } from './run.js';
 export { helmLint, helmTemplate, helmUpgradeInstall, helmUninstall, kubectlApply, type ChartOptions } from './helm/chart.js';

@@ -38,3 +38,26 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * Polls `read` until its value (compared as JSON) has not changed for `quietMs`, and returns it:
+ * "settled", for controllers whose last write may trail the state a test waits for.
+ */
+export async function waitForQuiet<T>(
+  what: string,
+  read: () => T | Promise<T>,
+  { quietMs, timeoutMs = 120_000, intervalMs = 500 }: WaitOptions & { quietMs: number },
+): Promise<T> {
+  let last = JSON.stringify(await read());
+  let quietSince = Date.now();
+  await waitFor(
+    what,
+    async () => {
+      const now = JSON.stringify(await read());
+      if (now !== last) [last, quietSince] = [now, Date.now()];
+      return Date.now() - quietSince >= quietMs;
+    },
+    { timeoutMs, intervalMs },
+  );
+  return read();
+}

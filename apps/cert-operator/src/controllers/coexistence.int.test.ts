@@ -7,6 +7,9 @@ import {
   startCertManager,
   startControlPlane,
   waitFor,
+  waitForQuiet,
+  CERT_MANAGER_CA_CONTROLLERS,
+  cmctlRenewConditions,
   type AuditEvent,
   type ControlPlane,
 } from '@opkit/testing';
@@ -92,20 +95,7 @@ describe.each<Order>(['cert-manager first', 'opkit first'])(
     }
 
     /** Waits until neither side has created a request or written the Secret for QUIET_MS; returns the counts since `since`. */
-    async function settled(since: Date) {
-      let last = JSON.stringify(counts(since));
-      let quietSince = Date.now();
-      await waitFor(
-        'both controllers to settle',
-        async () => {
-          const now = JSON.stringify(counts(since));
-          if (now !== last) [last, quietSince] = [now, Date.now()];
-          return Date.now() - quietSince >= QUIET_MS;
-        },
-        { timeoutMs: 120_000, intervalMs: 500 },
-      );
-      return counts(since);
-    }
+    const settled = (since: Date) => waitForQuiet('both controllers to settle', () => counts(since), { quietMs: QUIET_MS, timeoutMs: 120_000 });
 
     const ours = () => admin.get(Certificate.kind, { namespace: NS, name: SECRET });
     const theirs = () => admin.get(CertManagerCertificate, { namespace: NS, name: SECRET });
@@ -125,16 +115,7 @@ describe.each<Order>(['cert-manager first', 'opkit first'])(
      * Certificate's status (any earlier one replaced), with the time of now.
      */
     async function forceCertManagerRenewal(): Promise<void> {
-      const conditions = [
-        ...(((await theirs()) as Conditioned).status?.conditions ?? []).filter((c) => c.type !== 'Issuing'),
-        {
-          type: 'Issuing',
-          status: 'True',
-          reason: 'ManuallyTriggered',
-          message: 'Certificate re-issuance manually triggered',
-          lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-        },
-      ];
+      const conditions = cmctlRenewConditions(((await theirs()) as Conditioned).status?.conditions);
       await plane.kubectl([
         'patch',
         'certificates.cert-manager.io',
@@ -169,24 +150,12 @@ describe.each<Order>(['cert-manager first', 'opkit first'])(
 
       manager = testManager(plane.kubeConfig, { name: 'cert-operator' }).manager;
       addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: 'opkit-system' }));
-      const caIssuance = [
-        'issuers',
-        'clusterissuers',
-        'certificates-trigger',
-        'certificates-issuing',
-        'certificates-key-manager',
-        'certificates-request-manager',
-        'certificates-readiness',
-        'certificates-revision-manager',
-        'certificaterequests-approver',
-        'certificaterequests-issuer-ca',
-      ];
       startCertManagerController = () => {
         certManager = startCertManager(toolset, {
           kubeconfigPath: plane.kubeconfigPath,
           namespace: NS,
           clusterResourceNamespace: 'cert-manager',
-          controllers: [...caIssuance, 'ingress-shim'],
+          controllers: [...CERT_MANAGER_CA_CONTROLLERS, 'ingress-shim'],
         });
       };
     }, 900_000);

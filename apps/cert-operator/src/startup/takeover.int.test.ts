@@ -7,6 +7,9 @@ import {
   startCertManager,
   startControlPlane,
   waitFor,
+  waitForQuiet,
+  CERT_MANAGER_CA_CONTROLLERS,
+  cmctlRenewConditions,
   type CertManagerToolset,
   type ControlPlane,
 } from '@opkit/testing';
@@ -26,18 +29,6 @@ const COUNT = 100;
 const CLOCK = 'clock';
 /** A quiet spell this long counts as settled (both controllers write within a second of an event). */
 const QUIET_MS = 15_000;
-const CA_ISSUANCE = [
-  'issuers',
-  'clusterissuers',
-  'certificates-trigger',
-  'certificates-issuing',
-  'certificates-key-manager',
-  'certificates-request-manager',
-  'certificates-readiness',
-  'certificates-revision-manager',
-  'certificaterequests-approver',
-  'certificaterequests-issuer-ca',
-];
 
 /**
  * Replacing cert-manager in place: cert-manager v1.21's controller (built from its Go module)
@@ -63,20 +54,7 @@ describe('replacing cert-manager in place (CA issuer)', () => {
     const by = (prefix: string) => created.filter((e) => (e.userAgent ?? '').startsWith(prefix)).map((e) => e.objectRef!.name!);
     return { opkit: by('cert-operator/'), certManager: by('cert-manager') };
   }
-  async function settled(since: Date) {
-    let last = JSON.stringify(requests(since));
-    let quietSince = Date.now();
-    await waitFor(
-      'the controllers to settle',
-      async () => {
-        const now = JSON.stringify(requests(since));
-        if (now !== last) [last, quietSince] = [now, Date.now()];
-        return Date.now() - quietSince >= QUIET_MS;
-      },
-      { timeoutMs: 180_000, intervalMs: 500 },
-    );
-    return requests(since);
-  }
+  const settled = (since: Date) => waitForQuiet('the controllers to settle', () => requests(since), { quietMs: QUIET_MS, timeoutMs: 180_000 });
   const certificates = async () => (await admin.list(Certificate.kind, { namespace: NS })).items as CertificateObject[];
   const ready = (c: CertificateObject) => c.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True';
   const allReady = async () => {
@@ -94,7 +72,7 @@ describe('replacing cert-manager in place (CA issuer)', () => {
       kubeconfigPath: plane.kubeconfigPath,
       namespace: NS,
       clusterResourceNamespace: 'cert-manager',
-      controllers: CA_ISSUANCE,
+      controllers: [...CERT_MANAGER_CA_CONTROLLERS],
     });
   };
   const withLog = (e: unknown) => {
@@ -169,26 +147,9 @@ describe('replacing cert-manager in place (CA issuer)', () => {
     const forced = new Date();
     const target = names[7]!;
     const c = (await admin.get(Certificate.kind, { namespace: NS, name: target })) as CertificateObject;
-    await admin.patch(
-      Certificate.kind,
-      { namespace: NS, name: target },
-      {
-        status: {
-          conditions: [
-            ...(c.status?.conditions ?? []).filter((x) => x.type !== 'Issuing'),
-            {
-              type: 'Issuing',
-              status: 'True',
-              reason: 'ManuallyTriggered',
-              message: 'Certificate re-issuance manually triggered',
-              lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-            },
-          ],
-        },
-      },
-      'merge',
-      { subresource: 'status' },
-    );
+    await admin.patch(Certificate.kind, { namespace: NS, name: target }, { status: { conditions: cmctlRenewConditions(c.status?.conditions) } }, 'merge', {
+      subresource: 'status',
+    });
     await waitFor(
       'the forced renewal issued',
       async () => ((await admin.get(Certificate.kind, { namespace: NS, name: target })) as CertificateObject).status?.revision === 2,

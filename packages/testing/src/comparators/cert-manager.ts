@@ -45,6 +45,39 @@ export function certManagerCrds(): string {
     .join('\n---\n');
 }
 
+/** The controllers a CA (and SelfSigned) issuance needs, by cert-manager's names: our main.go's default. */
+export const CERT_MANAGER_CA_CONTROLLERS = [
+  'issuers',
+  'clusterissuers',
+  'certificates-trigger',
+  'certificates-issuing',
+  'certificates-key-manager',
+  'certificates-request-manager',
+  'certificates-readiness',
+  'certificates-revision-manager',
+  'certificaterequests-approver',
+  'certificaterequests-issuer-ca',
+  'certificaterequests-issuer-selfsigned',
+] as const;
+
+/**
+ * A Certificate's conditions after `cmctl renew`: an Issuing condition (True, ManuallyTriggered,
+ * the time of now) in place of any earlier one. cert-manager's controller, and opkit's in
+ * cert-manager mode, renew on it.
+ */
+export function cmctlRenewConditions<C extends { type: string }>(conditions: readonly C[] = []) {
+  return [
+    ...conditions.filter((c) => c.type !== 'Issuing'),
+    {
+      type: 'Issuing',
+      status: 'True',
+      reason: 'ManuallyTriggered',
+      message: 'Certificate re-issuance manually triggered',
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    },
+  ];
+}
+
 export interface CertManagerOptions {
   kubeconfigPath: string;
   /** The one namespace it acts in (empty: all). */
