@@ -18,6 +18,8 @@ import { Certificate, CertificateRequest, Challenge } from './api.js';
 import { runCli } from './cli.js';
 
 const SYSTEM = 'opkit-system';
+/** A namespace the operator does not watch: requests there wait for opkit-cert's decision. */
+const UNDECIDED = 'undecided';
 
 describe('opkit-cert against a running cert operator (its bundle, as a process)', () => {
   let plane: ControlPlane;
@@ -54,7 +56,7 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
       .filter((o) => o?.kind === 'CustomResourceDefinition');
     await kubectlApply(plane.kubeconfigPath, rendered.map((o) => JSON.stringify(o)).join('\n---\n'));
     await waitFor('CRDs served', () => admin.list(Certificate).then(() => true));
-    for (const ns of [SYSTEM, 'shop', 'manual']) await plane.kubectl(['create', 'namespace', ns]);
+    for (const ns of [SYSTEM, 'shop', 'manual', UNDECIDED]) await plane.kubectl(['create', 'namespace', ns]);
     const probes = await freePort();
     operator = spawn(
       process.execPath,
@@ -65,7 +67,8 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
         `--health-probe-bind-address=127.0.0.1:${probes}`,
         `--cluster-resource-namespace=${SYSTEM}`,
       ],
-      { stdio: 'ignore' },
+      // Every namespace but UNDECIDED: a request there waits for a decision, as with auto-approval off.
+      { stdio: 'ignore', env: { ...process.env, WATCH_NAMESPACE: [SYSTEM, 'shop', 'manual'].join(',') } },
     );
     await waitFor(
       'the operator ready',
@@ -231,41 +234,40 @@ describe('opkit-cert against a running cert operator (its bundle, as a process)'
   });
 
   it('approve and deny: a request waits for a decision when auto-approval is off', async () => {
-    // A request made by hand for an issuer this operator serves, with auto-approval on, is approved
-    // at once: deny one before the operator sees it is not possible, so a request names an issuer
-    // of another group (an external issuer) to stay undecided.
+    // With auto-approval on, the operator approves every request it sees (an external issuer's too,
+    // as cert-manager's approver does): these are made where it does not watch, so they stay undecided.
     await apply({
       apiVersion: 'cert.opkit.dev/v1',
       kind: 'CertificateRequest',
-      metadata: { name: 'external', namespace: 'manual' },
+      metadata: { name: 'external', namespace: UNDECIDED },
       spec: { request: 'LS0tLQ==', issuerRef: { name: 'x', kind: 'VaultIssuer', group: 'example.com' } },
     });
-    expect((await cli('approve', 'external', '-n', 'manual')).out).toEqual(['Approved CertificateRequest manual/external']);
-    const cr = await admin.get(CertificateRequest, { namespace: 'manual', name: 'external' });
+    expect((await cli('approve', 'external', '-n', UNDECIDED)).out).toEqual(['Approved CertificateRequest undecided/external']);
+    const cr = await admin.get(CertificateRequest, { namespace: UNDECIDED, name: 'external' });
     expect(cr.status?.conditions?.find((c) => c.type === 'Approved')).toMatchObject({
       status: 'True',
       reason: 'OpkitCert',
       message: 'manually approved by opkit-cert',
     });
-    const again = await cli('deny', 'external', '-n', 'manual');
-    expect(again).toMatchObject({ code: 1, err: ['opkit-cert: CertificateRequest manual/external is already approved'] });
+    const again = await cli('deny', 'external', '-n', UNDECIDED);
+    expect(again).toMatchObject({ code: 1, err: ['opkit-cert: CertificateRequest undecided/external is already approved'] });
     // Denied, with the reason given: the request is final, and says why.
     await apply({
       apiVersion: 'cert.opkit.dev/v1',
       kind: 'CertificateRequest',
-      metadata: { name: 'unwanted', namespace: 'manual' },
+      metadata: { name: 'unwanted', namespace: UNDECIDED },
       spec: { request: 'LS0tLQ==', issuerRef: { name: 'x', kind: 'VaultIssuer', group: 'example.com' } },
     });
-    expect((await cli('deny', 'unwanted', '-n', 'manual', '--reason', 'NotOurs', '--message', 'this team does not issue for example.com')).out).toEqual([
-      'Denied CertificateRequest manual/unwanted',
+    expect((await cli('deny', 'unwanted', '-n', UNDECIDED, '--reason', 'NotOurs', '--message', 'this team does not issue for example.com')).out).toEqual([
+      'Denied CertificateRequest undecided/unwanted',
     ]);
-    const denied = await admin.get(CertificateRequest, { namespace: 'manual', name: 'unwanted' });
+    const denied = await admin.get(CertificateRequest, { namespace: UNDECIDED, name: 'unwanted' });
     expect(denied.status?.conditions?.find((c) => c.type === 'Denied')).toMatchObject({
       status: 'True',
       reason: 'NotOurs',
       message: 'this team does not issue for example.com',
     });
-    expect((await cli('approve', 'unwanted', '-n', 'manual')).code).toBe(1);
+    expect((await cli('approve', 'unwanted', '-n', UNDECIDED)).code).toBe(1);
   });
 
   it('check api: ready here, and says what is missing on a cluster without the CRDs', async () => {

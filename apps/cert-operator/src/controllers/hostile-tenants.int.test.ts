@@ -21,10 +21,13 @@ const SYSTEM = 'opkit-system';
 /**
  * What a victim may wait for a certificate while another tenant attacks, and the event-loop lag
  * allowed. Measured: victim issuance median 183 ms, worst 294 ms; lag worst 57 to 69 ms (p99 14 ms);
- * with 4,000-name certificates allowed, the lag was 456 to 548 ms.
+ * with 4,000-name certificates allowed, the lag was 456 to 548 ms. The worst sample also counts time
+ * the process was not scheduled at all: run alone 75 to 141 ms (2026-11-26), but 328 ms in the full
+ * `npm test`, where other test files run their own API servers and cert-manager on the same 2
+ * cores (p99 still 40 ms). The bound sits between that and the regression it guards against.
  */
 const VICTIM_ISSUANCE_BOUND_MS = 5_000;
-const LAG_BOUND_MS = 300;
+const LAG_BOUND_MS = 420;
 /** How long everything the attacker starts may take to be reported on the attacker's own objects. */
 const REPORT_BOUND_MS = 90_000;
 
