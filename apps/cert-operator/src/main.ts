@@ -61,7 +61,7 @@ void runOperator({
         );
       const verdict = await refuseWhileCertManagerLeads(manager.client, { ...CERT_MANAGER_LEASE, namespace: v.certManagerLeaseNamespace }, manager.clock.now());
       manager.log.info(
-        { lease: `${v.certManagerLeaseNamespace}/${CERT_MANAGER_LEASE.name}`, why: verdict.held ? undefined : verdict.why },
+        { lease: `${v.certManagerLeaseNamespace}/${CERT_MANAGER_LEASE.name}`, why: verdict.why },
         "serving cert-manager.io: cert-manager's controller does not lead",
       );
     }

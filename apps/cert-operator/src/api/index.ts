@@ -22,6 +22,7 @@ function defineCertApi(groups: ApiGroups) {
   const CertificateRequest = certificateRequestResource(groups.cert);
   const Order = orderResource(groups.acme);
   const Challenge = challengeResource(groups.acme);
+  const L = labelsOf(groups.cert);
   return {
     groups,
     Issuer,
@@ -33,9 +34,9 @@ function defineCertApi(groups: ApiGroups) {
     /** Every resource, in the order the chart renders them. */
     resources: [Issuer, ClusterIssuer, Certificate, CertificateRequest, Order, Challenge] as CustomResource<any, any>[],
     A: annotationsOf(groups.cert),
-    L: labelsOf(groups.cert),
+    L,
     /** The informer of Secrets cached in full (labelled for attention of this operator). */
-    labelled: labelledSecrets(labelsOf(groups.cert).fao),
+    labelled: labelledSecrets(L.fao),
     solverLabels: solverLabelsOf(groups.acme),
     challengeFinalizer: `${groups.acme}/finalizer`,
     /** Is an issuerRef's group one of this operator's (an empty group is)? Others belong to external issuers. */

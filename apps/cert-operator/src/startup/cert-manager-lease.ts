@@ -41,7 +41,11 @@ export function leaseVerdict(lease: Pick<LeaseObject, 'spec'> | undefined, nowWa
  * while cert-manager's controller holds its Lease, or when the Lease cannot be read (the chart
  * grants `get` on it: not knowing is not permission).
  */
-export async function refuseWhileCertManagerLeads(client: ReadClient, where: { namespace: string; name: string }, nowWallMs: number): Promise<LeaseVerdict> {
+export async function refuseWhileCertManagerLeads(
+  client: ReadClient,
+  where: { namespace: string; name: string },
+  nowWallMs: number,
+): Promise<Extract<LeaseVerdict, { held: false }>> {
   let lease: LeaseObject | undefined;
   try {
     lease = await client.find(Lease, where);

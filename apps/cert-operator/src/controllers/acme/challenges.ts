@@ -72,6 +72,7 @@ const DOMAIN_INDEX = 'spec.dnsName';
  */
 export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
   const { Challenge, challengeFinalizer } = cfg.api;
+  const solvers = solverInformer(cfg.api);
   const scheduler = new ChallengeScheduler(cfg.maxConcurrentChallenges);
   const passes = new Map<string, number>();
   const sc = cfg.selfCheck;
@@ -96,13 +97,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   };
 
   const owned = async <T extends KubeObject>(kind: Parameters<ReconcileContext['cache']['list']>[0], ch: ChallengeObject, ctx: ReconcileContext) =>
-    (
-      (await ctx.cache.list(
-        kind,
-        { namespace: ch.metadata.namespace, labelSelector: identityLabels(cfg.api, ch) },
-        solverInformer(cfg.api),
-      )) as unknown as Cached<T>[]
-    ).filter((o) => o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid));
+    ((await ctx.cache.list(kind, { namespace: ch.metadata.namespace, labelSelector: identityLabels(cfg.api, ch) }, solvers)) as unknown as Cached<T>[]).filter(
+      (o) => o.metadata.ownerReferences?.some((r) => r.uid === ch.metadata.uid),
+    );
 
   /** Exactly one of each; none means create, several means delete all and retry (as cert-manager). */
   async function ensureOne<T extends KubeObject>(
@@ -365,9 +362,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     .withIndex(Challenge.kind, DOMAIN_INDEX, (c) => [c.spec.dnsName])
     // When a challenge ends, the next one waiting for its domain can go.
     .watches(Challenge.kind, sameDomain, { predicates: [{ create: () => false, update: (_o, n) => isFinalChallenge(n), delete: () => true }] })
-    .owns(Pod, { informer: solverInformer(cfg.api) })
-    .owns(Service, { informer: solverInformer(cfg.api) })
-    .owns(Ingress, { informer: solverInformer(cfg.api) });
-  if (cfg.enableGatewayAPI) builder = builder.owns(HTTPRoute, { informer: solverInformer(cfg.api) });
+    .owns(Pod, { informer: solvers })
+    .owns(Service, { informer: solvers })
+    .owns(Ingress, { informer: solvers });
+  if (cfg.enableGatewayAPI) builder = builder.owns(HTTPRoute, { informer: solvers });
   return builder.withOptions({ maxConcurrentReconciles: 8 }).reconcile(reconcile);
 }
