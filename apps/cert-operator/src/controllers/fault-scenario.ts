@@ -77,7 +77,11 @@ export async function certFaultScenario(plane: ControlPlane, ns: string, acme: {
             clusterResourceNamespace: FAULTS_SYSTEM_NAMESPACE,
             selfCheckNameservers: [pebble.dnsServer],
             selfCheckPort: httpPort,
-            selfCheck: { requiredPasses: 1, intervalMs: 500, timeoutMs: 20_000 },
+            // Past the self-check timeout the CA is asked anyway (challenges.ts), and a solver not
+            // yet reachable then fails the order for good: the default is 10 minutes. 20 s was within
+            // reach of this scenario on a loaded CI machine (hangs of up to 5 s, leadership changing
+            // hands, solver pods recreated), and one ACME certificate then waited out its 1 h backoff.
+            selfCheck: { requiredPasses: 1, intervalMs: 500, timeoutMs: 60_000 },
           }),
         ),
       // A CA leaf renamed every second (each in turn every 4 s); an ACME one every 5 s.
@@ -100,10 +104,12 @@ export async function certFaultScenario(plane: ControlPlane, ns: string, acme: {
               .filter((r) => r.metadata.annotations?.[A.certificateName] === name)
               .map((r) => r.status?.conditions?.find((x) => x.type === 'Ready'))
               .filter((x) => x?.reason === 'Failed' || x?.reason === 'Denied');
+            // The cause first: a failure summary keeps only the message's first few hundred characters.
             lagging.push(
-              `${name}: Ready=${ready?.status} (${ready?.reason}: ${ready?.message}) gen ${ready?.observedGeneration}/${c.metadata.generation}` +
-                `; Issuing: ${c.status?.conditions?.find((x) => x.type === 'Issuing')?.message}` +
-                (failed.length ? `; failed requests: ${failed.map((x) => x!.message).join(' | ')}` : ''),
+              `${name}: ` +
+                (failed.length ? `failed requests: ${failed.map((x) => x!.message).join(' | ')}; ` : '') +
+                `Ready=${ready?.status} (${ready?.reason}: ${ready?.message}) gen ${ready?.observedGeneration}/${c.metadata.generation}` +
+                `; Issuing: ${c.status?.conditions?.find((x) => x.type === 'Issuing')?.message}`,
             );
             continue;
           }
