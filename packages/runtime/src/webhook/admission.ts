@@ -72,6 +72,11 @@ interface WebhookSpec {
   timeoutSeconds?: number;
   /** Writes of these subresources (e.g. `status`) instead of the object's own. */
   subresources?: string[];
+  /**
+   * Default kubebuilder's `/<mutate|validate>-<group>-<version>-<kind>`. Set for a second webhook
+   * of the same type and kind (a path serves one webhook; the manager refuses a second).
+   */
+  path?: string;
 }
 
 const deny = (uid: string, code: number, message: string, reason = 'Forbidden'): AdmissionResponse => ({
@@ -87,7 +92,7 @@ function base(type: 'mutating' | 'validating', kind: Kind, spec: WebhookSpec) {
     type,
     name: spec.name ?? `${verb}.${kind.plural}.${kind.group || 'core.k8s.io'}`,
     // kubebuilder's path convention: /mutate-<group with dashes>-<version>-<kind lower-cased>
-    path: `/${verb}-${group.replaceAll('.', '-')}-${kind.version}-${kind.kind.toLowerCase()}`,
+    path: spec.path ?? `/${verb}-${group.replaceAll('.', '-')}-${kind.version}-${kind.kind.toLowerCase()}`,
     kind,
     operations: spec.operations,
     failurePolicy: spec.failurePolicy,

@@ -74,6 +74,8 @@ export class Webhooks {
   constructor(private readonly deps: { client: Client; transport: Transport; log: Logger; metrics: RuntimeMetrics; clock?: Clock }) {}
 
   addAdmission(hook: AdmissionWebhook): void {
+    const taken = this.admission.find((h) => h.path === hook.path);
+    if (taken) throw new Error(`webhook ${hook.name}: path ${hook.path} already serves ${taken.name} (give one a path of its own)`);
     this.admission.push(hook);
   }
 
