@@ -10,7 +10,8 @@
 // `kind` (what the kind e2e mode adds: the node's kubelet, kubeadm and kube-proxy, kind itself,
 // CoreDNS, Traefik as the in-cluster ingress controller, CNCF distribution's registry, cosign and
 // syft) and `comparators` (what runs beside opkit's operators in tests and benches: cert-manager's
-// controller, wired by our own main.go from cert-manager's library; not needed by the demo).
+// controller, wired by our own main.go from cert-manager's library; cmctl, its CLI; and the AWS
+// Private CA issuer, an external issuer; not needed by the demo).
 //
 // Usage: node tools/control-plane/ensure-binaries.mjs [--group kind] [--only kubernetes,etcd,...] [--print-dir] [--quiet]
 // Idempotent: a stamp per tool records what was built; a second run takes well under a second.
@@ -152,6 +153,26 @@ const tools = [
     version: versions.certManager,
     binaries: [['cert-manager-controller', '.']],
     ldflags: [`-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${versions.certManager}`],
+    minutes: 'about 4 min',
+  },
+  // cmctl, cert-manager's CLI, run against the cert operator in cert-manager API mode (its own
+  // main package, so no wrapper code of ours).
+  {
+    name: 'cmctl',
+    group: 'comparators',
+    version: versions.cmctl,
+    binaries: [['cmctl', 'github.com/cert-manager/cmctl/v2']],
+    ldflags: [`-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${versions.cmctl}`, `-X k8s.io/client-go/pkg/version.gitVersion=${versions.cmctl}`],
+    minutes: 'about 3 min',
+  },
+  // An external issuer, unchanged, for the cert operator in cert-manager mode: the AWS Private CA
+  // issuer, pointed at a stand-in of the AWS Private CA API (@opkit/testing's aws-pca.ts).
+  {
+    name: 'aws-privateca-issuer',
+    group: 'comparators',
+    version: versions.awsPrivateCaIssuer,
+    binaries: [['aws-privateca-issuer', 'github.com/cert-manager/aws-privateca-issuer']],
+    ldflags: [],
     minutes: 'about 4 min',
   },
   {
@@ -319,7 +340,7 @@ async function main() {
   const assets = process.env.KUBEBUILDER_ASSETS || '';
   mkdirSync(dir, { recursive: true });
   const t0 = Date.now();
-  const title = { kind: 'kind toolset binaries', comparators: 'comparators (cert-manager)' }[group] ?? 'control-plane binaries';
+  const title = { kind: 'kind toolset binaries', comparators: 'comparators (cert-manager, cmctl, aws-privateca-issuer)' }[group] ?? 'control-plane binaries';
   log(`${title} → ${dir}`);
   // Go is only needed when something must be built; a fully cached toolset works without it.
   const selected = tools.filter((t) => (only ? only.includes(t.name) : (t.group ?? 'control-plane') === group));

@@ -63,6 +63,8 @@ describe('the built toolset', () => {
     expect(gomod('cosign')).toContain(`github.com/sigstore/cosign/v2 ${versions.cosign}`);
     expect(gomod('syft')).toContain(`github.com/anchore/syft ${versions.syft}`);
     expect(gomod('cert-manager')).toContain(`github.com/cert-manager/cert-manager ${versions.certManager}`);
+    expect(gomod('cmctl')).toContain(`github.com/cert-manager/cmctl/v2 ${versions.cmctl}`);
+    expect(gomod('aws-privateca-issuer')).toContain(`github.com/cert-manager/aws-privateca-issuer ${versions.awsPrivateCaIssuer}`);
   });
 });
 

@@ -29,7 +29,9 @@ export type BinaryName =
   | 'cosign'
   | 'syft'
   // The comparators group (ensure-binaries --group comparators).
-  | 'cert-manager-controller';
+  | 'cert-manager-controller'
+  | 'cmctl'
+  | 'aws-privateca-issuer';
 
 /** opkit's cache on this machine: $OPKIT_CACHE_DIR, else $XDG_CACHE_HOME/opkit or ~/.cache/opkit. */
 export function cacheRoot(): string {

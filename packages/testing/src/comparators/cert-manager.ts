@@ -25,6 +25,16 @@ export async function certManagerToolset(): Promise<CertManagerToolset> {
 }
 
 /**
+ * cmctl, cert-manager's CLI, built from its module (github.com/cert-manager/cmctl/v2, pinned in
+ * versions.json) once: about 3 minutes on 2 cores, with progress lines; then cached beside the
+ * control-plane binaries. Returns the binary's path.
+ */
+export async function buildCmctl(): Promise<string> {
+  await buildToolset(['--only', 'cmctl'], '[cmctl]');
+  return findBinary('cmctl');
+}
+
+/**
  * cert-manager's six CRDs as its module ships them (deploy/crds), one YAML stream, at the version
  * the comparator pins: from Go's module cache, downloaded through the module proxy the first time
  * (a few seconds; no build).

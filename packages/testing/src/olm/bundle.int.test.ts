@@ -49,9 +49,16 @@ describe('OLM bundles (nx run @opkit/<app>:bundle)', () => {
     expect(container.env.find((e: { name: string }) => e.name === 'WATCH_NAMESPACE').valueFrom.fieldRef.fieldPath).toBe(
       "metadata.annotations['olm.targetNamespaces']",
     );
-    // The cert operator's two: the requester's identity, and who may approve (on the status subresource).
+    // The cert operator's three: the requester's identity, the request's CSR at creation, and who may
+    // approve (on the status subresource).
     expect(csvOf('cert-operator').spec.webhookdefinitions).toEqual([
       expect.objectContaining({ type: 'MutatingAdmissionWebhook', failurePolicy: 'Fail', webhookPath: '/mutate-cert-opkit-dev-v1-certificaterequest' }),
+      expect.objectContaining({
+        type: 'ValidatingAdmissionWebhook',
+        failurePolicy: 'Ignore',
+        webhookPath: '/validate-cert-opkit-dev-v1-certificaterequest-create',
+        rules: [expect.objectContaining({ resources: ['certificaterequests'], operations: ['CREATE'] })],
+      }),
       expect.objectContaining({
         type: 'ValidatingAdmissionWebhook',
         failurePolicy: 'Fail',

@@ -50,7 +50,11 @@ export async function upToDate(
       else delete s.renewalTime;
       delete s.nextPrivateKeySecretName;
       set(READY);
-      unset('Issuing');
+      // A failed issuance stays said (Issuing=False, with the request's reason) until one succeeds,
+      // as cert-manager keeps it: a denied or failed manual renewal of a certificate still valid
+      // would otherwise vanish from the object. A fight over the Secret is over once it is ours.
+      const issuing = conditionOf(s.conditions, 'Issuing');
+      if (issuing && (issuing.status !== 'False' || issuing.reason === 'SecretContention')) unset('Issuing');
       const marked = conditionOf(s.conditions, 'SecretOverwritten');
       if (marked && now.getTime() - Date.parse(marked.lastTransitionTime) > CONTENTION_WINDOW_MS) unset('SecretOverwritten');
     },

@@ -143,12 +143,16 @@ export async function manageRequest(
   }
   if (crFailed) {
     const failures = (c.status?.failedIssuanceAttempts ?? 0) + 1;
-    const message = `The certificate request has failed to complete and will be retried: ${crReady!.message}`;
+    // The deciding condition's words, as cert-manager's issuing controller: a denial's own reason
+    // and message (the approver's, e.g. `cmctl deny --reason`), else the failure's.
+    const denied = conditionOf(cr.status?.conditions, 'Denied');
+    const decided = denied?.status === 'True' ? denied : crReady!;
+    const message = `The certificate request has failed to complete and will be retried: ${decided.message}`;
     ctx.recorder.warning(c, 'Failed', message);
     await writeStatus(api, c, ctx, starting, (s, set) => {
       s.failedIssuanceAttempts = failures;
       s.lastFailureTime = rfc3339(at.now);
-      set({ type: 'Issuing', status: 'False', reason: 'Failed', message });
+      set({ type: 'Issuing', status: 'False', reason: decided.reason || 'Failed', message });
     });
     return { wait: { requeueAfter: issuanceBackoffMs(failures) } };
   }
