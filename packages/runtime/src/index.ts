@@ -105,7 +105,7 @@ export {
 export { Manager, leaderIdentity, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
 export { runOperator, operatorUsage, parseOperatorFlags, type OperatorDefinition } from './manager/run-operator.js';
 export { LeaderElector, microTime, type LeaderElectionConfig, type LeadershipCallbacks } from './manager/leader-election.js';
-export { parseDuration, formatDuration, DurationError, MAX_DURATION_MS } from './helpers/duration.js';
+export { parseDuration, formatDuration, goDuration, DurationError, MAX_DURATION_MS } from './helpers/duration.js';
 export {
   flag,
   parseFlags,

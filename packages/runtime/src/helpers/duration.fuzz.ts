@@ -1,13 +1,13 @@
 import { fuzzTargets, refusesWith } from '@opkit/testing/fuzz';
 import fc from 'fast-check';
 import { FlagError, MANAGER_FLAGS, parseFlags } from '../manager/flags.js';
-import { DurationError, formatDuration, MAX_DURATION_MS, parseDuration } from './duration.js';
+import { DurationError, formatDuration, goDuration, MAX_DURATION_MS, parseDuration } from './duration.js';
 
 // Durations are written by tenants (a Certificate's duration and renewBefore) and by operators
 // (flags); flags come from a chart's values. A value or a typed error, for any text.
 
 const unit = fc.constantFrom('ns', 'us', 'µs', 'ms', 's', 'm', 'h');
-const goDuration = fc
+const goDurationText = fc
   .array(fc.tuple(fc.oneof(fc.nat({ max: 100_000 }).map(String), fc.stringMatching(/^[0-9]{1,25}(\.[0-9]{1,6})?$/)), unit), { minLength: 1, maxLength: 4 })
   .map((ps) => ps.map(([n, u]) => `${n}${u}`).join(''));
 const flagNames = Object.keys(MANAGER_FLAGS).map((k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`));
@@ -19,7 +19,7 @@ const arg = fc.oneof(
 export const targets = fuzzTargets(
   {
     name: "parseDuration: milliseconds within Go's range, or a DurationError, for any text",
-    arbitrary: fc.oneof(goDuration, fc.string({ maxLength: 30 })),
+    arbitrary: fc.oneof(goDurationText, fc.string({ maxLength: 30 })),
     run: (s: string) => {
       const ms = parseDuration(s);
       if (!(ms >= 0 && ms <= MAX_DURATION_MS)) throw new Error(`${s} parsed to ${ms}`);
@@ -32,6 +32,14 @@ export const targets = fuzzTargets(
     run: (ms: number) => {
       const back = parseDuration(formatDuration(ms));
       if (back !== ms) throw new Error(`${ms} ms printed as ${formatDuration(ms)}, read back as ${back}`);
+    },
+  },
+  {
+    name: "goDuration then parseDuration: the same milliseconds, up to Go's longest",
+    arbitrary: fc.integer({ min: 0, max: MAX_DURATION_MS }),
+    run: (ms: number) => {
+      const back = parseDuration(goDuration(ms));
+      if (back !== ms) throw new Error(`${ms} ms written ${goDuration(ms)}, read back as ${back}`);
     },
   },
   {

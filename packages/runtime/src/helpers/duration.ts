@@ -38,3 +38,23 @@ export function formatDuration(ms: number): string {
   const s = Math.round((ms % 60_000) / 1000);
   return [h ? `${h}h` : '', m ? `${m}m` : '', s || (!h && !m) ? `${s}s` : ''].join('');
 }
+
+const trimmed = (n: number) => String(Number(n.toFixed(9)));
+
+/**
+ * Milliseconds as Go's `time.Duration.String()` writes them (`2160h0m0s`, `1m30s`, `500ms`): the
+ * form a Go client's round trip of a metav1.Duration gives back. Objects whose specs are compared
+ * whole (an immutable CertificateRequest's) are written in it, so a Go client's update of their
+ * metadata leaves the spec byte for byte as it was.
+ */
+export function goDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 0) return `-${goDuration(-ms)}`;
+  if (ms < 0.001) return `${trimmed(ms * 1e6)}ns`;
+  if (ms < 1) return `${trimmed(ms * 1e3)}µs`;
+  if (ms < 1000) return `${trimmed(ms)}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = `${trimmed((ms % 60_000) / 1000)}s`;
+  return h ? `${h}h${m}m${s}` : m ? `${m}m${s}` : s;
+}
