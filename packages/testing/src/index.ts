@@ -15,6 +15,14 @@ export {
   type CertManagerToolset,
   type CertManagerOptions,
 } from './comparators/cert-manager.js';
+export {
+  awsPrivateCaIssuerToolset,
+  startAwsPcaStandIn,
+  startAwsPrivateCaIssuer,
+  type AwsPcaCall,
+  type AwsPcaStandIn,
+  type AwsPrivateCaIssuerToolset,
+} from './comparators/aws-privateca-issuer.js';
 export { createCertificateAuthority, type CertificateAuthority, type KeyPairPem, type IssueOptions } from './pki/pki.js';
 export { freePort } from './net/ports.js';
 export { waitFor, waitForQuiet, StopWaiting, type WaitOptions } from './wait.js';

@@ -20,9 +20,10 @@ export const requestValidation = ({ CertificateRequest, groups }: CertApi) =>
     why: 'a request it did not see is marked InvalidRequest by the request controller instead; refusing creations while the operator is down would gain nothing',
     timeoutSeconds: 5,
     async validate({ object }) {
-      if (!object) return;
+      if (!object) return undefined;
       try {
         await parseCSR(Buffer.from(object.spec.request, 'base64').toString('utf8'));
+        return undefined;
       } catch (err) {
         return `spec.request: Invalid value: ${(err as Error).message}`;
       }

@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findBinary, versions } from '../assets/binaries.js';
 import { buildToolset } from '../assets/build-toolset.js';
-import { toolingDir } from '../e2e/workspace.js';
 import { ManagedProcess } from '../process/managed-process.js';
+import { moduleYamls } from './module-files.js';
 
 /** cert-manager's controller, built from its Go module (tools/control-plane/go/cert-manager), and its CRDs. */
 export interface CertManagerToolset {
@@ -40,19 +39,7 @@ export async function buildCmctl(): Promise<string> {
  * (a few seconds; no build).
  */
 export function certManagerCrds(): string {
-  const wrapper = join(toolingDir('control-plane'), 'go/cert-manager');
-  const r = spawnSync('go', ['mod', 'download', '-json', `github.com/cert-manager/cert-manager@${versions.certManager}`], {
-    cwd: wrapper,
-    encoding: 'utf8',
-    env: { ...process.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: 'local' },
-  });
-  if (r.status !== 0) throw new Error(`go mod download of cert-manager ${versions.certManager} failed: ${r.stderr}`);
-  const dir = join((JSON.parse(r.stdout) as { Dir: string }).Dir, 'deploy/crds');
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.yaml'))
-    .sort()
-    .map((f) => readFileSync(join(dir, f), 'utf8'))
-    .join('\n---\n');
+  return moduleYamls('cert-manager', 'github.com/cert-manager/cert-manager', versions.certManager, 'deploy/crds');
 }
 
 /** The controllers a CA (and SelfSigned) issuance needs, by cert-manager's names: our main.go's default. */

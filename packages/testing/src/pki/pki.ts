@@ -21,6 +21,11 @@ export interface KeyPairPem {
 
 export interface CertificateAuthority extends KeyPairPem {
   issue(options: IssueOptions): Promise<KeyPairPem>;
+  /**
+   * Signs a PEM CSR as a CA service would: its subject, key and subject alternative names, server
+   * and client usages, for the period given. Returns the PEM certificate.
+   */
+  signRequest(csrPem: string, validity: { notBefore: Date; notAfter: Date }): Promise<string>;
 }
 
 export interface IssueOptions {
@@ -93,6 +98,29 @@ export async function createCertificateAuthority(commonName: string, validDays =
         ],
       });
       return { cert: leaf.toString('pem'), key: await pemKey(leafKeys.privateKey) };
+    },
+    async signRequest(csrPem, { notBefore, notAfter }) {
+      const csr = new x509.Pkcs10CertificateRequest(csrPem);
+      if (!(await csr.verify())) throw new Error('the CSR signature does not verify');
+      const san = csr.extensions.find((e) => e.type === '2.5.29.17'); // subjectAltName, as encoded
+      const leaf = await x509.X509CertificateGenerator.create({
+        serialNumber: serial(),
+        subject: csr.subject,
+        issuer: caCert.subject,
+        notBefore,
+        notAfter,
+        publicKey: csr.publicKey,
+        signingKey: keys.privateKey,
+        signingAlgorithm: alg,
+        extensions: [
+          new x509.BasicConstraintsExtension(false, undefined, true),
+          new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+          new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
+          ...(san ? [san] : []),
+          await x509.AuthorityKeyIdentifierExtension.create(caCert),
+        ],
+      });
+      return leaf.toString('pem');
     },
   };
 }

@@ -144,7 +144,8 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
                 url: http.url,
                 authorizationURL: a.url,
                 dnsName,
-                wildcard: !!a.wildcard,
+                // Only when true, as a Go client writes it (omitempty): the spec is compared whole.
+                ...(a.wildcard ? { wildcard: true } : {}),
                 type: solver.dns01 ? 'DNS-01' : 'HTTP-01',
                 token: http.token!,
                 key,

@@ -39,10 +39,11 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx, { Order, Certifi
       spec: {
         request: cr.spec.request,
         issuerRef: cr.spec.issuerRef,
-        commonName: csr.commonName,
-        dnsNames: csr.dnsNames,
-        ipAddresses: csr.ipAddresses,
-        duration: cr.spec.duration,
+        // Empty values left out, as a Go client writes them (omitempty): the spec is compared whole.
+        ...(csr.commonName ? { commonName: csr.commonName } : {}),
+        ...(csr.dnsNames.length ? { dnsNames: csr.dnsNames } : {}),
+        ...(csr.ipAddresses.length ? { ipAddresses: csr.ipAddresses } : {}),
+        ...(cr.spec.duration ? { duration: cr.spec.duration } : {}),
       },
     });
     ctx.recorder.normal(cr, 'OrderCreated', `Created Order resource ${cr.metadata.namespace}/${name}`);

@@ -1,3 +1,4 @@
+import { parseDuration } from '@opkit/runtime';
 import { DEFAULT_DURATION, type CertificateObject, type CertificateSpecType } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { annotationIn, sameIssuerGroup, type ApiGroups } from '../../api/groups.js';
@@ -67,6 +68,14 @@ const ips = (v: readonly string[] = []) => v.map(normalizeIP);
 /** Our annotation on the Secret, or cert-manager's (annotationIn). */
 export const secretAnnotation = (groups: ApiGroups, st: SecretState, name: string): string | undefined => annotationIn(groups, st.secret, name);
 
+const sameDuration = (a: string, b: string) => {
+  try {
+    return parseDuration(a) === parseDuration(b);
+  } catch {
+    return a === b;
+  }
+};
+
 /** The spec fields a request does not match (empty: it asks for exactly what the spec says). */
 export function requestMismatches(groups: ApiGroups, spec: CertificateSpecType, cr: CertificateRequestObject, csr: ParsedCSR): string[] {
   const out: string[] = [];
@@ -92,7 +101,8 @@ export function requestMismatches(groups: ApiGroups, spec: CertificateSpecType, 
   // The request holds the usages as written (older requests of ours: the effective ones): both
   // sides compared with the defaults filled in and cert sign added for a CA.
   if (!sameSet(effectiveUsages(spec.usages as KeyUsage[] | undefined, spec.isCA), effectiveUsages(cr.spec.usages, cr.spec.isCA))) out.push('spec.usages');
-  if ((spec.duration ?? DEFAULT_DURATION) !== (cr.spec.duration ?? DEFAULT_DURATION)) out.push('spec.duration');
+  // Compared as durations: `720h` and Go's `720h0m0s` (what cert-manager writes) are the same.
+  if (!sameDuration(spec.duration ?? DEFAULT_DURATION, cr.spec.duration ?? DEFAULT_DURATION)) out.push('spec.duration');
   if (
     spec.issuerRef.name !== cr.spec.issuerRef.name ||
     (spec.issuerRef.kind || 'Issuer') !== (cr.spec.issuerRef.kind || 'Issuer') ||

@@ -1,5 +1,5 @@
 import type { CertApi } from '../../api/index.js';
-import { controllerReference, rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
+import { controllerReference, goDuration, parseDuration, rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
@@ -73,8 +73,11 @@ export async function createRequest(api: CertApi, c: CertificateObject, ctx: Rec
     spec: {
       request: b64(await createCSR(c.spec, key.key)),
       issuerRef: c.spec.issuerRef,
-      duration: c.spec.duration ?? DEFAULT_DURATION,
-      isCA: !!c.spec.isCA,
+      // As a Go client writes them (metav1.Duration's form, no `isCA: false`): the spec is
+      // immutable, compared whole, and an external issuer's Go controller updates the request's
+      // metadata with the spec it read back (the AWS Private CA issuer does).
+      duration: goDuration(parseDuration(c.spec.duration ?? DEFAULT_DURATION)),
+      ...(c.spec.isCA ? { isCA: true } : {}),
       // The Certificate's usages as written, as cert-manager's request manager copies them: the
       // signer fills in the defaults. Filled in here, cert-manager compared them with an empty spec
       // list and issued again after a rollback (takeover.int.test.ts).
