@@ -50,9 +50,10 @@ function step(label, [cmd, args], { optional = false } = {}) {
 }
 
 let status = await step('control-plane binaries (built once from Go modules, then cached)', ['node', [join(root, 'tools/control-plane/ensure-binaries.mjs')]]);
-// cert-manager's controller, which the coexistence test runs beside opkit's (not needed by the demo).
+// What the cert operator's tests run beside it (not needed by the demo): cert-manager's controller,
+// cmctl, and an external issuer.
 if (status === 0 && !interrupted)
-  status = await step("cert-manager's controller (built once from its Go module, then cached)", [
+  status = await step("cert-manager's controller, cmctl and the AWS Private CA issuer (built once from their Go modules, then cached)", [
     'node',
     [join(root, 'tools/control-plane/ensure-binaries.mjs'), '--group', 'comparators'],
   ]);
