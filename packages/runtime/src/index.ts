@@ -150,6 +150,7 @@ export { rule, mergeRules, renderRulesTemplate, type PolicyRule, type Verb } fro
 export {
   mutatingWebhook,
   validatingWebhook,
+  webhookPath,
   type AdmissionWebhook,
   type AdmissionRequest,
   type UserInfo,

@@ -9,8 +9,7 @@ import {
   type Manager,
 } from '@opkit/runtime';
 import { localWebhooks, testManager } from '@opkit/runtime/testing';
-import { buildCmctl, startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
-import { spawn } from 'node:child_process';
+import { buildCmctl, run, startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CERT_APIS } from '../api/index.js';
@@ -36,16 +35,8 @@ describe('cmctl against the cert operator in cert-manager mode', () => {
   let manager: Manager | undefined;
   let cmctlPath: string;
 
-  /** cmctl with the test cluster's kubeconfig; resolves with its output, rejects with it when it fails. */
-  const cmctl = (...args: string[]) =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn(cmctlPath, args, { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-      child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`cmctl ${args.join(' ')} exited ${code}:\n${out}`))));
-    });
+  /** cmctl with the test cluster's kubeconfig: what it printed (it prints its results on stdout); a failure rejects with its output. */
+  const cmctl = async (...args: string[]) => (await run(cmctlPath, args, { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath } })).stdout;
   const certificate = (name: string) => admin.get(Certificate.kind, { namespace: NS, name }) as Promise<CertificateObject>;
   const condition = (c: { status?: { conditions?: { type: string; status: string; reason?: string }[] } }, type: string) =>
     c.status?.conditions?.find((x) => x.type === type);

@@ -1,6 +1,7 @@
-import { validatingWebhook } from '@opkit/runtime';
+import { validatingWebhook, webhookPath } from '@opkit/runtime';
 import type { CertApi } from '../api/index.js';
 import { parseCSR } from '../pki/csr.js';
+import { unb64 } from '../controllers/certificaterequests/controller.js';
 
 /**
  * Refuses a CertificateRequest whose CSR cannot be read, at creation, as cert-manager's webhook
@@ -14,7 +15,7 @@ export const requestValidation = ({ CertificateRequest, groups }: CertApi) =>
   validatingWebhook(CertificateRequest.kind, {
     name: `webhook.${groups.cert}`,
     // The kind's default validating path serves the approval webhook (on the status).
-    path: `/validate-${groups.cert.replaceAll('.', '-')}-v1-certificaterequest-create`,
+    path: `${webhookPath('validating', CertificateRequest.kind)}-create`,
     operations: ['CREATE'],
     failurePolicy: 'Ignore',
     why: 'a request it did not see is marked InvalidRequest by the request controller instead; refusing creations while the operator is down would gain nothing',
@@ -22,7 +23,7 @@ export const requestValidation = ({ CertificateRequest, groups }: CertApi) =>
     async validate({ object }) {
       if (!object) return undefined;
       try {
-        await parseCSR(Buffer.from(object.spec.request, 'base64').toString('utf8'));
+        await parseCSR(unb64(object.spec.request));
         return undefined;
       } catch (err) {
         return `spec.request: Invalid value: ${(err as Error).message}`;

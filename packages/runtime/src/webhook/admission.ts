@@ -85,14 +85,18 @@ const deny = (uid: string, code: number, message: string, reason = 'Forbidden'):
   status: { code, reason, message },
 });
 
+/** kubebuilder's path convention, a webhook's default path: /<mutate|validate>-<group with dashes>-<version>-<kind lower-cased>. */
+export function webhookPath(type: 'mutating' | 'validating', kind: Kind): string {
+  const verb = type === 'mutating' ? 'mutate' : 'validate';
+  return `/${verb}-${(kind.group || 'core').replaceAll('.', '-')}-${kind.version}-${kind.kind.toLowerCase()}`;
+}
+
 function base(type: 'mutating' | 'validating', kind: Kind, spec: WebhookSpec) {
   const verb = type === 'mutating' ? 'mutate' : 'validate';
-  const group = kind.group || 'core';
   return {
     type,
     name: spec.name ?? `${verb}.${kind.plural}.${kind.group || 'core.k8s.io'}`,
-    // kubebuilder's path convention: /mutate-<group with dashes>-<version>-<kind lower-cased>
-    path: spec.path ?? `/${verb}-${group.replaceAll('.', '-')}-${kind.version}-${kind.kind.toLowerCase()}`,
+    path: spec.path ?? webhookPath(type, kind),
     kind,
     operations: spec.operations,
     failurePolicy: spec.failurePolicy,

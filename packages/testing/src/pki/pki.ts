@@ -65,6 +65,32 @@ export async function createCertificateAuthority(commonName: string, validDays =
   });
   const cert = caCert.toString('pem');
   const key = await pemKey(keys.privateKey);
+  /** A leaf signed by this CA: the CA's side of every leaf, with the subject's own parts given. */
+  const signLeaf = async (leaf: {
+    subject: string;
+    publicKey: CryptoKey | x509.PublicKey;
+    notBefore: Date;
+    notAfter: Date;
+    ekus: string[];
+    san?: x509.Extension;
+  }) =>
+    x509.X509CertificateGenerator.create({
+      serialNumber: serial(),
+      subject: leaf.subject,
+      issuer: caCert.subject,
+      notBefore: leaf.notBefore,
+      notAfter: leaf.notAfter,
+      publicKey: leaf.publicKey,
+      signingKey: keys.privateKey,
+      signingAlgorithm: alg,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+        new x509.ExtendedKeyUsageExtension(leaf.ekus),
+        ...(leaf.san ? [leaf.san] : []),
+        await x509.AuthorityKeyIdentifierExtension.create(caCert),
+      ],
+    });
   return {
     cert,
     key,
@@ -80,22 +106,13 @@ export async function createCertificateAuthority(commonName: string, validDays =
         ...(o.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
         ...(o.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
       ];
-      const leaf = await x509.X509CertificateGenerator.create({
-        serialNumber: serial(),
+      const leaf = await signLeaf({
         subject: subjectOf(o.commonName, o.organizations),
-        issuer: caCert.subject,
+        publicKey: leafKeys.publicKey,
         notBefore: new Date(Date.now() - 60_000),
         notAfter: new Date(Date.now() + (o.validDays ?? validDays) * DAY),
-        publicKey: leafKeys.publicKey,
-        signingKey: keys.privateKey,
-        signingAlgorithm: alg,
-        extensions: [
-          new x509.BasicConstraintsExtension(false, undefined, true),
-          new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-          new x509.ExtendedKeyUsageExtension(ekus),
-          ...(san.length ? [new x509.SubjectAlternativeNameExtension(san)] : []),
-          await x509.AuthorityKeyIdentifierExtension.create(caCert),
-        ],
+        ekus,
+        ...(san.length ? { san: new x509.SubjectAlternativeNameExtension(san) } : {}),
       });
       return { cert: leaf.toString('pem'), key: await pemKey(leafKeys.privateKey) };
     },
@@ -103,22 +120,13 @@ export async function createCertificateAuthority(commonName: string, validDays =
       const csr = new x509.Pkcs10CertificateRequest(csrPem);
       if (!(await csr.verify())) throw new Error('the CSR signature does not verify');
       const san = csr.extensions.find((e) => e.type === '2.5.29.17'); // subjectAltName, as encoded
-      const leaf = await x509.X509CertificateGenerator.create({
-        serialNumber: serial(),
+      const leaf = await signLeaf({
         subject: csr.subject,
-        issuer: caCert.subject,
+        publicKey: csr.publicKey,
         notBefore,
         notAfter,
-        publicKey: csr.publicKey,
-        signingKey: keys.privateKey,
-        signingAlgorithm: alg,
-        extensions: [
-          new x509.BasicConstraintsExtension(false, undefined, true),
-          new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-          new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
-          ...(san ? [san] : []),
-          await x509.AuthorityKeyIdentifierExtension.create(caCert),
-        ],
+        ekus: [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth],
+        ...(san ? { san } : {}),
       });
       return leaf.toString('pem');
     },
