@@ -20,6 +20,12 @@ export interface APIServerConfig {
   serviceAccountAdmission: boolean;
   /** The identity used to probe /readyz (anonymous requests are refused until RBAC is bootstrapped). */
   probeClient: { cert: string; key: string };
+  /**
+   * The aggregation layer's credentials, as kubeadm sets them up: the CA extension API servers
+   * trust for the identity headers the API server forwards, and the client certificate it proxies
+   * with (common name front-proxy-client). Without them an APIService is proxied to anonymously.
+   */
+  frontProxy: { ca: string; cert: string; key: string };
   auditLogPath?: string;
   extraArgs?: string[];
 }
@@ -62,6 +68,13 @@ export class APIServer {
       '--allow-privileged=true',
       '--profiling=false',
       `--cert-dir=${c.workDir}`,
+      `--requestheader-client-ca-file=${f('front-proxy-ca.crt', c.frontProxy.ca)}`,
+      '--requestheader-allowed-names=front-proxy-client',
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${f('front-proxy-client.crt', c.frontProxy.cert)}`,
+      `--proxy-client-key-file=${f('front-proxy-client.key', c.frontProxy.key)}`,
     ];
     if (!c.serviceAccountAdmission) args.push('--disable-admission-plugins=ServiceAccount');
     if (!hasDefaultRoute()) args.push('--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none');

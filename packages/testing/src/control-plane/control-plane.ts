@@ -103,7 +103,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   };
 
   try {
-    // Certificates: one CA for serving, one for client authentication, a ServiceAccount key pair.
+    // Certificates: one CA for serving, one for client authentication, one for the aggregation
+    // layer, a ServiceAccount key pair.
     let t = Date.now();
     const servingCa = await createCertificateAuthority('opkit-serving-ca');
     const clientCa = await createCertificateAuthority('opkit-client-ca');
@@ -114,6 +115,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       ipAddresses: ['127.0.0.1', '10.96.0.1'],
     });
     const admin = await clientCa.issue({ commonName: 'admin', organizations: ['system:masters'], usage: 'client' });
+    // The aggregation layer (APIServices served by extension API servers, such as cert-manager's
+    // DNS-01 webhook solvers): a CA of its own, as kubeadm's front-proxy-ca.
+    const frontProxyCa = await createCertificateAuthority('opkit-front-proxy-ca');
+    const frontProxy = { ca: frontProxyCa.cert, ...(await frontProxyCa.issue({ commonName: 'front-proxy-client', usage: 'client' })) };
     const sa = generateKeyPairSync('ec', {
       namedCurve: 'P-256',
       publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -139,6 +144,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       serviceAccountPrivateKey: sa.privateKey,
       serviceAccountAdmission: simulated || !!options.controllerManager,
       probeClient: admin,
+      frontProxy,
       auditLogPath: options.audit ? join(dir, 'audit.log') : undefined,
       extraArgs: options.apiServerArgs,
     });
