@@ -10,8 +10,9 @@
 // `kind` (what the kind e2e mode adds: the node's kubelet, kubeadm and kube-proxy, kind itself,
 // CoreDNS, Traefik as the in-cluster ingress controller, CNCF distribution's registry, cosign and
 // syft) and `comparators` (what runs beside opkit's operators in tests and benches: cert-manager's
-// controller, wired by our own main.go from cert-manager's library; cmctl, its CLI; and the AWS
-// Private CA issuer, an external issuer; not needed by the demo).
+// controller, wired by our own main.go from cert-manager's library; a DNS-01 webhook solver of its
+// framework; cmctl, its CLI; and the AWS Private CA issuer, an external issuer; not needed by the
+// demo).
 //
 // Usage: node tools/control-plane/ensure-binaries.mjs [--group kind] [--only kubernetes,etcd,...] [--print-dir] [--quiet]
 // Idempotent: a stamp per tool records what was built; a second run takes well under a second.
@@ -155,6 +156,18 @@ const tools = [
     ldflags: [`-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${versions.certManager}`],
     minutes: 'about 4 min',
   },
+  // A DNS-01 webhook solver as cert-manager's DNS webhooks are built (its webhook server framework
+  // around its own RFC 2136 solver; go/cert-manager/dns-webhook), for the cert operator's webhook
+  // solver test: the same wrapper module as the controller, so a second binary of one build cache.
+  {
+    name: 'cert-manager-dns-webhook',
+    wrapper: 'cert-manager',
+    group: 'comparators',
+    version: versions.certManager,
+    binaries: [['cert-manager-dns-webhook', './dns-webhook']],
+    ldflags: [`-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${versions.certManager}`],
+    minutes: 'about a minute after the controller',
+  },
   // cmctl, cert-manager's CLI, run against the cert operator in cert-manager API mode (its own
   // main package, so no wrapper code of ours).
   {
@@ -282,9 +295,16 @@ const wrapperOf = (tool) => join(here, 'go', tool.wrapper ?? tool.name);
 function stampOf(tool, goVersion) {
   const dir = wrapperOf(tool);
   const h = createHash('sha256');
-  // The module files and any Go source of ours in the wrapper (cert-manager's main.go).
-  const ours = readdirSync(dir).filter((f) => f.endsWith('.go'));
-  for (const f of ['go.mod', 'go.sum', ...ours.sort()]) h.update(readFileSync(join(dir, f)));
+  // The module files and any Go source of ours in the wrapper: the top level (cert-manager's
+  // main.go) and each package of the wrapper a binary is built from (./dns-webhook).
+  const local = [...new Set(['.', ...tool.binaries.map(([, pkg]) => pkg).filter((pkg) => pkg.startsWith('./'))])];
+  const ours = local.flatMap((pkg) =>
+    readdirSync(join(dir, pkg))
+      .filter((f) => f.endsWith('.go'))
+      .sort()
+      .map((f) => join(pkg, f)),
+  );
+  for (const f of ['go.mod', 'go.sum', ...ours]) h.update(readFileSync(join(dir, f)));
   h.update(JSON.stringify(tool.ldflags));
   return { tool: tool.name, version: tool.version, go: goVersion, wrapper: h.digest('hex').slice(0, 16) };
 }
@@ -340,7 +360,9 @@ async function main() {
   const assets = process.env.KUBEBUILDER_ASSETS || '';
   mkdirSync(dir, { recursive: true });
   const t0 = Date.now();
-  const title = { kind: 'kind toolset binaries', comparators: 'comparators (cert-manager, cmctl, aws-privateca-issuer)' }[group] ?? 'control-plane binaries';
+  const title =
+    { kind: 'kind toolset binaries', comparators: 'comparators (cert-manager, its DNS webhook solver, cmctl, aws-privateca-issuer)' }[group] ??
+    'control-plane binaries';
   log(`${title} → ${dir}`);
   // Go is only needed when something must be built; a fully cached toolset works without it.
   const selected = tools.filter((t) => (only ? only.includes(t.name) : (t.group ?? 'control-plane') === group));

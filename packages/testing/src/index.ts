@@ -23,6 +23,7 @@ export {
   type AwsPcaStandIn,
   type AwsPrivateCaIssuerToolset,
 } from './comparators/aws-privateca-issuer.js';
+export { startDnsWebhookSolver, type DnsWebhookSolver } from './comparators/dns-webhook-solver.js';
 export { createCertificateAuthority, type CertificateAuthority, type KeyPairPem, type IssueOptions } from './pki/pki.js';
 export { freePort } from './net/ports.js';
 export { waitFor, waitForQuiet, StopWaiting, type WaitOptions } from './wait.js';

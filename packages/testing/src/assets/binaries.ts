@@ -30,6 +30,7 @@ export type BinaryName =
   | 'syft'
   // The comparators group (ensure-binaries --group comparators).
   | 'cert-manager-controller'
+  | 'cert-manager-dns-webhook'
   | 'cmctl'
   | 'aws-privateca-issuer';
 
