@@ -145,6 +145,20 @@ export class Client {
     });
   }
 
+  /**
+   * POST to a resource that answers instead of storing: a call through the API server (an
+   * aggregated API server's virtual resource, such as a cert-manager DNS webhook solver's
+   * ChallengePayload, which carries no metadata). Unlike create, no field manager and no strict
+   * field validation are asked for (there is no object to manage), and the answer is the
+   * server's. The body is sent as given, its apiVersion and kind included: a virtual resource's
+   * payload may be typed in another group than its path's (a ChallengePayload is
+   * webhook.acme.cert-manager.io/v1alpha1 whatever group its solver serves). Fenced by the
+   * client's signal like every write.
+   */
+  call<Req extends object, Res>(kind: Kind, body: Req): Promise<Res> {
+    return this.transport.request<Res>({ method: 'POST', path: resourcePath(kind), body });
+  }
+
   /** PUT: fails with a Conflict when `metadata.resourceVersion` is stale. */
   update<T extends KubeObject>(kind: Kind<T>, obj: T, opts?: WriteOptions): Promise<T> {
     return this.transport.request<T>({

@@ -59,6 +59,12 @@ export interface ReconcileContext {
    */
   apply<T extends KubeObject>(kind: Kind<T>, desired: T, current: T | undefined): Promise<{ outcome: ApplyOutcome; obj: Cached<T> }>;
   create<T extends KubeObject>(kind: Kind<T>, obj: T): Promise<Cached<T>>;
+  /**
+   * A call through the API server to a resource that answers instead of storing (an aggregated API
+   * server's virtual resource, such as a cert-manager DNS webhook solver's ChallengePayload):
+   * fenced like every write, and nothing to record for read-your-writes, since nothing is stored.
+   */
+  call<Req extends object, Res>(kind: Kind, body: Req): Promise<Res>;
   /** A patch (merge, JSON, strategic); `subresource: 'status'` for status. */
   patch<T extends KubeObject>(kind: Kind<T>, key: ObjectKey, patch: unknown, type?: PatchType, opts?: { subresource?: string }): Promise<Cached<T>>;
   /**
@@ -149,6 +155,7 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
       if (res.outcome === 'unchanged') return res as { outcome: ApplyOutcome; obj: Cached<typeof desired> };
       return { outcome: res.outcome, obj: wrote(kind, res.obj) };
     },
+    call: (kind, body) => deps.client.call(kind, body),
     async create(kind, obj) {
       return wrote(kind, await deps.client.create(kind, obj));
     },
