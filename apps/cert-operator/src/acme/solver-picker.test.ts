@@ -43,14 +43,42 @@ describe('pickSolver (cert-manager precedence)', () => {
     [
       'another provider is named, not ignored',
       [{ http01: { ingress: {} } }, { dns01: { cloudflare: { apiTokenSecretRef: { name: 'cf' } } } as never }],
-      ['solvers[1].dns01: the cloudflare DNS-01 provider is not supported by this operator (only rfc2136)'],
+      [
+        'solvers[1].dns01: the cloudflare DNS-01 provider is not supported by this operator (rfc2136 is built in; every other provider through its cert-manager DNS webhook solver)',
+      ],
+    ],
+    ['a webhook solver is supported', [{ dns01: { webhook: { groupName: 'acme.example.com', solverName: 'hetzner', config: { zone: 'x' } } } }], []],
+    [
+      'a webhook solver without its names',
+      [{ dns01: { webhook: { groupName: '', solverName: '' } } }],
+      ['solvers[0].dns01.webhook: groupName is required', 'solvers[0].dns01.webhook: solverName is required'],
+    ],
+    [
+      "a webhook solver pointed at Kubernetes' own groups, or at a path",
+      [
+        { dns01: { webhook: { groupName: 'rbac.authorization.k8s.io', solverName: 'clusterroles' } } },
+        { dns01: { webhook: { groupName: 'kubernetes.io', solverName: 'x' } } },
+        { dns01: { webhook: { groupName: 'acme.example.com', solverName: '../../api/v1/secrets' } } },
+        { dns01: { webhook: { groupName: 'nodots', solverName: 'x' } } },
+      ],
+      [
+        'solvers[0].dns01.webhook: groupName "rbac.authorization.k8s.io" is not a solver\'s API group (a DNS name with a dot, not one of Kubernetes\')',
+        'solvers[1].dns01.webhook: groupName "kubernetes.io" is not a solver\'s API group (a DNS name with a dot, not one of Kubernetes\')',
+        'solvers[2].dns01.webhook: solverName "../../api/v1/secrets" is not a resource name',
+        'solvers[3].dns01.webhook: groupName "nodots" is not a solver\'s API group (a DNS name with a dot, not one of Kubernetes\')',
+      ],
+    ],
+    [
+      'two providers in one solver',
+      [{ dns01: { rfc2136: { nameserver: 'ns' }, webhook: { groupName: 'acme.example.com', solverName: 'x' } } }],
+      ['solvers[0].dns01: rfc2136 and webhook are both set; a solver has one provider'],
     ],
     [
       'a key name without its secret',
       [{ dns01: { rfc2136: { nameserver: 'ns', tsigKeyName: 'k' } } }],
       ['solvers[0].dns01.rfc2136: tsigKeyName and tsigSecretSecretRef go together'],
     ],
-    ['no provider at all', [{ dns01: { cnameStrategy: 'Follow' } }], ['solvers[0].dns01: no provider set (rfc2136)']],
+    ['no provider at all', [{ dns01: { cnameStrategy: 'Follow' } }], ['solvers[0].dns01: no provider set (rfc2136 or webhook)']],
   ] as [string, SolverSpec[], string[]][])('solverProblems: %s', (_, solvers, want) => {
     expect(solverProblems(solvers)).toEqual(want);
   });

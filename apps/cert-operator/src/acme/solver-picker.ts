@@ -3,8 +3,18 @@ import type { Solver } from '../api/v1/acme-issuer.js';
 
 export type SolverSpec = Static<typeof Solver>;
 
-/** The DNS-01 providers implemented here; cert-manager's others are reported on the issuer. */
-export const DNS01_PROVIDERS = ['rfc2136'];
+/**
+ * The DNS-01 providers implemented here: RFC 2136, and cert-manager's webhook protocol (which
+ * reaches every other DNS provider through a solver its vendor ships); cert-manager's other
+ * built-in providers are reported on the issuer.
+ */
+export const DNS01_PROVIDERS = ['rfc2136', 'webhook'];
+
+/**
+ * API groups a webhook solver may not name: Kubernetes' own (nothing there serves
+ * ChallengePayloads, and the operator's identity must not be pointed at them by a tenant's Issuer).
+ */
+const RESERVED_GROUP = /(^|\.)(k8s\.io|kubernetes\.io)$/;
 
 /**
  * What is wrong with an issuer's solvers, each a sentence: a DNS-01 provider not implemented here
@@ -19,9 +29,19 @@ export function solverProblems(solvers: readonly SolverSpec[]): string[] {
     const unsupported = providers.filter((p) => !DNS01_PROVIDERS.includes(p));
     if (unsupported.length)
       problems.push(
-        `solvers[${i}].dns01: the ${unsupported.join(', ')} DNS-01 provider${unsupported.length > 1 ? 's are' : ' is'} not supported by this operator (only rfc2136)`,
+        `solvers[${i}].dns01: the ${unsupported.join(', ')} DNS-01 provider${unsupported.length > 1 ? 's are' : ' is'} not supported by this operator (rfc2136 is built in; every other provider through its cert-manager DNS webhook solver)`,
       );
-    else if (!providers.length) problems.push(`solvers[${i}].dns01: no provider set (rfc2136)`);
+    else if (!providers.length) problems.push(`solvers[${i}].dns01: no provider set (rfc2136 or webhook)`);
+    else if (providers.length > 1) problems.push(`solvers[${i}].dns01: ${providers.join(' and ')} are both set; a solver has one provider`);
+    const w = s.dns01.webhook;
+    if (w && !w.groupName) problems.push(`solvers[${i}].dns01.webhook: groupName is required`);
+    else if (w && (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/.test(w.groupName) || RESERVED_GROUP.test(w.groupName)))
+      problems.push(
+        `solvers[${i}].dns01.webhook: groupName ${JSON.stringify(w.groupName)} is not a solver's API group (a DNS name with a dot, not one of Kubernetes')`,
+      );
+    if (w && !w.solverName) problems.push(`solvers[${i}].dns01.webhook: solverName is required`);
+    else if (w && !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(w.solverName))
+      problems.push(`solvers[${i}].dns01.webhook: solverName ${JSON.stringify(w.solverName)} is not a resource name`);
     const r = s.dns01.rfc2136;
     if (r && !!r.tsigKeyName !== !!r.tsigSecretSecretRef) problems.push(`solvers[${i}].dns01.rfc2136: tsigKeyName and tsigSecretSecretRef go together`);
     if (r?.tsigSecretSecretRef && !r.tsigSecretSecretRef.key) problems.push(`solvers[${i}].dns01.rfc2136.tsigSecretSecretRef: key is required`);
@@ -41,7 +61,7 @@ export function pickSolver(solvers: readonly SolverSpec[], dnsName: string, labe
   const asWritten = wildcard ? `*.${name}` : dnsName;
   let best: { s: SolverSpec; tier: number; zone: number; labels: number; index: number } | undefined;
   solvers.forEach((s, index) => {
-    if (!(s.http01 && !wildcard) && !s.dns01?.rfc2136) return;
+    if (!(s.http01 && !wildcard) && !s.dns01?.rfc2136 && !s.dns01?.webhook) return;
     const sel = s.selector ?? {};
     const ml = Object.entries(sel.matchLabels ?? {});
     if (!ml.every(([k, v]) => labels[k] === v)) return;

@@ -149,10 +149,29 @@ export const DNS01 = Type.Object(
         { description: 'Update the zone with DNS UPDATE (RFC 2136), signed with TSIG: BIND, Knot, PowerDNS and others.' },
       ),
     ),
+    webhook: Type.Optional(
+      Type.Object(
+        {
+          groupName: Type.String({ description: 'The API group the solver serves (its APIService is v1alpha1.<groupName>), as its chart names it.' }),
+          solverName: Type.String({ description: "The solver's name in that group, as its documentation gives it." }),
+          // Any JSON, as cert-manager's CRD has it (no type): a solver's config need not be an object.
+          config: Type.Optional(
+            Type.Unsafe<unknown>({
+              'x-kubernetes-preserve-unknown-fields': true,
+              description: "Passed to the solver as it is; what it means is the solver's (credentials are references to Secrets it reads).",
+            }),
+          ),
+        },
+        {
+          description:
+            "A solver speaking cert-manager's DNS webhook protocol, called through the API server's aggregation layer (POST /apis/<groupName>/v1alpha1/<solverName>), so every cert-manager DNS webhook works. Its chart must let this operator's ServiceAccount create in its group.",
+        },
+      ),
+    ),
   },
   {
     description:
-      "Answer DNS-01 challenges with a TXT record in the name's zone; the only way to prove control of a wildcard name. Providers other than rfc2136 are not supported and are reported on the issuer.",
+      "Answer DNS-01 challenges with a TXT record in the name's zone; the only way to prove control of a wildcard name. rfc2136 is built in, every other DNS provider is reached through a cert-manager DNS webhook solver (webhook); cert-manager's other built-in providers are reported on the issuer as not supported.",
     // Kept so a cert-manager issuer naming another provider is reported, not silently pruned.
     'x-kubernetes-preserve-unknown-fields': true,
   },

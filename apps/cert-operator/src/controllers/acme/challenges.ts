@@ -189,8 +189,10 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   async function cleanup(ch: ChallengeObject, ctx: ReconcileContext) {
     if (ch.spec.solver.dns01) {
       const lookup = await resolveIssuer(ctx.cache, ch.spec.issuerRef, ch.metadata.namespace, cfg);
-      const resourceNamespace = lookup.ok ? lookup.resolved.resourceNamespace : ch.metadata.namespace;
-      await cleanupDns01(ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), resourceNamespace, cfg.dns01);
+      const issuer = lookup.ok
+        ? { resourceNamespace: lookup.resolved.resourceNamespace, clusterIssuer: lookup.resolved.kind === 'ClusterIssuer' }
+        : { resourceNamespace: ch.metadata.namespace, clusterIssuer: false };
+      await cleanupDns01(ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, issuer, cfg.dns01);
       return;
     }
     for (const kind of [Pod, Service, Ingress, ...(cfg.enableGatewayAPI ? [HTTPRoute] : [])] as const) {
@@ -254,7 +256,8 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       if (dns) {
         // A DNS record is added once (adding it again would change nothing).
         if (!ch.status.presented) {
-          const where = await presentDns01(ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), lookup.resolved.resourceNamespace, cfg.dns01);
+          const issuer = { resourceNamespace: lookup.resolved.resourceNamespace, clusterIssuer: lookup.resolved.kind === 'ClusterIssuer' };
+          const where = await presentDns01(ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, issuer, cfg.dns01);
           ctx.recorder.normal(ch, 'Presented', `Presented challenge using DNS-01 challenge mechanism: TXT record ${where}`);
           return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
         }

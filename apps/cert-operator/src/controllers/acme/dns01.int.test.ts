@@ -1,6 +1,17 @@
 import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
 import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
-import { bindUnavailable, startBind, startControlPlane, startPebble, waitFor, type Bind, type ControlPlane, type Pebble } from '@opkit/testing';
+import {
+  bindUnavailable,
+  startBind,
+  startControlPlane,
+  startDnsWebhookSolver,
+  startPebble,
+  waitFor,
+  type Bind,
+  type ControlPlane,
+  type DnsWebhookSolver,
+  type Pebble,
+} from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../config.js';
@@ -24,6 +35,7 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
   let manager: Manager;
   let bind: Bind;
   let pebble: Pebble;
+  let solver: DnsWebhookSolver | undefined;
   let n = 0;
   const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
   const ns = async () => {
@@ -84,6 +96,7 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
   });
   afterAll(async () => {
     await manager?.stop();
+    await solver?.stop();
     await pebble?.stop();
     await plane?.stop();
     await bind?.stop();
@@ -136,12 +149,98 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     expect(bind.updates() - updatesBefore).toBe(4);
   }, 180_000);
 
+  it("issues *.example.test through a cert-manager DNS webhook solver, called through the API server's aggregation layer as cert-manager calls it; a solver not served, or failing, is named on the Challenge", async () => {
+    // cert-manager's webhook server framework around its own RFC 2136 solver (built from its
+    // module, unchanged), registered as an APIService, updating BIND with the TSIG key it reads.
+    const hook = await startDnsWebhookSolver(plane, { groupName: 'acme.dns-solver.test' });
+    solver = hook;
+    const namespace = await ns();
+    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tsig', namespace }, stringData: { secret: bind.tsig.secret } });
+    const webhook = (secretName: string, groupName = hook.groupName) => ({
+      webhook: {
+        groupName,
+        solverName: hook.solverName,
+        config: { nameserver: bind.server, tsigKeyName: bind.tsig.name, tsigAlgorithm: 'HMACSHA256', tsigSecretSecretRef: { name: secretName, key: 'secret' } },
+      },
+    });
+    await issuer(namespace, 'hook', webhook('tsig'));
+    const updatesBefore = bind.updates();
+    const t0 = Date.now();
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'wild', namespace },
+      spec: { secretName: 'wild-tls', issuerRef: { name: 'hook' }, dnsNames: ['*.example.test'], privateKey: { algorithm: 'ECDSA' } },
+    });
+    const ready = await waitFor(
+      'the wildcard Certificate Ready',
+      async () => {
+        const c = await admin.get(Certificate.kind, { namespace, name: 'wild' });
+        if (cond(c, 'Ready')?.status === 'True') return c;
+        // Not yet: what the Challenge and the Certificate say is what a timeout reports.
+        const challenges = (await admin.list(Challenge.kind, { namespace })).items.map((ch) => `${ch.status?.state}: ${ch.status?.reason}`);
+        throw new Error(`challenges [${challenges.join('; ')}], Issuing: ${cond(c, 'Issuing')?.message}`);
+      },
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+    console.log(`DNS-01 through a webhook solver, *.example.test: Ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    expect(ready.status?.revision).toBe(1);
+    const secret = await admin.get(Secret, { namespace, name: 'wild-tls' });
+    const leaf = new X509Certificate(splitPem(Buffer.from(secret.data!['tls.crt']!, 'base64').toString())[0]!);
+    expect(leaf.subjectAltName).toBe('DNS:*.example.test');
+    const events = (await admin.list(CoreEvent, { namespace, fieldSelector: 'involvedObject.kind=Challenge,reason=Presented' })).items.map((e) => e.message);
+    expect(events).toEqual([
+      'Presented challenge using DNS-01 challenge mechanism: TXT record _acme-challenge.example.test in zone example.test (by the webhook solver rfc2136.acme.dns-solver.test)',
+    ]);
+    await waitFor(
+      'the challenge gone, its TXT record removed by the solver (CleanUp)',
+      async () => !(await admin.list(Challenge.kind, { namespace })).items.length && !(await txt('_acme-challenge.example.test')).length,
+      { timeoutMs: 30_000 },
+    );
+    // Added once and removed once, by the solver: BIND saw exactly two signed updates.
+    expect(bind.updates() - updatesBefore).toBe(2);
+
+    // A solver the API server does not serve, and one that fails (a TSIG key BIND refuses): each
+    // named on its Challenge with what the API server or the solver said.
+    await issuer(namespace, 'nosuch', webhook('tsig', 'acme.nowhere.test'));
+    await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong', namespace }, stringData: { secret: Buffer.alloc(32, 9).toString('base64') } });
+    await issuer(namespace, 'badkey', webhook('wrong'));
+    // Names of their own: challenges for one name go one at a time, across namespaces.
+    for (const [name, iss] of [
+      ['hook-lost', 'nosuch'],
+      ['hook-refused', 'badkey'],
+    ])
+      await apply({
+        apiVersion: 'cert.opkit.dev/v1',
+        kind: 'Certificate',
+        metadata: { name, namespace },
+        spec: { secretName: `${name}-tls`, issuerRef: { name: iss }, dnsNames: [`${name}.example.test`] },
+      });
+    const reasons = await waitFor(
+      'both failures on their Challenges',
+      async () => {
+        const byName = Object.fromEntries((await admin.list(Challenge.kind, { namespace })).items.map((c) => [c.spec.dnsName, c.status?.reason ?? '']));
+        const lost = byName['hook-lost.example.test'];
+        const refused = byName['hook-refused.example.test'];
+        return /not served/.test(lost ?? '') && /could not present/.test(refused ?? '') && { lost, refused };
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(reasons.lost).toMatch(
+      /^DNS-01: the DNS webhook solver rfc2136 \(acme\.nowhere\.test\) is not served by the API server \(no APIService v1alpha1\.acme\.nowhere\.test, or no solver of that name\)/,
+    );
+    expect(reasons.refused).toMatch(
+      /^DNS-01: the DNS webhook solver rfc2136 \(acme\.dns-solver\.test\) could not present the TXT record _acme-challenge\.hook-refused\.example\.test: DNS update failed: dns: bad authentication/,
+    );
+  }, 240_000);
+
   it('names what cannot work: a DNS-01 provider this operator lacks (on the Issuer), a TSIG key the server refuses (on the Challenge and the Certificate)', async () => {
     const namespace = await ns();
     const cf = await issuer(namespace, 'cloudflare', { cloudflare: { apiTokenSecretRef: { name: 'cf', key: 'token' } } }, 'False');
     expect(cond(cf, 'Ready')).toMatchObject({
       reason: 'InvalidSolver',
-      message: 'solvers[0].dns01: the cloudflare DNS-01 provider is not supported by this operator (only rfc2136)',
+      message:
+        'solvers[0].dns01: the cloudflare DNS-01 provider is not supported by this operator (rfc2136 is built in; every other provider through its cert-manager DNS webhook solver)',
     });
 
     await apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong', namespace }, stringData: { secret: Buffer.alloc(32, 9).toString('base64') } });

@@ -4,6 +4,8 @@ import { cleanupTxt, presentTxt, type Rfc2136 } from '../../dns/rfc2136.js';
 import type { TsigAlgorithm } from '../../dns/tsig.js';
 import { DnsError } from '../../dns/client.js';
 import { secretData, type SecretReader } from '../../secrets/secret-reader.js';
+import type { ReconcileContext } from '@opkit/runtime';
+import { callWebhookSolver, challengeRequest } from '../../dns/webhook-solver.js';
 
 /** How DNS-01 records are found and checked (cert-manager's --dns01-recursive-nameservers[-only]). */
 export interface Dns01Settings {
@@ -13,19 +15,16 @@ export interface Dns01Settings {
   recursiveOnly: boolean;
 }
 
-interface Target {
-  zone: string;
-  name: string;
-  provider: Rfc2136;
+/** Where a challenge's TXT record goes: the record's name and its zone, both without the final dot. */
+async function locate(ch: ChallengeObject, s: Dns01Settings): Promise<{ zone: string; name: string }> {
+  const servers = recursiveServers(s.recursiveNameservers);
+  const name = await challengeRecordName(ch.spec.dnsName, ch.spec.solver.dns01!.cnameStrategy === 'Follow', servers);
+  return { name, zone: await findZone(name, servers) };
 }
 
-/** Where the challenge's TXT record goes and how to write it: the zone, the record name, the RFC 2136 server and key. */
-async function target(ch: ChallengeObject, reader: SecretReader, resourceNamespace: string, s: Dns01Settings): Promise<Target> {
-  const dns01 = ch.spec.solver.dns01!;
-  const r = dns01.rfc2136!;
-  const servers = recursiveServers(s.recursiveNameservers);
-  const name = await challengeRecordName(ch.spec.dnsName, dns01.cnameStrategy === 'Follow', servers);
-  const zone = await findZone(name, servers);
+/** The RFC 2136 server and key an issuer names, its TSIG secret read from the issuer's resource namespace. */
+async function rfc2136Provider(ch: ChallengeObject, reader: SecretReader, resourceNamespace: string): Promise<Rfc2136> {
+  const r = ch.spec.solver.dns01!.rfc2136!;
   let tsig: Rfc2136['tsig'];
   if (r.tsigKeyName && r.tsigSecretSecretRef) {
     const ref = r.tsigSecretSecretRef;
@@ -34,20 +33,44 @@ async function target(ch: ChallengeObject, reader: SecretReader, resourceNamespa
     if (value === undefined) throw new DnsError(`the TSIG secret ${resourceNamespace}/${ref.name}${secret ? ` has no key "${ref.key}"` : ' does not exist'}`);
     tsig = { name: r.tsigKeyName, algorithm: (r.tsigAlgorithm ?? 'HMACMD5') as TsigAlgorithm, secret: value.trim() };
   }
-  return { zone, name, provider: { nameserver: r.nameserver, tsig } };
+  return { nameserver: r.nameserver, tsig };
+}
+
+/** What a DNS-01 record is written with: the issuer's resource namespace and whether it is cluster-wide. */
+export interface Dns01Issuer {
+  /** Where the issuer's Secrets are read: its own namespace, or the cluster resource namespace. */
+  resourceNamespace: string;
+  /** A ClusterIssuer may use ambient credentials (cert-manager's defaults: yes for ClusterIssuers, no for Issuers). */
+  clusterIssuer: boolean;
 }
 
 /** Adds the challenge's TXT record (idempotent). Returns where it went, for the event. */
-export async function presentDns01(ch: ChallengeObject, reader: SecretReader, resourceNamespace: string, s: Dns01Settings): Promise<string> {
-  const t = await target(ch, reader, resourceNamespace, s);
-  await presentTxt(t.provider, t.zone, t.name, ch.spec.key);
-  return `${t.name} in zone ${t.zone}`;
+export async function presentDns01(
+  ch: ChallengeObject,
+  reader: SecretReader,
+  ctx: Pick<ReconcileContext, 'call'>,
+  issuer: Dns01Issuer,
+  s: Dns01Settings,
+): Promise<string> {
+  const { zone, name } = await locate(ch, s);
+  const hook = ch.spec.solver.dns01!.webhook;
+  if (hook) await callWebhookSolver(ctx, hook, challengeRequest(ch, 'Present', name, zone, issuer));
+  else await presentTxt(await rfc2136Provider(ch, reader, issuer.resourceNamespace), zone, name, ch.spec.key);
+  return `${name} in zone ${zone}${hook ? ` (by the webhook solver ${hook.solverName}.${hook.groupName})` : ''}`;
 }
 
 /** Removes just this challenge's TXT value. */
-export async function cleanupDns01(ch: ChallengeObject, reader: SecretReader, resourceNamespace: string, s: Dns01Settings): Promise<void> {
-  const t = await target(ch, reader, resourceNamespace, s);
-  await cleanupTxt(t.provider, t.zone, t.name, ch.spec.key);
+export async function cleanupDns01(
+  ch: ChallengeObject,
+  reader: SecretReader,
+  ctx: Pick<ReconcileContext, 'call'>,
+  issuer: Dns01Issuer,
+  s: Dns01Settings,
+): Promise<void> {
+  const { zone, name } = await locate(ch, s);
+  const hook = ch.spec.solver.dns01!.webhook;
+  if (hook) await callWebhookSolver(ctx, hook, challengeRequest(ch, 'CleanUp', name, zone, issuer));
+  else await cleanupTxt(await rfc2136Provider(ch, reader, issuer.resourceNamespace), zone, name, ch.spec.key);
 }
 
 /** The DNS-01 self-check: the TXT record answered by every authoritative server (or the recursive ones). */
