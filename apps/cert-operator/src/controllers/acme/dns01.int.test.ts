@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../config.js';
 import { query } from '../../dns/client.js';
 import { TYPE } from '../../dns/message.js';
+import { callWebhookSolver } from '../../dns/webhook-solver.js';
 import { CUSTOM_RESOURCES } from '../../manifests/generate.js';
 import { splitPem } from '../../pki/inspect.js';
 import { addCertificateControllers } from '../index.js';
@@ -231,6 +232,24 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     );
     expect(reasons.refused).toMatch(
       /^DNS-01: the DNS webhook solver rfc2136 \(acme\.dns-solver\.test\) could not present the TXT record _acme-challenge\.hook-refused\.example\.test: DNS update failed: dns: bad authentication/,
+    );
+
+    // An identity the solver's chart did not grant is refused by the API server before the solver
+    // sees anything, and told what to grant.
+    const nobody = new Client(new Transport((await plane.userCredentials('not-the-operator')).kubeConfig), { fieldManager: 'test' });
+    const denied = await callWebhookSolver({ call: (kind, body) => nobody.call(kind, body) }, hook, {
+      uid: '',
+      action: 'Present',
+      type: 'dns-01',
+      dnsName: 'x.example.test',
+      key: 'k',
+      resourceNamespace: namespace,
+      resolvedFQDN: '_acme-challenge.x.example.test.',
+      resolvedZone: 'example.test.',
+      allowAmbientCredentials: false,
+    }).catch((e: unknown) => e);
+    expect((denied as Error).message).toMatch(
+      /^this operator may not call the DNS webhook solver rfc2136 \(acme\.dns-solver\.test\): grant its ServiceAccount create on rfc2136\.acme\.dns-solver\.test .*cannot create resource "rfc2136" in API group "acme\.dns-solver\.test"/,
     );
   }, 240_000);
 
