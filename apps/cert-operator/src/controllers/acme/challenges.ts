@@ -31,7 +31,7 @@ import type { ChallengeObject } from '../../api/acme/v1/challenge.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
 import { SecretReader } from '../../secrets/secret-reader.js';
-import { checkDns01, cleanupDns01, presentDns01 } from './dns01.js';
+import { changeDns01Record, checkDns01 } from './dns01.js';
 import { classify } from './errors.js';
 import { recordFailure, RETRY_CLEARED, retryRecords, waitBeforeRetry, type RetryState } from './retry.js';
 import { ChallengeScheduler, isFinalChallenge } from './scheduler.js';
@@ -192,7 +192,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       const issuer = lookup.ok
         ? { resourceNamespace: lookup.resolved.resourceNamespace, clusterIssuer: lookup.resolved.kind === 'ClusterIssuer' }
         : { resourceNamespace: ch.metadata.namespace, clusterIssuer: false };
-      await cleanupDns01(ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, issuer, cfg.dns01);
+      await changeDns01Record('CleanUp', ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, issuer, cfg.dns01);
       return;
     }
     for (const kind of [Pod, Service, Ingress, ...(cfg.enableGatewayAPI ? [HTTPRoute] : [])] as const) {
@@ -257,7 +257,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         // A DNS record is added once (adding it again would change nothing).
         if (!ch.status.presented) {
           const issuer = { resourceNamespace: lookup.resolved.resourceNamespace, clusterIssuer: lookup.resolved.kind === 'ClusterIssuer' };
-          const where = await presentDns01(ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, issuer, cfg.dns01);
+          const where = await changeDns01Record('Present', ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, issuer, cfg.dns01);
           ctx.recorder.normal(ch, 'Presented', `Presented challenge using DNS-01 challenge mechanism: TXT record ${where}`);
           return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
         }

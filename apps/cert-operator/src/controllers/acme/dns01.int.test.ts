@@ -67,6 +67,25 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
       { timeoutMs: 30_000 },
     );
   };
+  /** Applies a wildcard Certificate and waits for it Ready; a timeout says what its Challenges and its Issuing condition say. */
+  const issueWild = async (namespace: string, issuerName: string, dnsNames: string[]) => {
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'wild', namespace },
+      spec: { secretName: 'wild-tls', issuerRef: { name: issuerName }, dnsNames, privateKey: { algorithm: 'ECDSA' } },
+    });
+    return waitFor(
+      'the wildcard Certificate Ready',
+      async () => {
+        const c = await admin.get(Certificate.kind, { namespace, name: 'wild' });
+        if (cond(c, 'Ready')?.status === 'True') return c;
+        const challenges = (await admin.list(Challenge.kind, { namespace })).items.map((ch) => `${ch.status?.state}: ${ch.status?.reason}`);
+        throw new Error(`challenges [${challenges.join('; ')}], Issuing: ${cond(c, 'Issuing')?.message}`);
+      },
+      { timeoutMs: 120_000, intervalMs: 250 },
+    );
+  };
   const rfc2136 = (secretName = 'tsig') => ({
     rfc2136: { nameserver: bind.server, tsigKeyName: bind.tsig.name, tsigAlgorithm: 'HMACSHA256', tsigSecretSecretRef: { name: secretName, key: 'secret' } },
   });
@@ -110,20 +129,7 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     const requestsBefore = metricValue((await scrape(manager, '/metrics')).body, 'certmanager_http_acme_client_request_count');
     const updatesBefore = bind.updates();
     const t0 = Date.now();
-    await apply({
-      apiVersion: 'cert.opkit.dev/v1',
-      kind: 'Certificate',
-      metadata: { name: 'wild', namespace },
-      spec: { secretName: 'wild-tls', issuerRef: { name: 'le' }, dnsNames: ['*.example.test', 'example.test'], privateKey: { algorithm: 'ECDSA' } },
-    });
-    const ready = await waitFor(
-      'the wildcard Certificate Ready',
-      async () => {
-        const c = await admin.get(Certificate.kind, { namespace, name: 'wild' });
-        return cond(c, 'Ready')?.status === 'True' && c;
-      },
-      { timeoutMs: 120_000, intervalMs: 250 },
-    );
+    const ready = await issueWild(namespace, 'le', ['*.example.test', 'example.test']);
     const seconds = (Date.now() - t0) / 1000;
     const requests = metricValue((await scrape(manager, '/metrics')).body, 'certmanager_http_acme_client_request_count') - requestsBefore;
     console.log(`DNS-01, *.example.test + example.test: Ready in ${seconds.toFixed(1)} s, ${requests} ACME requests`);
@@ -167,23 +173,7 @@ describe.skipIf(!!skip)(`ACME DNS-01 against Pebble and a real authoritative DNS
     await issuer(namespace, 'hook', webhook('tsig'));
     const updatesBefore = bind.updates();
     const t0 = Date.now();
-    await apply({
-      apiVersion: 'cert.opkit.dev/v1',
-      kind: 'Certificate',
-      metadata: { name: 'wild', namespace },
-      spec: { secretName: 'wild-tls', issuerRef: { name: 'hook' }, dnsNames: ['*.example.test'], privateKey: { algorithm: 'ECDSA' } },
-    });
-    const ready = await waitFor(
-      'the wildcard Certificate Ready',
-      async () => {
-        const c = await admin.get(Certificate.kind, { namespace, name: 'wild' });
-        if (cond(c, 'Ready')?.status === 'True') return c;
-        // Not yet: what the Challenge and the Certificate say is what a timeout reports.
-        const challenges = (await admin.list(Challenge.kind, { namespace })).items.map((ch) => `${ch.status?.state}: ${ch.status?.reason}`);
-        throw new Error(`challenges [${challenges.join('; ')}], Issuing: ${cond(c, 'Issuing')?.message}`);
-      },
-      { timeoutMs: 120_000, intervalMs: 250 },
-    );
+    const ready = await issueWild(namespace, 'hook', ['*.example.test']);
     console.log(`DNS-01 through a webhook solver, *.example.test: Ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     expect(ready.status?.revision).toBe(1);
     const secret = await admin.get(Secret, { namespace, name: 'wild-tls' });

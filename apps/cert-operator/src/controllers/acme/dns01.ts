@@ -44,8 +44,13 @@ export interface Dns01Issuer {
   clusterIssuer: boolean;
 }
 
-/** Adds the challenge's TXT record (idempotent). Returns where it went, for the event. */
-export async function presentDns01(
+/**
+ * Adds the challenge's TXT value (`Present`, idempotent) or removes just that value (`CleanUp`):
+ * through RFC 2136, or through the issuer's DNS webhook solver. Returns where the record is, for
+ * the event.
+ */
+export async function changeDns01Record(
+  action: 'Present' | 'CleanUp',
   ch: ChallengeObject,
   reader: SecretReader,
   ctx: Pick<ReconcileContext, 'call'>,
@@ -54,23 +59,12 @@ export async function presentDns01(
 ): Promise<string> {
   const { zone, name } = await locate(ch, s);
   const hook = ch.spec.solver.dns01!.webhook;
-  if (hook) await callWebhookSolver(ctx, hook, challengeRequest(ch, 'Present', name, zone, issuer));
-  else await presentTxt(await rfc2136Provider(ch, reader, issuer.resourceNamespace), zone, name, ch.spec.key);
+  if (hook) await callWebhookSolver(ctx, hook, challengeRequest(ch, action, name, zone, issuer));
+  else {
+    const provider = await rfc2136Provider(ch, reader, issuer.resourceNamespace);
+    await (action === 'Present' ? presentTxt : cleanupTxt)(provider, zone, name, ch.spec.key);
+  }
   return `${name} in zone ${zone}${hook ? ` (by the webhook solver ${hook.solverName}.${hook.groupName})` : ''}`;
-}
-
-/** Removes just this challenge's TXT value. */
-export async function cleanupDns01(
-  ch: ChallengeObject,
-  reader: SecretReader,
-  ctx: Pick<ReconcileContext, 'call'>,
-  issuer: Dns01Issuer,
-  s: Dns01Settings,
-): Promise<void> {
-  const { zone, name } = await locate(ch, s);
-  const hook = ch.spec.solver.dns01!.webhook;
-  if (hook) await callWebhookSolver(ctx, hook, challengeRequest(ch, 'CleanUp', name, zone, issuer));
-  else await cleanupTxt(await rfc2136Provider(ch, reader, issuer.resourceNamespace), zone, name, ch.spec.key);
 }
 
 /** The DNS-01 self-check: the TXT record answered by every authoritative server (or the recursive ones). */
