@@ -7,6 +7,7 @@ export { findBinary, defaultAssetsDir, BinaryNotFoundError, versions, type Binar
 export { buildToolset } from './assets/build-toolset.js';
 export {
   CERT_MANAGER_CA_CONTROLLERS,
+  CERT_MANAGER_ACME_CONTROLLERS,
   buildCmctl,
   certManagerCrds,
   certManagerToolset,

@@ -20,8 +20,14 @@ export interface LocalAcme {
  * run locally). Pebble's DNS answers 127.0.0.1 for every name, so its validations and the
  * operator's self-check both reach the stand-in.
  */
-export async function startLocalAcme(kubeConfig: KubeConfig, solverImages: Record<string, LocalImage>, ingressClass = 'nginx'): Promise<LocalAcme> {
-  const httpPort = await freePort();
+export async function startLocalAcme(
+  kubeConfig: KubeConfig,
+  solverImages: Record<string, LocalImage>,
+  ingressClass = 'nginx',
+  /** Where the stand-in serves HTTP-01 (a free port by default; 80 for a client that cannot be told another, such as cert-manager's self-check). */
+  httpPort?: number,
+): Promise<LocalAcme> {
+  httpPort ??= await freePort();
   const standIn = await startIngressStandIn(kubeConfig, { port: httpPort, images: solverImages, ingressClass });
   const pebble = await startPebble({ httpPort }).catch(async (err: Error) => {
     await standIn.stop();

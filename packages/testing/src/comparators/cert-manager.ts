@@ -43,6 +43,9 @@ export function certManagerCrds(): string {
 }
 
 /** The controllers a CA (and SelfSigned) issuance needs, by cert-manager's names: our main.go's default. */
+/** The controllers ACME issuance adds to those (orders, challenges, the ACME request issuer). */
+export const CERT_MANAGER_ACME_CONTROLLERS = ['orders', 'challenges', 'certificaterequests-issuer-acme'] as const;
+
 export const CERT_MANAGER_CA_CONTROLLERS = [
   'issuers',
   'clusterissuers',
@@ -82,6 +85,8 @@ export interface CertManagerOptions {
   clusterResourceNamespace: string;
   /** cert-manager's controller names; default: what a CA issuance needs. */
   controllers?: string[];
+  /** More of its flags (ours mirror cert-manager's: --acme-http01-solver-image, --acme-http01-solver-nameservers). */
+  extraArgs?: string[];
 }
 
 /** Starts cert-manager's controller as a process of its own, logged to a file; `stop()` ends it. */
@@ -94,6 +99,7 @@ export function startCertManager(toolset: CertManagerToolset, opts: CertManagerO
       `--namespace=${opts.namespace ?? ''}`,
       `--cluster-resource-namespace=${opts.clusterResourceNamespace}`,
       ...(opts.controllers ? [`--controllers=${opts.controllers.join(',')}`] : []),
+      ...(opts.extraArgs ?? []),
     ],
     logFile: join(mkdtempSync(join(tmpdir(), 'cert-manager-')), 'controller.log'),
   });

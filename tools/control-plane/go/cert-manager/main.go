@@ -5,7 +5,7 @@
 // not serve, so this main wires the same library the way that command does: a controller context
 // factory, the controllers asked for with --controllers (registered by their packages' init),
 // their informers started, each loop run with cert-manager's default worker count. No webhook, no
-// cainjector, no ACME.
+// cainjector; ACME's controllers when asked for (orders, challenges, certificaterequests-issuer-acme).
 package main
 
 import (
@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	controllerpkg "github.com/cert-manager/cert-manager/pkg/controller"
 	logf "github.com/cert-manager/cert-manager/pkg/logs"
@@ -36,6 +38,12 @@ import (
 	_ "github.com/cert-manager/cert-manager/pkg/controller/issuers"
 	_ "github.com/cert-manager/cert-manager/pkg/issuer/ca"
 	_ "github.com/cert-manager/cert-manager/pkg/issuer/selfsigned"
+
+	// ACME (HTTP-01 and DNS-01): asked for with --controllers, for the takeover with Orders in flight.
+	_ "github.com/cert-manager/cert-manager/pkg/controller/acmechallenges"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/acmeorders"
+	_ "github.com/cert-manager/cert-manager/pkg/controller/certificaterequests/acme"
+	_ "github.com/cert-manager/cert-manager/pkg/issuer/acme"
 )
 
 // What a CA issuance needs; ingress-shim is there to be asked for.
@@ -51,7 +59,13 @@ func main() {
 	clusterResourceNamespace := flag.String("cluster-resource-namespace", "cert-manager", "where ClusterIssuers' Secrets live")
 	workers := flag.Int("concurrent-workers", 5, "workers per controller (cert-manager's default is 5)")
 	controllers := flag.String("controllers", caIssuance, "the controllers to run, by cert-manager's names (ingress-shim among them)")
+	solverImage := flag.String("acme-http01-solver-image", "quay.io/jetstack/cert-manager-acmesolver:v1.21.2", "the HTTP-01 solver pods' image (cert-manager's flag)")
+	solverNameservers := flag.String("acme-http01-solver-nameservers", "", "host:port resolvers for the HTTP-01 self-check, comma-separated (cert-manager's flag)")
 	flag.Parse()
+	var nameservers []string
+	if *solverNameservers != "" {
+		nameservers = strings.Split(*solverNameservers, ",")
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
@@ -67,6 +81,20 @@ func main() {
 		IssuerOptions:      controllerpkg.IssuerOptions{ClusterResourceNamespace: *clusterResourceNamespace},
 		// cert-manager's default for --auto-certificate-annotations.
 		IngressShimOptions: controllerpkg.IngressShimOptions{DefaultAutoCertificateAnnotations: []string{"kubernetes.io/tls-acme"}},
+		// cert-manager's default for --max-concurrent-challenges (0 would schedule none).
+		SchedulerOptions: controllerpkg.SchedulerOptions{MaxConcurrentChallenges: 60},
+		// cert-manager's defaults for its ACME flags.
+		ACMEOptions: controllerpkg.ACMEOptions{
+			HTTP01SolverImage:                 *solverImage,
+			HTTP01SolverResourceRequestCPU:    resource.MustParse("10m"),
+			HTTP01SolverResourceRequestMemory: resource.MustParse("64Mi"),
+			HTTP01SolverResourceLimitsCPU:     resource.MustParse("100m"),
+			HTTP01SolverResourceLimitsMemory:  resource.MustParse("64Mi"),
+			ACMEHTTP01SolverRunAsNonRoot:      true,
+			HTTP01SolverNameservers:           nameservers,
+			DNS01CheckAuthoritative:           true,
+			DNS01CheckRetryPeriod:             10 * time.Second,
+		},
 		CertificateOptions: controllerpkg.CertificateOptions{
 			CertificateRequestMinimumBackoffDuration: time.Hour,
 			CertificateRequestMaximumBackoffDuration: 32 * time.Hour,
@@ -98,6 +126,8 @@ func main() {
 	}
 	shared.KubeSharedInformerFactory.Start(ctx.Done())
 	shared.SharedInformerFactory.Start(ctx.Done())
+	// The HTTP-01 solver's pods, services and ingresses, as metadata (the challenges controller's).
+	shared.HTTP01ResourceMetadataInformersFactory.Start(ctx.Done())
 	fmt.Fprintf(os.Stderr, "{\"msg\":\"starting %d controllers\"}\n", len(loops))
 	done := make(chan struct{}, len(loops))
 	for _, loop := range loops {
