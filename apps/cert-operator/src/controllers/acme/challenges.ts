@@ -251,6 +251,9 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
       const atCa = { url: ch.spec.url, authorizationURL: ch.spec.authorizationURL, token: ch.spec.token };
       if (!ch.status.state) return write(ch, ctx, { state: (await readChallenge(session, atCa)).state });
+      // Presented by another controller (cert-manager's, taken over in flight), which keeps no
+      // presentedAt: the self-check's timeout counts from the takeover.
+      if (ch.status.presented && !ch.status.presentedAt) return write(ch, ctx, { presentedAt: rfc3339(new Date(ctx.clock.now())) });
       const dns = !!ch.spec.solver.dns01;
       const mechanism = dns ? 'DNS-01' : 'HTTP-01';
       if (dns) {

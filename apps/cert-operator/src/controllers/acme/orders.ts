@@ -132,7 +132,10 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           const http = a.challenges?.find((c) => c.type === type && c.token);
           if (!http) return fail(o, ctx, 'errored', `the ACME server offers no ${type.toUpperCase()} challenge for ${shown}`);
           const name = childName(req.name, adler32(a.url));
-          const ch = existing.find((c) => c.metadata.name === name);
+          // By our name, or by its authorization: an Order taken over in flight from cert-manager
+          // has its Challenges under cert-manager's names (a hash of their spec), and they are
+          // carried on, not made again beside a second solver.
+          const ch = existing.find((c) => c.metadata.name === name) ?? existing.find((c) => c.spec.authorizationURL === a.url);
           if (!ch) {
             open++;
             const key = await session.call(async (c) =>

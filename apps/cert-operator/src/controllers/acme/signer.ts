@@ -16,9 +16,15 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx, { Order, Certifi
   if (csr.commonName && !csr.dnsNames.includes(csr.commonName) && !csr.ipAddresses.includes(csr.commonName)) {
     return { failed: `InvalidOrder: the common name "${csr.commonName}" must be one of the DNS names (ACME certifies only the subject alternative names)` };
   }
-  const name = childName(cr.metadata.name, adler32(cr.spec.request));
+  // By our name, or one this request already has under another name: cert-manager's (a hash of
+  // its spec), taken over in flight, is carried on to its end, not ordered again.
+  const order =
+    (await ctx.cache.get(Order.kind, { namespace: cr.metadata.namespace, name: childName(cr.metadata.name, adler32(cr.spec.request)) })) ??
+    (await ctx.cache.list(Order.kind, { namespace: cr.metadata.namespace })).find(
+      (o) => o.spec.request === cr.spec.request && o.metadata.ownerReferences?.some((r) => r.uid === cr.metadata.uid && r.controller),
+    );
+  const name = order?.metadata.name ?? childName(cr.metadata.name, adler32(cr.spec.request));
   const key = { namespace: cr.metadata.namespace, name };
-  const order = await ctx.cache.get(Order.kind, key);
   // An Order of this name made for another request (one deleted and made again with the same name
   // and CSR) is not ours to reuse: it is removed, and ours created.
   if (order && !order.metadata.ownerReferences?.some((o) => o.uid === cr.metadata.uid)) {

@@ -13,7 +13,7 @@ import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey } from './next-key.js';
 import { keystorePasswordSecrets } from './outputs.js';
 import { issuanceReason, keepsReady } from './policies.js';
-import { currentRequest, manageRequest, requestsOf } from './requests.js';
+import { currentRequest, manageRequest, requestOwners, requestsOf, REQUEST_OWNER_INDEX } from './requests.js';
 import { applySecret } from './secret.js';
 import { readSecretState, type SecretState } from './secret-state.js';
 import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
@@ -215,6 +215,7 @@ export function certificateController(cfg: CertOperatorConfig) {
       .withIndex(api.Certificate.kind, SECRET_NAME_INDEX, (c) => [c.spec.secretName])
       .withIndex(api.Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
       .withIndex(api.Certificate.kind, KEYSTORE_PASSWORD_INDEX, keystorePasswordSecrets)
+      .withIndex(api.CertificateRequest.kind, REQUEST_OWNER_INDEX, requestOwners)
       .owns(api.CertificateRequest.kind)
       // The target Secret: through the metadata cache (it may not carry our label yet) and through
       // the full cache of labelled Secrets, which is what the reconcile reads (each informer delivers

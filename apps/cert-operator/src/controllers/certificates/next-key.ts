@@ -14,12 +14,15 @@ export interface NextKey {
   temporary: boolean;
 }
 
-/** The temporary key Secrets of a Certificate (normally at most one). */
+/**
+ * The temporary key Secrets of a Certificate (normally at most one): the next-key Secrets of its
+ * namespace it controls. By owner, not by our certificate-name label, which cert-manager's do not
+ * carry (the key of an issuance it started and opkit took over in flight, named in
+ * status.nextPrivateKeySecretName).
+ */
 export async function nextKeySecrets(api: CertApi, c: CertificateObject, ctx: ReconcileContext) {
-  return ctx.cache.list(
-    Secret,
-    { namespace: c.metadata.namespace, labelSelector: { [api.L.nextPrivateKey]: 'true', [api.L.certificateName]: certificateNameLabel(c.metadata.name) } },
-    api.labelled,
+  return (await ctx.cache.list(Secret, { namespace: c.metadata.namespace, labelSelector: { [api.L.nextPrivateKey]: 'true' } }, api.labelled)).filter((s) =>
+    s.metadata.ownerReferences?.some((o) => o.controller && o.uid === c.metadata.uid),
   );
 }
 

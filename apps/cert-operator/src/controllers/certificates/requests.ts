@@ -20,13 +20,16 @@ import { certificateNameLabel } from './name-label.js';
  */
 export const revisionOf = (api: CertApi, cr: CertificateRequestObject) => Number(cr.metadata.annotations?.[api.A.revision] ?? 0);
 
+/** The certificates controller's index of CertificateRequests by their controller's uid. */
+export const REQUEST_OWNER_INDEX = 'metadata.ownerReferences.controller';
+export const requestOwners = (cr: CertificateRequestObject): string[] => (cr.metadata.ownerReferences ?? []).filter((o) => o.controller).map((o) => o.uid);
+
+/**
+ * A Certificate's requests: those it controls, found by owner, not by our certificate-name label,
+ * which cert-manager's requests do not carry (a request it made and opkit took over in flight).
+ */
 export async function requestsOf(api: CertApi, c: CertificateObject, ctx: ReconcileContext): Promise<CertificateRequestObject[]> {
-  return (
-    await ctx.cache.list(api.CertificateRequest.kind, {
-      namespace: c.metadata.namespace,
-      labelSelector: { [api.L.certificateName]: certificateNameLabel(c.metadata.name) },
-    })
-  ).filter((cr) => cr.metadata.ownerReferences?.some((o) => o.uid === c.metadata.uid));
+  return ctx.cache.list(api.CertificateRequest.kind, { namespace: c.metadata.namespace, index: { name: REQUEST_OWNER_INDEX, value: c.metadata.uid! } });
 }
 
 /** The request the current certificate was issued from, with its CSR parsed (what the trigger compares). */
