@@ -1,9 +1,11 @@
-// CA issuance side by side: opkit's cert operator and cert-manager's controller (v1.21.2, built
+// CA issuance side by side: opkit's cert operator (in its own API mode, and in cert-manager mode on
+// cert-manager's CRDs, as a drop-in replacement) and cert-manager's controller (v1.21.2, built
 // here from its Go module: tools/control-plane/go/cert-manager), each as its own process against one API
 // server that serves both API groups (cert-manager's CRDs from its module's deploy/crds). Each run
 // makes, in a namespace of its own, a SelfSigned issuer, a CA Certificate, a CA issuer on it, then
-// N ECDSA P-256 Certificates at once, and times them to Ready. Runs interleave (opkit, cert-manager,
-// …); printed per run and as ratios (opkit / cert-manager), with the load average. Neither client is
+// N ECDSA P-256 Certificates at once, and times them to Ready. Runs interleave (opkit, opkit in
+// cert-manager mode, cert-manager, …); printed per run and as ratios to cert-manager, with the load
+// average. Neither client is
 // throttled: the API server's priority and fairness turns cert-manager's client limit off, and
 // opkit has none.
 //   OPKIT_BENCH_COMPARE_CERTS=1000   Certificates per run
@@ -25,7 +27,9 @@ const root = workspaceRoot();
 const API_PROCESSES = ['kube-apiserver', 'etcd'];
 
 interface Side {
-  label: 'opkit' | 'cert-manager';
+  label: 'opkit' | 'opkit, cert-manager mode' | 'cert-manager';
+  /** The runs' namespaces are named after it. */
+  slug: string;
   group: string;
   userAgent: string;
   command(ns: string): [string, string[]];
@@ -47,7 +51,7 @@ async function runOnce(plane: ControlPlane, admin: Client, side: Side, ns: strin
   let stderr = '';
   // opkit with the environment its image sets (apps/Dockerfile).
   const child: ChildProcess = spawn(cmd, args, {
-    env: { ...process.env, ...(side.label === 'opkit' ? workspaceApp('cert-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns },
+    env: { ...process.env, ...(side.label !== 'cert-manager' ? workspaceApp('cert-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
@@ -119,6 +123,7 @@ async function main() {
   const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   const plane = await startControlPlane({ audit: true });
   const runs: Run[] = [];
+  let sidesPerRound = 1;
   try {
     const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
     // cert-manager's CRDs, as its module ships them.
@@ -127,34 +132,41 @@ async function main() {
     await kubectlApply(plane.kubeconfigPath, CUSTOM_RESOURCES.map((r) => JSON.stringify(r.crd)).join('\n---\n'));
     await plane.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
     const kc = plane.kubeconfigPath;
+    const opkit = (ns: string, extra: string[] = []): [string, string[]] => [
+      node,
+      [
+        ...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        bundle,
+        `--kubeconfig=${kc}`,
+        '--metrics-bind-address=0',
+        '--health-probe-bind-address=0',
+        '--webhook-bind-address=0',
+        `--cluster-resource-namespace=${ns}`,
+        ...extra,
+      ],
+    ];
     const sides: Side[] = [
+      { label: 'opkit', slug: 'opkit', group: 'cert.opkit.dev', userAgent: 'cert-operator/', command: (ns) => opkit(ns) },
+      // The same objects as cert-manager's side, on its CRDs: opkit as a drop-in replacement.
       {
-        label: 'opkit',
-        group: 'cert.opkit.dev',
+        label: 'opkit, cert-manager mode',
+        slug: 'opkit-cm',
+        group: 'cert-manager.io',
         userAgent: 'cert-operator/',
-        command: (ns) => [
-          node,
-          [
-            ...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-            bundle,
-            `--kubeconfig=${kc}`,
-            '--metrics-bind-address=0',
-            '--health-probe-bind-address=0',
-            '--webhook-bind-address=0',
-            `--cluster-resource-namespace=${ns}`,
-          ],
-        ],
+        command: (ns) => opkit(ns, ['--api-mode=cert-manager', `--cert-manager-lease-namespace=${ns}`]),
       },
       {
         label: 'cert-manager',
+        slug: 'cert-manager',
         group: 'cert-manager.io',
         userAgent: 'cert-manager',
         command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`]],
       },
     ];
+    sidesPerRound = sides.length;
     for (let r = 0; r < ROUNDS; r++) {
       for (const side of sides) {
-        const run = await runOnce(plane, admin, side, `${side.label}-${r}`);
+        const run = await runOnce(plane, admin, side, `${side.slug}-${r}`);
         runs.push(run);
         console.log(`${side.label} run ${r + 1}: ${N} certificates Ready in ${run.seconds.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`);
       }
@@ -165,7 +177,7 @@ async function main() {
   const fmt = (x: number, d = 1) => x.toFixed(d);
   table(
     runs.map((r, i) => ({
-      run: Math.floor(i / 2) + 1,
+      run: Math.floor(i / sidesPerRound) + 1,
       operator: r.operator,
       'all Ready s': fmt(r.seconds),
       'certificates/s': fmt(N / r.seconds),
@@ -180,8 +192,10 @@ async function main() {
     (['seconds', 'cpu', 'apiCpu', 'rss', 'writesPerCert'] as const).map((k) => ({
       measure: k,
       opkit: fmt(of('opkit', k), 2),
+      'opkit, cert-manager mode': fmt(of('opkit, cert-manager mode', k), 2),
       'cert-manager': fmt(of('cert-manager', k), 2),
       'ratio opkit/cert-manager': fmt(of('opkit', k) / of('cert-manager', k), 2),
+      'ratio cert-manager mode/cert-manager': fmt(of('opkit, cert-manager mode', k) / of('cert-manager', k), 2),
     })),
   );
   console.log(
