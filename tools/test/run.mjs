@@ -53,10 +53,10 @@ let status = await step('control-plane binaries (built once from Go modules, the
 // What the cert operator's tests run beside it (not needed by the demo): cert-manager's controller,
 // cmctl, and an external issuer.
 if (status === 0 && !interrupted)
-  status = await step("cert-manager's controller, cmctl and the AWS Private CA issuer (built once from their Go modules, then cached)", [
-    'node',
-    [join(root, 'tools/control-plane/ensure-binaries.mjs'), '--group', 'comparators'],
-  ]);
+  status = await step(
+    "cert-manager's controller and a DNS webhook solver of its module, cmctl and the AWS Private CA issuer (built once from their Go modules, then cached)",
+    ['node', [join(root, 'tools/control-plane/ensure-binaries.mjs'), '--group', 'comparators']],
+  );
 if (status === 0 && !interrupted)
   status = await step('Debian packages some tests run (nginx, BIND 9)', ['node', [join(root, 'tools/test/debian-packages.mjs')]]);
 if (status === 0 && wantsKind && !interrupted) status = await step('the kind mode: container engine, kind, node image, images', containers('kind-prepare'));
