@@ -9,7 +9,8 @@
 // throttled: the API server's priority and fairness turns cert-manager's client limit off, and
 // opkit has none.
 //   OPKIT_BENCH_COMPARE_CERTS=1000   Certificates per run
-//   OPKIT_BENCH_COMPARE_ROUNDS=2     pairs of runs
+//   OPKIT_BENCH_COMPARE_ROUNDS=2     rounds of runs (one per side each)
+//   OPKIT_BENCH_COMPARE_SIDES=opkit,opkit-cm,cert-manager   the sides run, by slug
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
 import { Client, Namespace, Transport } from '@opkit/runtime';
 import { imageNodeBinary } from '@opkit/testing/containers';
@@ -163,6 +164,8 @@ async function main() {
         command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`]],
       },
     ];
+    const wanted = (process.env.OPKIT_BENCH_COMPARE_SIDES ?? 'opkit,opkit-cm,cert-manager').split(',');
+    sides.splice(0, sides.length, ...sides.filter((s) => wanted.includes(s.slug)));
     sidesPerRound = sides.length;
     for (let r = 0; r < ROUNDS; r++) {
       for (const side of sides) {
