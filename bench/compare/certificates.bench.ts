@@ -191,14 +191,13 @@ async function main() {
     })),
   );
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));
+  // Medians per side run, and each opkit side's ratio to cert-manager's.
+  const labels = [...new Set(runs.map((r) => r.operator))];
   table(
     (['seconds', 'cpu', 'apiCpu', 'rss', 'writesPerCert'] as const).map((k) => ({
       measure: k,
-      opkit: fmt(of('opkit', k), 2),
-      'opkit, cert-manager mode': fmt(of('opkit, cert-manager mode', k), 2),
-      'cert-manager': fmt(of('cert-manager', k), 2),
-      'ratio opkit/cert-manager': fmt(of('opkit', k) / of('cert-manager', k), 2),
-      'ratio cert-manager mode/cert-manager': fmt(of('opkit, cert-manager mode', k) / of('cert-manager', k), 2),
+      ...Object.fromEntries(labels.map((l) => [l, fmt(of(l, k), 2)])),
+      ...Object.fromEntries(labels.filter((l) => l !== 'cert-manager').map((l) => [`ratio ${l}/cert-manager`, fmt(of(l, k) / of('cert-manager', k), 2)])),
     })),
   );
   console.log(
