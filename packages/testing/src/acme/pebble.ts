@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns/promises';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +136,19 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
     );
   };
   dns.start();
+  // Pebble resolves through this server and callers query it as soon as startPebble returns, so it
+  // must answer first: on a loaded machine Pebble has served its directory before challtestsrv had
+  // bound its port (ECONNREFUSED in CI).
+  const probe = new Resolver({ timeout: 500, tries: 1 });
+  probe.setServers([`127.0.0.1:${dnsPort}`]);
+  await waitFor(
+    'pebble-challtestsrv to answer DNS',
+    async () => {
+      if (!dns.running) throw new StopWaiting(`pebble-challtestsrv exited:\n${dns.recentOutput()}`);
+      return (await probe.resolve4('ready.pebble.test')).includes('127.0.0.1');
+    },
+    { timeoutMs: 30_000 },
+  );
   await startAcme();
   const managementUrl = `https://127.0.0.1:${mgmtPort}`;
   return {
