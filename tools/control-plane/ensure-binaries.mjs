@@ -152,21 +152,15 @@ const tools = [
     name: 'cert-manager',
     group: 'comparators',
     version: versions.certManager,
-    binaries: [['cert-manager-controller', '.']],
+    binaries: [
+      ['cert-manager-controller', '.'],
+      // A DNS-01 webhook solver as cert-manager's DNS webhooks are built (its webhook server
+      // framework around its own RFC 2136 solver), for the cert operator's webhook solver test: a
+      // second binary of the same module and build cache.
+      ['cert-manager-dns-webhook', './dns-webhook'],
+    ],
     ldflags: [`-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${versions.certManager}`],
     minutes: 'about 4 min',
-  },
-  // A DNS-01 webhook solver as cert-manager's DNS webhooks are built (its webhook server framework
-  // around its own RFC 2136 solver; go/cert-manager/dns-webhook), for the cert operator's webhook
-  // solver test: the same wrapper module as the controller, so a second binary of one build cache.
-  {
-    name: 'cert-manager-dns-webhook',
-    wrapper: 'cert-manager',
-    group: 'comparators',
-    version: versions.certManager,
-    binaries: [['cert-manager-dns-webhook', './dns-webhook']],
-    ldflags: [`-X github.com/cert-manager/cert-manager/pkg/util.AppVersion=${versions.certManager}`],
-    minutes: 'about a minute after the controller',
   },
   // cmctl, cert-manager's CLI, run against the cert operator in cert-manager API mode (its own
   // main package, so no wrapper code of ours).

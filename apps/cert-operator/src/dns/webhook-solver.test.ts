@@ -10,7 +10,7 @@ const challenge = {
   spec: { dnsName: 'example.com', key: 'digest', solver: { dns01: { webhook: hook } } },
 } as unknown as ChallengeObject;
 const request = (action: ChallengeRequest['action'] = 'Present') =>
-  challengeRequest(challenge, action, '_acme-challenge.example.com', 'example.com', { resourceNamespace: 'team-a', clusterIssuer: false });
+  challengeRequest(challenge, action, '_acme-challenge.example.com', 'example.com', { kind: 'Issuer', resourceNamespace: 'team-a' });
 
 /** A context whose `call` answers as a solver (or the API server) would. */
 const answering = (answer: () => unknown) => {

@@ -1,5 +1,6 @@
 import { ApiError, defineKind, type ReconcileContext } from '@opkit/runtime';
 import type { ChallengeObject } from '../api/acme/v1/challenge.js';
+import type { ResolvedIssuer } from '../issuers/resolve.js';
 import { DnsError } from './errors.js';
 
 /**
@@ -63,7 +64,7 @@ export function challengeRequest(
   action: ChallengeRequest['action'],
   recordName: string,
   zone: string,
-  issuer: { resourceNamespace: string; clusterIssuer: boolean },
+  issuer: Pick<ResolvedIssuer, 'kind' | 'resourceNamespace'>,
 ): ChallengeRequest {
   const hook = ch.spec.solver.dns01!.webhook!;
   return {
@@ -75,7 +76,8 @@ export function challengeRequest(
     resourceNamespace: issuer.resourceNamespace,
     resolvedFQDN: `${recordName}.`,
     resolvedZone: `${zone}.`,
-    allowAmbientCredentials: issuer.clusterIssuer,
+    // cert-manager's defaults: ambient credentials for ClusterIssuers, not for Issuers.
+    allowAmbientCredentials: issuer.kind === 'ClusterIssuer',
     ...(hook.config === undefined ? {} : { config: hook.config }),
   };
 }

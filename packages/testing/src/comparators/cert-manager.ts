@@ -43,9 +43,6 @@ export function certManagerCrds(): string {
 }
 
 /** The controllers a CA (and SelfSigned) issuance needs, by cert-manager's names: our main.go's default. */
-/** The controllers ACME issuance adds to those (orders, challenges, the ACME request issuer). */
-export const CERT_MANAGER_ACME_CONTROLLERS = ['orders', 'challenges', 'certificaterequests-issuer-acme'] as const;
-
 export const CERT_MANAGER_CA_CONTROLLERS = [
   'issuers',
   'clusterissuers',
@@ -59,6 +56,9 @@ export const CERT_MANAGER_CA_CONTROLLERS = [
   'certificaterequests-issuer-ca',
   'certificaterequests-issuer-selfsigned',
 ] as const;
+
+/** The controllers ACME issuance adds to those (orders, challenges, the ACME request issuer). */
+export const CERT_MANAGER_ACME_CONTROLLERS = ['orders', 'challenges', 'certificaterequests-issuer-acme'] as const;
 
 /**
  * A Certificate's conditions after `cmctl renew`: an Issuing condition (True, ManuallyTriggered,

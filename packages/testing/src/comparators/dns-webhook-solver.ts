@@ -20,10 +20,9 @@ export interface DnsWebhookSolver {
 }
 
 /**
- * Builds the solver once (tools/control-plane/go/cert-manager/dns-webhook: cert-manager's webhook
- * server framework around cert-manager's RFC 2136 solver; a minute after cert-manager's controller
- * was built, with progress lines), then registers it as a DNS webhook solver is deployed in a
- * cluster: its own identity with the RBAC cert-manager's solver charts grant (delegated
+ * Builds the solver once, with cert-manager's controller (tools/control-plane/go/cert-manager/
+ * dns-webhook: cert-manager's webhook server framework around its RFC 2136 solver; with progress
+ * lines), then registers it as a DNS webhook solver is deployed in a cluster: its own identity with the RBAC cert-manager's solver charts grant (delegated
  * authentication and authorization, Secrets read for its config's TSIG key), an APIService
  * `v1alpha1.<groupName>` with the CA of its serving certificate. The API server reaches it through
  * an ExternalName Service naming `localhost` (there is no kube-proxy here; the aggregator dials an
@@ -31,42 +30,34 @@ export interface DnsWebhookSolver {
  * cluster. Resolves once the APIService is Available.
  */
 export async function startDnsWebhookSolver(plane: ControlPlane, opts: { groupName: string; namespace?: string }): Promise<DnsWebhookSolver> {
-  await buildToolset(['--only', 'cert-manager-dns-webhook'], '[dns-webhook solver]');
+  await buildToolset(['--only', 'cert-manager'], '[cert-manager]');
   const { groupName } = opts;
   const namespace = opts.namespace ?? 'dns-webhook';
   const service = 'rfc2136-solver';
   const user = `dns-webhook-${groupName}`;
-  const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
-
-  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  const subject = [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }];
-  await apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: `${user}:auth-delegator` },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
-    subjects: subject,
+  const apply = (...items: object[]) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+  const rbac = 'rbac.authorization.k8s.io';
+  const binding = (kind: string, name: string, role: { kind: string; name: string }, namespace?: string) => ({
+    apiVersion: `${rbac}/v1`,
+    kind,
+    metadata: { name, namespace },
+    roleRef: { apiGroup: rbac, ...role },
+    subjects: [{ kind: 'User', name: user, apiGroup: rbac }],
   });
-  await apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata: { name: `${user}:auth-reader`, namespace: 'kube-system' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader' },
-    subjects: subject,
-  });
-  await apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name: `${user}:secret-reader` },
-    rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
-  });
-  await apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: `${user}:secret-reader` },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${user}:secret-reader` },
-    subjects: subject,
-  });
+  // Its namespace and identity in one apply: delegated authentication and authorization, and the
+  // Secrets its config names (read through its own informer).
+  await apply(
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+    binding('ClusterRoleBinding', `${user}:auth-delegator`, { kind: 'ClusterRole', name: 'system:auth-delegator' }),
+    binding('RoleBinding', `${user}:auth-reader`, { kind: 'Role', name: 'extension-apiserver-authentication-reader' }, 'kube-system'),
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: `${user}:secret-reader` },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }],
+    },
+    binding('ClusterRoleBinding', `${user}:secret-reader`, { kind: 'ClusterRole', name: `${user}:secret-reader` }),
+  );
   const identity = await plane.userCredentials(user);
 
   const ca = await createCertificateAuthority('dns-webhook-solver-ca');
@@ -94,21 +85,23 @@ export async function startDnsWebhookSolver(plane: ControlPlane, opts: { groupNa
   });
   proc.start();
 
-  await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace }, spec: { type: 'ExternalName', externalName: 'localhost' } });
   const apiService = `v1alpha1.${groupName}`;
-  await apply({
-    apiVersion: 'apiregistration.k8s.io/v1',
-    kind: 'APIService',
-    metadata: { name: apiService },
-    spec: {
-      group: groupName,
-      version: 'v1alpha1',
-      service: { namespace, name: service, port },
-      caBundle: Buffer.from(ca.cert).toString('base64'),
-      groupPriorityMinimum: 1000,
-      versionPriority: 15,
+  await apply(
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: service, namespace }, spec: { type: 'ExternalName', externalName: 'localhost' } },
+    {
+      apiVersion: 'apiregistration.k8s.io/v1',
+      kind: 'APIService',
+      metadata: { name: apiService },
+      spec: {
+        group: groupName,
+        version: 'v1alpha1',
+        service: { namespace, name: service, port },
+        caBundle: Buffer.from(ca.cert).toString('base64'),
+        groupPriorityMinimum: 1000,
+        versionPriority: 15,
+      },
     },
-  });
+  );
   await waitFor(
     `APIService ${apiService} Available`,
     async () => {

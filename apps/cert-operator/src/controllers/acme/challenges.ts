@@ -189,9 +189,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
   async function cleanup(ch: ChallengeObject, ctx: ReconcileContext) {
     if (ch.spec.solver.dns01) {
       const lookup = await resolveIssuer(ctx.cache, ch.spec.issuerRef, ch.metadata.namespace, cfg);
-      const issuer = lookup.ok
-        ? { resourceNamespace: lookup.resolved.resourceNamespace, clusterIssuer: lookup.resolved.kind === 'ClusterIssuer' }
-        : { resourceNamespace: ch.metadata.namespace, clusterIssuer: false };
+      const issuer = lookup.ok ? lookup.resolved : { kind: 'Issuer' as const, resourceNamespace: ch.metadata.namespace };
       await changeDns01Record('CleanUp', ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, issuer, cfg.dns01);
       return;
     }
@@ -259,8 +257,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       if (dns) {
         // A DNS record is added once (adding it again would change nothing).
         if (!ch.status.presented) {
-          const issuer = { resourceNamespace: lookup.resolved.resourceNamespace, clusterIssuer: lookup.resolved.kind === 'ClusterIssuer' };
-          const where = await changeDns01Record('Present', ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, issuer, cfg.dns01);
+          const where = await changeDns01Record('Present', ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, lookup.resolved, cfg.dns01);
           ctx.recorder.normal(ch, 'Presented', `Presented challenge using DNS-01 challenge mechanism: TXT record ${where}`);
           return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
         }

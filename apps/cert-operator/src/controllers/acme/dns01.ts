@@ -3,9 +3,10 @@ import { challengeRecordName, findZone, recursiveServers, authoritativeServers, 
 import { cleanupTxt, presentTxt, type Rfc2136 } from '../../dns/rfc2136.js';
 import type { TsigAlgorithm } from '../../dns/tsig.js';
 import { DnsError } from '../../dns/client.js';
-import { secretData, type SecretReader } from '../../secrets/secret-reader.js';
 import type { ReconcileContext } from '@opkit/runtime';
 import { callWebhookSolver, challengeRequest } from '../../dns/webhook-solver.js';
+import type { ResolvedIssuer } from '../../issuers/resolve.js';
+import { secretData, type SecretReader } from '../../secrets/secret-reader.js';
 
 /** How DNS-01 records are found and checked (cert-manager's --dns01-recursive-nameservers[-only]). */
 export interface Dns01Settings {
@@ -36,14 +37,6 @@ async function rfc2136Provider(ch: ChallengeObject, reader: SecretReader, resour
   return { nameserver: r.nameserver, tsig };
 }
 
-/** What a DNS-01 record is written with: the issuer's resource namespace and whether it is cluster-wide. */
-export interface Dns01Issuer {
-  /** Where the issuer's Secrets are read: its own namespace, or the cluster resource namespace. */
-  resourceNamespace: string;
-  /** A ClusterIssuer may use ambient credentials (cert-manager's defaults: yes for ClusterIssuers, no for Issuers). */
-  clusterIssuer: boolean;
-}
-
 /**
  * Adds the challenge's TXT value (`Present`, idempotent) or removes just that value (`CleanUp`):
  * through RFC 2136, or through the issuer's DNS webhook solver. Returns where the record is, for
@@ -54,7 +47,7 @@ export async function changeDns01Record(
   ch: ChallengeObject,
   reader: SecretReader,
   ctx: Pick<ReconcileContext, 'call'>,
-  issuer: Dns01Issuer,
+  issuer: Pick<ResolvedIssuer, 'kind' | 'resourceNamespace'>,
   s: Dns01Settings,
 ): Promise<string> {
   const { zone, name } = await locate(ch, s);

@@ -131,13 +131,13 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           const type = solver.dns01 ? 'dns-01' : 'http-01';
           const http = a.challenges?.find((c) => c.type === type && c.token);
           if (!http) return fail(o, ctx, 'errored', `the ACME server offers no ${type.toUpperCase()} challenge for ${shown}`);
-          const name = childName(req.name, adler32(a.url));
-          // By our name, or by its authorization: an Order taken over in flight from cert-manager
-          // has its Challenges under cert-manager's names (a hash of their spec), and they are
-          // carried on, not made again beside a second solver.
-          const ch = existing.find((c) => c.metadata.name === name) ?? existing.find((c) => c.spec.authorizationURL === a.url);
+          // The Order's Challenge for this authorization, whoever named it: one taken over in flight
+          // from cert-manager carries cert-manager's name (a hash of its spec), and is carried on,
+          // not made again beside a second solver.
+          const ch = existing.find((c) => c.spec.authorizationURL === a.url);
           if (!ch) {
             open++;
+            const name = childName(req.name, adler32(a.url));
             const key = await session.call(async (c) =>
               c.getChallengeKeyAuthorization({ type, token: http.token!, url: http.url, status: 'pending' } as never),
             );

@@ -1,4 +1,4 @@
-import { controllerReference } from '@opkit/runtime';
+import { controllerReference, isControlledBy } from '@opkit/runtime';
 import { adler32 } from '../../acme/solver-resources.js';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { FAILED_STATES } from '../../api/acme/v1/order.js';
@@ -18,12 +18,11 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx, { Order, Certifi
   }
   // By our name, or one this request already has under another name: cert-manager's (a hash of
   // its spec), taken over in flight, is carried on to its end, not ordered again.
+  const ours = childName(cr.metadata.name, adler32(cr.spec.request));
   const order =
-    (await ctx.cache.get(Order.kind, { namespace: cr.metadata.namespace, name: childName(cr.metadata.name, adler32(cr.spec.request)) })) ??
-    (await ctx.cache.list(Order.kind, { namespace: cr.metadata.namespace })).find(
-      (o) => o.spec.request === cr.spec.request && o.metadata.ownerReferences?.some((r) => r.uid === cr.metadata.uid && r.controller),
-    );
-  const name = order?.metadata.name ?? childName(cr.metadata.name, adler32(cr.spec.request));
+    (await ctx.cache.get(Order.kind, { namespace: cr.metadata.namespace, name: ours })) ??
+    (await ctx.cache.list(Order.kind, { namespace: cr.metadata.namespace })).find((o) => o.spec.request === cr.spec.request && isControlledBy(o, cr));
+  const name = order?.metadata.name ?? ours;
   const key = { namespace: cr.metadata.namespace, name };
   // An Order of this name made for another request (one deleted and made again with the same name
   // and CSR) is not ours to reuse: it is removed, and ours created.

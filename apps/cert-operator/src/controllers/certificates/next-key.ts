@@ -1,5 +1,5 @@
 import type { CertApi } from '../../api/index.js';
-import { Secret, controllerReference, type ReconcileContext } from '@opkit/runtime';
+import { Secret, controllerReference, isControlledBy, type ReconcileContext } from '@opkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import { describeKey, encodePrivateKey, generatePrivateKey, keyLabel, keyMatchesSpec, keySpecOf, parsePrivateKey } from '../../pki/keys.js';
@@ -22,7 +22,7 @@ export interface NextKey {
  */
 export async function nextKeySecrets(api: CertApi, c: CertificateObject, ctx: ReconcileContext) {
   return (await ctx.cache.list(Secret, { namespace: c.metadata.namespace, labelSelector: { [api.L.nextPrivateKey]: 'true' } }, api.labelled)).filter((s) =>
-    s.metadata.ownerReferences?.some((o) => o.controller && o.uid === c.metadata.uid),
+    isControlledBy(s, c),
   );
 }
 

@@ -1,5 +1,5 @@
 import type { CertApi } from '../../api/index.js';
-import { controllerReference, goDuration, parseDuration, rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
+import { controllerOf, controllerReference, goDuration, parseDuration, rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
@@ -22,7 +22,7 @@ export const revisionOf = (api: CertApi, cr: CertificateRequestObject) => Number
 
 /** The certificates controller's index of CertificateRequests by their controller's uid. */
 export const REQUEST_OWNER_INDEX = 'metadata.ownerReferences.controller';
-export const requestOwners = (cr: CertificateRequestObject): string[] => (cr.metadata.ownerReferences ?? []).filter((o) => o.controller).map((o) => o.uid);
+export const requestOwners = (cr: CertificateRequestObject): string[] => [controllerOf(cr)?.uid].filter((uid): uid is string => uid !== undefined);
 
 /**
  * A Certificate's requests: those it controls, found by owner, not by our certificate-name label,
