@@ -70,7 +70,7 @@ export { parseLabelSelector, formatLabelSelector, SelectorError } from './cache/
 export { deepFreeze, thaw } from './cache/freeze.js';
 
 // Queue
-export { WorkQueue, type QueueMetrics, type WorkQueueOptions } from './queue/work-queue.js';
+export { Priority, WorkQueue, type QueueMetrics, type WorkQueueOptions } from './queue/work-queue.js';
 export {
   ItemExponentialRateLimiter,
   BucketRateLimiter,
@@ -84,7 +84,7 @@ export {
 export { controllerFor, ControllerBuilder, referenceIndex, type ControllerDefinition, type IndexSpec } from './controller/builder.js';
 export { ReferenceReader } from './controller/reference-reader.js';
 export { type Trigger, type ReconcileRecord } from './controller/provenance.js';
-export { Controller, ReconcileTimeoutError, DEFAULT_RECONCILE_TIMEOUT_MS, type Reconciler, type ControllerOptions } from './controller/controller.js';
+export { Controller, ReconcileTimeoutError, DEFAULT_RECONCILE_TIMEOUT_MS, DEFAULT_RESYNC_PERIOD_MS, type Reconciler, type ControllerOptions } from './controller/controller.js';
 export { type ReconcileContext, type ReadClient, type FinalizeOptions } from './controller/reconcile-context.js';
 export { compareResourceVersions } from './controller/read-your-writes.js';
 export { TerminalError, requestKey, type Request, type Result } from './controller/result.js';

@@ -6,7 +6,13 @@ import { Store, type StoreDelta } from './store.js';
 import { Watcher, type WatcherHealth, type WatcherOptions } from './watcher.js';
 
 export interface EventHandler<T> {
-  onAdd?(obj: T): void;
+  /**
+   * `initialList`: the object was there before this handler started listening (the informer's first
+   * LIST, or the store replayed to a handler added later), not a creation just observed. Controllers
+   * queue those at low priority, so a start or a leadership gain does not put users' edits behind
+   * every object in the store.
+   */
+  onAdd?(obj: T, meta?: { initialList: boolean }): void;
   onUpdate?(old: T, obj: T): void;
   onDelete?(obj: T): void;
 }
@@ -20,6 +26,7 @@ export class Informer<T extends KubeObject> {
   private readonly handlers = new Set<EventHandler<T>>();
   private readonly watcher: Watcher<T>;
   private syncWaiters: (() => void)[] = [];
+  private listed = false;
 
   constructor(
     transport: Transport,
@@ -32,7 +39,9 @@ export class Informer<T extends KubeObject> {
       kind,
       {
         replace: (items) => {
-          this.dispatch(this.store.replace(items));
+          // Only the first LIST is the initial list: a relist's adds are creations the watch missed.
+          this.dispatch(this.store.replace(items), !this.listed);
+          this.listed = true;
           this.notifySynced();
         },
         event: (type, obj) => {
@@ -74,7 +83,7 @@ export class Informer<T extends KubeObject> {
   /** Adds a handler; if the store already holds objects, the handler first sees them as adds. */
   addHandler(handler: EventHandler<T>, opts: { replay?: boolean } = {}): () => void {
     this.handlers.add(handler);
-    if (this.synced && opts.replay !== false) for (const obj of this.store.list()) this.call(handler, { type: 'add', obj });
+    if (this.synced && opts.replay !== false) for (const obj of this.store.list()) this.call(handler, { type: 'add', obj }, true);
     return () => this.handlers.delete(handler);
   }
 
@@ -90,14 +99,14 @@ export class Informer<T extends KubeObject> {
     for (const w of waiters) w();
   }
 
-  private dispatch(deltas: StoreDelta<T>[]) {
-    for (const d of deltas) for (const h of this.handlers) this.call(h, d);
+  private dispatch(deltas: StoreDelta<T>[], initialList = false) {
+    for (const d of deltas) for (const h of this.handlers) this.call(h, d, initialList);
   }
 
   // A handler that throws must neither stop the watch nor starve the other handlers.
-  private call(h: EventHandler<T>, d: StoreDelta<T>) {
+  private call(h: EventHandler<T>, d: StoreDelta<T>, initialList = false) {
     try {
-      if (d.type === 'add') h.onAdd?.(d.obj);
+      if (d.type === 'add') h.onAdd?.(d.obj, { initialList });
       else if (d.type === 'update') h.onUpdate?.(d.old, d.obj);
       else h.onDelete?.(d.obj);
     } catch (err) {

@@ -2,14 +2,14 @@ import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Cache } from '../cache/cache.js';
-import { systemClock, type Clock } from '../clock/clock.js';
+import { systemClock, type Clock, type Timer } from '../clock/clock.js';
 import type { Client } from '../client/client.js';
 import { ApiError } from '../client/errors.js';
 import { parseKey, type Cached, type KubeObject } from '../client/types.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { RuntimeMetrics } from '../metrics/metrics.js';
 import { defaultControllerRateLimiter, type RateLimiter } from '../queue/rate-limiters.js';
-import { WorkQueue } from '../queue/work-queue.js';
+import { Priority, WorkQueue } from '../queue/work-queue.js';
 import type { Span, Tracer } from '../tracing/tracer.js';
 import { ReconcileAttempt, ReconcileTimeoutError, type AttemptDeps, type Reconciler } from './attempt.js';
 import { CacheHolds } from './read-your-writes.js';
@@ -20,6 +20,7 @@ import { evaluatePredicate } from './predicates.js';
 import { Provenance, triggerLabel, type Trigger } from './provenance.js';
 import { ReferenceReader } from './reference-reader.js';
 import { requestKey, type Request } from './result.js';
+import { requestForObject } from './handlers.js';
 import type { WatchSpec } from './watch-spec.js';
 
 export { ReconcileTimeoutError, type Reconciler } from './attempt.js';
@@ -27,6 +28,9 @@ export type { WatchSpec } from './watch-spec.js';
 
 /** Default bound on one reconcile; see ControllerOptions.reconcileTimeoutMs. */
 export const DEFAULT_RECONCILE_TIMEOUT_MS = 120_000;
+
+/** Default period of the resync; see ControllerOptions.resyncPeriodMs. */
+export const DEFAULT_RESYNC_PERIOD_MS = 10 * 3_600_000;
 
 export interface ControllerOptions {
   /** Workers; one key is still never reconciled twice at once. Default 1, as controller-runtime. */
@@ -52,6 +56,20 @@ export interface ControllerOptions {
    * beside the conditions); takes the place of `errorCondition`.
    */
   errorStatus?: ErrorStatus;
+  /**
+   * Every object of the primary kind is reconciled again this often, at low priority and past the
+   * predicates: drift nobody is told of (an external system, an event lost to a bug) is repaired
+   * without each reconciler remembering to requeue. Default 10 h, as controller-runtime's SyncPeriod
+   * and java-operator-sdk's maxReconciliationInterval; each term draws it up to 10% longer, so
+   * replicas and controllers started together do not resync together. 0 turns it off.
+   */
+  resyncPeriodMs?: number;
+  /**
+   * Queue the initial list and resyncs at Priority.low, behind users' edits (default). `false`:
+   * one FIFO for every event, as client-go's plain queue (kept to measure the difference, and for
+   * reconcilers that rely on arrival order).
+   */
+  priorityQueue?: boolean;
 }
 
 export interface ControllerDeps {
@@ -73,7 +91,11 @@ const describeTrigger = (t: Trigger): string =>
       ? `requeue${t.after ? ` after ${t.after}ms` : ''}`
       : t.source === 'retry'
         ? `retry ${t.attempt}`
-        : 'enqueue';
+        : t.source;
+
+/** The engine's own faults: what a Go reconciler would have panicked on (a bug, not a refusal). */
+const isProgrammingFault = (err: unknown): boolean =>
+  err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError || err instanceof SyntaxError;
 
 /** A failed reconcile is reported on the object from this many failures in a row (one blip is not news). */
 const REPORT_AFTER_FAILURES = 2;
@@ -89,6 +111,7 @@ interface Term {
   /** Keys whose reconcile ran past its timeout and has not returned yet (in flight, without a worker). */
   overdue: Set<string>;
   denied: DeniedPermissions;
+  resync?: Timer;
 }
 
 /**
@@ -108,6 +131,9 @@ export class Controller {
   private draining?: Term;
   private readonly max: number;
   private readonly timeoutMs: number;
+  private readonly resyncPeriodMs: number;
+  /** The priority of what nobody changed just now (initial list, resync). */
+  private readonly background: number;
   private readonly rateLimiter: RateLimiter;
   private readonly queueMetrics;
   private readonly clock: Clock;
@@ -126,6 +152,8 @@ export class Controller {
   ) {
     this.max = Math.max(1, options.maxConcurrentReconciles ?? 1);
     this.timeoutMs = options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
+    this.resyncPeriodMs = options.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS;
+    this.background = options.priorityQueue === false ? Priority.normal : Priority.low;
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter();
     this.clock = deps.clock ?? systemClock;
     this.log = deps.log.child({ controller: name });
@@ -135,6 +163,8 @@ export class Controller {
     deps.metrics.activeWorkers.set({ controller: name }, 0);
     for (const result of ['success', 'error', 'requeue', 'requeue_after']) deps.metrics.reconcileTotal.inc({ controller: name, result }, 0);
     deps.metrics.reconcileErrors.inc({ controller: name }, 0);
+    deps.metrics.reconcilePanics.inc({ controller: name }, 0);
+    deps.metrics.reconcileTimeouts.inc({ controller: name }, 0);
   }
 
   /** The informers this controller reads; the manager starts and syncs them before the workers. */
@@ -156,7 +186,8 @@ export class Controller {
     return {
       controller: this.name,
       running: !!term,
-      queued: (q?.queued ?? []).filter(mine).map(withWhy),
+      // In the order workers will take them; `priority` shown where it is not normal.
+      queued: (q?.queued ?? []).filter(mine).map((k) => ({ ...withWhy(k), priority: q?.priorities[k] })),
       waiting: (q?.delayed ?? []).filter(([k]) => mine(k)).map(([k, at]) => ({ ...withWhy(k), inMs: Math.max(0, Math.round(at - now)) })),
       heldForCache: (q?.held ?? []).filter(mine),
       inFlight: (q?.processing ?? [])
@@ -168,11 +199,11 @@ export class Controller {
   }
 
   /** Queues a reconcile of `req` from code; its trigger says so. */
-  enqueue(req: Request, trigger: Trigger = { source: 'enqueue', at: this.clock.now() }): void {
+  enqueue(req: Request, trigger: Trigger = { source: 'enqueue', at: this.clock.now() }, priority: number = Priority.normal): void {
     if (!this.term) return;
     const key = requestKey(req);
     this.provenance.add(key, trigger);
-    this.term.queue.add(key);
+    this.term.queue.add(key, priority);
   }
 
   /**
@@ -180,7 +211,7 @@ export class Controller {
    * or a mapped field may have moved between them) and queues their union: queueing a request
    * twice could hand it to a worker between the two adds and run it twice for one event.
    */
-  private async mapAndEnqueue<T extends KubeObject>(w: WatchSpec<T>, objs: T[], event: 'add' | 'update' | 'delete') {
+  private async mapAndEnqueue<T extends KubeObject>(w: WatchSpec<T>, objs: T[], event: 'add' | 'update' | 'delete' | 'list') {
     const obj = objs[objs.length - 1]!;
     try {
       const mapped = await Promise.all(objs.map(async (o) => w.map(o as Cached<T>, { cache: this.deps.cache })));
@@ -194,7 +225,8 @@ export class Controller {
         event,
         at: this.clock.now(),
       };
-      for (const r of requests.values()) this.enqueue(r, trigger);
+      // What was there before the term began waits behind what users change now.
+      for (const r of requests.values()) this.enqueue(r, trigger, event === 'list' ? this.background : Priority.normal);
     } catch (err) {
       this.log.error({ err, kind: w.kind.kind, object: obj.metadata.name }, 'mapping an event to requests failed');
     }
@@ -233,7 +265,7 @@ export class Controller {
         w.predicates.every((p) => evaluatePredicate(p, event, objs));
       term.unsubscribe.push(
         informer.addHandler({
-          onAdd: (obj) => passes('create', [obj]) && void this.mapAndEnqueue(w, [obj], 'add'),
+          onAdd: (obj, meta) => passes('create', [obj]) && void this.mapAndEnqueue(w, [obj], meta?.initialList ? 'list' : 'add'),
           onUpdate: (old, obj) => {
             // A failure report's own status write: the key is backing off, and stays so.
             if (w === primary && this.reports.isOwnWrite(old, obj)) return;
@@ -243,8 +275,22 @@ export class Controller {
         }),
       );
     }
+    this.scheduleResync(term);
     for (let i = 0; i < this.max; i++) term.workers.push(this.work(term));
     this.log.info({ workers: this.max }, 'controller started');
+  }
+
+  /** The periodic resync of this term: every primary object, at low priority, past the predicates. */
+  private scheduleResync(term: Term) {
+    if (this.resyncPeriodMs <= 0) return;
+    const primary = this.watches[0]!;
+    term.resync = this.clock.setTimer(this.resyncPeriodMs * (1 + Math.random() * 0.1), () => {
+      if (this.term !== term) return;
+      const at = this.clock.now();
+      for (const obj of this.deps.cache.informer(primary.kind, primary.informer).list())
+        for (const r of requestForObject(obj)) this.enqueue(r, { source: 'resync', at }, this.background);
+      this.scheduleResync(term);
+    });
   }
 
   private async work(term: Term): Promise<void> {
@@ -307,6 +353,8 @@ export class Controller {
     metrics.activeWorkers.dec(labels);
     metrics.reconcileTotal.inc({ ...labels, result: decision.result });
     if (decision.result === 'error') metrics.reconcileErrors.inc(labels);
+    if (outcome.kind === 'timedOut') metrics.reconcileTimeouts.inc(labels);
+    if (outcome.kind === 'threw' && isProgrammingFault(outcome.error)) metrics.reconcilePanics.inc(labels);
 
     // The key leaves flight when the reconciler has returned, past a timeout or not; what it wrote
     // must then be read back before the key runs again.
@@ -322,13 +370,16 @@ export class Controller {
 
   private apply(term: Term, key: string, req: Request, attempt: ReconcileAttempt, outcome: AttemptOutcome, d: Decision) {
     const { queue } = term;
+    // A requeue runs at the priority the reconciler names, else at the one this attempt ran with.
+    const asked = outcome.kind === 'returned' && outcome.result ? outcome.result.priority : undefined;
+    const priority = asked ?? queue.priorityOf(key) ?? Priority.normal;
     if (d.queue.action === 'forget') queue.forget(key);
     else if (d.queue.action === 'after') {
       queue.forget(key);
       this.provenance.add(key, { source: 'requeue', after: d.queue.ms, at: this.clock.now() });
-      queue.addAfter(key, d.queue.ms);
+      queue.addAfter(key, d.queue.ms, priority);
     } else if (d.queue.action === 'backoff') {
-      queue.addRateLimited(key, d.queue.floorMs);
+      queue.addRateLimited(key, d.queue.floorMs, priority);
       this.provenance.add(
         key,
         outcome.kind === 'returned'
@@ -403,6 +454,7 @@ export class Controller {
     this.term = undefined;
     for (const u of term.unsubscribe) u();
     term.holds.end();
+    term.resync?.cancel();
     term.queue.shutDown();
     void term.denied.stop();
     return term;

@@ -5,8 +5,13 @@
  * /debug/queue beside the key's last reconciles.
  */
 export type Trigger =
-  /** A watched object changed: which kind and object, and how. */
-  | { source: 'watch'; kind: string; namespace?: string; name: string; event: 'add' | 'update' | 'delete'; at: number }
+  /**
+   * A watched object changed: which kind and object, and how. `list`: it was in the informer's
+   * initial list (a start or a leadership gain), not a change just observed.
+   */
+  | { source: 'watch'; kind: string; namespace?: string; name: string; event: 'add' | 'update' | 'delete' | 'list'; at: number }
+  /** The periodic resync (ControllerOptions.resyncPeriodMs). */
+  | { source: 'resync'; at: number }
   /** The reconciler asked for it (`requeueAfter` or `requeue`). */
   | { source: 'requeue'; after?: number; at: number }
   /** The last attempt failed; this is its retry. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ItemExponentialRateLimiter } from './rate-limiters.js';
-import { WorkQueue } from './work-queue.js';
+import { Priority, WorkQueue } from './work-queue.js';
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
 
@@ -131,5 +131,47 @@ describe('WorkQueue', () => {
     q.hold('c');
     q.release('c');
     expect(q.length).toBe(0); // nothing was added while held: nothing to queue
+  });
+
+  describe('priorities', () => {
+    // Each row: adds in order ([item, priority]), and the order items are handed out.
+    const cases: [string, [string, number][], string[]][] = [
+      ['the highest priority first, FIFO within one', [['a', Priority.low], ['b', Priority.low], ['c', 0], ['d', 5], ['e', 0]], ['d', 'c', 'e', 'a', 'b']],
+      ['an item added again at a higher priority moves up', [['a', Priority.low], ['b', Priority.low], ['b', 0]], ['b', 'a']],
+      ['added again at a lower priority it keeps its place and priority', [['a', 0], ['b', 0], ['a', Priority.low]], ['a', 'b']],
+      ['moved up, it is still handed out once', [['a', Priority.low], ['a', 0], ['a', 5], ['b', 0]], ['a', 'b']],
+      ['a user edit passes ten thousand replayed objects', [...Array.from({ length: 10_000 }, (_, i) => [`r${i}`, Priority.low] as [string, number]), ['edit', 0]], ['edit', 'r0', 'r1']],
+    ];
+    it.each(cases)('%s', async (_, adds, first) => {
+      const q = new WorkQueue('t');
+      for (const [item, p] of adds) q.add(item, p);
+      expect(q.length).toBe(new Set(adds.map(([i]) => i)).size);
+      const out: string[] = [];
+      for (let i = 0; i < first.length; i++) out.push((await q.get())!);
+      expect(out).toEqual(first);
+    });
+
+    it('re-queues an item added while in flight at the highest priority it was added with', async () => {
+      const q = new WorkQueue('t');
+      q.add('a', Priority.low);
+      const a = await q.get();
+      expect(q.priorityOf('a')).toBe(Priority.low);
+      q.add('a', Priority.low);
+      q.add('a', 3);
+      q.add('b', 0);
+      q.done(a!);
+      expect(await q.get()).toBe('a');
+      expect(q.priorityOf('a')).toBe(3);
+    });
+
+    it('delayed adds keep the earliest time and the highest priority', async () => {
+      const q = new WorkQueue('t');
+      q.addAfter('a', 20, Priority.low);
+      q.addAfter('a', 200, 0); // later: the time stays 20 ms, the priority rises to normal
+      q.add('b', Priority.low);
+      await tick(60);
+      expect(q.inspect().queued).toEqual(['a', 'b']);
+      expect(q.inspect().priorities).toEqual({ b: Priority.low });
+    });
   });
 });
