@@ -167,6 +167,8 @@ describe('controllers against a real API server', () => {
     let healthyReconciled = false;
     manager.add(
       controllerFor(Gadget.kind).reconcile(async (req) => {
+        // A bug, not a refusal: what controller-runtime would count as a panic.
+        if (req.name === 'buggy') return void (JSON.parse('{"unterminated') as unknown);
         if (req.name !== 'broken') {
           if (req.name === 'healthy') healthyReconciled = true;
           return;
@@ -193,6 +195,11 @@ describe('controllers against a real API server', () => {
     expect(metricValue(metrics, 'controller_runtime_reconcile_errors_total', { controller: 'gadget' })).toBeGreaterThanOrEqual(6);
     expect(metricValue(metrics, 'controller_runtime_reconcile_total', { controller: 'gadget', result: 'error' })).toBeGreaterThanOrEqual(6);
     expect(metricValue(metrics, 'workqueue_retries_total', { name: 'gadget' })).toBeGreaterThanOrEqual(6);
+    // A plain Error is a failure, not a programming fault; a SyntaxError is.
+    expect(metricValue(metrics, 'controller_runtime_reconcile_panics_total', { controller: 'gadget' })).toBe(0);
+    await admin.create(Gadget.kind, { metadata: { name: 'buggy', namespace: n }, spec: { size: 1 } });
+    await waitFor('a panic counted', async () => metricValue((await scrape(manager!, '/metrics')).body, 'controller_runtime_reconcile_panics_total', { controller: 'gadget' }) >= 1);
+    expect(metricValue((await scrape(manager, '/metrics')).body, 'controller_runtime_reconcile_timeouts_total', { controller: 'gadget' })).toBe(0);
     for (const name of [
       'controller_runtime_reconcile_total',
       'controller_runtime_reconcile_errors_total',

@@ -198,6 +198,7 @@ describe('reconcile errors a user can see and recover from', () => {
     expect(firstSettled).toBeDefined();
     const metrics = (await scrape(manager, '/metrics')).body;
     expect(metricValue(metrics, 'controller_runtime_reconcile_errors_total', { controller: 'configmap' })).toBeGreaterThanOrEqual(1);
+    expect(metricValue(metrics, 'controller_runtime_reconcile_timeouts_total', { controller: 'configmap' })).toBe(1);
     expect(t.logs.find(/reconcile timed out/).length).toBeGreaterThanOrEqual(1);
   });
 

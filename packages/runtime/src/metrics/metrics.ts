@@ -34,6 +34,23 @@ export class RuntimeMetrics {
     labelNames: ['controller'],
     registers: [this.registry],
   });
+  /**
+   * controller-runtime counts recovered Go panics here. A reconciler in JavaScript cannot panic; its
+   * nearest kin are the engine's own faults, a bug rather than a refusal: TypeError, ReferenceError,
+   * RangeError, SyntaxError. They are retried as any error; this counter tells them apart.
+   */
+  readonly reconcilePanics = new Counter({
+    name: 'controller_runtime_reconcile_panics_total',
+    help: 'Total number of reconciliations that failed on a programming fault (TypeError, ReferenceError, RangeError, SyntaxError) per controller',
+    labelNames: ['controller'],
+    registers: [this.registry],
+  });
+  readonly reconcileTimeouts = new Counter({
+    name: 'controller_runtime_reconcile_timeouts_total',
+    help: 'Total number of reconciliations that ran past the reconcile timeout per controller',
+    labelNames: ['controller'],
+    registers: [this.registry],
+  });
   readonly reconcileTime = new Histogram({
     name: 'controller_runtime_reconcile_time_seconds',
     help: 'Length of time per reconciliation per controller',
