@@ -22,7 +22,9 @@ import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcach
 import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
 import { table } from '../report.js';
 import { cpuSeconds, median, processMemory } from '../process-stats.js';
+import { opkitCommand } from './opkit-command.js';
 import { buildGoComparator } from './go-build.js';
+import { watchedCount, type WatchedCount } from './watched-count.js';
 
 const N = Number(process.env.OPKIT_BENCH_COMPARE_N ?? 1000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
@@ -42,7 +44,8 @@ interface Run {
   resyncWrites: number;
 }
 
-async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go', cmd: [string, string[]], ns: string): Promise<Run> {
+async function runOnce(plane: ControlPlane, transport: Transport, label: 'opkit' | 'go', cmd: [string, string[]], ns: string): Promise<Run> {
+  const admin = new Client(transport, { fieldManager: 'bench' });
   await admin.create(Namespace, { metadata: { name: ns } });
   await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', ns]).then(() => true), { timeoutMs: 30_000 });
   for (let i = 0; i < N; i += 50) {
@@ -63,29 +66,26 @@ async function runOnce(plane: ControlPlane, admin: Client, label: 'opkit' | 'go'
     c.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
     return c;
   };
+  // Counted from watches (./watched-count.ts), not by listing every object each second.
+  const deployments = await watchedCount(transport, Deployment, ns, (d) => d.spec?.replicas === SIZE);
+  const observed = await watchedCount(transport, Memcached.kind, ns, (m) => m.status?.observedGeneration === m.metadata.generation);
+  const available = await watchedCount(transport, Memcached.kind, ns, (m) => m.status?.phase === 'Available' && m.status.readyReplicas === SIZE);
   const t0 = performance.now();
   let child = start();
   // The operator's own part: every Memcached has its Deployment asking for its pods, and a status
   // for its generation. What follows (pods scheduled and running) is the simulated cluster's.
-  await waitFor(
-    `${N} Deployments and statuses (${label})`,
-    async () => {
-      if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}): ${stderr}`);
-      const [mcs, deps] = await Promise.all([admin.listAll(Memcached.kind, { namespace: ns }), admin.listAll(Deployment, { namespace: ns })]);
-      return deps.filter((d) => d.spec?.replicas === SIZE).length === N && mcs.every((m) => m.status?.observedGeneration === m.metadata.generation);
-    },
-    { timeoutMs: 30 * 60_000, intervalMs: 1_000 },
-  );
+  const alive = () => {
+    if (child.exitCode !== null) throw new Error(`${label} exited (${child.exitCode}): ${stderr}`);
+  };
+  const within = async (c: WatchedCount, what: string) => {
+    if (!(await c.until(N, what, { deadlineMs: 30 * 60_000, alive })).reached) throw new Error(`${what}: ${c.count} of ${N} after 30 minutes`);
+  };
+  await within(deployments, `Deployments asking for ${SIZE} pods (${label})`);
+  await within(observed, `Memcached statuses for their generation (${label})`);
   const firstPass = (performance.now() - t0) / 1000;
   const firstPassCpu = cpuSeconds(child.pid!);
-  await waitFor(
-    `${N} Memcacheds Available (${label})`,
-    async () => {
-      const items = await admin.listAll(Memcached.kind, { namespace: ns });
-      return items.filter((m) => m.status?.phase === 'Available' && m.status.readyReplicas === SIZE).length === N;
-    },
-    { timeoutMs: 30 * 60_000, intervalMs: 1_000 },
-  );
+  await within(available, `Memcacheds Available (${label})`);
+  await Promise.all([deployments.stop(), observed.stop(), available.stop()]);
   const converge = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(child.pid!);
   await new Promise((r) => setTimeout(r, 2_000));
@@ -132,31 +132,21 @@ async function main() {
   const plane = await startControlPlane({ nodes: Math.max(20, Math.ceil((N * SIZE) / 100)), audit: true });
   const runs: Run[] = [];
   try {
-    const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
+    const transport = new Transport(plane.kubeConfig);
+    const admin = new Client(transport, { fieldManager: 'bench' });
     // Both operators read and write v1beta1, the stored version: no conversion is ever called, and
     // opkit runs without its webhook server (the Go comparator has none).
     await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(MemcachedAPI.crd) });
     await waitFor('the CRD', () => admin.list(Memcached.kind).then(() => true));
     const kc = plane.kubeconfigPath;
-    const opkit: [string, string[]] = [
-      node,
-      [
-        ...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-        bundle,
-        `--kubeconfig=${kc}`,
-        '--metrics-bind-address=0',
-        '--health-probe-bind-address=0',
-        '--webhook-bind-address=0',
-        `--max-concurrent-reconciles=${WORKERS}`,
-      ],
-    ];
+    const opkit = opkitCommand(node, bundle, kc, [`--max-concurrent-reconciles=${WORKERS}`]);
     const go: [string, string[]] = [goBin, [`--kubeconfig=${kc}`, `--max-concurrent-reconciles=${WORKERS}`]];
     for (let r = 0; r < ROUNDS; r++) {
       for (const [label, cmd] of [
         ['opkit', opkit],
         ['go', go],
       ] as const) {
-        const run = await runOnce(plane, admin, label, cmd, `${label}-${r}`);
+        const run = await runOnce(plane, transport, label, cmd, `${label}-${r}`);
         runs.push(run);
         console.log(`${label} run ${r + 1}: converged in ${run.converge.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`);
       }
