@@ -5,6 +5,7 @@ import { systemClock, type Clock } from '../clock/clock.js';
 import { ApiError, ConnectionError, type Status } from './errors.js';
 import type { ClusterAccess } from './kubeconfig.js';
 import { TokenBucket } from './rate-limiter.js';
+import { parseWarnings } from './warnings.js';
 
 export interface TransportOptions {
   /** Client-side limit (0 or less = off, the default). */
@@ -28,6 +29,8 @@ export interface TransportOptions {
   maxThrottleRetries?: number;
   /** Observes every completed request (metrics). */
   onResponse?: (method: string, code: number, seconds: number) => void;
+  /** The API server's warnings on an answer (`Warning: 299 - "…"`), parsed (client/warnings.ts). */
+  onWarning?: (warnings: string[], spec: RequestSpec) => void;
   clock?: Clock;
   /**
    * Traces requests made inside a traced reconcile as its children (a client span each, and the
@@ -209,6 +212,7 @@ export class Transport {
       const res = await this.send(spec, timeout, attempt > 0 && this.lastWasUnauthorized, timeout);
       const code = res.statusCode ?? 0;
       this.options.onResponse?.(spec.method, code, Number(process.hrtime.bigint() - started) / 1e9);
+      this.warned(res, spec);
       onStatus?.(code);
       if (code >= 200 && code < 300) {
         const text = await this.readBody(res);
@@ -231,9 +235,16 @@ export class Transport {
   }
   private lastWasUnauthorized = false;
 
+  private warned(res: IncomingMessage, spec: RequestSpec) {
+    if (!this.options.onWarning || res.headers.warning === undefined) return;
+    const warnings = parseWarnings(res.headers.warning);
+    if (warnings.length) this.options.onWarning(warnings, spec);
+  }
+
   /** Opens a streaming request (a watch). Resolves once the server answered 200. */
   async stream(spec: RequestSpec): Promise<IncomingMessage> {
     const res = await this.send(spec, undefined, false, this.options.streamOpenTimeoutMs ?? 15_000);
+    this.warned(res, spec);
     if (res.statusCode === 200) return res;
     throw await this.errorFrom(spec, res);
   }

@@ -5,6 +5,7 @@ import { Client } from '../client/client.js';
 import type { ClusterAccess } from '../client/kubeconfig.js';
 import { ApiServerLiveness } from '../client/liveness.js';
 import { Transport } from '../client/transport.js';
+import { resourceOfPath, WarningLog } from '../client/warnings.js';
 import { EventRecorder } from '../events/recorder.js';
 import { createLogger } from '../log/logger.js';
 import { RuntimeMetrics } from '../metrics/metrics.js';
@@ -40,6 +41,7 @@ export function makeCollaborators(options: ManagerOptions): Collaborators {
   const metrics = new RuntimeMetrics(options.processMetrics ?? true);
   const tracer = new Tracer();
   const identity = leaderIdentity(environment);
+  const warningLog = new WarningLog(log.child({ component: 'api-warnings' }));
   const transport = new Transport(kubeConfig, {
     qps: options.qps,
     burst: options.burst,
@@ -51,6 +53,7 @@ export function makeCollaborators(options: ManagerOptions): Collaborators {
       metrics.restRequests.inc({ method, code: String(code) });
       metrics.restLatency.observe({ verb: method }, seconds);
     },
+    onWarning: (warnings, spec) => warningLog.note(resourceOfPath(spec.path), warnings),
   });
   const client = new Client(transport, { fieldManager: options.name });
   const cache = new Cache(transport, log, { namespaces: options.namespaces ?? environment.watchNamespaces, backoffMs: options.watchBackoffMs, clock });
