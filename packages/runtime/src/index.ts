@@ -103,6 +103,7 @@ export {
 
 // Manager
 export { Manager, leaderIdentity, type ManagerOptions, type Runnable, type HealthCheck } from './manager/manager.js';
+export type { Reply, Route } from './manager/http-server.js';
 export { runOperator, operatorUsage, parseOperatorFlags, type OperatorDefinition } from './manager/run-operator.js';
 export { LeaderElector, microTime, type LeaderElectionConfig, type LeadershipCallbacks } from './manager/leader-election.js';
 export { parseDuration, formatDuration, goDuration, DurationError, MAX_DURATION_MS } from './helpers/duration.js';

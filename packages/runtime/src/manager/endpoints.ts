@@ -1,7 +1,8 @@
 import type { Client } from '../client/client.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { issueCa, issueServing } from '../webhook/self-signed.js';
-import { listen, parseBindAddress, type ListenOptions, type RunningServer } from './http-server.js';
+import { listen, parseBindAddress, type ListenOptions, type Route, type RunningServer } from './http-server.js';
+import { profilingRoutes } from './profiling.js';
 import { MetricsAccess } from './metrics-access.js';
 
 /** A health or readiness check: true, or why not. */
@@ -35,6 +36,8 @@ export async function serveMetrics(
     debugQueue(key?: string): unknown;
     secure?: { client: Client; name: string; podName?: string; clock?: Clock };
     openDebugQueue?: boolean;
+    /** Routes the operator added (Manager.addMetricsRoute), behind the same gate as /metrics. */
+    extraRoutes?: Record<string, Route>;
   },
 ): Promise<RunningServer | undefined> {
   const bind = parseBindAddress(addr);
@@ -42,6 +45,8 @@ export async function serveMetrics(
   const closed = !o.secure && !o.openDebugQueue;
   return listen(
     {
+      ...o.extraRoutes,
+      ...profilingRoutes(!!o.secure),
       '/metrics': async () => ({ status: 200, contentType: o.contentType, body: await o.render() }),
       '/debug/queue': (url) =>
         closed

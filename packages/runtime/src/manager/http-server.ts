@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
 
 /** `:8080`, `0.0.0.0:8080`, `127.0.0.1:0` (any free port); `0` or empty disables the server. */
 export function parseBindAddress(addr: string | undefined): { host: string; port: number } | undefined {
@@ -19,11 +20,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** What a route answers. */
+/** What a route answers: a text, or a stream (a heap snapshot is hundreds of megabytes). */
 export interface Reply {
   status: number;
   contentType: string;
-  body: string;
+  body: string | Readable;
+  /** Extra response headers (a download's file name). */
+  headers?: Record<string, string>;
 }
 /** A GET route: the request's URL (with its query) in, the reply out. */
 export type Route = (url: URL) => Promise<Reply> | Reply;
@@ -46,7 +49,16 @@ export async function listen(routes: Record<string, Route>, addr: { host: string
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = routes[url.pathname];
     const reply = (r: Reply) => {
-      res.writeHead(r.status, { 'content-type': r.contentType, 'content-length': Buffer.byteLength(r.body) });
+      if (typeof r.body !== 'string') {
+        res.writeHead(r.status, { 'content-type': r.contentType, ...r.headers });
+        if (req.method === 'HEAD') return void (r.body.destroy(), res.end());
+        const body = r.body;
+        // A caller that goes away mid-download must not leave the stream (and what it holds) open.
+        res.once('close', () => body.destroy());
+        body.on('error', () => res.destroy()).pipe(res);
+        return;
+      }
+      res.writeHead(r.status, { 'content-type': r.contentType, 'content-length': Buffer.byteLength(r.body), ...r.headers });
       res.end(req.method === 'HEAD' ? undefined : r.body);
     };
     if (!route) return reply({ status: 404, contentType: 'text/plain; charset=utf-8', body: `${url.pathname} not found\n` });

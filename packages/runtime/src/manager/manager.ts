@@ -12,7 +12,7 @@ import { createLogger } from '../log/logger.js';
 import type { RuntimeMetrics } from '../metrics/metrics.js';
 import type { OperatorEnvironment } from './environment.js';
 import type { ManagerFlags } from './flags.js';
-import { parseBindAddress, type RunningServer } from './http-server.js';
+import { parseBindAddress, type Route, type RunningServer } from './http-server.js';
 import { serveMetrics, serveProbes } from './endpoints.js';
 import { SubjectAccessReview, TokenReview } from '../client/kind.js';
 import { currentNamespace, loadKubeConfig } from './kubeconfig.js';
@@ -31,6 +31,9 @@ import { makeCollaborators } from './collaborators.js';
 import { initialLifecycle, lifecycleStep, type LifecycleEffect, type LifecycleEvent, type LifecycleState } from './lifecycle.js';
 import { RunnableGroup, type Runnable } from './runnables.js';
 
+
+/** The metrics server's own paths (endpoints.ts, profiling.ts). */
+const RESERVED_METRICS_PATHS = ['/metrics', '/debug/queue', '/debug/heap-snapshot', '/debug/cpu-profile'];
 export { leaderIdentity } from './identity.js';
 export type { Runnable } from './runnables.js';
 export type { HealthCheck } from './endpoints.js';
@@ -112,6 +115,7 @@ export class Manager {
   private readonly healthChecks = new Map<string, HealthCheck>();
   private readonly readyChecks = new Map<string, HealthCheck>();
   private readonly cacheChecks = new Map<string, HealthCheck>();
+  private readonly metricsRoutes: Record<string, Route> = {};
   private servers: RunningServer[] = [];
   private elector?: LeaderElector;
   private electing?: Promise<void>;
@@ -254,6 +258,18 @@ export class Manager {
   /** A check of something the operator keeps in sync with the cluster, shown on /cachez (no probe reads it). */
   addCachezCheck(name: string, check: HealthCheck): void {
     this.cacheChecks.set(name, check);
+  }
+
+  /**
+   * A GET route of the operator's own on the metrics server (controller-runtime's ExtraHandlers),
+   * behind the same authentication and authorization as /metrics when `--metrics-secure` (each path
+   * its own `nonResourceURLs` grant). Added before start; the server's own paths cannot be taken.
+   */
+  addMetricsRoute(path: string, route: Route): void {
+    if (this.servers.length) throw new Error(`addMetricsRoute(${path}): the metrics server has started; add routes before start()`);
+    if (!path.startsWith('/') || RESERVED_METRICS_PATHS.includes(path) || this.metricsRoutes[path])
+      throw new Error(`addMetricsRoute(${path}): ${path.startsWith('/') ? 'the path is taken' : 'a path starts with /'}`);
+    this.metricsRoutes[path] = route;
   }
 
   /**
@@ -447,6 +463,7 @@ export class Manager {
       debugQueue: (key) => this.debugQueue(key),
       secure: this.options.metricsSecure ? { client: this.client, name: this.options.name, podName: this.environment.podName, clock: this.clock } : undefined,
       openDebugQueue: this.options.insecureDebugQueue,
+      extraRoutes: this.metricsRoutes,
     });
     const probes = await serveProbes(this.options.healthProbeBindAddress ?? ':8081', {
       health: this.healthChecks,

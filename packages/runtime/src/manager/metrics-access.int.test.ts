@@ -8,6 +8,22 @@ import { testManager } from '../testing/harness.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
 import type { Manager } from './manager.js';
 
+/** The status and the first bytes of a GET over HTTPS (a heap snapshot is too big to keep whole). */
+function head(port: number, path: string, token: string, bytes = 64): Promise<{ status: number; start: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let start = '';
+      res.on('data', (d) => {
+        start += d;
+        if (start.length >= bytes) res.destroy();
+      });
+      res.on('close', () => resolve({ status: res.statusCode!, start: start.slice(0, bytes) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** GET over HTTPS, trusting the manager's self-signed certificate as Prometheus' scrape config does (insecureSkipVerify). */
 function get(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -24,7 +40,16 @@ function get(port: number, path: string, token?: string): Promise<{ status: numb
 describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
   const suite = useControlPlane({ audit: true }, async (_, admin) => {
     for (const name of ['monitoring', 'apps']) await admin.create(Namespace, { metadata: { name } });
-    for (const name of ['prometheus', 'nobody', 'grafana']) await admin.create(ServiceAccount, { metadata: { namespace: 'monitoring', name } });
+    for (const name of ['prometheus', 'nobody', 'grafana', 'profiler']) await admin.create(ServiceAccount, { metadata: { namespace: 'monitoring', name } });
+    await admin.create(ClusterRole, {
+      metadata: { name: 'profiler' },
+      rules: [{ nonResourceURLs: ['/debug/heap-snapshot', '/debug/cpu-profile', '/debug/widgets'], verbs: ['get'] }],
+    });
+    await admin.create(ClusterRoleBinding, {
+      metadata: { name: 'profiler' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'profiler' },
+      subjects: [{ kind: 'ServiceAccount', namespace: 'monitoring', name: 'profiler' }],
+    });
     await admin.create(ClusterRole, { metadata: { name: 'metrics-reader' }, rules: [{ nonResourceURLs: ['/metrics', '/debug/queue'], verbs: ['get'] }] });
     await admin.create(ClusterRoleBinding, {
       metadata: { name: 'prometheus-metrics-reader' },
@@ -41,7 +66,7 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
   const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
-    for (const name of ['prometheus', 'nobody', 'grafana'])
+    for (const name of ['prometheus', 'nobody', 'grafana', 'profiler'])
       tokens[name] = (await suite.plane.serviceAccountCredentials('monitoring', name)).kubeConfig.getCurrentUser()!.token!;
     const t = testManager(suite.plane.kubeConfig, { metricsSecure: true, namespaces: ['apps'] });
     manager = t.manager;
@@ -55,6 +80,7 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
           if (req.name === 'app') seen.push(ctx.triggers);
         }),
     );
+    manager.addMetricsRoute('/debug/widgets', () => ({ status: 200, contentType: 'text/plain', body: 'three widgets\n' }));
     await manager.start();
     port = manager.ports.metrics!;
   });
@@ -133,6 +159,39 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
       expect(unknown.body).toMatch(/cannot check the token: the API server/);
     } finally {
       await suite.plane.apiServer.start(60_000);
+    }
+  });
+
+  it("serves the operator's own routes, a heap snapshot and a CPU profile, each only to callers granted its path", async () => {
+    expect((await get(port, '/debug/widgets', tokens.prometheus)).status).toBe(403);
+    expect(await get(port, '/debug/widgets', tokens.profiler)).toEqual({ status: 200, body: 'three widgets\n' });
+    expect(() => manager.addMetricsRoute('/debug/late', () => ({ status: 200, contentType: 'text/plain', body: '' }))).toThrow(/has started/);
+
+    expect((await get(port, '/debug/heap-snapshot', tokens.prometheus)).status).toBe(403);
+    const snapshot = await head(port, '/debug/heap-snapshot', tokens.profiler);
+    expect(snapshot).toMatchObject({ status: 200, start: expect.stringMatching(/^\{"snapshot":\{/) });
+
+    const [profile, meanwhile] = await Promise.all([
+      get(port, '/debug/cpu-profile?seconds=1', tokens.profiler),
+      new Promise((r) => setTimeout(r, 200)).then(() => get(port, '/debug/cpu-profile?seconds=1', tokens.profiler)),
+    ]);
+    expect(profile.status).toBe(200);
+    const p = JSON.parse(profile.body) as { nodes: unknown[]; startTime: number; endTime: number };
+    expect(p.nodes.length).toBeGreaterThan(0);
+    expect(p.endTime - p.startTime).toBeGreaterThanOrEqual(900_000); // µs
+    expect(meanwhile.status).toBe(409);
+    expect((await get(port, '/debug/cpu-profile?seconds=soon', tokens.profiler)).status).toBe(400);
+  });
+
+  it('never serves a heap snapshot without --metrics-secure, even with --insecure-debug-queue', async () => {
+    const t = testManager(suite.plane.kubeConfig, { insecureDebugQueue: true, namespaces: ['apps'] });
+    await t.manager.start();
+    try {
+      const res = await fetch(`http://127.0.0.1:${t.manager.ports.metrics!}/debug/heap-snapshot`);
+      expect(res.status).toBe(403);
+      expect(await res.text()).toMatch(/holds the secrets the process holds/);
+    } finally {
+      await t.manager.stop();
     }
   });
 });
