@@ -2,7 +2,9 @@ import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureLogger } from '../testing/log-capture.js';
 import { Client } from '../client/client.js';
-import { ConfigMap, defineKind, Namespace, Secret } from '../client/kind.js';
+import { ConfigMap, CustomResourceDefinition, defineKind, Namespace, Secret } from '../client/kind.js';
+import { defineCustomResource } from '../crd/custom-resource.js';
+import { Type } from '@sinclair/typebox';
 import { Transport } from '../client/transport.js';
 import { Cache } from './cache.js';
 
@@ -94,6 +96,35 @@ describe('the shared cache', () => {
     expect(managed[0]?.metadata.managedFields).toBeUndefined();
     // ... in the metadata-only mode too, where they are most of what is left.
     expect(meta.filter((s) => s.metadata.managedFields)).toEqual([]);
+  });
+
+  it("caches only what a field selector on a custom resource's selectable field matches: the API server filters", async () => {
+    const Bulb = defineCustomResource({
+      group: 'test.opkit.dev',
+      version: 'v1',
+      kind: 'Bulb',
+      plural: 'bulbs',
+      scope: 'Namespaced',
+      spec: Type.Object({ color: Type.String(), watts: Type.Integer() }),
+      selectableFields: ['.spec.color'],
+    });
+    expect(Bulb.crd).toMatchObject({ spec: { versions: [{ selectableFields: [{ jsonPath: '.spec.color' }] }] } });
+    await admin.create(CustomResourceDefinition, Bulb.crd as never);
+    await waitFor('the Bulb CRD to be served', () => admin.list(Bulb.kind).then(() => true));
+    for (const [name, color] of [['b1', 'blue'], ['r1', 'red'], ['b2', 'blue']])
+      await admin.create(Bulb.kind, { metadata: { name, namespace: 'a' }, spec: { color, watts: 5 } });
+    const selective = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, { namespaces: ['a'] });
+    selective.start();
+    try {
+      const blue = await selective.list(Bulb.kind, {}, { fieldSelector: 'spec.color=blue' });
+      expect(blue.map((b) => b.metadata.name).sort()).toEqual(['b1', 'b2']);
+      // The store holds only the matches: the red one never left the API server.
+      expect(selective.informer(Bulb.kind, { fieldSelector: 'spec.color=blue' }).size).toBe(2);
+      await admin.patch(Bulb.kind, { namespace: 'a', name: 'r1' }, { spec: { color: 'blue' } });
+      await waitFor('the repainted bulb to join', async () => (await selective.list(Bulb.kind, {}, { fieldSelector: 'spec.color=blue' })).length === 3);
+    } finally {
+      await selective.stop();
+    }
   });
 
   it('syncs an empty metadata-only list (the server sends items: null)', async () => {

@@ -28,6 +28,13 @@ export interface CustomResourceDefinitionSpec<Spec extends TSchema, Status exten
   printerColumns?: PrinterColumn[];
   /** The scale subresource, so `kubectl scale` and HPAs work. */
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  /**
+   * Fields a list or watch can select on (`fieldSelector=spec.color=blue`, `kubectl get
+   * --field-selector`), as JSON paths: `['.spec.color']`. The API server then filters, so an
+   * informer or a list of one kind of object need not fetch them all. Strings, integers and booleans
+   * only; at most 8 (Kubernetes' limits).
+   */
+  selectableFields?: string[];
   /** CEL rules on the whole object (x-kubernetes-validations). */
   validations?: { rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string }[];
   description?: string;
@@ -103,6 +110,7 @@ export function defineCustomResource<Spec extends TObject, Status extends TObjec
           schema: { openAPIV3Schema: root },
           ...(Object.keys(subresources).length ? { subresources } : {}),
           ...(def.printerColumns?.length ? { additionalPrinterColumns: def.printerColumns } : {}),
+          ...(def.selectableFields?.length ? { selectableFields: def.selectableFields.map((jsonPath) => ({ jsonPath })) } : {}),
         },
       ],
     },
