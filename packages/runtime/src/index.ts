@@ -157,6 +157,8 @@ export {
   type UserInfo,
   type Operation,
   type Denial,
+  type WebhookScope,
+  type WebhookLabelSelector,
 } from './webhook/admission.js';
 export { Converter } from './webhook/conversion.js';
 export { webhookConfigurations, withConversionClient, type ClientConfig } from './webhook/configuration.js';

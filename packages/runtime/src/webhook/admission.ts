@@ -35,6 +35,28 @@ interface AdmissionResponse {
   warnings?: string[];
 }
 
+/** A Kubernetes label selector, as a webhook configuration takes it. */
+export interface WebhookLabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+
+/**
+ * Which requests the API server sends a webhook at all: requests it filters out never leave the API
+ * server (no latency, no failure policy in play). Evaluated by the API server, in this order.
+ */
+export interface WebhookScope {
+  /** Only objects in namespaces with these labels (e.g. not `kube-system`). */
+  namespaceSelector?: WebhookLabelSelector;
+  /** Only objects with these labels (old or new object). */
+  objectSelector?: WebhookLabelSelector;
+  /**
+   * CEL expressions over `request`, `object`, `oldObject`, `authorizer`, all of which must be true
+   * (at most 64; Kubernetes 1.30 and later): `!(request.userInfo.username == "system:admin")`.
+   */
+  matchConditions?: { name: string; expression: string }[];
+}
+
 /**
  * An admission webhook: the handler the manager serves at `path`, and everything the chart needs to
  * register it (rendered by `renderWebhookConfigurationsTemplate`).
@@ -57,13 +79,15 @@ export interface AdmissionWebhook {
   timeoutSeconds: number;
   /** The subresources (e.g. `status`) the webhook sees writes of, instead of the object's own. */
   subresources?: string[];
+  /** Which requests reach it (selectors, match conditions). */
+  scope?: WebhookScope;
   handle(request: AdmissionRequest): Promise<AdmissionResponse>;
 }
 
 /** Reasons a validator gives; none (or an empty list) admits the object. */
 export type Denial = string | string[] | undefined | void;
 
-interface WebhookSpec {
+interface WebhookSpec extends WebhookScope {
   operations: Operation[];
   failurePolicy: 'Fail' | 'Ignore';
   why: string;
@@ -103,6 +127,9 @@ function base(type: 'mutating' | 'validating', kind: Kind, spec: WebhookSpec) {
     why: spec.why,
     timeoutSeconds: spec.timeoutSeconds ?? 5,
     ...(spec.subresources?.length ? { subresources: spec.subresources } : {}),
+    ...(spec.namespaceSelector || spec.objectSelector || spec.matchConditions?.length
+      ? { scope: { namespaceSelector: spec.namespaceSelector, objectSelector: spec.objectSelector, matchConditions: spec.matchConditions } }
+      : {}),
   };
 }
 

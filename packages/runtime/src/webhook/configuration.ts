@@ -21,6 +21,9 @@ export function webhookConfigurations(name: string, hooks: AdmissionWebhook[], c
     // Requests in any version of the API are converted to the one the webhook was written for.
     matchPolicy: 'Equivalent',
     clientConfig: withPath(clientConfig, h.path),
+    ...(h.scope?.namespaceSelector ? { namespaceSelector: h.scope.namespaceSelector } : {}),
+    ...(h.scope?.objectSelector ? { objectSelector: h.scope.objectSelector } : {}),
+    ...(h.scope?.matchConditions?.length ? { matchConditions: h.scope.matchConditions } : {}),
     rules: [
       {
         apiGroups: [h.kind.group],

@@ -2,6 +2,7 @@ import { freePort, waitFor } from '@opkit/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
 import {
+  ConfigMap,
   CustomResourceDefinition,
   MutatingWebhookConfiguration,
   Namespace,
@@ -14,6 +15,7 @@ import { Transport } from '../client/transport.js';
 import type { Manager } from '../manager/manager.js';
 import { testManager } from '../testing/harness.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
+import { validatingWebhook } from './admission.js';
 import { webhookConfigurations, withConversionClient } from './configuration.js';
 import { GizmoV1alpha1, GizmoV1beta1, Gizmos, MODE_ANNOTATION } from '../../examples/webhooks/gizmo.js';
 import { keepRequester, recordRequester, Ticket } from '../../examples/webhooks/ticket.js';
@@ -132,6 +134,46 @@ describe('webhooks served by the manager, called by a real API server over TLS',
       /failed calling webhook "mutate.tickets.test.opkit.dev"/,
     );
     await admin.delete(MutatingWebhookConfiguration, { name: 'test-operator' });
+    await admin.delete(ValidatingWebhookConfiguration, { name: 'test-operator' });
+  });
+
+  it('is called only for the requests its selectors and match conditions let through: the API server filters', async () => {
+    const { admin } = suite;
+    await admin.create(Namespace, { metadata: { name: 'guarded', labels: { guard: 'on' } } });
+    const seen: string[] = [];
+    const hook = validatingWebhook(ConfigMap, {
+      name: 'scoped.configmaps.test.opkit.dev',
+      operations: ['CREATE'],
+      failurePolicy: 'Fail',
+      why: 'test',
+      namespaceSelector: { matchLabels: { guard: 'on' } },
+      objectSelector: { matchExpressions: [{ key: 'exempt', operator: 'DoesNotExist' }] },
+      matchConditions: [{ name: 'not-the-admin-bootstrap', expression: "!object.metadata.name.startsWith('boot-')" }],
+      validate: (req) => {
+        seen.push(req.name ?? '');
+        return `no ConfigMap ${req.name} here`;
+      },
+    });
+    const { port } = await startManager((m) => m.addWebhook(hook));
+    // Named as the manager's configuration, which it injects its CA into.
+    await admin.deleteIfExists(ValidatingWebhookConfiguration, { name: 'test-operator' });
+    const { validating } = webhookConfigurations('test-operator', [hook], { url: `https://127.0.0.1:${port}` });
+    expect(validating?.webhooks[0]).toMatchObject({ namespaceSelector: hook.scope!.namespaceSelector, matchConditions: hook.scope!.matchConditions });
+    await admin.create(ValidatingWebhookConfiguration, validating as never);
+    await waitFor('the webhook to refuse in the guarded namespace', async () =>
+      admin.create(ConfigMap, { metadata: { namespace: 'guarded', name: `probe-${Date.now()}` } }).then(
+        () => false,
+        (e: Error) => /no ConfigMap probe-/.test(e.message),
+      ),
+    );
+    const before = seen.length;
+    // Each of these is let through by the API server without calling the webhook.
+    await admin.create(ConfigMap, { metadata: { namespace: 'apps', name: 'elsewhere' } });
+    await admin.create(ConfigMap, { metadata: { namespace: 'guarded', name: 'labelled', labels: { exempt: 'yes' } } });
+    await admin.create(ConfigMap, { metadata: { namespace: 'guarded', name: 'boot-1' } });
+    expect(seen.length).toBe(before);
+    await expect(admin.create(ConfigMap, { metadata: { namespace: 'guarded', name: 'caught' } })).rejects.toThrow(/no ConfigMap caught here/);
+    expect(seen.at(-1)).toBe('caught');
     await admin.delete(ValidatingWebhookConfiguration, { name: 'test-operator' });
   });
 });
