@@ -10,7 +10,8 @@ import { parse } from 'yaml';
  * @kubernetes/client-node's, so tests and users may pass either.
  */
 export interface ClusterAccess {
-  getCurrentCluster(): { server: string } | null;
+  /** `proxyUrl`: the cluster's `proxy-url`, the HTTP proxy to reach it through (client/proxy.ts). */
+  getCurrentCluster(): { server: string; proxyUrl?: string } | null;
   applyToHTTPSOptions(opts: RequestOptions): Promise<void>;
   getCurrentContext(): string;
   getContextObject(name: string): { namespace?: string } | null;
@@ -24,6 +25,7 @@ interface NamedCluster {
   certificateAuthorityData?: string;
   insecureSkipTlsVerify?: boolean;
   tlsServerName?: string;
+  proxyUrl?: string;
 }
 interface ExecConfig {
   command: string;
@@ -160,6 +162,7 @@ export class KubeConfig implements ClusterAccess {
         certificateAuthorityData: str(cluster['certificate-authority-data'], `${at}.certificate-authority-data`),
         insecureSkipTlsVerify: cluster['insecure-skip-tls-verify'] === true,
         tlsServerName: str(cluster['tls-server-name'], `${at}.tls-server-name`),
+        proxyUrl: str(cluster['proxy-url'], `${at}.proxy-url`),
       });
     }
     for (const [i, { name, entry }] of list('users').entries()) {

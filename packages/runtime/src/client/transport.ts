@@ -6,6 +6,7 @@ import { ApiError, ConnectionError, type Status } from './errors.js';
 import type { ClusterAccess } from './kubeconfig.js';
 import { TokenBucket } from './rate-limiter.js';
 import { parseWarnings } from './warnings.js';
+import { proxyFor, TunnelingHttpAgent, TunnelingHttpsAgent } from './proxy.js';
 
 export interface TransportOptions {
   /** Client-side limit (0 or less = off, the default). */
@@ -92,10 +93,13 @@ export class Transport {
     this.server = cluster.server.replace(/\/+$/, '');
     this.isHttps = this.server.startsWith('https:');
     this.serverHost = new URL(this.server).host;
+    this.proxy = proxyFor(new URL(this.server), cluster.proxyUrl);
     this.clock = options.clock ?? systemClock;
     this.bucket = new TokenBucket(options.qps ?? 0, options.burst ?? 0, this.clock);
   }
   private readonly clock: Clock;
+  /** The HTTP proxy the API server is reached through (kubeconfig proxy-url, or HTTPS_PROXY/NO_PROXY). */
+  readonly proxy?: URL;
 
   private async authSnapshot(force = false): Promise<AuthSnapshot> {
     if (!force && this.auth && this.clock.monotonic() - this.auth.at < AUTH_REFRESH_MS) return this.auth;
@@ -112,9 +116,14 @@ export class Transport {
       if (!agent || this.auth?.tlsKey !== tlsKey) {
         agent?.destroy();
         const common = { keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_IDLE_MS, scheduling: 'lifo' as const };
-        agent = this.isHttps
-          ? new HttpsAgent({ ...common, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername })
-          : new HttpAgent(common);
+        const tls = { ...common, ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
+        agent = this.proxy
+          ? this.isHttps
+            ? new TunnelingHttpsAgent(this.proxy, tls)
+            : new TunnelingHttpAgent(this.proxy, common)
+          : this.isHttps
+            ? new HttpsAgent(tls)
+            : new HttpAgent(common);
       }
       return { agent, headers, at: this.clock.monotonic(), tlsKey };
     })().finally(() => (this.authPending = undefined));
