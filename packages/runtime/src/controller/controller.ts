@@ -9,6 +9,8 @@ import { parseKey, type Cached, type KubeObject } from '../client/types.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { RuntimeMetrics } from '../metrics/metrics.js';
 import { defaultControllerRateLimiter, type RateLimiter } from '../queue/rate-limiters.js';
+import { Debouncer } from '../queue/debounce.js';
+import { PerObjectLimit } from '../queue/per-object-limit.js';
 import { Priority, WorkQueue } from '../queue/work-queue.js';
 import type { Span, Tracer } from '../tracing/tracer.js';
 import { ReconcileAttempt, ReconcileTimeoutError, type AttemptDeps, type Reconciler } from './attempt.js';
@@ -70,6 +72,20 @@ export interface ControllerOptions {
    * reconcilers that rely on arrival order).
    */
   priorityQueue?: boolean;
+  /**
+   * Merge a burst of watch events for one object into one reconcile, run once the object has been
+   * quiet this long, and at the latest ten times this long after the burst began (an object written
+   * without pause is still reconciled). For objects another writer changes in bursts (a status
+   * written every second by its own controller). Default 0: every event queues at once.
+   */
+  debounceMs?: number;
+  /**
+   * At most `reconciles` reconciles of one object per `perMs` (java-operator-sdk's per-resource
+   * rate limiter): a reconcile due sooner waits in the queue, not in a worker. Bounds what one
+   * object that requeues itself in a loop, or that changes without pause, can cost everyone else.
+   * Default: none.
+   */
+  perObjectRateLimit?: { reconciles: number; perMs: number };
 }
 
 export interface ControllerDeps {
@@ -112,6 +128,8 @@ interface Term {
   overdue: Set<string>;
   denied: DeniedPermissions;
   resync?: Timer;
+  /** Watch events waiting for their object to be quiet (debounceMs). */
+  debouncer?: Debouncer;
 }
 
 /**
@@ -134,6 +152,8 @@ export class Controller {
   private readonly resyncPeriodMs: number;
   /** The priority of what nobody changed just now (initial list, resync). */
   private readonly background: number;
+  private readonly debounceMs: number;
+  private readonly perObject?: PerObjectLimit;
   private readonly rateLimiter: RateLimiter;
   private readonly queueMetrics;
   private readonly clock: Clock;
@@ -154,6 +174,8 @@ export class Controller {
     this.timeoutMs = options.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
     this.resyncPeriodMs = options.resyncPeriodMs ?? DEFAULT_RESYNC_PERIOD_MS;
     this.background = options.priorityQueue === false ? Priority.normal : Priority.low;
+    this.debounceMs = Math.max(0, options.debounceMs ?? 0);
+    this.perObject = options.perObjectRateLimit && new PerObjectLimit(options.perObjectRateLimit.reconciles, options.perObjectRateLimit.perMs);
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter();
     this.clock = deps.clock ?? systemClock;
     this.log = deps.log.child({ controller: name });
@@ -226,7 +248,17 @@ export class Controller {
         at: this.clock.now(),
       };
       // What was there before the term began waits behind what users change now.
-      for (const r of requests.values()) this.enqueue(r, trigger, event === 'list' ? this.background : Priority.normal);
+      const priority = event === 'list' ? this.background : Priority.normal;
+      const debouncer = this.term?.debouncer;
+      for (const r of requests.values()) {
+        if (!debouncer || event === 'list') {
+          this.enqueue(r, trigger, priority);
+          continue;
+        }
+        const key = requestKey(r);
+        this.provenance.add(key, trigger);
+        debouncer.push(key, priority);
+      }
     } catch (err) {
       this.log.error({ err, kind: w.kind.kind, object: obj.metadata.name }, 'mapping an event to requests failed');
     }
@@ -256,6 +288,7 @@ export class Controller {
         }
       }),
     };
+    if (this.debounceMs > 0) term.debouncer = new Debouncer(this.clock, this.debounceMs, this.debounceMs * 10, (key, p) => queue.add(key, p));
     this.term = term;
     this.provenance.clearPending();
     const primary = this.watches[0];
@@ -297,6 +330,18 @@ export class Controller {
     for (;;) {
       const key = await term.queue.get();
       if (key === undefined) return;
+      if (this.perObject) {
+        const now = this.clock.monotonic();
+        const wait = this.perObject.delay(key, now);
+        if (wait > 0) {
+          // Back to the queue until the window allows it; its triggers stay pending.
+          const priority = term.queue.priorityOf(key) ?? Priority.normal;
+          term.queue.done(key);
+          term.queue.addAfter(key, wait, priority);
+          continue;
+        }
+        this.perObject.started(key, now);
+      }
       await this.reconcileOne(term, key);
     }
   }
@@ -455,6 +500,7 @@ export class Controller {
     for (const u of term.unsubscribe) u();
     term.holds.end();
     term.resync?.cancel();
+    term.debouncer?.clear();
     term.queue.shutDown();
     void term.denied.stop();
     return term;

@@ -8,9 +8,10 @@ import { testManager } from '../testing/harness.js';
 import { controllerFor } from './builder.js';
 import type { Trigger } from './provenance.js';
 
-// The queue's priorities and the periodic resync, seen from what a user cares about: an edit is not
-// stuck behind a start's replay, and state nobody announces is reconciled again.
-describe('priorities and resync against a real API server', () => {
+// When reconciles run, seen from what a user cares about: an edit is not stuck behind a start's
+// replay, state nobody announces is reconciled again, a burst of writes costs one reconcile, and one
+// object cannot take more than its share.
+describe('priorities, resync, debounce and per-object limits against a real API server', () => {
   let plane: ControlPlane;
   let admin: Client;
   let manager: Manager | undefined;
@@ -80,5 +81,52 @@ describe('priorities and resync against a real API server', () => {
     await manager.start();
     await new Promise((r) => setTimeout(r, 3_000));
     expect(off.seen).toEqual([['watch']]);
+  });
+
+  it('merges a burst of 20 writes to one object into one reconcile when debounced', async () => {
+    const ns = await freshNamespace();
+    await admin.create(ConfigMap, { metadata: { name: 'bursty', namespace: ns } });
+    const runs: string[] = [];
+    const t = testManager(plane.kubeConfig, { namespaces: [ns] });
+    manager = t.manager;
+    manager.add(
+      controllerFor(ConfigMap)
+        .withOptions({ debounceMs: 400 })
+        .reconcile(async (req, ctx) => {
+          runs.push((await ctx.cache.get(ConfigMap, req))?.data?.n ?? '-');
+        }),
+    );
+    await manager.start();
+    await waitFor('the start', () => runs.length === 1);
+    for (let i = 1; i <= 20; i++) await admin.patch(ConfigMap, { namespace: ns, name: 'bursty' }, { data: { n: String(i) } });
+    await waitFor('the burst reconciled', () => runs.at(-1) === '20', { timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 800));
+    // Without the debounce each write is a reconcile (merged only while one is running).
+    expect(runs).toEqual(['-', '20']);
+  });
+
+  it('runs an object that requeues itself at once no more than its per-object limit allows, and others meanwhile', async () => {
+    const ns = await freshNamespace();
+    await admin.create(ConfigMap, { metadata: { name: 'loop', namespace: ns } });
+    const runs: Record<string, number> = {};
+    const t = testManager(plane.kubeConfig, { namespaces: [ns] });
+    manager = t.manager;
+    manager.add(
+      controllerFor(ConfigMap)
+        .withOptions({ perObjectRateLimit: { reconciles: 2, perMs: 1_000 } })
+        .reconcile((req) => {
+          runs[req.name] = (runs[req.name] ?? 0) + 1;
+          return req.name === 'loop' ? { requeueAfter: 1 } : undefined;
+        }),
+    );
+    await manager.start();
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, 500));
+    await admin.create(ConfigMap, { metadata: { name: 'other', namespace: ns } });
+    await waitFor('the other object', () => runs.other === 1);
+    await new Promise((r) => setTimeout(r, 2_500 - (performance.now() - t0)));
+    // 2 per second over ~2.5 s: 6 at most (a 1 ms requeue would otherwise run hundreds of times).
+    expect(runs.loop).toBeGreaterThanOrEqual(4);
+    expect(runs.loop).toBeLessThanOrEqual(6);
   });
 });
