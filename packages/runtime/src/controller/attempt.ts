@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import type { Cache } from '../cache/cache.js';
 import type { Clock } from '../clock/clock.js';
 import type { Client } from '../client/client.js';
+import type { Kind } from '../client/kind.js';
+import type { ObjectKey } from '../client/types.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Span, Tracer } from '../tracing/tracer.js';
 import { ReconcileFence } from './fence.js';
@@ -31,6 +33,9 @@ export interface AttemptDeps {
   tracer?: Tracer;
   /** The controller's logger; the attempt's own child (with namespace, name, reconcileID) is made on first use. */
   log: Logger;
+  onWrite?: (w: RecordedWrite) => void;
+  onWriteStart?: (kind: Kind, key: ObjectKey) => void;
+  onWriteEnd?: (kind: Kind, key: ObjectKey) => void;
 }
 
 /**
@@ -89,6 +94,9 @@ export class ReconcileAttempt {
           return fence.signal;
         },
         clock: deps.clock,
+        onWrite: deps.onWrite,
+        onWriteStart: deps.onWriteStart,
+        onWriteEnd: deps.onWriteEnd,
       },
       this.writes,
     );

@@ -15,6 +15,7 @@ import { Priority, WorkQueue } from '../queue/work-queue.js';
 import type { Span, Tracer } from '../tracing/tracer.js';
 import { ReconcileAttempt, ReconcileTimeoutError, type AttemptDeps, type Reconciler } from './attempt.js';
 import { CacheHolds } from './read-your-writes.js';
+import { OwnWrites } from './own-writes.js';
 import { DeniedPermissions, deniedPermissionOf } from './denied-permissions.js';
 import { FailureReports, type ErrorStatus } from './failure-report.js';
 import { classify, type AttemptOutcome, type Decision } from './outcome.js';
@@ -86,6 +87,16 @@ export interface ControllerOptions {
    * Default: none.
    */
   perObjectRateLimit?: { reconciles: number; perMs: number };
+  /**
+   * Drop the watch events this controller's own writes cause (java-operator-sdk's own-event
+   * filtering): an event whose object is exactly the version a reconcile of ours wrote queues
+   * nothing, so a write does not cost a second, no-op reconcile. Read-your-writes is unchanged (the
+   * key is still held until the cache shows the write); any other version, someone else's write
+   * or ours followed by theirs, passes. Off by default: a reconciler that creates a child and
+   * counts on that child's creation event to reconcile again (to fill in status from it) waits for
+   * the child's next change instead. Turn it on where each reconcile finishes its own work.
+   */
+  skipOwnWriteEvents?: boolean;
 }
 
 export interface ControllerDeps {
@@ -154,6 +165,7 @@ export class Controller {
   private readonly background: number;
   private readonly debounceMs: number;
   private readonly perObject?: PerObjectLimit;
+  private readonly ownWrites?: OwnWrites;
   private readonly rateLimiter: RateLimiter;
   private readonly queueMetrics;
   private readonly clock: Clock;
@@ -176,6 +188,7 @@ export class Controller {
     this.background = options.priorityQueue === false ? Priority.normal : Priority.low;
     this.debounceMs = Math.max(0, options.debounceMs ?? 0);
     this.perObject = options.perObjectRateLimit && new PerObjectLimit(options.perObjectRateLimit.reconciles, options.perObjectRateLimit.perMs);
+    if (options.skipOwnWriteEvents) this.ownWrites = new OwnWrites();
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter();
     this.clock = deps.clock ?? systemClock;
     this.log = deps.log.child({ controller: name });
@@ -298,11 +311,21 @@ export class Controller {
         w.predicates.every((p) => evaluatePredicate(p, event, objs));
       term.unsubscribe.push(
         informer.addHandler({
-          onAdd: (obj, meta) => passes('create', [obj]) && void this.mapAndEnqueue(w, [obj], meta?.initialList ? 'list' : 'add'),
+          onAdd: (obj, meta) => {
+            const handle = () => {
+              if (!meta?.initialList && this.ownWrites?.isOwn(w.kind, obj)) return;
+              if (passes('create', [obj])) void this.mapAndEnqueue(w, [obj], meta?.initialList ? 'list' : 'add');
+            };
+            if (!this.ownWrites?.deferred(w.kind, obj, handle)) handle();
+          },
           onUpdate: (old, obj) => {
-            // A failure report's own status write: the key is backing off, and stays so.
-            if (w === primary && this.reports.isOwnWrite(old, obj)) return;
-            if (passes('update', [old, obj])) void this.mapAndEnqueue(w, [old, obj], 'update');
+            const handle = () => {
+              // A failure report's own status write: the key is backing off, and stays so.
+              if (w === primary && this.reports.isOwnWrite(old, obj)) return;
+              if (this.ownWrites?.isOwn(w.kind, obj)) return;
+              if (passes('update', [old, obj])) void this.mapAndEnqueue(w, [old, obj], 'update');
+            };
+            if (!this.ownWrites?.deferred(w.kind, obj, handle)) handle();
           },
           onDelete: (obj) => passes('delete', [obj]) && void this.mapAndEnqueue(w, [obj], 'delete'),
         }),
@@ -368,6 +391,9 @@ export class Controller {
       clock: this.clock,
       tracer: this.deps.tracer,
       log: this.log,
+      onWrite: this.ownWrites && ((rw) => this.ownWrites!.record(rw)),
+      onWriteStart: this.ownWrites && ((kind, key) => this.ownWrites!.writeStarted(kind, key)),
+      onWriteEnd: this.ownWrites && ((kind, key) => this.ownWrites!.writeEnded(kind, key)),
     };
     const attempt = new ReconcileAttempt(this.attemptDeps, req, reconcileId, triggers, term.abort.signal, this.timeoutMs, span);
     const outcome = await attempt.run();

@@ -105,6 +105,11 @@ export interface ContextDeps {
   clock: Clock;
   /** The controller's reader of referenced objects (its memo outlives one reconcile). */
   references?: ReferenceReader;
+  /** Told of each write as it returns (the controller's OwnWrites). */
+  onWrite?: (w: RecordedWrite) => void;
+  /** Told when a write to an object is sent and when it has returned (and was recorded). */
+  onWriteStart?: (kind: Kind, key: ObjectKey) => void;
+  onWriteEnd?: (kind: Kind, key: ObjectKey) => void;
 }
 
 /**
@@ -127,11 +132,22 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
   const wrote = <T extends KubeObject>(kind: Kind<T>, obj: T): Cached<T> => {
     obj.metadata.namespace ??= '';
     if (obj.metadata.resourceVersion) {
-      writes.push({ kind, key: keyOfObj(obj), labels: obj.metadata.labels, expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion } });
+      const w: RecordedWrite = { kind, key: keyOfObj(obj), labels: obj.metadata.labels, expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion } };
+      writes.push(w);
+      deps.onWrite?.(w);
     }
     return obj as Cached<T>;
   };
   const deleted = (kind: Kind, key: ObjectKey, labels?: Record<string, string>) => writes.push({ kind, key, labels, expectation: { kind: 'deleted' } });
+  /** A write in flight: its watch event may come before its answer, and must wait for it to be told apart. */
+  const sending = async <R>(kind: Kind, key: ObjectKey, work: () => Promise<R>): Promise<R> => {
+    deps.onWriteStart?.(kind, key);
+    try {
+      return await work();
+    } finally {
+      deps.onWriteEnd?.(kind, key);
+    }
+  };
 
   const ctx: ReconcileContext = {
     get log() {
@@ -151,20 +167,25 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
     clock: deps.clock,
 
     async apply(kind, desired, current) {
-      const res = await applyIfChanged(deps.client, kind, desired, current);
-      if (res.outcome === 'unchanged') return res as { outcome: ApplyOutcome; obj: Cached<typeof desired> };
-      return { outcome: res.outcome, obj: wrote(kind, res.obj) };
+      return sending(kind, keyOfObj(desired as KubeObject), async () => {
+        const res = await applyIfChanged(deps.client, kind, desired, current);
+        if (res.outcome === 'unchanged') return res as { outcome: ApplyOutcome; obj: Cached<typeof desired> };
+        return { outcome: res.outcome, obj: wrote(kind, res.obj) };
+      });
     },
     call: (kind, body) => deps.client.call(kind, body),
     async create(kind, obj) {
-      return wrote(kind, await deps.client.create(kind, obj));
+      return sending(kind, keyOfObj(obj), async () => wrote(kind, await deps.client.create(kind, obj)));
     },
     async patch(kind, key, patch, type = 'merge', opts = {}) {
-      return wrote(kind, await deps.client.patch(kind, key, patch, type, opts));
+      return sending(kind, key, async () => wrote(kind, await deps.client.patch(kind, key, patch, type, opts)));
     },
     async updateStatus(kind, obj, status) {
       if (deepEqual(obj.status, status)) return { changed: false, obj };
-      return { changed: true, obj: wrote(kind, await deps.client.updateStatus(kind, statusUpdate(obj, status))) as typeof obj };
+      return sending(kind, keyOfObj(obj), async () => ({
+        changed: true,
+        obj: wrote(kind, await deps.client.updateStatus(kind, statusUpdate(obj, status))) as typeof obj,
+      }));
     },
     async delete(kind, target, opts = {}) {
       const isObject = 'metadata' in target;
@@ -178,7 +199,10 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
       const ours = hasFinalizer(obj, opts.finalizer);
       if (!obj.metadata.deletionTimestamp && !opts.done) {
         if (ours || opts.needed === false) return { state: 'active', obj };
-        return { state: 'active', obj: wrote(kind, await addFinalizer(deps.client, kind, obj, opts.finalizer)) as typeof obj };
+        return sending(kind, keyOfObj(obj), async () => ({
+          state: 'active' as const,
+          obj: wrote(kind, await addFinalizer(deps.client, kind, obj, opts.finalizer)) as typeof obj,
+        }));
       }
       // Clean up only while our finalizer still holds the object: once is enough, and cleanup that
       // reaches outside the cluster (a DNS record, a cloud API) must not be repeated by every later

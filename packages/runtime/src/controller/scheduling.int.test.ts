@@ -1,7 +1,8 @@
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
-import { ConfigMap, Namespace } from '../client/kind.js';
+import { ConfigMap, Namespace, Secret } from '../client/kind.js';
+import { controllerReference } from '../helpers/owner.js';
 import { Transport } from '../client/transport.js';
 import type { Manager } from '../manager/manager.js';
 import { testManager } from '../testing/harness.js';
@@ -128,5 +129,45 @@ describe('priorities, resync, debounce and per-object limits against a real API 
     // 2 per second over ~2.5 s: 6 at most (a 1 ms requeue would otherwise run hundreds of times).
     expect(runs.loop).toBeGreaterThanOrEqual(4);
     expect(runs.loop).toBeLessThanOrEqual(6);
+  });
+
+  it('with skipOwnWriteEvents, a write costs no second reconcile, while changes by others still reconcile', async () => {
+    const ns = await freshNamespace();
+    const counts = async (skipOwnWriteEvents: boolean, name: string) => {
+      await admin.create(ConfigMap, { metadata: { name, namespace: ns }, data: { v: '1' } });
+      let runs = 0;
+      const t = testManager(plane.kubeConfig, { namespaces: [ns], name: `own-${name}` });
+      t.manager.add(
+        controllerFor(ConfigMap, { predicates: [{ create: (o) => o.metadata.name === name, update: (_, o) => o.metadata.name === name }] })
+          .owns(Secret)
+          .withOptions({ skipOwnWriteEvents })
+          .reconcile(async (req, ctx) => {
+            if (req.name !== name) return;
+            runs++;
+            const cm = await ctx.cache.get(ConfigMap, req);
+            if (!cm) return;
+            const secret = await ctx.cache.get(Secret, { namespace: ns, name: `${name}-s` });
+            await ctx.apply(
+              Secret,
+              { metadata: { name: `${name}-s`, namespace: ns, ownerReferences: [controllerReference(ConfigMap, cm)] }, stringData: { v: cm.data!.v! } },
+              secret,
+            );
+          }),
+      );
+      manager = t.manager;
+      await t.manager.start();
+      await waitFor('the Secret written', async () => !!(await admin.find(Secret, { namespace: ns, name: `${name}-s` })));
+      await new Promise((r) => setTimeout(r, 1_000));
+      const afterCreate = runs;
+      // Someone else changes the child: that reconciles, and the repair is written back.
+      await admin.patch(Secret, { namespace: ns, name: `${name}-s` }, { stringData: { v: 'tampered' } });
+      await waitFor('the Secret repaired', async () => (await admin.get(Secret, { namespace: ns, name: `${name}-s` })).data?.v === Buffer.from('1').toString('base64'));
+      await new Promise((r) => setTimeout(r, 1_000));
+      await t.manager.stop();
+      manager = undefined;
+      return { afterCreate, afterTamper: runs - afterCreate };
+    };
+    expect(await counts(false, 'plain')).toEqual({ afterCreate: 2, afterTamper: 2 });
+    expect(await counts(true, 'skipping')).toEqual({ afterCreate: 1, afterTamper: 1 });
   });
 });
