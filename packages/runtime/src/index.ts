@@ -62,7 +62,7 @@ export {
 export { TokenBucket } from './client/rate-limiter.js';
 
 // Cache
-export { Cache, KindInformer, CacheSyncError, type CacheOptions, type CacheListOptions, type InformerOptions } from './cache/cache.js';
+export { Cache, KindInformer, CacheSyncError, MissingInformerError, type CacheOptions, type CacheListOptions, type InformerOptions } from './cache/cache.js';
 export { Informer, type EventHandler } from './cache/informer.js';
 export { Watcher, type WatcherOptions, type WatcherHealth } from './cache/watcher.js';
 export { Store, type IndexFunc } from './cache/store.js';

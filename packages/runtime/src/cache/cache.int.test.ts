@@ -6,7 +6,7 @@ import { ConfigMap, CustomResourceDefinition, defineKind, Namespace, Secret } fr
 import { defineCustomResource } from '../crd/custom-resource.js';
 import { Type } from '@sinclair/typebox';
 import { Transport } from '../client/transport.js';
-import { Cache } from './cache.js';
+import { Cache, MissingInformerError } from './cache.js';
 
 describe('the shared cache', () => {
   let plane: ControlPlane;
@@ -124,6 +124,28 @@ describe('the shared cache', () => {
       await waitFor('the repainted bulb to join', async () => (await selective.list(Bulb.kind, {}, { fieldSelector: 'spec.color=blue' })).length === 3);
     } finally {
       await selective.stop();
+    }
+  });
+
+  it('with failOnMissingInformer, refuses a read nothing declared instead of watching the kind; trims objects by transform; removes an informer', async () => {
+    const strict = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, { namespaces: ['a'], failOnMissingInformer: true });
+    strict.transform(ConfigMap, (cm) => ({ ...cm, data: cm.data && Object.fromEntries(Object.keys(cm.data).map((k) => [k, ''])) }));
+    strict.informer(ConfigMap);
+    strict.start();
+    try {
+      // Declared: read from memory, trimmed (the 1,000-character value is not held).
+      expect((await strict.get(ConfigMap, { namespace: 'a', name: 'app' }))?.data).toEqual({ big: '' });
+      await expect(strict.get(Secret, { namespace: 'a', name: 'owned' })).rejects.toThrow(MissingInformerError);
+      await expect(strict.list(ConfigMap, {}, { labelSelector: 'app=web' })).rejects.toThrow(
+        /no informer for configmaps \(labels app=web\): nothing declared it before the start/,
+      );
+      expect(strict.informersOf(Secret)).toEqual([]);
+      expect(() => strict.transform(ConfigMap, (c) => c)).toThrow(/informers of the kind exist already/);
+      expect(await strict.removeInformer(ConfigMap)).toBe(true);
+      expect(strict.informersOf(ConfigMap)).toEqual([]);
+      expect(await strict.removeInformer(ConfigMap)).toBe(false);
+    } finally {
+      await strict.stop();
     }
   });
 

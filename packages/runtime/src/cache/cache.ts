@@ -24,6 +24,15 @@ export interface CacheOptions {
   pageSize?: number;
   backoffMs?: { initial: number; max: number };
   clock?: Clock;
+  /**
+   * Refuse to start an informer once the cache runs (controller-runtime's
+   * ReaderFailOnMissingInformer): a read of a kind, or a selector, nothing declared before the start
+   * fails with MissingInformerError instead of quietly watching (and holding) every such object in
+   * the cluster, the first cause of operators' memory blowing up. Declare what is read
+   * (controllerFor/owns/watches/references, `cache.informer` before start) or read it with the
+   * client. Default off in the runtime; the opkit operators turn it on.
+   */
+  failOnMissingInformer?: boolean;
 }
 
 export interface CacheListOptions {
@@ -31,6 +40,19 @@ export interface CacheListOptions {
   labelSelector?: string | Record<string, string>;
   /** Only objects indexed under this value (see `indexField`). */
   index?: { name: string; value: string };
+}
+
+/** A read the cache was not set up for, with failOnMissingInformer on. */
+export class MissingInformerError extends Error {
+  constructor(kind: Kind, options: InformerOptions) {
+    const how = [options.labelSelector && `labels ${options.labelSelector}`, options.fieldSelector && `fields ${options.fieldSelector}`, options.metadataOnly && 'metadata only']
+      .filter(Boolean)
+      .join(', ');
+    super(
+      `no informer for ${resourceName(kind)}${how ? ` (${how})` : ''}: nothing declared it before the start, and this cache does not start one at run time (failOnMissingInformer). Declare it (owns, watches, references, or cache.informer before start), or read it with the client`,
+    );
+    this.name = 'MissingInformerError';
+  }
 }
 
 export class CacheSyncError extends Error {
@@ -49,6 +71,7 @@ export class Cache {
   private readonly defaults = new Map<string, InformerOptions>();
   /** Per kind, the watched namespaces when watchAlso added some to the cache's own. */
   private readonly extraNamespaces = new Map<string, string[]>();
+  private readonly transforms = new Map<string, (obj: KubeObject) => KubeObject>();
   private started = false;
 
   constructor(
@@ -80,6 +103,16 @@ export class Cache {
     return this.extraNamespaces.get(kindKey(kind)) ?? this.namespaces;
   }
 
+  /**
+   * Trims every object of a kind before it is cached (see WatcherOptions.transform): what no
+   * reconcile reads need not be held. Call before the kind is used; every informer of the kind
+   * applies it.
+   */
+  transform<T extends KubeObject>(kind: Kind<T>, fn: (obj: T) => T): void {
+    if (this.informersOf(kind).length) throw new Error(`cache.transform(${resourceName(kind)}): informers of the kind exist already; set transforms before the kind is used`);
+    this.transforms.set(kindKey(kind), fn as unknown as (obj: KubeObject) => KubeObject);
+  }
+
   /** Sets the default informer options of a kind (e.g. a label selector for Secrets). Call before use. */
   configure<T extends KubeObject>(kind: Kind<T>, options: InformerOptions): void {
     this.defaults.set(kindKey(kind), options);
@@ -95,6 +128,7 @@ export class Cache {
     const id = this.id(kind, opts);
     let ki = this.informers.get(id) as KindInformer<T> | undefined;
     if (!ki) {
+      if (this.started && this.options.failOnMissingInformer) throw new MissingInformerError(kind, opts);
       const watched = this.namespacesOf(kind);
       const namespaces = watched.length ? watched : [''];
       const parts = new Map<string, Informer<T>>();
@@ -107,6 +141,7 @@ export class Cache {
             pageSize: this.options.pageSize,
             backoffMs: this.options.backoffMs,
             clock: this.options.clock,
+            transform: this.transforms.get(kindKey(kind)),
           }),
         );
       }
@@ -116,6 +151,20 @@ export class Cache {
       if (this.started) for (const p of parts.values()) p.start();
     }
     return ki;
+  }
+
+  /**
+   * Stops an informer and drops what it holds (controller-runtime's RemoveInformer): for one that
+   * is no longer read, a lazy one a reconcile started, or a kind whose CRD is gone. Not for one a
+   * controller watches (its events would stop). Returns whether there was one.
+   */
+  async removeInformer<T extends KubeObject>(kind: Kind<T>, options?: InformerOptions): Promise<boolean> {
+    const id = this.id(kind, options ?? this.defaults.get(kindKey(kind)) ?? {});
+    const ki = this.informers.get(id);
+    if (!ki) return false;
+    this.informers.delete(id);
+    await Promise.all([...ki.parts.values()].map((p) => p.stop()));
+    return true;
   }
 
   /** The informers that exist for a kind (none is started by asking). */

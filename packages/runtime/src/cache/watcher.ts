@@ -27,6 +27,13 @@ export interface WatcherOptions {
   pageSize?: number;
   /** Reconnect backoff bounds in ms. Default 800 → 30 000, as kube-rs (taken from client-go's reflector). */
   backoffMs?: { initial: number; max: number };
+  /**
+   * Trims each object before it is stored (controller-runtime's cache transforms, kube-rs's
+   * `.modify()`): drop what no reconcile reads (a ConfigMap's data, a Pod's spec) to hold less. It
+   * gets the object as decoded, may change it in place or return another, and must keep its
+   * metadata's name, namespace and resourceVersion.
+   */
+  transform?: (obj: KubeObject) => KubeObject;
   /** The rest of the watcher's timing (tests shorten it); see WatcherConfig. */
   timing?: Partial<Omit<WatcherConfig, 'backoff'>>;
   clock?: Clock;
@@ -194,7 +201,10 @@ export class Watcher<T extends KubeObject> {
     delete obj.metadata.managedFields;
     // Every cached object has a namespace (see Cached): '' for cluster-scoped kinds.
     obj.metadata.namespace ??= '';
-    return obj;
+    if (!this.options.transform) return obj;
+    const out = this.options.transform(obj) as T;
+    out.metadata.namespace ??= '';
+    return out;
   }
 
   /** One WATCH, from open to end; its outcome decides what comes next. */

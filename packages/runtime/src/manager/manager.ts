@@ -81,6 +81,8 @@ export interface ManagerOptions {
   environment?: OperatorEnvironment;
   /** Informer reconnect backoff (tests shorten it). */
   watchBackoffMs?: { initial: number; max: number };
+  /** A read of anything not declared before the start fails instead of starting an informer (CacheOptions.failOnMissingInformer). */
+  failOnMissingInformer?: boolean;
   /** Where and how admission and conversion webhooks are served (only when some are added). */
   webhook?: WebhookSettings;
   /** The one clock every part of the manager reads (tests pass a FakeClock). */
