@@ -57,5 +57,10 @@ export const descendantCpuSeconds = (names: string[]) => {
   return total;
 };
 
-/** The median; NaN for no values. */
-export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+/** The median (the mean of the middle two for an even count: of two runs, not the worse one); NaN for no values. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
