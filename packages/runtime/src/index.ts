@@ -1,6 +1,8 @@
 // Client
 export { Client, type ClientOptions, type ListOptions, type WriteOptions, type ApplyOptions, type DeleteOptions, type PatchType } from './client/client.js';
 export { Transport, type TransportOptions, type RequestSpec } from './client/transport.js';
+export { RESTMapper, KindNotServedError, type DiscoveredResource } from './client/discovery.js';
+export { ProxyConfigError, ProxyTunnelError } from './client/proxy.js';
 export { ApiServerLiveness, type LivenessOptions } from './client/liveness.js';
 export { sleep, systemClock, type Clock } from './clock/clock.js';
 export {

@@ -13,6 +13,7 @@ import type { RuntimeMetrics } from '../metrics/metrics.js';
 import type { OperatorEnvironment } from './environment.js';
 import type { ManagerFlags } from './flags.js';
 import { parseBindAddress, type Route, type RunningServer } from './http-server.js';
+import { RESTMapper } from '../client/discovery.js';
 import { serveMetrics, serveProbes } from './endpoints.js';
 import { SubjectAccessReview, TokenReview } from '../client/kind.js';
 import { currentNamespace, loadKubeConfig } from './kubeconfig.js';
@@ -102,6 +103,8 @@ export class Manager {
   readonly transport: Transport;
   readonly client: Client;
   readonly cache: Cache;
+  /** Where a kind lives, asked of the API server (client/discovery.ts): `await manager.restMapper.kindFor('apps/v1', 'Deployment')`. */
+  readonly restMapper: RESTMapper;
   readonly metrics: RuntimeMetrics;
   readonly recorder: EventRecorder;
   readonly identity: string;
@@ -148,6 +151,7 @@ export class Manager {
       tracer: this.tracer,
     } = c);
     ({ transport: this.transport, client: this.client, cache: this.cache, recorder: this.recorder, liveness: this.liveness, webhooks: this.webhooks } = c);
+    this.restMapper = new RESTMapper(this.transport, { clock: c.clock });
     this.always = new RunnableGroup(this.log);
     this.perTerm = new RunnableGroup(this.log);
     this.healthChecks.set('ping', () => true);
