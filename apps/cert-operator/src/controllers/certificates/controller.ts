@@ -10,7 +10,7 @@ import { certificatesRbac } from '../rbac.js';
 import { CertManagerOwners, TAKEOVER_ANNOTATION } from './cert-manager-owner.js';
 import { contention, failureBackoff } from './backoff.js';
 import { completeIssuance, upToDate } from './issuing.js';
-import { nextPrivateKey } from './next-key.js';
+import { nextPrivateKey, SECRET_OWNER_INDEX, secretOwners } from './next-key.js';
 import { keystorePasswordSecrets } from './outputs.js';
 import { issuanceReason, keepsReady } from './policies.js';
 import { currentRequest, manageRequest, requestOwners, requestsOf, REQUEST_OWNER_INDEX } from './requests.js';
@@ -216,6 +216,7 @@ export function certificateController(cfg: CertOperatorConfig) {
       .withIndex(api.Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
       .withIndex(api.Certificate.kind, KEYSTORE_PASSWORD_INDEX, keystorePasswordSecrets)
       .withIndex(api.CertificateRequest.kind, REQUEST_OWNER_INDEX, requestOwners)
+      .withIndex(Secret, SECRET_OWNER_INDEX, secretOwners, api.labelled)
       .owns(api.CertificateRequest.kind)
       // The target Secret: through the metadata cache (it may not carry our label yet) and through
       // the full cache of labelled Secrets, which is what the reconcile reads (each informer delivers
