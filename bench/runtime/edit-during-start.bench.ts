@@ -7,27 +7,17 @@
 // (the default). Runs interleave, priorities on and off.
 //   OPKIT_BENCH_EDIT_OBJECTS=10000   objects replayed at the start
 //   OPKIT_BENCH_EDIT_ROUNDS=2
-import { createLogger, Client, CustomResourceDefinition, Namespace, Transport, controllerFor, defineCustomResource } from '@opkit/runtime';
+import { createLogger, Client, CustomResourceDefinition, Namespace, Transport, controllerFor } from '@opkit/runtime';
 import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor } from '@opkit/testing';
-import { Type } from '@sinclair/typebox';
 import { createWriteStream } from 'node:fs';
 import { loadavg } from 'node:os';
 import { table } from '../report.js';
+import { Widget } from './widget.js';
 import { median } from '../process-stats.js';
 
 const N = Number(process.env.OPKIT_BENCH_EDIT_OBJECTS ?? 10_000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_EDIT_ROUNDS ?? 2);
-
-const Widget = defineCustomResource({
-  group: 'bench.opkit.dev',
-  version: 'v1',
-  kind: 'Widget',
-  plural: 'widgets',
-  scope: 'Namespaced',
-  spec: Type.Object({ size: Type.Integer() }),
-  status: Type.Object({ observedGeneration: Type.Optional(Type.Integer()) }),
-});
 
 const operatorLogger = () => createLogger({ name: 'bench', destination: createWriteStream('/dev/null') });
 

@@ -1,22 +1,12 @@
 // Reconciles per second for 1,000 custom resources against a real API server: a reconciler that
 // reads from the cache only, and one that also writes status through the reconcile context (one
 // write per object; the key's follow-up reconcile is held in the queue until the cache shows it).
-import { createLogger, Client, CustomResourceDefinition, Namespace, Transport, controllerFor, defineCustomResource } from '@opkit/runtime';
+import { createLogger, Client, CustomResourceDefinition, Namespace, Transport, controllerFor } from '@opkit/runtime';
 import { testManager } from '@opkit/runtime/testing';
 import { startControlPlane, waitFor } from '@opkit/testing';
-import { Type } from '@sinclair/typebox';
 import { createWriteStream } from 'node:fs';
 import { table } from '../report.js';
-
-const Widget = defineCustomResource({
-  group: 'bench.opkit.dev',
-  version: 'v1',
-  kind: 'Widget',
-  plural: 'widgets',
-  scope: 'Namespaced',
-  spec: Type.Object({ size: Type.Integer() }),
-  status: Type.Object({ observedGeneration: Type.Optional(Type.Integer()), run: Type.Optional(Type.Integer()) }),
-});
+import { Widget } from './widget.js';
 
 // Logging as the operators do (info, JSON, to a stream), not the tests' debug-level capture.
 const operatorLogger = () => createLogger({ name: 'bench', destination: createWriteStream('/dev/null') });

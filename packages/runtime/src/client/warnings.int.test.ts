@@ -24,7 +24,7 @@ describe("the API server's warnings", () => {
   beforeAll(async () => {
     plane = await startControlPlane();
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
-    const crd = structuredClone(Relic.crd) as { spec: { versions: Record<string, unknown>[] } };
+    const crd = structuredClone(Relic.crd) as unknown as { spec: { versions: Record<string, unknown>[] } };
     Object.assign(crd.spec.versions[0]!, { deprecated: true, deprecationWarning: 'test.opkit.dev/v1 Relic is deprecated; keep calm' });
     await admin.create(CustomResourceDefinition, crd as never);
     await waitFor('the Relic CRD to be served', () => admin.list(Relic.kind).then(() => true));

@@ -1,11 +1,10 @@
-import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '../client/client.js';
+import { waitFor } from '@opkit/testing';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigMap, Namespace, Secret } from '../client/kind.js';
 import { controllerReference } from '../helpers/owner.js';
-import { Transport } from '../client/transport.js';
 import type { Manager } from '../manager/manager.js';
 import { testManager } from '../testing/harness.js';
+import { useControlPlane } from '../testing/control-plane-suite.js';
 import { controllerFor } from './builder.js';
 import type { Trigger } from './provenance.js';
 
@@ -13,32 +12,25 @@ import type { Trigger } from './provenance.js';
 // replay, state nobody announces is reconciled again, a burst of writes costs one reconcile, and one
 // object cannot take more than its share.
 describe('priorities, resync, debounce and per-object limits against a real API server', () => {
-  let plane: ControlPlane;
-  let admin: Client;
+  const suite = useControlPlane();
   let manager: Manager | undefined;
   let n = 0;
-
-  beforeAll(async () => {
-    plane = await startControlPlane();
-    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
-  });
-  afterAll(() => plane?.stop());
   afterEach(async () => {
     await manager?.stop();
     manager = undefined;
   });
   const freshNamespace = async () => {
     const name = `p${++n}`;
-    await admin.create(Namespace, { metadata: { name } });
+    await suite.admin.create(Namespace, { metadata: { name } });
     return name;
   };
 
   it("reconciles a user's edit made during a start before the 300 objects the start replays", async () => {
     const ns = await freshNamespace();
     for (let i = 0; i < 300; i += 50)
-      await Promise.all(Array.from({ length: 50 }, (_, j) => admin.create(ConfigMap, { metadata: { name: `old-${i + j}`, namespace: ns } })));
+      await Promise.all(Array.from({ length: 50 }, (_, j) => suite.admin.create(ConfigMap, { metadata: { name: `old-${i + j}`, namespace: ns } })));
     const order: string[] = [];
-    const t = testManager(plane.kubeConfig, { namespaces: [ns] });
+    const t = testManager(suite.plane.kubeConfig, { namespaces: [ns] });
     manager = t.manager;
     manager.add(
       controllerFor(ConfigMap).reconcile(async (req) => {
@@ -47,7 +39,7 @@ describe('priorities, resync, debounce and per-object limits against a real API 
       }),
     );
     await manager.start();
-    await admin.create(ConfigMap, { metadata: { name: 'edit', namespace: ns } });
+    await suite.admin.create(ConfigMap, { metadata: { name: 'edit', namespace: ns } });
     await waitFor('the edit reconciled', () => order.includes('edit'), { timeoutMs: 30_000 });
     const before = order.indexOf('edit');
     // First-in-first-out it would come 301st, after every replayed object.
@@ -57,10 +49,10 @@ describe('priorities, resync, debounce and per-object limits against a real API 
 
   it('reconciles every object again each resync period, past the predicates, and not when resync is off', async () => {
     const ns = await freshNamespace();
-    await admin.create(ConfigMap, { metadata: { name: 'a', namespace: ns } });
+    await suite.admin.create(ConfigMap, { metadata: { name: 'a', namespace: ns } });
     const runs = (period: number) => {
       const seen: Trigger['source'][][] = [];
-      const t = testManager(plane.kubeConfig, { namespaces: [ns] });
+      const t = testManager(suite.plane.kubeConfig, { namespaces: [ns] });
       t.manager.add(
         controllerFor(ConfigMap, { predicates: [{ update: () => false }] })
           .withOptions({ resyncPeriodMs: period })
@@ -86,9 +78,9 @@ describe('priorities, resync, debounce and per-object limits against a real API 
 
   it('merges a burst of 20 writes to one object into one reconcile when debounced', async () => {
     const ns = await freshNamespace();
-    await admin.create(ConfigMap, { metadata: { name: 'bursty', namespace: ns } });
+    await suite.admin.create(ConfigMap, { metadata: { name: 'bursty', namespace: ns } });
     const runs: string[] = [];
-    const t = testManager(plane.kubeConfig, { namespaces: [ns] });
+    const t = testManager(suite.plane.kubeConfig, { namespaces: [ns] });
     manager = t.manager;
     manager.add(
       controllerFor(ConfigMap)
@@ -99,7 +91,7 @@ describe('priorities, resync, debounce and per-object limits against a real API 
     );
     await manager.start();
     await waitFor('the start', () => runs.length === 1);
-    for (let i = 1; i <= 20; i++) await admin.patch(ConfigMap, { namespace: ns, name: 'bursty' }, { data: { n: String(i) } });
+    for (let i = 1; i <= 20; i++) await suite.admin.patch(ConfigMap, { namespace: ns, name: 'bursty' }, { data: { n: String(i) } });
     await waitFor('the burst reconciled', () => runs.at(-1) === '20', { timeoutMs: 10_000 });
     await new Promise((r) => setTimeout(r, 800));
     // Without the debounce each write is a reconcile (merged only while one is running).
@@ -108,9 +100,9 @@ describe('priorities, resync, debounce and per-object limits against a real API 
 
   it('runs an object that requeues itself at once no more than its per-object limit allows, and others meanwhile', async () => {
     const ns = await freshNamespace();
-    await admin.create(ConfigMap, { metadata: { name: 'loop', namespace: ns } });
+    await suite.admin.create(ConfigMap, { metadata: { name: 'loop', namespace: ns } });
     const runs: Record<string, number> = {};
-    const t = testManager(plane.kubeConfig, { namespaces: [ns] });
+    const t = testManager(suite.plane.kubeConfig, { namespaces: [ns] });
     manager = t.manager;
     manager.add(
       controllerFor(ConfigMap)
@@ -123,7 +115,7 @@ describe('priorities, resync, debounce and per-object limits against a real API 
     await manager.start();
     const t0 = performance.now();
     await new Promise((r) => setTimeout(r, 500));
-    await admin.create(ConfigMap, { metadata: { name: 'other', namespace: ns } });
+    await suite.admin.create(ConfigMap, { metadata: { name: 'other', namespace: ns } });
     await waitFor('the other object', () => runs.other === 1);
     await new Promise((r) => setTimeout(r, 2_500 - (performance.now() - t0)));
     // 2 per second over ~2.5 s: 6 at most (a 1 ms requeue would otherwise run hundreds of times).
@@ -134,9 +126,9 @@ describe('priorities, resync, debounce and per-object limits against a real API 
   it('with skipOwnWriteEvents, a write costs no second reconcile, while changes by others still reconcile', async () => {
     const ns = await freshNamespace();
     const counts = async (skipOwnWriteEvents: boolean, name: string) => {
-      await admin.create(ConfigMap, { metadata: { name, namespace: ns }, data: { v: '1' } });
+      await suite.admin.create(ConfigMap, { metadata: { name, namespace: ns }, data: { v: '1' } });
       let runs = 0;
-      const t = testManager(plane.kubeConfig, { namespaces: [ns], name: `own-${name}` });
+      const t = testManager(suite.plane.kubeConfig, { namespaces: [ns], name: `own-${name}` });
       t.manager.add(
         controllerFor(ConfigMap, { predicates: [{ create: (o) => o.metadata.name === name, update: (_, o) => o.metadata.name === name }] })
           .owns(Secret)
@@ -156,12 +148,12 @@ describe('priorities, resync, debounce and per-object limits against a real API 
       );
       manager = t.manager;
       await t.manager.start();
-      await waitFor('the Secret written', async () => !!(await admin.find(Secret, { namespace: ns, name: `${name}-s` })));
+      await waitFor('the Secret written', async () => !!(await suite.admin.find(Secret, { namespace: ns, name: `${name}-s` })));
       await new Promise((r) => setTimeout(r, 1_000));
       const afterCreate = runs;
       // Someone else changes the child: that reconciles, and the repair is written back.
-      await admin.patch(Secret, { namespace: ns, name: `${name}-s` }, { stringData: { v: 'tampered' } });
-      await waitFor('the Secret repaired', async () => (await admin.get(Secret, { namespace: ns, name: `${name}-s` })).data?.v === Buffer.from('1').toString('base64'));
+      await suite.admin.patch(Secret, { namespace: ns, name: `${name}-s` }, { stringData: { v: 'tampered' } });
+      await waitFor('the Secret repaired', async () => (await suite.admin.get(Secret, { namespace: ns, name: `${name}-s` })).data?.v === Buffer.from('1').toString('base64'));
       await new Promise((r) => setTimeout(r, 1_000));
       await t.manager.stop();
       manager = undefined;

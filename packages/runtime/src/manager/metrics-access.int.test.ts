@@ -168,7 +168,7 @@ describe('secured /metrics and /debug/queue, with reconcile provenance', () => {
     expect(() => manager.addMetricsRoute('/debug/late', () => ({ status: 200, contentType: 'text/plain', body: '' }))).toThrow(/has started/);
 
     expect((await get(port, '/debug/heap-snapshot', tokens.prometheus)).status).toBe(403);
-    const snapshot = await head(port, '/debug/heap-snapshot', tokens.profiler);
+    const snapshot = await head(port, '/debug/heap-snapshot', tokens.profiler!);
     expect(snapshot).toMatchObject({ status: 200, start: expect.stringMatching(/^\{"snapshot":\{/) });
 
     const [profile, meanwhile] = await Promise.all([
