@@ -132,7 +132,7 @@ export { controllerReference, setControllerReference, controllerOf, isControlled
 export { hasFinalizer } from './helpers/finalizers.js';
 export { contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome } from './helpers/apply.js';
 export { deepEqual, isSubset } from './helpers/equality.js';
-export { EventRecorder, type EventType, type EventRecorderOptions } from './events/recorder.js';
+export { EventRecorder, EventsV1Event, type EventType, type EventRecorderOptions } from './events/recorder.js';
 export { RuntimeMetrics } from './metrics/metrics.js';
 export { createLogger, silentLogger, type Logger, type LoggerOptions } from './log/logger.js';
 

@@ -2,8 +2,15 @@ import type { Logger } from 'pino';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '../client/client.js';
 import { isNotFound } from '../client/errors.js';
-import { CoreEvent } from '../client/kind.js';
+import { CoreEvent, defineKind } from '../client/kind.js';
 import type { KubeObject } from '../client/types.js';
+import { heartbeatDue, onOccurrence, type SeriesState } from './series.js';
+
+/** events.k8s.io/v1 Events. */
+export const EventsV1Event = defineKind<KubeObject & Record<string, unknown>>({ group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true });
+
+/** MicroTime, as eventTime and series.lastObservedTime take it. */
+const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -19,6 +26,17 @@ export interface EventRecorderOptions {
   refillMs?: number;
   /** The clock (tests). */
   now?: () => number;
+  /**
+   * Which Events API: core/v1 (default; a repeat bumps `count`, written at once) or events.k8s.io/v1
+   * (a repeat joins a `series`, whose count a heartbeat writes at most every `seriesHeartbeatMs`:
+   * a flood costs one write per heartbeat). The second needs `create` and `patch` on
+   * `events.events.k8s.io` in the operator's role.
+   */
+  api?: 'core/v1' | 'events.k8s.io/v1';
+  /** events.k8s.io/v1: a series' count is written at most this often. Default 30 min, as client-go. */
+  seriesHeartbeatMs?: number;
+  /** events.k8s.io/v1: a repeat this long after the previous starts a new Event. Default 6 min, as client-go. */
+  seriesFinishMs?: number;
 }
 
 interface Seen {
@@ -49,6 +67,8 @@ export class EventRecorder {
   private readonly window: number;
   private readonly now: () => number;
   private prunedAt: number;
+  private readonly series = new Map<string, SeriesState>();
+  private heartbeat?: NodeJS.Timeout;
 
   constructor(
     private readonly client: Client,
@@ -103,9 +123,35 @@ export class EventRecorder {
     this.event(obj, 'Warning', reason, message);
   }
 
-  /** Waits for events still being written (on shutdown). */
+  /** Waits for events still being written, and writes series counts not written yet (on shutdown). */
   async flush(): Promise<void> {
     await Promise.all([...this.pending]);
+    if (this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+      await this.writeSeries(true);
+    }
+  }
+
+  /** events.k8s.io/v1: writes the series whose count moved and whose heartbeat (or end) came; forgets ended ones. */
+  private async writeSeries(all = false): Promise<void> {
+    const heartbeatMs = this.options.seriesHeartbeatMs ?? 30 * 60_000;
+    const finishMs = this.options.seriesFinishMs ?? 6 * 60_000;
+    const now = this.now();
+    for (const [key, s] of this.series) {
+      if (s.count > s.written && (all || heartbeatDue(s, now, heartbeatMs, finishMs))) {
+        const count = s.count;
+        try {
+          await this.client.patch(EventsV1Event, { namespace: s.namespace, name: s.name }, { series: { count, lastObservedTime: microTime(s.last) } });
+          s.written = count;
+          s.lastWrite = now;
+        } catch (err) {
+          this.log.warn({ err: (err as Error).message }, 'could not write an event series');
+          s.written = count; // Not retried: the next repeat or heartbeat carries the count on.
+        }
+      }
+      if (now - s.last >= finishMs) this.series.delete(key);
+    }
   }
 
   private allow(objKey: string): boolean {
@@ -121,8 +167,51 @@ export class EventRecorder {
     return true;
   }
 
+  /** events.k8s.io/v1: an Event, a series begun, or a repeat counted for the heartbeat. */
+  private async recordV1(key: string, obj: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
+    const m = obj.metadata;
+    const now = this.now();
+    const finishMs = this.options.seriesFinishMs ?? 6 * 60_000;
+    const prev = this.series.get(key);
+    const step = onOccurrence(prev, now, finishMs);
+    if (prev && step.write === 'series-now') {
+      Object.assign(prev, { count: step.count, last: now });
+      try {
+        await this.client.patch(EventsV1Event, { namespace: prev.namespace, name: prev.name }, { series: { count: step.count, lastObservedTime: microTime(now) } });
+        Object.assign(prev, { written: step.count, lastWrite: now });
+        return;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        // Gone (TTL, or deleted): a new Event below.
+      }
+    } else if (prev && step.write === 'later') {
+      Object.assign(prev, { count: step.count, last: now });
+      this.heartbeat ??= setInterval(() => void this.writeSeries(), Math.min(60_000, this.options.seriesHeartbeatMs ?? 60_000)).unref();
+      return;
+    }
+    if (!this.allow(objectKey(obj))) {
+      this.log.debug({ reason, object: m.name }, 'event dropped by the spam filter');
+      return;
+    }
+    const namespace = m.namespace || 'default';
+    const name = `${m.name}.${now.toString(16)}${randomBytes(2).toString('hex')}`;
+    await this.client.create(EventsV1Event, {
+      metadata: { name, namespace },
+      eventTime: microTime(now),
+      reportingController: this.options.component,
+      reportingInstance: (this.options.instance ?? this.options.component).slice(0, 128),
+      action: reason.slice(0, 128),
+      reason: reason.slice(0, 128),
+      type,
+      note: message.length > 1024 ? `${message.slice(0, 1021)}...` : message,
+      regarding: { apiVersion: obj.apiVersion, kind: obj.kind, name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion },
+    });
+    this.series.set(key, { name, namespace, count: 1, written: 1, last: now, lastWrite: now });
+  }
+
   /** `key` is the event's aggregation key, computed once in event(). */
   private async record(key: string, obj: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
+    if (this.options.api === 'events.k8s.io/v1') return this.recordV1(key, obj, type, reason, message);
     const m = obj.metadata;
     const objKey = objectKey(obj);
     const now = this.now();

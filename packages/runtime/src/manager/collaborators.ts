@@ -76,7 +76,11 @@ export function makeCollaborators(options: ManagerOptions): Collaborators {
     transport,
     client,
     cache,
-    recorder: new EventRecorder(client, log.child({ component: 'events' }), { component: options.name, instance: instanceName(environment) }),
+    recorder: new EventRecorder(client, log.child({ component: 'events' }), {
+      component: options.name,
+      instance: instanceName(environment),
+      api: options.eventsApi,
+    }),
     liveness,
     webhooks: new Webhooks({ client, transport, log, metrics, clock }),
   };

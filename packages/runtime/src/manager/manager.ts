@@ -82,6 +82,8 @@ export interface ManagerOptions {
   environment?: OperatorEnvironment;
   /** Informer reconnect backoff (tests shorten it). */
   watchBackoffMs?: { initial: number; max: number };
+  /** The Events API the recorder writes (EventRecorderOptions.api); default core/v1. */
+  eventsApi?: 'core/v1' | 'events.k8s.io/v1';
   /** A read of anything not declared before the start fails instead of starting an informer (CacheOptions.failOnMissingInformer). */
   failOnMissingInformer?: boolean;
   /** Where and how admission and conversion webhooks are served (only when some are added). */
