@@ -107,7 +107,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   }));
   for (let i = 0; i < N; i += 250) await apply(certs.slice(i, i + 250));
   // The CA certificate is Ready already: N + 1 in all.
-  const done = await certificates.until(N + 1, `${side.label}: certificates Ready`, { deadlineMs: DEADLINE_MIN * 60_000, alive });
+  const done = await certificates.until(N + 1, `${side.label}: certificates Ready`, { deadlineMs: DEADLINE_MIN * 60_000, alive, since: t0 });
   await certificates.stop();
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(child.pid!) - cpu0;

@@ -13,9 +13,10 @@ export interface WatchedCount {
   /**
    * Resolves once `want` objects satisfy the predicate, printing progress every `progressMs`; at
    * `deadlineMs` it resolves with what it had (`reached: false`) instead of failing, so a slow side
-   * is still measured.
+   * is still measured. Progress shows the time and rate since `since` (a performance.now(); default:
+   * the call).
    */
-  until(want: number, what: string, opts: { deadlineMs: number; progressMs?: number; alive?: () => void }): Promise<{ reached: boolean; count: number }>;
+  until(want: number, what: string, opts: { deadlineMs: number; progressMs?: number; alive?: () => void; since?: number }): Promise<{ reached: boolean; count: number }>;
   stop(): Promise<void>;
 }
 
@@ -36,8 +37,9 @@ export async function watchedCount<T extends KubeObject>(transport: Transport, k
     get count() {
       return matching.size;
     },
-    async until(want, what, { deadlineMs, progressMs = 30_000, alive }) {
+    async until(want, what, { deadlineMs, progressMs = 30_000, alive, since }) {
       const t0 = performance.now();
+      const from = since ?? t0;
       let lastPrint = t0;
       for (;;) {
         alive?.();
@@ -46,7 +48,7 @@ export async function watchedCount<T extends KubeObject>(transport: Transport, k
         if (now - t0 >= deadlineMs) return { reached: false, count: matching.size };
         if (now - lastPrint >= progressMs) {
           lastPrint = now;
-          const s = (now - t0) / 1000;
+          const s = (now - from) / 1000;
           console.log(`  … ${what}: ${matching.size} of ${want} after ${s.toFixed(0)} s (${(matching.size / s).toFixed(1)}/s, load ${loadavg()[0]!.toFixed(2)})`);
         }
         await new Promise((r) => setTimeout(r, 200));
