@@ -93,7 +93,8 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
     },
     { apiVersion: v1, kind: 'Issuer', metadata: { name: 'ca' }, spec: { ca: { secretName: 'root' } } },
   ]);
-  if (!(await issuers.until(2, `${side.label}: issuers Ready`, { deadlineMs: 120_000, alive })).reached) throw new Error(`${side.label}: the CA issuer not Ready in 2 minutes`);
+  if (!(await issuers.until(2, `${side.label}: issuers Ready`, { deadlineMs: 120_000, alive })).reached)
+    throw new Error(`${side.label}: the CA issuer not Ready in 2 minutes`);
   await issuers.stop();
   const since = new Date();
   const cpu0 = cpuSeconds(child.pid!);

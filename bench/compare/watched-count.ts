@@ -16,11 +16,20 @@ export interface WatchedCount {
    * is still measured. Progress shows the time and rate since `since` (a performance.now(); default:
    * the call).
    */
-  until(want: number, what: string, opts: { deadlineMs: number; progressMs?: number; alive?: () => void; since?: number }): Promise<{ reached: boolean; count: number }>;
+  until(
+    want: number,
+    what: string,
+    opts: { deadlineMs: number; progressMs?: number; alive?: () => void; since?: number },
+  ): Promise<{ reached: boolean; count: number }>;
   stop(): Promise<void>;
 }
 
-export async function watchedCount<T extends KubeObject>(transport: Transport, kind: Kind<T>, namespace: string, matches: (o: T) => boolean): Promise<WatchedCount> {
+export async function watchedCount<T extends KubeObject>(
+  transport: Transport,
+  kind: Kind<T>,
+  namespace: string,
+  matches: (o: T) => boolean,
+): Promise<WatchedCount> {
   const informer = new Informer(transport, kind, silentLogger(), { namespace });
   const matching = new Set<string>();
   const note = (o: T) => {
@@ -49,7 +58,9 @@ export async function watchedCount<T extends KubeObject>(transport: Transport, k
         if (now - lastPrint >= progressMs) {
           lastPrint = now;
           const s = (now - from) / 1000;
-          console.log(`  … ${what}: ${matching.size} of ${want} after ${s.toFixed(0)} s (${(matching.size / s).toFixed(1)}/s, load ${loadavg()[0]!.toFixed(2)})`);
+          console.log(
+            `  … ${what}: ${matching.size} of ${want} after ${s.toFixed(0)} s (${(matching.size / s).toFixed(1)}/s, load ${loadavg()[0]!.toFixed(2)})`,
+          );
         }
         await new Promise((r) => setTimeout(r, 200));
       }

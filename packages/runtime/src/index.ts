@@ -86,7 +86,14 @@ export {
 export { controllerFor, ControllerBuilder, referenceIndex, type ControllerDefinition, type IndexSpec } from './controller/builder.js';
 export { ReferenceReader } from './controller/reference-reader.js';
 export { type Trigger, type ReconcileRecord } from './controller/provenance.js';
-export { Controller, ReconcileTimeoutError, DEFAULT_RECONCILE_TIMEOUT_MS, DEFAULT_RESYNC_PERIOD_MS, type Reconciler, type ControllerOptions } from './controller/controller.js';
+export {
+  Controller,
+  ReconcileTimeoutError,
+  DEFAULT_RECONCILE_TIMEOUT_MS,
+  DEFAULT_RESYNC_PERIOD_MS,
+  type Reconciler,
+  type ControllerOptions,
+} from './controller/controller.js';
 export { type ReconcileContext, type ReadClient, type FinalizeOptions } from './controller/reconcile-context.js';
 export { compareResourceVersions } from './controller/read-your-writes.js';
 export { TerminalError, requestKey, type Request, type Result } from './controller/result.js';

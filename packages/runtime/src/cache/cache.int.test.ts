@@ -111,7 +111,11 @@ describe('the shared cache', () => {
     expect(Bulb.crd).toMatchObject({ spec: { versions: [{ selectableFields: [{ jsonPath: '.spec.color' }] }] } });
     await admin.create(CustomResourceDefinition, Bulb.crd as never);
     await waitFor('the Bulb CRD to be served', () => admin.list(Bulb.kind).then(() => true));
-    for (const [name, color] of [['b1', 'blue'], ['r1', 'red'], ['b2', 'blue']] as const)
+    for (const [name, color] of [
+      ['b1', 'blue'],
+      ['r1', 'red'],
+      ['b2', 'blue'],
+    ] as const)
       await admin.create(Bulb.kind, { metadata: { name, namespace: 'a' }, spec: { color, watts: 5 } });
     const selective = new Cache(new Transport(plane.kubeConfig), captureLogger().logger, { namespaces: ['a'] });
     selective.start();

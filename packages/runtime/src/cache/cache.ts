@@ -45,7 +45,11 @@ export interface CacheListOptions {
 /** A read the cache was not set up for, with failOnMissingInformer on. */
 export class MissingInformerError extends Error {
   constructor(kind: Kind, options: InformerOptions) {
-    const how = [options.labelSelector && `labels ${options.labelSelector}`, options.fieldSelector && `fields ${options.fieldSelector}`, options.metadataOnly && 'metadata only']
+    const how = [
+      options.labelSelector && `labels ${options.labelSelector}`,
+      options.fieldSelector && `fields ${options.fieldSelector}`,
+      options.metadataOnly && 'metadata only',
+    ]
       .filter(Boolean)
       .join(', ');
     super(
@@ -109,7 +113,8 @@ export class Cache {
    * applies it.
    */
   transform<T extends KubeObject>(kind: Kind<T>, fn: (obj: T) => T): void {
-    if (this.informersOf(kind).length) throw new Error(`cache.transform(${resourceName(kind)}): informers of the kind exist already; set transforms before the kind is used`);
+    if (this.informersOf(kind).length)
+      throw new Error(`cache.transform(${resourceName(kind)}): informers of the kind exist already; set transforms before the kind is used`);
     this.transforms.set(kindKey(kind), fn as unknown as (obj: KubeObject) => KubeObject);
   }
 

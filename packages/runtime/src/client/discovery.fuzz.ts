@@ -15,9 +15,13 @@ const resource = fc.record(
 );
 export const targets = fuzzTargets({
   name: 'parseResourceList: only well-formed resources, for any JSON',
-  arbitrary: fc.oneof(fc.json().map((j) => JSON.parse(j) as unknown), fc.record({ resources: fc.array(resource, { maxLength: 20 }) })),
+  arbitrary: fc.oneof(
+    fc.json().map((j) => JSON.parse(j) as unknown),
+    fc.record({ resources: fc.array(resource, { maxLength: 20 }) }),
+  ),
   run: (body: unknown) => {
     for (const r of parseResourceList(body))
-      if (r.name.includes('/') || typeof r.namespaced !== 'boolean' || !/^[A-Za-z]/.test(r.kind) || r.verbs.length > 20) throw new Error(`kept ${JSON.stringify(r)}`);
+      if (r.name.includes('/') || typeof r.namespaced !== 'boolean' || !/^[A-Za-z]/.test(r.kind) || r.verbs.length > 20)
+        throw new Error(`kept ${JSON.stringify(r)}`);
   },
 });

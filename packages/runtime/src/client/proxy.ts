@@ -27,7 +27,7 @@ const envValue = (env: ProxyEnv, name: string) => env[name] || env[name.toLowerC
 
 /** The proxy for `server`, or undefined to connect directly. */
 export function proxyFor(server: URL, proxyUrl: string | undefined, env: ProxyEnv = process.env): URL | undefined {
-  if (proxyUrl) return parseProxyUrl(proxyUrl, 'the kubeconfig\'s proxy-url');
+  if (proxyUrl) return parseProxyUrl(proxyUrl, "the kubeconfig's proxy-url");
   const name = server.protocol === 'https:' ? 'HTTPS_PROXY' : 'HTTP_PROXY';
   const raw = envValue(env, name);
   if (!raw) return undefined;
@@ -46,7 +46,9 @@ function parseProxyUrl(raw: string, from: string): URL {
     throw new ProxyConfigError(`${from} "${raw}" is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ProxyConfigError(`${from} "${url.protocol}//${url.host}": only http:// and https:// proxies are supported (not ${url.protocol.replace(':', '')})`);
+    throw new ProxyConfigError(
+      `${from} "${url.protocol}//${url.host}": only http:// and https:// proxies are supported (not ${url.protocol.replace(':', '')})`,
+    );
   return url;
 }
 
@@ -90,7 +92,7 @@ function inCidr(host: string, base: string, bits: number): boolean {
   const b = ipBytes(base);
   if (!a || !b || a.length !== b.length || bits > a.length * 8) return false;
   for (let i = 0; i < bits; i++) {
-    const mask = 0x80 >> i % 8;
+    const mask = 0x80 >> (i % 8);
     if ((a[i >> 3]! & mask) !== (b[i >> 3]! & mask)) return false;
   }
   return true;
@@ -117,7 +119,8 @@ export const MAX_CONNECT_RESPONSE_BYTES = 16 * 1024;
 export function parseConnectResponse(buf: Buffer): { status: number; reason: string; rest: Buffer } | undefined {
   const end = buf.indexOf('\r\n\r\n');
   if (end < 0) {
-    if (buf.length > MAX_CONNECT_RESPONSE_BYTES) throw new ProxyTunnelError(`the proxy's answer to CONNECT exceeds ${MAX_CONNECT_RESPONSE_BYTES} bytes without ending`);
+    if (buf.length > MAX_CONNECT_RESPONSE_BYTES)
+      throw new ProxyTunnelError(`the proxy's answer to CONNECT exceeds ${MAX_CONNECT_RESPONSE_BYTES} bytes without ending`);
     return undefined;
   }
   if (end > MAX_CONNECT_RESPONSE_BYTES) throw new ProxyTunnelError(`the proxy's answer to CONNECT exceeds ${MAX_CONNECT_RESPONSE_BYTES} bytes`);
@@ -132,8 +135,7 @@ export function openTunnel(proxy: URL, target: string, timeoutMs = 15_000): Prom
   return new Promise((resolve, reject) => {
     const port = Number(proxy.port || (proxy.protocol === 'https:' ? 443 : 80));
     const host = proxy.hostname.replace(/^\[|\]$/g, '');
-    const socket: Socket =
-      proxy.protocol === 'https:' ? tlsConnect({ host, port, servername: isIP(host) ? undefined : host }) : netConnect({ host, port });
+    const socket: Socket = proxy.protocol === 'https:' ? tlsConnect({ host, port, servername: isIP(host) ? undefined : host }) : netConnect({ host, port });
     const fail = (err: Error) => {
       socket.destroy();
       reject(err);
@@ -163,7 +165,9 @@ export function openTunnel(proxy: URL, target: string, timeoutMs = 15_000): Prom
       resolve(socket);
     };
     socket.on('data', onData);
-    const auth = proxy.username ? `Proxy-Authorization: Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}\r\n` : '';
+    const auth = proxy.username
+      ? `Proxy-Authorization: Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}\r\n`
+      : '';
     socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth}\r\n`);
   });
 }
@@ -184,7 +188,13 @@ export class TunnelingHttpsAgent extends HttpsAgent {
     openTunnel(this.proxy, target).then(
       (raw) => {
         const host = options.host ?? undefined;
-        const tls = tlsConnect({ ...options, host, port: options.port ?? undefined, socket: raw, servername: options.servername ?? (host && !isIP(host) ? host : undefined) });
+        const tls = tlsConnect({
+          ...options,
+          host,
+          port: options.port ?? undefined,
+          socket: raw,
+          servername: options.servername ?? (host && !isIP(host) ? host : undefined),
+        });
         callback?.(null, tls);
       },
       (err: Error) => callback?.(err, undefined as never),

@@ -198,7 +198,10 @@ describe('controllers against a real API server', () => {
     // A plain Error is a failure, not a programming fault; a SyntaxError is.
     expect(metricValue(metrics, 'controller_runtime_reconcile_panics_total', { controller: 'gadget' })).toBe(0);
     await admin.create(Gadget.kind, { metadata: { name: 'buggy', namespace: n }, spec: { size: 1 } });
-    await waitFor('a panic counted', async () => metricValue((await scrape(manager!, '/metrics')).body, 'controller_runtime_reconcile_panics_total', { controller: 'gadget' }) >= 1);
+    await waitFor(
+      'a panic counted',
+      async () => metricValue((await scrape(manager!, '/metrics')).body, 'controller_runtime_reconcile_panics_total', { controller: 'gadget' }) >= 1,
+    );
     expect(metricValue((await scrape(manager, '/metrics')).body, 'controller_runtime_reconcile_timeouts_total', { controller: 'gadget' })).toBe(0);
     for (const name of [
       'controller_runtime_reconcile_total',

@@ -3,7 +3,11 @@ import { ConfigMap, Secret } from '../client/kind.js';
 import { OwnWrites } from './own-writes.js';
 import type { RecordedWrite } from './read-your-writes.js';
 
-const wrote = (rv: string, name = 'a', kind = ConfigMap): RecordedWrite => ({ kind, key: { namespace: 'ns', name }, expectation: { kind: 'written', resourceVersion: rv } });
+const wrote = (rv: string, name = 'a', kind = ConfigMap): RecordedWrite => ({
+  kind,
+  key: { namespace: 'ns', name },
+  expectation: { kind: 'written', resourceVersion: rv },
+});
 const obj = (rv: string, name = 'a') => ({ metadata: { namespace: 'ns', name, resourceVersion: rv } });
 
 describe('OwnWrites', () => {

@@ -132,7 +132,12 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
   const wrote = <T extends KubeObject>(kind: Kind<T>, obj: T): Cached<T> => {
     obj.metadata.namespace ??= '';
     if (obj.metadata.resourceVersion) {
-      const w: RecordedWrite = { kind, key: keyOfObj(obj), labels: obj.metadata.labels, expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion } };
+      const w: RecordedWrite = {
+        kind,
+        key: keyOfObj(obj),
+        labels: obj.metadata.labels,
+        expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion },
+      };
       writes.push(w);
       deps.onWrite?.(w);
     }

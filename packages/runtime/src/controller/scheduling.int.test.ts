@@ -153,7 +153,10 @@ describe('priorities, resync, debounce and per-object limits against a real API 
       const afterCreate = runs;
       // Someone else changes the child: that reconciles, and the repair is written back.
       await suite.admin.patch(Secret, { namespace: ns, name: `${name}-s` }, { stringData: { v: 'tampered' } });
-      await waitFor('the Secret repaired', async () => (await suite.admin.get(Secret, { namespace: ns, name: `${name}-s` })).data?.v === Buffer.from('1').toString('base64'));
+      await waitFor(
+        'the Secret repaired',
+        async () => (await suite.admin.get(Secret, { namespace: ns, name: `${name}-s` })).data?.v === Buffer.from('1').toString('base64'),
+      );
       await new Promise((r) => setTimeout(r, 1_000));
       await t.manager.stop();
       manager = undefined;

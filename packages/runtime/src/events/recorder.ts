@@ -7,7 +7,13 @@ import type { KubeObject } from '../client/types.js';
 import { heartbeatDue, onOccurrence, type SeriesState } from './series.js';
 
 /** events.k8s.io/v1 Events. */
-export const EventsV1Event = defineKind<KubeObject & Record<string, unknown>>({ group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true });
+export const EventsV1Event = defineKind<KubeObject & Record<string, unknown>>({
+  group: 'events.k8s.io',
+  version: 'v1',
+  kind: 'Event',
+  plural: 'events',
+  namespaced: true,
+});
 
 /** MicroTime, as eventTime and series.lastObservedTime take it. */
 const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, '000Z');
@@ -177,7 +183,11 @@ export class EventRecorder {
     if (prev && step.write === 'series-now') {
       Object.assign(prev, { count: step.count, last: now });
       try {
-        await this.client.patch(EventsV1Event, { namespace: prev.namespace, name: prev.name }, { series: { count: step.count, lastObservedTime: microTime(now) } });
+        await this.client.patch(
+          EventsV1Event,
+          { namespace: prev.namespace, name: prev.name },
+          { series: { count: step.count, lastObservedTime: microTime(now) } },
+        );
         Object.assign(prev, { written: step.count, lastWrite: now });
         return;
       } catch (err) {

@@ -3,7 +3,14 @@ import { heartbeatDue, onOccurrence, type SeriesState } from './series.js';
 
 const FINISH = 6 * 60_000;
 const HEARTBEAT = 30 * 60_000;
-const state = (count: number, written: number, last: number, lastWrite = last): SeriesState => ({ name: 'e', namespace: 'ns', count, written, last, lastWrite });
+const state = (count: number, written: number, last: number, lastWrite = last): SeriesState => ({
+  name: 'e',
+  namespace: 'ns',
+  count,
+  written,
+  last,
+  lastWrite,
+});
 
 describe('onOccurrence', () => {
   it.each([

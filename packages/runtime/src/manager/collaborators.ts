@@ -56,7 +56,12 @@ export function makeCollaborators(options: ManagerOptions): Collaborators {
     onWarning: (warnings, spec) => warningLog.note(resourceOfPath(spec.path), warnings),
   });
   const client = new Client(transport, { fieldManager: options.name });
-  const cache = new Cache(transport, log, { namespaces: options.namespaces ?? environment.watchNamespaces, backoffMs: options.watchBackoffMs, clock, failOnMissingInformer: options.failOnMissingInformer });
+  const cache = new Cache(transport, log, {
+    namespaces: options.namespaces ?? environment.watchNamespaces,
+    backoffMs: options.watchBackoffMs,
+    clock,
+    failOnMissingInformer: options.failOnMissingInformer,
+  });
   const liveness = new ApiServerLiveness(transport, log.child({ component: 'apiserver-liveness' }), {
     ...options.liveness,
     clock,

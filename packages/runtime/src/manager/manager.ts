@@ -32,7 +32,6 @@ import { makeCollaborators } from './collaborators.js';
 import { initialLifecycle, lifecycleStep, type LifecycleEffect, type LifecycleEvent, type LifecycleState } from './lifecycle.js';
 import { RunnableGroup, type Runnable } from './runnables.js';
 
-
 /** The metrics server's own paths (endpoints.ts, profiling.ts). */
 const RESERVED_METRICS_PATHS = ['/metrics', '/debug/queue', '/debug/heap-snapshot', '/debug/cpu-profile'];
 export { leaderIdentity } from './identity.js';

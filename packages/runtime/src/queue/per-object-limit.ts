@@ -12,7 +12,8 @@ export class PerObjectLimit {
     private readonly reconciles: number,
     private readonly perMs: number,
   ) {
-    if (!(reconciles >= 1) || !(perMs > 0)) throw new Error(`perObjectRateLimit: reconciles must be at least 1 and perMs above 0 (got ${reconciles} per ${perMs} ms)`);
+    if (!(reconciles >= 1) || !(perMs > 0))
+      throw new Error(`perObjectRateLimit: reconciles must be at least 1 and perMs above 0 (got ${reconciles} per ${perMs} ms)`);
   }
 
   delay(key: string, now: number): number {

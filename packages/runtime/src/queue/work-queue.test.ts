@@ -136,11 +136,50 @@ describe('WorkQueue', () => {
   describe('priorities', () => {
     // Each row: adds in order ([item, priority]), and the order items are handed out.
     const cases: [string, [string, number][], string[]][] = [
-      ['the highest priority first, FIFO within one', [['a', Priority.low], ['b', Priority.low], ['c', 0], ['d', 5], ['e', 0]], ['d', 'c', 'e', 'a', 'b']],
-      ['an item added again at a higher priority moves up', [['a', Priority.low], ['b', Priority.low], ['b', 0]], ['b', 'a']],
-      ['added again at a lower priority it keeps its place and priority', [['a', 0], ['b', 0], ['a', Priority.low]], ['a', 'b']],
-      ['moved up, it is still handed out once', [['a', Priority.low], ['a', 0], ['a', 5], ['b', 0]], ['a', 'b']],
-      ['a user edit passes ten thousand replayed objects', [...Array.from({ length: 10_000 }, (_, i) => [`r${i}`, Priority.low] as [string, number]), ['edit', 0]], ['edit', 'r0', 'r1']],
+      [
+        'the highest priority first, FIFO within one',
+        [
+          ['a', Priority.low],
+          ['b', Priority.low],
+          ['c', 0],
+          ['d', 5],
+          ['e', 0],
+        ],
+        ['d', 'c', 'e', 'a', 'b'],
+      ],
+      [
+        'an item added again at a higher priority moves up',
+        [
+          ['a', Priority.low],
+          ['b', Priority.low],
+          ['b', 0],
+        ],
+        ['b', 'a'],
+      ],
+      [
+        'added again at a lower priority it keeps its place and priority',
+        [
+          ['a', 0],
+          ['b', 0],
+          ['a', Priority.low],
+        ],
+        ['a', 'b'],
+      ],
+      [
+        'moved up, it is still handed out once',
+        [
+          ['a', Priority.low],
+          ['a', 0],
+          ['a', 5],
+          ['b', 0],
+        ],
+        ['a', 'b'],
+      ],
+      [
+        'a user edit passes ten thousand replayed objects',
+        [...Array.from({ length: 10_000 }, (_, i) => [`r${i}`, Priority.low] as [string, number]), ['edit', 0]],
+        ['edit', 'r0', 'r1'],
+      ],
     ];
     it.each(cases)('%s', async (_, adds, first) => {
       const q = new WorkQueue('t');
