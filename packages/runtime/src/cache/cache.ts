@@ -127,9 +127,14 @@ export class Cache {
     return `${kindKey(kind)}|${o.labelSelector ?? ''}|${o.fieldSelector ?? ''}|${o.metadataOnly ? 'meta' : 'full'}`;
   }
 
+  /** The options an informer of `kind` is made with: those given, else the kind's defaults (configure). */
+  private optionsFor(kind: Kind, options?: InformerOptions): InformerOptions {
+    return options ?? this.defaults.get(kindKey(kind)) ?? {};
+  }
+
   /** The shared informer for a kind; created (and started, if the cache runs) on first request. */
   informer<T extends KubeObject>(kind: Kind<T>, options?: InformerOptions): KindInformer<T> {
-    const opts = options ?? this.defaults.get(kindKey(kind)) ?? {};
+    const opts = this.optionsFor(kind, options);
     const id = this.id(kind, opts);
     let ki = this.informers.get(id) as KindInformer<T> | undefined;
     if (!ki) {
@@ -164,7 +169,7 @@ export class Cache {
    * controller watches (its events would stop). Returns whether there was one.
    */
   async removeInformer<T extends KubeObject>(kind: Kind<T>, options?: InformerOptions): Promise<boolean> {
-    const id = this.id(kind, options ?? this.defaults.get(kindKey(kind)) ?? {});
+    const id = this.id(kind, this.optionsFor(kind, options));
     const ki = this.informers.get(id);
     if (!ki) return false;
     this.informers.delete(id);

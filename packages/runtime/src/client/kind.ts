@@ -51,6 +51,23 @@ export const resourceName = (k: Kind): string => (k.group ? `${k.plural}.${k.gro
 
 export const kindKey = (k: Kind): string => `${apiVersionOf(k)}/${k.kind}`;
 
+/** What a REST path addresses (the inverse of resourcePath); undefined for a path outside the resource API. */
+export function parseResourcePath(path: string): { group: string; namespace?: string; resource: string; name?: string; subresource?: string } | undefined {
+  const segments = path.split('?')[0]!.split('/').filter(Boolean);
+  let group: string;
+  let rest: string[];
+  if (segments[0] === 'api' && segments.length >= 3) [group, rest] = ['', segments.slice(2)];
+  else if (segments[0] === 'apis' && segments.length >= 4) [group, rest] = [segments[1]!, segments.slice(3)];
+  else return undefined;
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [resource, name, subresource] = rest;
+  return resource ? { group, namespace, resource, name, subresource } : undefined;
+}
+
 /** The REST path of a collection or one object (and optionally its subresource). */
 export function resourcePath(k: Kind, namespace?: string, name?: string, subresource?: string): string {
   const base = k.group ? `/apis/${k.group}/${k.version}` : `/api/${k.version}`;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { parseResourcePath } from './kind.js';
 
 /**
  * The API server's `Warning` headers (RFC 7234 §5.5, as Kubernetes sends them since 1.19:
@@ -46,14 +47,9 @@ export function parseWarnings(header: string | string[] | undefined): string[] {
  * `widgets.example.com`. Paths outside the resource API (`/version`) name themselves.
  */
 export function resourceOfPath(path: string): string {
-  const parts = path.split('?')[0]!.split('/').filter(Boolean);
-  const [root, ...rest] = parts;
-  const group = root === 'apis' ? rest.shift() : root === 'api' ? '' : undefined;
-  if (group === undefined) return path;
-  rest.shift(); // version
-  if (rest[0] === 'namespaces' && rest.length >= 3) rest.splice(0, 2);
-  const plural = rest[0] ?? '';
-  return group ? `${plural}.${group}` : plural;
+  const target = parseResourcePath(path);
+  if (!target) return path;
+  return target.group ? `${target.resource}.${target.group}` : target.resource;
 }
 
 /**

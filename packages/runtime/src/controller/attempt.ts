@@ -2,14 +2,12 @@ import type { Logger } from 'pino';
 import type { Cache } from '../cache/cache.js';
 import type { Clock } from '../clock/clock.js';
 import type { Client } from '../client/client.js';
-import type { Kind } from '../client/kind.js';
-import type { ObjectKey } from '../client/types.js';
 import type { EventRecorder } from '../events/recorder.js';
 import type { Span, Tracer } from '../tracing/tracer.js';
 import { ReconcileFence } from './fence.js';
 import type { AttemptOutcome } from './outcome.js';
 import type { Trigger } from './provenance.js';
-import { reconcileContext, type ReconcileContext, type RecordedWrite } from './reconcile-context.js';
+import { reconcileContext, type ReconcileContext, type RecordedWrite, type WriteObserver } from './reconcile-context.js';
 import type { ReferenceReader } from './reference-reader.js';
 import type { Request, Result } from './result.js';
 
@@ -33,9 +31,7 @@ export interface AttemptDeps {
   tracer?: Tracer;
   /** The controller's logger; the attempt's own child (with namespace, name, reconcileID) is made on first use. */
   log: Logger;
-  onWrite?: (w: RecordedWrite) => void;
-  onWriteStart?: (kind: Kind, key: ObjectKey) => void;
-  onWriteEnd?: (kind: Kind, key: ObjectKey) => void;
+  writeObserver?: WriteObserver;
 }
 
 /**
@@ -94,9 +90,7 @@ export class ReconcileAttempt {
           return fence.signal;
         },
         clock: deps.clock,
-        onWrite: deps.onWrite,
-        onWriteStart: deps.onWriteStart,
-        onWriteEnd: deps.onWriteEnd,
+        writeObserver: deps.writeObserver,
       },
       this.writes,
     );

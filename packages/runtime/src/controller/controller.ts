@@ -391,9 +391,7 @@ export class Controller {
       clock: this.clock,
       tracer: this.deps.tracer,
       log: this.log,
-      onWrite: this.ownWrites && ((rw) => this.ownWrites!.record(rw)),
-      onWriteStart: this.ownWrites && ((kind, key) => this.ownWrites!.writeStarted(kind, key)),
-      onWriteEnd: this.ownWrites && ((kind, key) => this.ownWrites!.writeEnded(kind, key)),
+      writeObserver: this.ownWrites,
     };
     const attempt = new ReconcileAttempt(this.attemptDeps, req, reconcileId, triggers, term.abort.signal, this.timeoutMs, span);
     const outcome = await attempt.run();

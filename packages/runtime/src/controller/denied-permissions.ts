@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock/clock.js';
 import type { Client } from '../client/client.js';
 import { ApiError } from '../client/errors.js';
+import { parseResourcePath } from '../client/kind.js';
 import { describePermission, missingPermissions, type Permission } from '../manager/rbac-check.js';
 
 /**
@@ -10,19 +11,9 @@ import { describePermission, missingPermissions, type Permission } from '../mana
  * Undefined for a path that names no resource.
  */
 export function deniedPermission(method: string, path: string): Permission | undefined {
-  const segments = path.split('?')[0]!.split('/').filter(Boolean);
-  let group: string;
-  let rest: string[];
-  if (segments[0] === 'api' && segments.length >= 3) [group, rest] = ['', segments.slice(2)];
-  else if (segments[0] === 'apis' && segments.length >= 4) [group, rest] = [segments[1]!, segments.slice(3)];
-  else return undefined;
-  let namespace: string | undefined;
-  if (rest[0] === 'namespaces' && rest.length >= 3) {
-    namespace = rest[1];
-    rest = rest.slice(2);
-  }
-  const [resource, name, subresource] = rest;
-  if (!resource) return undefined;
+  const target = parseResourcePath(path);
+  if (!target) return undefined;
+  const { group, namespace, resource, name, subresource } = target;
   const verb = (
     {
       GET: name ? 'get' : 'list',

@@ -1,6 +1,7 @@
 import { kindKey, type Kind } from '../client/kind.js';
 import { keyOf, type KubeObject, type ObjectKey } from '../client/types.js';
 import { compareResourceVersions, type RecordedWrite } from './read-your-writes.js';
+import type { WriteObserver } from './reconcile-context.js';
 
 /**
  * The versions this controller's own writes produced, so the watch events they cause can be told
@@ -12,7 +13,7 @@ import { compareResourceVersions, type RecordedWrite } from './read-your-writes.
  * forgotten once a later version of its object is seen; versions whose event never comes (an
  * object outside every informer's selector) are bounded by MAX_VERSIONS.
  */
-export class OwnWrites {
+export class OwnWrites implements WriteObserver {
   static readonly MAX_VERSIONS = 10_000;
   private readonly versions = new Map<string, Set<string>>();
   private count = 0;

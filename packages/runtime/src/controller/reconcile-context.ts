@@ -105,11 +105,15 @@ export interface ContextDeps {
   clock: Clock;
   /** The controller's reader of referenced objects (its memo outlives one reconcile). */
   references?: ReferenceReader;
-  /** Told of each write as it returns (the controller's OwnWrites). */
-  onWrite?: (w: RecordedWrite) => void;
-  /** Told when a write to an object is sent and when it has returned (and was recorded). */
-  onWriteStart?: (kind: Kind, key: ObjectKey) => void;
-  onWriteEnd?: (kind: Kind, key: ObjectKey) => void;
+  /** Told of each write: sent, recorded (its answer), ended (the controller's OwnWrites). */
+  writeObserver?: WriteObserver;
+}
+
+/** Follows a reconcile's writes as they happen: one sent to an object, its answer, its end. */
+export interface WriteObserver {
+  writeStarted(kind: Kind, key: ObjectKey): void;
+  record(w: RecordedWrite): void;
+  writeEnded(kind: Kind, key: ObjectKey): void;
 }
 
 /**
@@ -139,18 +143,20 @@ export function reconcileContext(deps: ContextDeps, writes: RecordedWrite[] = []
         expectation: { kind: 'written', resourceVersion: obj.metadata.resourceVersion },
       };
       writes.push(w);
-      deps.onWrite?.(w);
+      deps.writeObserver?.record(w);
     }
     return obj as Cached<T>;
   };
   const deleted = (kind: Kind, key: ObjectKey, labels?: Record<string, string>) => writes.push({ kind, key, labels, expectation: { kind: 'deleted' } });
   /** A write in flight: its watch event may come before its answer, and must wait for it to be told apart. */
   const sending = async <R>(kind: Kind, key: ObjectKey, work: () => Promise<R>): Promise<R> => {
-    deps.onWriteStart?.(kind, key);
+    const observer = deps.writeObserver;
+    if (!observer) return work();
+    observer.writeStarted(kind, key);
     try {
       return await work();
     } finally {
-      deps.onWriteEnd?.(kind, key);
+      observer.writeEnded(kind, key);
     }
   };
 

@@ -19,10 +19,6 @@ export class ReadyLanes {
     return this.live.has(item);
   }
 
-  priorityOf(item: string): number | undefined {
-    return this.live.get(item)?.priority;
-  }
-
   push(item: string, priority: number): void {
     const current = this.live.get(item);
     if (current && current.priority >= priority) return;
