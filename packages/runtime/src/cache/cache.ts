@@ -30,9 +30,14 @@ export interface CacheOptions {
    * fails with MissingInformerError instead of quietly watching (and holding) every such object in
    * the cluster, the first cause of operators' memory blowing up. Declare what is read
    * (controllerFor/owns/watches/references, `cache.informer` before start) or read it with the
-   * client. Default off in the runtime; the opkit operators turn it on.
+   * client. Default off (as controller-runtime's); the opkit operators do not turn it on yet.
    */
   failOnMissingInformer?: boolean;
+  /**
+   * Full lists streamed (`sendInitialEvents`, WatchList) where the API server offers it, paginated
+   * LISTs where it refuses. Default on, as client-go's since 1.35; `false`: paginated LISTs only.
+   */
+  streamingLists?: boolean;
 }
 
 export interface CacheListOptions {
@@ -150,6 +155,7 @@ export class Cache {
             ...opts,
             pageSize: this.options.pageSize,
             backoffMs: this.options.backoffMs,
+            timing: this.options.streamingLists === false ? { streamingLists: false } : undefined,
             clock: this.options.clock,
             transform: this.transforms.get(kindKey(kind)),
           }),

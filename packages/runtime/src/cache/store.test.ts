@@ -8,6 +8,20 @@ const obj = (name: string, rv: string, sources: string[] = [], ns = 'default'): 
 });
 
 describe('Store', () => {
+  it('applies a relist in slices: each slice changes the store as it is yielded, deletions come last', () => {
+    const s = new Store<ReturnType<typeof obj>>();
+    s.replace(['a', 'b', 'c', 'd', 'e'].map((n) => obj(n, '1')));
+    const slices = s.replaceInSlices([obj('a', '2'), obj('b', '1'), obj('f', '1'), obj('g', '1'), obj('h', '1')], 2);
+    const seen: string[][] = [];
+    for (const deltas of slices) {
+      seen.push(deltas.map((d) => `${d.type} ${d.obj.metadata.name}`));
+      // What a slice reports is in the store when the slice is handed on.
+      for (const d of deltas) expect(s.get(`default/${d.obj.metadata.name}`)).toBe(d.type === 'delete' ? undefined : d.obj);
+    }
+    expect(seen).toEqual([['update a'], ['add f', 'add g'], ['add h'], ['delete c', 'delete d'], ['delete e']]);
+    expect(s.size).toBe(5);
+  });
+
   it('diffs a relist against its content, reporting deletions that happened while disconnected', () => {
     const s = new Store<ReturnType<typeof obj>>();
     s.replace([obj('a', '1'), obj('b', '1'), obj('c', '1')]);

@@ -158,19 +158,36 @@ export class Store<T extends KubeObject> {
    * happened while the watch was down (the objects missing from the new list).
    */
   replace(objs: T[]): StoreDelta<T>[] {
-    const deltas: StoreDelta<T>[] = [];
+    return [...this.replaceInSlices(objs, Infinity)].flat();
+  }
+
+  /**
+   * `replace`, a slice of `size` objects at a time: each step applies the next slice and yields
+   * what it changed, then the deletions come last. The informer hands each slice on and lets the
+   * event loop run between them, so a 50,000-object relist does not stop every other informer,
+   * probe and reconcile for its whole length. Between steps the store holds some objects at their
+   * new version and some at their old, as it does between two watch events.
+   */
+  *replaceInSlices(objs: T[], size: number): Generator<StoreDelta<T>[]> {
     const seen = new Set<string>();
-    for (const obj of objs) {
-      seen.add(keyOf(obj));
-      const d = this.upsert(obj);
-      if (d) deltas.push(d);
+    for (let i = 0; i < objs.length; i += size) {
+      const deltas: StoreDelta<T>[] = [];
+      for (const obj of objs.slice(i, i + size)) {
+        seen.add(keyOf(obj));
+        const d = this.upsert(obj);
+        if (d) deltas.push(d);
+      }
+      yield deltas;
     }
-    for (const [key, old] of [...this.items]) {
-      if (seen.has(key)) continue;
-      const d = this.remove(old);
-      if (d) deltas.push(d);
+    const gone = [...this.items.values()].filter((old) => !seen.has(keyOf(old)));
+    for (let i = 0; i < gone.length; i += size) {
+      const deltas: StoreDelta<T>[] = [];
+      for (const old of gone.slice(i, i + size)) {
+        const d = this.remove(old);
+        if (d) deltas.push(d);
+      }
+      yield deltas;
     }
-    return deltas;
   }
 }
 

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../client/errors.js';
-import { DEFAULT_WATCHER_CONFIG, initialWatcherState, step, type WatcherAction, type WatcherEvent, type WatcherState } from './watcher-state.js';
+import {
+  DEFAULT_WATCHER_CONFIG,
+  initialWatcherState,
+  step,
+  type WatcherAction,
+  type WatcherConfig,
+  type WatcherEvent,
+  type WatcherState,
+} from './watcher-state.js';
 
 const gone = new ApiError('WATCH', '/api/v1/configmaps', 410, { reason: 'Expired', code: 410, message: 'too old resource version: 5 (90)' });
 const tooLarge = new ApiError('GET', '/api/v1/configmaps', 504, {
@@ -17,13 +25,19 @@ const tooLargeOldServer = new ApiError('GET', '/api/v1/configmaps', 504, {
 const forbidden = new ApiError('GET', '/api/v1/configmaps', 403, { reason: 'Forbidden', code: 403, message: 'configmaps is forbidden' });
 const reset = new Error('socket hang up');
 
-/** Runs events at monotonic times through step; jitter fixed at its midpoint (delay = the base). */
-function run(events: [number, WatcherEvent][], from: WatcherState = initialWatcherState()) {
+const paginated = { ...DEFAULT_WATCHER_CONFIG, streamingLists: false };
+
+/**
+ * Runs events at monotonic times through step; jitter fixed at its midpoint (delay = the base).
+ * Paginated LISTs unless `config` says otherwise: most rows are about what follows a full list,
+ * which is the same either way; the streaming rows are below.
+ */
+function run(events: [number, WatcherEvent][], from: WatcherState = initialWatcherState(), config: WatcherConfig = paginated) {
   let state = from;
   const actions: WatcherAction[] = [];
   const failures: number[] = [];
   for (const [now, e] of events) {
-    const t = step(state, e, { now, random: () => 0.5, config: DEFAULT_WATCHER_CONFIG });
+    const t = step(state, e, { now, random: () => 0.5, config });
     state = t.state;
     actions.push(t.action);
     failures.push(state.failures);
@@ -185,5 +199,105 @@ describe('the watcher state machine', () => {
       [900, { type: 'waited' }],
     ]);
     expect(r.last).toEqual({ do: 'list' });
+  });
+});
+
+describe('the watcher state machine with streaming lists (the default)', () => {
+  const invalid = new ApiError('WATCH', '/api/v1/configmaps', 422, {
+    reason: 'Invalid',
+    code: 422,
+    message:
+      'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+  });
+  const streamed = (rv = '100'): [number, WatcherEvent][] => [
+    [0, { type: 'start' }],
+    [0, { type: 'opened' }],
+    [1, { type: 'delivered', event: 'ADDED', resourceVersion: '90' }],
+    [2, { type: 'initialEventsEnded', resourceVersion: rv }],
+  ];
+  it.each<[string, [number, WatcherEvent][], WatcherAction, Partial<WatcherState>]>([
+    ['starts with a streaming list', [[0, { type: 'start' }]], { do: 'streamList' }, { phase: 'streaming', synced: false }],
+    [
+      'has nothing to resume from while the initial events come',
+      [...streamed().slice(0, 3)],
+      { do: 'continue' },
+      { phase: 'streaming', resourceVersion: '', synced: false, connected: true },
+    ],
+    [
+      'is synced at the initial-events-end bookmark, and the same stream goes on as the watch',
+      streamed('100'),
+      { do: 'continue' },
+      { phase: 'watching', resourceVersion: '100', synced: true, connected: true },
+    ],
+    [
+      'follows the watch once synced',
+      [...streamed('100'), [3, { type: 'delivered', event: 'MODIFIED', resourceVersion: '101' }]],
+      { do: 'continue' },
+      { resourceVersion: '101' },
+    ],
+    [
+      'resumes a synced stream as a plain watch',
+      [...streamed('100'), [300_000, { type: 'ended' }]],
+      { do: 'watch', resourceVersion: '100' },
+      { phase: 'watching' },
+    ],
+    [
+      'falls back to paginated LISTs, at once and for good, when the server refuses to stream',
+      [
+        [0, { type: 'start' }],
+        [0, { type: 'ended', error: invalid }],
+      ],
+      { do: 'list' },
+      { phase: 'listing', streamRefused: true, failures: 0 },
+    ],
+    [
+      'lists by pages after a 410 once streaming was refused',
+      [
+        [0, { type: 'start' }],
+        [0, { type: 'ended', error: invalid }],
+        [1, { type: 'listed', resourceVersion: '100' }],
+        [2, { type: 'opened' }],
+        [3, { type: 'ended', error: gone }],
+      ],
+      { do: 'list' },
+      { streamRefused: true },
+    ],
+    [
+      'streams again after a 410 where streaming works',
+      [...streamed('100'), [3, { type: 'ended', error: gone }]],
+      { do: 'streamList' },
+      { phase: 'streaming', resourceVersion: '' },
+    ],
+    [
+      'takes a stream cut before its end as a failure, and streams again from nothing after the backoff',
+      [...streamed().slice(0, 3), [3, { type: 'ended', error: reset }], [900, { type: 'waited' }]],
+      { do: 'streamList' },
+      { resourceVersion: '', failures: 1, synced: false },
+    ],
+    [
+      'takes a clean end before the initial events ended as a failure (a server that ignored sendInitialEvents)',
+      [...streamed().slice(0, 3), [400_000, { type: 'ended' }]],
+      { do: 'wait', ms: 800 },
+      { resourceVersion: '', failures: 1 },
+    ],
+    [
+      'does not take a refusal after the stream opened for a refusal to stream',
+      [...streamed().slice(0, 2), [3, { type: 'ended', error: invalid }]],
+      { do: 'wait', ms: 800 },
+      { streamRefused: false, failures: 1 },
+    ],
+    [
+      'backs off a forbidden streaming list like a forbidden LIST',
+      [
+        [0, { type: 'start' }],
+        [0, { type: 'ended', error: forbidden }],
+      ],
+      { do: 'wait', ms: 800 },
+      { streamRefused: false, failures: 1 },
+    ],
+  ])('%s', (_, events, action, state) => {
+    const r = run(events, initialWatcherState(), DEFAULT_WATCHER_CONFIG);
+    expect(r.last).toEqual(action);
+    expect(r.state).toMatchObject(state);
   });
 });

@@ -9,9 +9,14 @@ import { ApiError, isGone } from '../client/errors.js';
  */
 export interface WatcherState {
   /** What the watcher is doing. */
-  phase: 'new' | 'listing' | 'watching' | 'waiting' | 'stopped';
-  /** Where a watch resumes from; '' means the next step is a LIST (at the start, after 410 or a too-large version). */
+  phase: 'new' | 'listing' | 'streaming' | 'watching' | 'waiting' | 'stopped';
+  /** Where a watch resumes from; '' means the next step is a full list (at the start, after 410 or a too-large version). */
   resourceVersion: string;
+  /**
+   * The API server refused a streaming list (its WatchList feature off, or a server from before it):
+   * full lists are paginated LISTs from then on.
+   */
+  streamRefused: boolean;
   /** A LIST has completed once: the cache is filled. */
   synced: boolean;
   /** A watch stream is open. */
@@ -34,6 +39,8 @@ export interface WatcherState {
 export type WatcherEvent =
   | { type: 'start' }
   | { type: 'listed'; resourceVersion: string }
+  /** A streaming list's initial events are all in (its bookmark marked `k8s.io/initial-events-end`): the stream goes on as a watch. */
+  | { type: 'initialEventsEnded'; resourceVersion: string }
   | { type: 'listFailed'; error: Error }
   | { type: 'opened' }
   /** A line of the stream: an object event or a bookmark, with the resourceVersion it carries. */
@@ -48,13 +55,21 @@ export type WatcherEvent =
   | { type: 'stop' };
 
 /** What the shell does next. `continue`: carry on with what it is doing (a stream stays open). */
-export type WatcherAction = { do: 'list' } | { do: 'watch'; resourceVersion: string } | { do: 'wait'; ms: number } | { do: 'continue' } | { do: 'stop' };
+export type WatcherAction =
+  | { do: 'list' }
+  /** A full list as a watch (`sendInitialEvents`): every object as an ADDED event, then a bookmark, then the watch goes on. */
+  | { do: 'streamList' }
+  | { do: 'watch'; resourceVersion: string }
+  | { do: 'wait'; ms: number }
+  | { do: 'continue' }
+  | { do: 'stop' };
 
 /** Something worth a log line, decided with the transition. */
 export type WatcherNote =
   | { note: 'relist'; reason: 'gone' | 'too-large'; inMs: number }
   | { note: 'failed'; error: Error; retryInMs: number; failures: number }
-  | { note: 'recovered'; afterFailures: number };
+  | { note: 'recovered'; afterFailures: number }
+  | { note: 'streamRefused'; error: Error };
 
 export interface WatcherConfig {
   /** Reconnect backoff, as client-go's reflector and kube-rs: 800 ms doubling to 30 s, jittered. */
@@ -71,6 +86,12 @@ export interface WatcherConfig {
   healthyAfterMs: number;
   /** A watch that ends sooner than this having delivered nothing counts as a failure (a server that accepts and closes). */
   minWatchMs: number;
+  /**
+   * Full lists as streaming lists (KEP-3157, `sendInitialEvents`; client-go's default since 1.35):
+   * the API server serves them from its watch cache, one object at a time, instead of building
+   * LIST pages. Refused by the server, the watcher falls back to paginated LISTs for good.
+   */
+  streamingLists: boolean;
 }
 
 export const DEFAULT_WATCHER_CONFIG: WatcherConfig = {
@@ -79,6 +100,7 @@ export const DEFAULT_WATCHER_CONFIG: WatcherConfig = {
   relistLoopMs: 60_000,
   healthyAfterMs: 5_000,
   minWatchMs: 1_000,
+  streamingLists: true,
 };
 
 export interface StepEnv {
@@ -98,6 +120,7 @@ export interface Transition {
 export const initialWatcherState = (): WatcherState => ({
   phase: 'new',
   resourceVersion: '',
+  streamRefused: false,
   synced: false,
   connected: false,
   failures: 0,
@@ -126,8 +149,21 @@ export function isTooLargeResourceVersion(err: unknown): boolean {
   return (err.status === 504 || err.reason === 'Timeout') && /too large resource version/i.test(err.serverMessage);
 }
 
-/** The next step after this state: LIST when there is nothing to resume from, else WATCH. */
-const resume = (s: WatcherState): WatcherAction => (s.resourceVersion ? { do: 'watch', resourceVersion: s.resourceVersion } : { do: 'list' });
+/** The next step after this state: a full list when there is nothing to resume from (streamed where it can be), else WATCH. */
+function resume(s: WatcherState, env: StepEnv): Transition {
+  if (s.resourceVersion) return { state: { ...s, phase: 'watching' }, action: { do: 'watch', resourceVersion: s.resourceVersion } };
+  if (env.config.streamingLists && !s.streamRefused) return { state: { ...s, phase: 'streaming' }, action: { do: 'streamList' } };
+  return { state: { ...s, phase: 'listing' }, action: { do: 'list' } };
+}
+
+/**
+ * A server that does not stream lists says so when the watch is opened: 422 (the WatchList
+ * feature gate off: "sendInitialEvents is forbidden…", or a server older than the parameter:
+ * "resourceVersionMatch is forbidden for watch") or 400.
+ */
+export function refusesStreaming(err: Error): boolean {
+  return err instanceof ApiError && (err.status === 422 || err.status === 400);
+}
 
 function backoffDelay(attempt: number, env: StepEnv): number {
   const { initial, max } = env.config.backoff;
@@ -159,11 +195,8 @@ function relist(s: WatcherState, reason: 'gone' | 'too-large', env: StepEnv): Tr
     relistAttempt: looping ? attempt + 1 : 0,
     lastRelistAt: env.now + ms,
   };
-  return {
-    state: { ...state, phase: ms ? 'waiting' : 'listing' },
-    action: ms ? { do: 'wait', ms } : { do: 'list' },
-    note: { note: 'relist', reason, inMs: ms },
-  };
+  const next = ms ? { state: { ...state, phase: 'waiting' as const }, action: { do: 'wait', ms } as const } : resume(state, env);
+  return { ...next, note: { note: 'relist', reason, inMs: ms } };
 }
 
 /** Evidence the watch works: failures are forgotten (the backoff is not: it resets only after a quiet spell). */
@@ -176,22 +209,40 @@ export function step(s: WatcherState, e: WatcherEvent, env: StepEnv): Transition
   if (s.phase === 'stopped') return { state: s, action: { do: 'stop' } };
   switch (e.type) {
     case 'start':
-      return s.phase === 'new' ? { state: { ...s, phase: 'listing' }, action: { do: 'list' } } : { state: s, action: { do: 'continue' } };
+      return s.phase === 'new' ? resume(s, env) : { state: s, action: { do: 'continue' } };
     case 'stop':
       return { state: { ...s, phase: 'stopped', connected: false, openedAt: undefined }, action: { do: 'stop' } };
     case 'listed': {
-      const next: WatcherState = { ...s, phase: 'watching', resourceVersion: e.resourceVersion, synced: true, failures: 0, lastError: undefined };
-      return { state: next, action: resume(next), note: s.failures ? { note: 'recovered', afterFailures: s.failures } : undefined };
+      const next: WatcherState = { ...s, resourceVersion: e.resourceVersion, synced: true, failures: 0, lastError: undefined };
+      return { ...resume(next, env), note: s.failures ? { note: 'recovered', afterFailures: s.failures } : undefined };
+    }
+    case 'initialEventsEnded': {
+      if (s.phase !== 'streaming') return { state: s, action: { do: 'continue' } };
+      const next: WatcherState = {
+        ...s,
+        phase: 'watching',
+        resourceVersion: e.resourceVersion,
+        synced: true,
+        failures: 0,
+        lastError: undefined,
+        delivered: true,
+      };
+      return { state: next, action: { do: 'continue' }, note: s.failures ? { note: 'recovered', afterFailures: s.failures } : undefined };
     }
     case 'listFailed':
       // A LIST asks for the latest state: no version of ours can be too old or too new for it.
       return fail({ ...s, resourceVersion: '' }, e.error, env);
     case 'opened':
-      return { state: { ...s, phase: 'watching', connected: true, openedAt: env.now, delivered: false, bookmarks: false }, action: { do: 'continue' } };
+      // A streaming list stays `streaming` until its initial events have all come.
+      return {
+        state: { ...s, phase: s.phase === 'streaming' ? 'streaming' : 'watching', connected: true, openedAt: env.now, delivered: false, bookmarks: false },
+        action: { do: 'continue' },
+      };
     case 'delivered': {
       const next: WatcherState = {
         ...s,
-        resourceVersion: e.resourceVersion || s.resourceVersion,
+        // Until a streaming list's end, its events are not in the store: nothing to resume from.
+        resourceVersion: s.phase === 'streaming' ? '' : e.resourceVersion || s.resourceVersion,
         delivered: true,
         bookmarks: s.bookmarks || e.event === 'BOOKMARK',
       };
@@ -202,23 +253,26 @@ export function step(s: WatcherState, e: WatcherEvent, env: StepEnv): Transition
     case 'ended': {
       const closed: WatcherState = { ...s, connected: false };
       if (e.error) {
+        if (s.phase === 'streaming' && !s.connected && refusesStreaming(e.error))
+          return { ...resume({ ...closed, streamRefused: true }, env), note: { note: 'streamRefused', error: e.error } };
         const why = classifyWatchError(e.error);
         if (why !== 'retry') return relist(closed, why, env);
         return fail(closed, e.error, env);
       }
+      if (s.phase === 'streaming') return fail(closed, new Error('the streaming list ended before all its initial events came'), env);
       // A clean end (the server's timeoutSeconds) resumes at once; one that came at once with
       // nothing delivered is a server that accepts and closes: a failure, so it backs off.
       const brief = s.openedAt !== undefined && env.now - s.openedAt < env.config.minWatchMs && !s.delivered;
       if (brief) return fail(closed, new Error('the watch was closed as soon as it opened'), env);
-      return { state: { ...closed, phase: 'watching', openedAt: undefined }, action: resume(closed) };
+      return resume({ ...closed, openedAt: undefined }, env);
     }
     case 'waited':
       if (s.phase !== 'waiting') return { state: s, action: { do: 'continue' } };
-      return { state: { ...s, phase: s.resourceVersion ? 'watching' : 'listing' }, action: resume(s) };
+      return resume(s, env);
     case 'retryNow': {
       const reset: WatcherState = { ...s, backoffAttempt: 0, lastFailureAt: undefined };
       if (s.phase !== 'waiting') return { state: reset, action: { do: 'continue' } };
-      return { state: { ...reset, phase: s.resourceVersion ? 'watching' : 'listing' }, action: resume(s) };
+      return resume(reset, env);
     }
   }
 }

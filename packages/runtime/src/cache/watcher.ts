@@ -40,8 +40,11 @@ export interface WatcherOptions {
 }
 
 export interface WatcherSink<T> {
-  /** A complete LIST: the sink swaps its content and derives what changed. */
-  replace(items: T[], resourceVersion: string): void;
+  /**
+   * A complete list: the sink swaps its content and derives what changed. It may take several
+   * turns of the event loop (a large list is handed on in slices); the watch resumes once it resolves.
+   */
+  replace(items: T[], resourceVersion: string): void | Promise<void>;
   event(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void;
 }
 
@@ -136,6 +139,8 @@ export class Watcher<T extends KubeObject> {
         { resource, relistInMs: Math.round(n.inMs), reason: n.reason },
         n.reason === 'gone' ? 'resourceVersion too old (410 Gone): relisting' : 'resourceVersion newer than the API server has (too large): relisting',
       );
+    else if (n.note === 'streamRefused')
+      this.log.info({ resource, err: n.error.message }, `the API server does not stream lists of ${resource}; using paginated LISTs`);
     else if (n.note === 'recovered') this.log.info({ resource, afterFailures: n.afterFailures }, `list/watch of ${resource} works again`);
     else {
       const denied = isForbidden(n.error) || isUnauthorized(n.error);
@@ -153,6 +158,7 @@ export class Watcher<T extends KubeObject> {
     let action = this.dispatch({ type: 'start' });
     while (!this.stopped) {
       if (action.do === 'list') action = await this.list();
+      else if (action.do === 'streamList') action = await this.watch('', true);
       else if (action.do === 'watch') action = await this.watch(action.resourceVersion);
       else if (action.do === 'wait') action = await this.pause(action.ms);
       else break;
@@ -187,7 +193,8 @@ export class Watcher<T extends KubeObject> {
     } catch (err) {
       return this.dispatch({ type: 'listFailed', error: err as Error });
     }
-    this.sink.replace(items, rv);
+    await this.sink.replace(items, rv);
+    if (this.stopped) return { do: 'stop' };
     return this.dispatch({ type: 'listed', resourceVersion: rv });
   }
   /** LIST items lack apiVersion/kind; watch events and metadata-only items differ too. Make them uniform. */
@@ -207,8 +214,13 @@ export class Watcher<T extends KubeObject> {
     return out;
   }
 
-  /** One WATCH, from open to end; its outcome decides what comes next. */
-  private async watch(resourceVersion: string): Promise<WatcherAction> {
+  /**
+   * One WATCH, from open to end; its outcome decides what comes next. `streamList`: a full list
+   * first (`sendInitialEvents`): the API server sends every object as ADDED, then a bookmark
+   * annotated `k8s.io/initial-events-end` at the list's resourceVersion, then the watch goes on.
+   * Those objects are gathered and replace the store at the bookmark, as a LIST's would.
+   */
+  private async watch(resourceVersion: string, streamList = false): Promise<WatcherAction> {
     // The server ends each watch after timeoutSeconds; spread them as client-go does (5-10 min).
     const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
     let res;
@@ -219,7 +231,7 @@ export class Watcher<T extends KubeObject> {
         query: {
           watch: 'true',
           allowWatchBookmarks: 'true',
-          resourceVersion,
+          ...(streamList ? { sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' } : { resourceVersion }),
           timeoutSeconds,
           labelSelector: this.options.labelSelector,
           fieldSelector: this.options.fieldSelector,
@@ -246,10 +258,22 @@ export class Watcher<T extends KubeObject> {
     let streamError: Error | undefined;
     stream.on('error', (e) => (streamError = e));
     stream.on('data', armIdle);
+    let initial: T[] | undefined = streamList ? [] : undefined;
     try {
       for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
         if (!line) continue;
-        this.handle(JSON.parse(line) as { type: string; object: T | Status });
+        const event = JSON.parse(line) as { type: string; object: T | Status };
+        if (!initial) {
+          this.handle(event);
+          continue;
+        }
+        const end = this.gather(event, initial);
+        if (end === undefined) continue;
+        const items = initial;
+        initial = undefined;
+        await this.sink.replace(items, end);
+        if (this.stopped) break;
+        this.dispatch({ type: 'initialEventsEnded', resourceVersion: end });
       }
     } catch (err) {
       streamError ??= err as Error;
@@ -259,6 +283,17 @@ export class Watcher<T extends KubeObject> {
       stream.destroy();
     }
     return this.dispatch({ type: 'ended', error: streamError });
+  }
+
+  /** A line of a streaming list before its end: gathered; the end bookmark's resourceVersion when it is that bookmark. */
+  private gather(event: { type: string; object: T | Status }, into: T[]): string | undefined {
+    if (event.type === 'ERROR') this.handle(event); // throws
+    const obj = event.object as T;
+    if (event.type === 'BOOKMARK') {
+      if (obj.metadata.annotations?.['k8s.io/initial-events-end'] === 'true') return obj.metadata.resourceVersion ?? '';
+    } else if (event.type === 'ADDED') into.push(this.normalize(obj));
+    this.dispatch({ type: 'delivered', event: event.type as 'ADDED', resourceVersion: obj.metadata.resourceVersion });
+    return undefined;
   }
 
   private handle(event: { type: string; object: T | Status }): void {

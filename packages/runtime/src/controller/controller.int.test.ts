@@ -238,7 +238,9 @@ describe('controllers against a real API server', () => {
       if (results[results.length - 1] === 'absent/gone') return true;
       const queue = JSON.stringify(manager!.debugQueue());
       const trouble = t.logs.lines.filter((l) => l.level >= 40).map((l) => l.msg);
-      throw new Error(`reconciles: ${results.join(', ')}; watch: ${JSON.stringify(manager!.cache.health())}; queue: ${queue}; warnings: ${trouble.join(' | ')}`);
+      throw new Error(
+        `reconciles: ${results.join(', ')}; watch: ${JSON.stringify(manager!.cache.health())}; queue: ${queue}; warnings: ${trouble.join(' | ')}`,
+      );
     });
   });
 });

@@ -61,6 +61,7 @@ export function makeCollaborators(options: ManagerOptions): Collaborators {
     backoffMs: options.watchBackoffMs,
     clock,
     failOnMissingInformer: options.failOnMissingInformer,
+    streamingLists: options.streamingLists,
   });
   const liveness = new ApiServerLiveness(transport, log.child({ component: 'apiserver-liveness' }), {
     ...options.liveness,

@@ -85,6 +85,8 @@ export interface ManagerOptions {
   eventsApi?: 'core/v1' | 'events.k8s.io/v1';
   /** A read of anything not declared before the start fails instead of starting an informer (CacheOptions.failOnMissingInformer). */
   failOnMissingInformer?: boolean;
+  /** Full lists streamed where the API server offers it (CacheOptions.streamingLists); default on. */
+  streamingLists?: boolean;
   /** Where and how admission and conversion webhooks are served (only when some are added). */
   webhook?: WebhookSettings;
   /** The one clock every part of the manager reads (tests pass a FakeClock). */
