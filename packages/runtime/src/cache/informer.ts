@@ -3,6 +3,7 @@ import type { Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import type { KubeObject } from '../client/types.js';
 import { Store, type StoreDelta } from './store.js';
+import { SLICE, yieldToEventLoop } from './turns.js';
 import { Watcher, type WatcherHealth, type WatcherOptions } from './watcher.js';
 
 export interface EventHandler<T> {
@@ -16,15 +17,6 @@ export interface EventHandler<T> {
   onUpdate?(old: T, obj: T): void;
   onDelete?(obj: T): void;
 }
-
-/**
- * Objects applied and handed to handlers per turn of the event loop in a (re)list: applying
- * 50,000 ConfigMaps of 40 fields at once took 300–400 ms here, during which nothing else ran
- * (bench/runtime/relist-lag.bench.ts measures the stalls).
- */
-export const REPLACE_SLICE = 500;
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * One watcher feeding one store, shared by every consumer of the same (kind, namespace, selector).
@@ -42,7 +34,11 @@ export class Informer<T extends KubeObject> {
     readonly kind: Kind<T>,
     private readonly log: Logger,
     readonly options: WatcherOptions & {
-      /** Objects applied and handed on per turn of the event loop in a (re)list; Infinity: all in one (what the bench compares with). */
+      /**
+       * Objects applied and handed on per turn of the event loop in a (re)list (default 500:
+       * applying 50,000 ConfigMaps of 40 fields at once took 300–400 ms here, during which nothing
+       * else ran); Infinity: all in one turn (what bench/runtime/relist-lag compares with).
+       */
       sliceSize?: number;
     } = {},
   ) {
@@ -54,7 +50,7 @@ export class Informer<T extends KubeObject> {
           // Only the first list is the initial list: a relist's adds are creations the watch missed.
           const initialList = !this.listed;
           let first = true;
-          for (const deltas of this.store.replaceInSlices(items, options.sliceSize ?? REPLACE_SLICE)) {
+          for (const deltas of this.store.replaceInSlices(items, options.sliceSize ?? SLICE)) {
             if (!first) await yieldToEventLoop();
             first = false;
             this.dispatch(deltas, initialList);

@@ -5,6 +5,7 @@ import { resourceName, resourcePath, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import type { KubeObject, ObjectList } from '../client/types.js';
 import { systemClock, type Clock, type Timer } from '../clock/clock.js';
+import { LINES_PER_TURN, yieldToEventLoop } from './turns.js';
 import {
   DEFAULT_WATCHER_CONFIG,
   initialWatcherState,
@@ -259,9 +260,13 @@ export class Watcher<T extends KubeObject> {
     stream.on('error', (e) => (streamError = e));
     stream.on('data', armIdle);
     let initial: T[] | undefined = streamList ? [] : undefined;
+    let lines = 0;
     try {
       for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
         if (!line) continue;
+        // Lines that arrived while we were busy are handed out by readline without a turn of the
+        // event loop in between: a streamed list's backlog would stall the process for its length.
+        if (++lines % LINES_PER_TURN === 0) await yieldToEventLoop();
         const event = JSON.parse(line) as { type: string; object: T | Status };
         if (!initial) {
           this.handle(event);
