@@ -1,0 +1,236 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { formatAssignment, handOver, holdings, isAssignment, parseAssignment, plan, ring, UNASSIGNED, type Assignment } from './assignment.js';
+import { EMPTY, intersect, isEmpty, SPACE_END, share, subtract, union, WHOLE, type RangeSet } from './ranges.js';
+
+const owners = (a: Assignment) => new Set(a.map((s) => s.owner));
+const shareOf = (a: Assignment, m: string) => share(holdings(a, m).active);
+
+describe('the ring', () => {
+  it('covers the hash space, the same for the same members in any order', () => {
+    const a = ring(['r-0', 'r-1', 'r-2']);
+    expect(isAssignment(a)).toBe(true);
+    expect(ring(['r-2', 'r-0', 'r-1'])).toEqual(a);
+    expect(owners(a)).toEqual(new Set(['r-0', 'r-1', 'r-2']));
+  });
+
+  it('gives each of 3 replicas a third, give or take', () => {
+    const a = ring(['memcached-operator-0', 'memcached-operator-1', 'memcached-operator-2']);
+    for (const m of ['memcached-operator-0', 'memcached-operator-1', 'memcached-operator-2']) {
+      expect(shareOf(a, m)).toBeGreaterThan(0.25);
+      expect(shareOf(a, m)).toBeLessThan(0.42);
+    }
+  });
+
+  it('moves only what a joining replica takes: the others keep the rest of what they had', () => {
+    const before = ring(['a', 'b']);
+    const after = ring(['a', 'b', 'c']);
+    for (const m of ['a', 'b']) {
+      const lost = subtract(holdings(before, m).active, holdings(after, m).active);
+      expect(isEmpty(subtract(lost, holdings(after, 'c').active))).toBe(true);
+    }
+    expect(ring([])).toEqual(UNASSIGNED);
+  });
+});
+
+describe('handing parts over', () => {
+  const twoOwners = ring(['a', 'b']);
+  const withC = ring(['a', 'b', 'c']);
+  const cTakes = holdings(withC, 'c').active;
+
+  it('marks what a live owner must give up, instead of giving it away', () => {
+    const planned = plan(twoOwners, withC, new Set(['a', 'b', 'c']));
+    expect(holdings(planned, 'c').active).toEqual(EMPTY);
+    expect(union(holdings(planned, 'a').handingOver, holdings(planned, 'b').handingOver)).toEqual(cTakes);
+  });
+
+  it("gives a dead owner's parts away at once", () => {
+    const planned = plan(twoOwners, ring(['a', 'c']), new Set(['a', 'c']));
+    const bHad = holdings(twoOwners, 'b').active;
+    expect(holdings(planned, 'b')).toEqual({ active: EMPTY, handingOver: EMPTY });
+    // Each of b's parts is reconciled by its new owner at once: no handover waits on the dead.
+    expect(intersect(bHad, union(holdings(planned, 'a').handingOver, holdings(planned, 'c').handingOver))).toEqual(EMPTY);
+    expect(subtract(bHad, union(holdings(planned, 'a').active, holdings(planned, 'c').active))).toEqual(EMPTY);
+    // What the live a must give c waits for a.
+    expect(holdings(planned, 'a').handingOver).toEqual(intersect(holdings(twoOwners, 'a').active, holdings(ring(['a', 'c']), 'c').active));
+  });
+
+  it('moves a part only once its owner says it has drained it, and only that part', () => {
+    const planned = plan(twoOwners, withC, new Set(['a', 'b', 'c']));
+    const aGives = holdings(planned, 'a').handingOver;
+    const afterA = handOver(planned, 'a', aGives);
+    expect(holdings(afterA, 'c').active).toEqual(aGives);
+    expect(holdings(afterA, 'b').handingOver).toEqual(holdings(planned, 'b').handingOver);
+    // b's own step, with nothing drained, changes nothing.
+    expect(handOver(afterA, 'b', EMPTY)).toEqual(afterA);
+  });
+
+  it('drops a pending handover when the ring changes back', () => {
+    const planned = plan(twoOwners, withC, new Set(['a', 'b', 'c']));
+    expect(plan(planned, twoOwners, new Set(['a', 'b']))).toEqual(twoOwners);
+  });
+
+  it('reads back what it writes, and nothing malformed', () => {
+    const planned = plan(twoOwners, withC, new Set(['a', 'b', 'c']));
+    expect(parseAssignment(formatAssignment(planned))).toEqual(planned);
+    expect(parseAssignment('[["0","5","a",""]]')).toBeUndefined(); // does not cover the space
+    expect(parseAssignment(`[["0","${SPACE_END.toString(16)}","a",""],["0","1","b",""]]`)).toBeUndefined();
+    expect(parseAssignment('{"a":1}')).toBeUndefined();
+    expect(parseAssignment('not json')).toBeUndefined();
+  });
+});
+
+/*
+ * The protocol, run against itself: replicas join, leave, are killed or cut off from the API
+ * server, the coordinator re-plans, replicas read and hand over, in any order fast-check picks.
+ * After every step no point of the hash space is reconciled by two replicas. The timing
+ * assumption of leases is an enabling condition: a replica counts as dead only once it has stopped
+ * working (killed, left, or past its own renew deadline, which comes before its lease expires).
+ */
+interface Replica {
+  /** The process runs and can reach the API server. */
+  connected: boolean;
+  /** Its Lease is current (the coordinator counts it live). */
+  live: boolean;
+  /** What it is reconciling now: the ground truth the invariant is about. */
+  working: RangeSet;
+  /** The assignment as it last read it, and that read's version; undefined: it must read first. */
+  view?: { a: Assignment; version: number };
+}
+
+type Step = { do: 'join' | 'leave' | 'kill' | 'cut' | 'fence' | 'expire' | 'heal' | 'read' | 'handOver'; who: number } | { do: 'coordinate' };
+
+function simulate(steps: Step[]) {
+  const names = ['r0', 'r1', 'r2', 'r3'];
+  const replicas = new Map<string, Replica>();
+  let assignment: Assignment = UNASSIGNED;
+  let version = 0;
+  const write = (a: Assignment) => {
+    assignment = a;
+    version++;
+  };
+  const check = () => {
+    const list = [...replicas.entries()];
+    for (const [i, [m, x]] of list.entries())
+      for (const [n, y] of list.slice(i + 1)) if (!isEmpty(intersect(x.working, y.working))) throw new Error(`${m} and ${n} both reconcile part of the space`);
+  };
+  const liveSet = () => new Set([...replicas].filter(([, r]) => r.live).map(([m]) => m));
+  const act = (s: Step) => {
+    if (s.do === 'coordinate') {
+      const live = liveSet();
+      write(plan(assignment, ring([...live], 16), live));
+      return;
+    }
+    const name = names[s.who % names.length]!;
+    const r = replicas.get(name);
+    switch (s.do) {
+      case 'join':
+        if (!r) replicas.set(name, { connected: true, live: true, working: EMPTY });
+        return;
+      case 'leave': // graceful: stops and drains everything, then deletes its Lease
+      case 'kill': // SIGKILL: stops at once; its Lease expires later
+        if (!r) return;
+        r.working = EMPTY;
+        r.connected = false;
+        r.view = undefined;
+        if (s.do === 'leave') replicas.delete(name);
+        return;
+      case 'cut': // partitioned from the API server: keeps working on what it has, for now
+        if (r) r.connected = false;
+        return;
+      case 'fence': // its renew deadline passed without a renewal: it stops everything
+        if (r && !r.connected) {
+          r.working = EMPTY;
+          r.view = undefined;
+        }
+        return;
+      case 'expire': // the lease duration passed: only after the replica stopped (renew deadline < lease duration)
+        if (r && !r.connected && isEmpty(r.working)) r.live = false;
+        return;
+      case 'heal':
+        if (r && !r.connected && isEmpty(r.working)) {
+          r.connected = true;
+          r.live = true;
+        }
+        return;
+      case 'read': {
+        if (!r?.connected) return;
+        r.view = { a: assignment, version };
+        const { active } = holdings(assignment, name);
+        // Stops what it no longer may reconcile, starts what it may.
+        r.working = active;
+        return;
+      }
+      case 'handOver': {
+        if (!r?.connected || !r.view) return;
+        const { handingOver } = holdings(r.view.a, name);
+        // It stopped those parts when it read the view (working never holds them); the write is
+        // conditional on the version it read, as an update with its resourceVersion is.
+        if (isEmpty(handingOver) || r.view.version !== version) return;
+        if (!isEmpty(intersect(r.working, handingOver))) throw new Error(`${name} hands over what it still reconciles`);
+        write(handOver(assignment, name, handingOver));
+        r.view = { a: assignment, version };
+        return;
+      }
+    }
+  };
+  for (const s of steps) {
+    act(s);
+    check();
+  }
+  return { replicas, act, check, assignment: () => assignment, liveSet };
+}
+
+const who = fc.integer({ min: 0, max: 3 });
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ do: 'coordinate' as const }) },
+  { weight: 4, arbitrary: who.map((w) => ({ do: 'read' as const, who: w })) },
+  { weight: 3, arbitrary: who.map((w) => ({ do: 'handOver' as const, who: w })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom('join' as const, 'leave' as const, 'kill' as const, 'cut' as const, 'fence' as const, 'expire' as const, 'heal' as const), who)
+      .map(([d, w]) => ({ do: d, who: w })),
+  },
+);
+
+describe('the handover protocol, under joins, leaves, kills, partitions and any interleaving', () => {
+  it('never has two replicas reconcile the same part of the hash space', () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 10, maxLength: 80, size: 'max' }), (steps) => {
+        simulate([{ do: 'join', who: 0 }, { do: 'join', who: 1 }, ...steps]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('converges once the faults stop: the live replicas reconcile the whole space, split as the ring says', () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 10, maxLength: 60, size: 'max' }), (steps) => {
+        const sim = simulate([{ do: 'join', who: 0 }, ...steps]);
+        // Faults stop: every replica still cut off stops, expires and comes back.
+        for (const [m, r] of sim.replicas) {
+          if (r.connected) continue;
+          const i = Number(m.slice(1));
+          for (const d of ['fence', 'expire', 'heal'] as const) sim.act({ do: d, who: i });
+        }
+        // Rounds of coordinate, read, hand over, read.
+        for (let round = 0; round < 3; round++) {
+          sim.act({ do: 'coordinate' });
+          for (const m of sim.replicas.keys()) sim.act({ do: 'read', who: Number(m.slice(1)) });
+          for (const m of sim.replicas.keys()) {
+            sim.act({ do: 'handOver', who: Number(m.slice(1)) });
+            sim.act({ do: 'read', who: Number(m.slice(1)) });
+          }
+          sim.check();
+        }
+        const live = sim.liveSet();
+        if (!live.size) return;
+        expect(sim.assignment()).toEqual(ring([...live], 16));
+        const covered = [...sim.replicas.values()].reduce<RangeSet>((u, r) => union(u, r.working), EMPTY);
+        expect(covered).toEqual(WHOLE);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
