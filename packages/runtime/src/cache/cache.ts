@@ -30,7 +30,7 @@ export interface CacheOptions {
    * fails with MissingInformerError instead of quietly watching (and holding) every such object in
    * the cluster, the first cause of operators' memory blowing up. Declare what is read
    * (controllerFor/owns/watches/references, `cache.informer` before start) or read it with the
-   * client. Default off (as controller-runtime's); the opkit operators do not turn it on yet.
+   * client. Default off here (as controller-runtime's); runOperator and testManager turn it on.
    */
   failOnMissingInformer?: boolean;
   /**

@@ -125,7 +125,8 @@ describe('reconcile errors a user can see and recover from', () => {
     const ns = 'lazy';
     const kubeConfig = await operatorAccount(ns, widgetRules);
     const errors: string[] = [];
-    const t = testManager(kubeConfig, { namespaces: [ns] });
+    // The lazy path: a read of an undeclared kind starts an informer (runOperator refuses it instead).
+    const t = testManager(kubeConfig, { namespaces: [ns], failOnMissingInformer: false });
     manager = t.manager;
     manager.add(
       controllerFor(Widget.kind)

@@ -28,6 +28,8 @@ export interface LeaderElectionConfig {
   renewDeadlineMs?: number;
   /** How often candidates try to acquire and the leader renews. Default 2 s. */
   retryPeriodMs?: number;
+  /** Labels the Lease is created with (a shard ring lists its members' Leases by them). */
+  labels?: Record<string, string>;
 }
 
 /**
@@ -85,7 +87,7 @@ export class LeaderElector {
     if (!lease) {
       try {
         await client.create(Lease, {
-          metadata: { ...this.key() },
+          metadata: { ...this.key(), labels: this.config.labels },
           spec: { holderIdentity: this.config.identity, leaseDurationSeconds: leaseSeconds, acquireTime: wall, renewTime: wall, leaseTransitions: 0 },
         } as LeaseObject);
         this.state = { ...this.state, observed: undefined };

@@ -83,7 +83,11 @@ export interface ManagerOptions {
   watchBackoffMs?: { initial: number; max: number };
   /** The Events API the recorder writes (EventRecorderOptions.api); default core/v1. */
   eventsApi?: 'core/v1' | 'events.k8s.io/v1';
-  /** A read of anything not declared before the start fails instead of starting an informer (CacheOptions.failOnMissingInformer). */
+  /**
+   * A read of anything not declared before the start fails instead of starting an informer
+   * (CacheOptions.failOnMissingInformer). Off for a Manager built by hand (as controller-runtime's);
+   * on for operators run by runOperator and for testManager.
+   */
   failOnMissingInformer?: boolean;
   /** Full lists streamed where the API server offers it (CacheOptions.streamingLists); default on. */
   streamingLists?: boolean;
@@ -193,6 +197,9 @@ export class Manager {
         hosts: flags.webhookHost.length ? flags.webhookHost : undefined,
         configurationName: flags.webhookConfigurationName,
       },
+      // An operator (runOperator) reads only what it declared: an undeclared read fails its
+      // reconcile with MissingInformerError instead of holding every such object of the cluster.
+      failOnMissingInformer: true,
       ...overrides,
     });
   }

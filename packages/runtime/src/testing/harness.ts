@@ -20,6 +20,8 @@ export function testManager(kubeConfig: KubeConfig, options: Partial<ManagerOpti
     watchBackoffMs: { initial: 200, max: 2_000 },
     liveness: { intervalMs: 2_000, timeoutMs: 3_000 },
     namespaces: [],
+    // As runOperator's: a test reading something its operator did not declare fails, as it would in production.
+    failOnMissingInformer: true,
     ...options,
     // Webhooks (when the operator registers any) on a free port: several test managers share a host.
     webhook: { bindAddress: '127.0.0.1:0', hosts: ['127.0.0.1'], ...options.webhook },

@@ -1,0 +1,123 @@
+import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '../client/client.js';
+import { Namespace } from '../client/kind.js';
+import { Transport, type RequestSpec } from '../client/transport.js';
+import { captureLogger } from '../testing/log-capture.js';
+import { holdings, ring } from './assignment.js';
+import { ShardMember } from './member.js';
+import { EMPTY, intersect, isEmpty, union, WHOLE, type RangeSet } from './ranges.js';
+
+/*
+ * Replicas of one ring against a real API server: what each is told it may reconcile is its
+ * "working" set, and after every change no two working sets meet. Short Lease timings (3 s lease,
+ * 2 s renew deadline, 0.3 s retry); drains take a while, as in-flight reconciles do.
+ */
+const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
+
+/** A replica's connection to the API server, which a SIGKILL ends: nothing it sends from then on arrives. */
+class KillableTransport extends Transport {
+  killed = false;
+  override request<T>(spec: RequestSpec): Promise<T> {
+    return this.killed ? Promise.reject(new Error('the process was killed')) : super.request<T>(spec);
+  }
+}
+
+describe('a shard ring of replicas against a real API server', () => {
+  let plane: ControlPlane;
+  let client: Client;
+  const working = new Map<string, RangeSet>();
+  const overlaps: string[] = [];
+  const replicas = new Map<string, { abort: AbortController; done: Promise<void>; member: ShardMember; transport: KillableTransport }>();
+
+  const check = () => {
+    const entries = [...working];
+    for (const [i, [a, x]] of entries.entries()) for (const [b, y] of entries.slice(i + 1)) if (!isEmpty(intersect(x, y))) overlaps.push(`${a} and ${b}`);
+  };
+  const start = (identity: string) => {
+    // Each replica its own connection, as separate processes have.
+    const transport = new KillableTransport(plane.kubeConfig);
+    const c = new Client(transport, { fieldManager: identity });
+    const member = new ShardMember(c, { ring: 'memcached-operator', namespace: 'operators', identity, timing }, captureLogger().logger);
+    const abort = new AbortController();
+    working.set(identity, EMPTY);
+    const done = member.run(abort.signal, {
+      onActive: (ranges) => {
+        // A killed process does no work, whatever its code would still say.
+        if (!replicas.has(identity)) return;
+        working.set(identity, ranges);
+        check();
+      },
+      drain: () => new Promise<void>((r) => setTimeout(r, 400)),
+    });
+    replicas.set(identity, { abort, done, member, transport });
+  };
+  /** SIGKILL: the process and all its work are gone at once; its Leases stay until they expire. */
+  const killed: { abort: AbortController; done: Promise<void> }[] = [];
+  const kill = (identity: string) => {
+    const r = replicas.get(identity)!;
+    r.transport.killed = true;
+    replicas.delete(identity);
+    killed.push(r);
+    working.delete(identity);
+  };
+  const converged = (members: string[]) => () => {
+    const want = ring(members);
+    return (
+      members.every((m) => {
+        const w = working.get(m) ?? EMPTY;
+        return (
+          JSON.stringify(w, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ===
+          JSON.stringify(holdings(want, m).active, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))
+        );
+      }) || undefined
+    );
+  };
+  const covered = () => [...working.values()].reduce<RangeSet>((u, w) => union(u, w), EMPTY);
+
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    client = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
+    await client.create(Namespace, { metadata: { name: 'operators' } });
+  });
+  afterAll(async () => {
+    for (const r of [...replicas.values(), ...killed]) r.abort.abort();
+    await Promise.all([...replicas.values(), ...killed].map((r) => r.done.catch(() => undefined)));
+    await plane?.stop();
+  });
+
+  it('splits the hash space between two replicas, then three, handing parts over only once drained', async () => {
+    start('r-a');
+    start('r-b');
+    await waitFor('two replicas to split the space as the ring says', converged(['r-a', 'r-b']), { timeoutMs: 20_000 });
+    expect(covered()).toEqual(WHOLE);
+    start('r-c');
+    await waitFor('a third replica to get its share', converged(['r-a', 'r-b', 'r-c']), { timeoutMs: 20_000 });
+    expect(covered()).toEqual(WHOLE);
+    expect(overlaps).toEqual([]);
+  });
+
+  it("gives a killed replica's parts to the others once its Lease has expired, never before", async () => {
+    const killedAt = Date.now();
+    kill('r-b');
+    // Until its Lease expires (3 s) its parts are reconciled by nobody: that is the price of never two.
+    await waitFor('the others to cover the space again', converged(['r-a', 'r-c']), { timeoutMs: 20_000 });
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(timing.leaseDurationMs - timing.retryPeriodMs);
+    expect(covered()).toEqual(WHOLE);
+    expect(overlaps).toEqual([]);
+  });
+
+  it('takes a replica that leaves gracefully out at once (it releases its Lease), and one that comes back in', async () => {
+    const r = replicas.get('r-c')!;
+    const leftAt = Date.now();
+    r.abort.abort();
+    await r.done;
+    replicas.delete('r-c');
+    working.delete('r-c');
+    await waitFor('the one left to own the whole space', converged(['r-a']), { timeoutMs: 20_000 });
+    expect(Date.now() - leftAt).toBeLessThan(timing.leaseDurationMs);
+    start('r-c');
+    await waitFor('the returning replica to get its share back', converged(['r-a', 'r-c']), { timeoutMs: 20_000 });
+    expect(overlaps).toEqual([]);
+  });
+});

@@ -1,0 +1,209 @@
+import type { Logger } from 'pino';
+import type { Client } from '../client/client.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
+import { Lease, type ObjectOf } from '../client/kind.js';
+import { systemClock, type Clock } from '../clock/clock.js';
+import { LeaderElector } from '../manager/leader-election.js';
+import { judgeLease, type ElectionTiming, type Observation } from '../manager/leader-election-state.js';
+import { formatAssignment, handOver, holdings, parseAssignment, plan, ring, UNASSIGNED, type Assignment } from './assignment.js';
+import { EMPTY, isEmpty, sameRanges, type RangeSet } from './ranges.js';
+
+type LeaseObject = ObjectOf<typeof Lease>;
+
+/** The label on each member's Lease: the ring it belongs to. */
+export const RING_LABEL = 'opkit.dev/shard-ring';
+/** The annotation on the ring's assignment Lease. */
+export const ASSIGNMENT_ANNOTATION = 'opkit.dev/shard-assignment';
+
+export interface ShardMemberConfig {
+  /** The ring's name (one per sharded operator), e.g. `memcached-operator`. */
+  ring: string;
+  /** Where the Leases live: the operator's namespace. */
+  namespace: string;
+  /** This replica's identity (its pod name). */
+  identity: string;
+  /** Lease timing for the member and coordinator Leases; leader election's defaults (15 s, 10 s, 2 s). */
+  timing?: Partial<ElectionTiming>;
+}
+
+/** What a sharded replica's controllers are told. */
+export interface ShardListener {
+  /** What this replica may reconcile from now on, replacing what it was told before (EMPTY while it cannot renew its Lease). */
+  onActive(ranges: RangeSet): void;
+  /** Resolves once nothing of `ranges` is being reconciled or can start (they are no longer active): then they are handed over. */
+  drain(ranges: RangeSet, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * One replica of a sharded operator (the protocol: assignment.ts, docs/runtime.md "Sharding").
+ * It keeps its own Lease (a leader election no one else stands in, so "lost" means its renew
+ * deadline passed: it stops all work then, before the Lease can expire in anyone's eyes), stands
+ * for the ring's coordinator, follows the assignment, and hands over what it is asked to once
+ * drained. The coordinator lists the members' Leases, judges each live or expired on its own
+ * monotonic clock (as a leader election judges its Lease), and moves the assignment towards the
+ * ring over the live ones.
+ */
+export class ShardMember {
+  private readonly timing: ElectionTiming;
+  private readonly clock: Clock;
+  private renewing = false;
+  /** Counts the times this replica took its Lease back: a read begun in an earlier term is stale. */
+  private term = 0;
+  private activeRanges: RangeSet = EMPTY;
+  private readonly observations = new Map<string, Observation>();
+  private readonly member: LeaderElector;
+  private readonly coordinator: LeaderElector;
+  private coordinating = false;
+
+  constructor(
+    private readonly client: Client,
+    private readonly config: ShardMemberConfig,
+    private readonly log: Logger,
+    clock: Clock = systemClock,
+  ) {
+    this.clock = clock;
+    this.timing = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...config.timing };
+    const common = { namespace: config.namespace, identity: config.identity, ...this.timing };
+    this.member = new LeaderElector(
+      client,
+      { ...common, name: `${config.ring}-member-${config.identity}`, labels: { [RING_LABEL]: config.ring } },
+      log.child({ component: 'shard-member' }),
+      clock,
+    );
+    this.coordinator = new LeaderElector(client, { ...common, name: `${config.ring}-coordinator` }, log.child({ component: 'shard-coordinator' }), clock);
+  }
+
+  /** What this replica may reconcile now. */
+  get active(): RangeSet {
+    return this.activeRanges;
+  }
+
+  /** Takes part until `signal` aborts; then leaves the ring at once (its Lease released), having stopped. */
+  async run(signal: AbortSignal, listener: ShardListener): Promise<void> {
+    const tell = (ranges: RangeSet) => {
+      if (sameRanges(ranges, this.activeRanges)) return;
+      this.activeRanges = ranges;
+      listener.onActive(ranges);
+    };
+    const memberRun = this.member.run(signal, {
+      onStartedLeading: () => {
+        this.term++;
+        this.renewing = true;
+      },
+      onStoppedLeading: () => {
+        // Past the renew deadline (or stopping): nothing more until the Lease is renewed and the
+        // assignment read again.
+        this.renewing = false;
+        tell(EMPTY);
+      },
+    });
+    const coordinatorRun = this.coordinator.run(signal, {
+      onStartedLeading: () => (this.coordinating = true),
+      onStoppedLeading: () => (this.coordinating = false),
+    });
+    while (!signal.aborted) {
+      try {
+        if (this.coordinating) await this.coordinate(signal);
+        if (this.renewing) await this.follow(signal, listener, tell);
+      } catch (err) {
+        if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'shard ring step failed; retrying');
+      }
+      await this.clock.sleep(this.timing.retryPeriodMs, signal);
+    }
+    tell(EMPTY);
+    await Promise.all([memberRun, coordinatorRun]);
+    await Promise.all([this.member.release(), this.coordinator.release()]);
+  }
+
+  private assignmentKey() {
+    return { namespace: this.config.namespace, name: `${this.config.ring}-shards` };
+  }
+
+  /** The assignment and its Lease (created unassigned when missing). */
+  private async readAssignment(signal: AbortSignal): Promise<{ lease: LeaseObject; assignment: Assignment }> {
+    const client = this.client.withSignal(signal);
+    let lease = await client.find(Lease, this.assignmentKey());
+    if (!lease) {
+      try {
+        lease = await client.create(Lease, {
+          metadata: { ...this.assignmentKey(), annotations: { [ASSIGNMENT_ANNOTATION]: formatAssignment(UNASSIGNED) } },
+          spec: {},
+        } as LeaseObject);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        lease = await client.get(Lease, this.assignmentKey());
+      }
+    }
+    const text = lease.metadata.annotations?.[ASSIGNMENT_ANNOTATION];
+    const assignment = parseAssignment(text);
+    if (!assignment) {
+      // Written by something else: nobody owns anything until the coordinator rewrites it.
+      this.log.error({ lease: `${this.config.namespace}/${lease.metadata.name}` }, 'the shard assignment is malformed; treating every part as unassigned');
+      return { lease, assignment: UNASSIGNED };
+    }
+    return { lease, assignment };
+  }
+
+  /** Writes an assignment over the version read (a conflict means someone else wrote first: read again next time). */
+  private async writeAssignment(lease: LeaseObject, next: Assignment, signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.client.withSignal(signal).update(Lease, {
+        ...lease,
+        metadata: { ...lease.metadata, annotations: { ...lease.metadata.annotations, [ASSIGNMENT_ANNOTATION]: formatAssignment(next) } },
+      } as LeaseObject);
+      return true;
+    } catch (err) {
+      if (isConflict(err) || isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  /** The live members: those whose Lease record changed within its duration, by this replica's clock. */
+  private async liveMembers(signal: AbortSignal): Promise<Set<string>> {
+    // Judged as of before the LIST: an answer that comes late must not make a renewal look old.
+    const at = this.clock.monotonic();
+    const wall = this.clock.now();
+    const leases = await this.client
+      .withSignal(signal)
+      .listAll(Lease, { namespace: this.config.namespace, labelSelector: `${RING_LABEL}=${this.config.ring}` });
+    const live = new Set<string>();
+    const seen = new Set<string>();
+    for (const lease of leases) {
+      const name = lease.metadata.name!;
+      seen.add(name);
+      // Judged as a candidate judges a leader's Lease: '' is no member's identity, so nothing is "mine".
+      const { observed, verdict } = judgeLease(lease.spec ?? undefined, '', this.observations.get(name), {
+        monotonic: at,
+        wall,
+        timing: this.timing,
+      });
+      this.observations.set(name, observed);
+      if (verdict.verdict === 'held' && lease.spec?.holderIdentity) live.add(lease.spec.holderIdentity);
+    }
+    for (const name of this.observations.keys()) if (!seen.has(name)) this.observations.delete(name);
+    return live;
+  }
+
+  private async coordinate(signal: AbortSignal): Promise<void> {
+    const live = await this.liveMembers(signal);
+    const { lease, assignment } = await this.readAssignment(signal);
+    const next = plan(assignment, ring([...live]), live);
+    if (formatAssignment(next) === lease.metadata.annotations?.[ASSIGNMENT_ANNOTATION]) return;
+    if (await this.writeAssignment(lease, next, signal))
+      this.log.info({ members: [...live].sort(), moving: next.filter((s) => s.next).length }, 'shard assignment updated');
+  }
+
+  private async follow(signal: AbortSignal, listener: ShardListener, tell: (r: RangeSet) => void): Promise<void> {
+    const term = this.term;
+    const { lease, assignment } = await this.readAssignment(signal);
+    // Fenced meanwhile, or fenced and back: what was read may name parts given away since.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- may have changed while awaiting (TypeScript#9998)
+    if (!this.renewing || term !== this.term) return;
+    const { active, handingOver } = holdings(assignment, this.config.identity);
+    tell(active);
+    if (isEmpty(handingOver)) return;
+    await listener.drain(handingOver, signal);
+    if (await this.writeAssignment(lease, handOver(assignment, this.config.identity, handingOver), signal))
+      this.log.info({ parts: handingOver.length }, 'handed shard parts over, drained');
+  }
+}
