@@ -25,6 +25,8 @@ import { ReferenceReader } from './reference-reader.js';
 import { requestKey, type Request } from './result.js';
 import { requestForObject } from './handlers.js';
 import type { WatchSpec } from './watch-spec.js';
+import { ShardFilter } from '../sharding/shard-filter.js';
+import { isEmpty, subtract, type RangeSet, type ShardField } from '../sharding/ranges.js';
 
 export { ReconcileTimeoutError, type Reconciler } from './attempt.js';
 export type { WatchSpec } from './watch-spec.js';
@@ -174,6 +176,8 @@ export class Controller {
   readonly provenance = new Provenance();
   /** What every attempt of this controller shares (made once: a reconcile's own cost is the hot path). */
   private attemptDeps?: AttemptDeps;
+  /** Sharded: which keys are this replica's (sharding/shard-filter.ts); none: every key is. */
+  private shard?: ShardFilter;
 
   constructor(
     readonly name: string,
@@ -233,10 +237,15 @@ export class Controller {
     };
   }
 
-  /** Queues a reconcile of `req` from code; its trigger says so. */
-  enqueue(req: Request, trigger: Trigger = { source: 'enqueue', at: this.clock.now() }, priority: number = Priority.normal): void {
+  /** Queues a reconcile of `req` from code; its trigger says so. `uid`: the primary object's, when the event knows it. */
+  enqueue(req: Request, trigger: Trigger = { source: 'enqueue', at: this.clock.now() }, priority: number = Priority.normal, uid?: string): void {
     if (!this.term) return;
     const key = requestKey(req);
+    if (this.shard) {
+      // Another replica's key: not even queued.
+      if (!this.shard.owns(key, uid)) return;
+      this.shard.note(key, uid);
+    }
     this.provenance.add(key, trigger);
     this.term.queue.add(key, priority);
   }
@@ -263,9 +272,12 @@ export class Controller {
       // What was there before the term began waits behind what users change now.
       const priority = event === 'list' ? this.background : Priority.normal;
       const debouncer = this.term?.debouncer;
+      // An event of the primary object itself tells its uid (sharding places keys by it; a deleted one is gone from the cache).
+      const selfKey = w === this.watches[0] ? requestKey({ namespace: obj.metadata.namespace || undefined, name: obj.metadata.name! }) : undefined;
       for (const r of requests.values()) {
+        const uid = requestKey(r) === selfKey ? obj.metadata.uid : undefined;
         if (!debouncer || event === 'list') {
-          this.enqueue(r, trigger, priority);
+          this.enqueue(r, trigger, priority, uid);
           continue;
         }
         const key = requestKey(r);
@@ -275,6 +287,48 @@ export class Controller {
     } catch (err) {
       this.log.error({ err, kind: w.kind.kind, object: obj.metadata.name }, 'mapping an event to requests failed');
     }
+  }
+
+  /**
+   * Runs only the keys whose primary object hashes (by `field`, as the API server's shard selector
+   * would) into this replica's part of the hash space: none until setShardRanges gives it some.
+   */
+  shardBy(field: ShardField): void {
+    const primary = this.watches[0]!;
+    this.shard = new ShardFilter(field, (key) => this.deps.cache.informer(primary.kind, primary.informer).get(parseKey(key))?.metadata.uid);
+  }
+
+  /**
+   * This replica's part of the hash space changed (ShardMember). Keys it lost are dropped when they
+   * come up (drainShard waits for those in flight); keys it gained are reconciled once each, at low
+   * priority. `fenced`: its Lease could not be renewed in time: in-flight reconciles are aborted at
+   * once, as on a lost leader lease.
+   */
+  setShardRanges(ranges: RangeSet, fenced: boolean): void {
+    if (!this.shard) return;
+    const before = this.shard.ranges;
+    this.shard.set(ranges);
+    if (fenced && this.term) {
+      this.halt();
+      this.start();
+      return;
+    }
+    const gained = subtract(ranges, before);
+    if (isEmpty(gained) || !this.term) return;
+    const at = this.clock.now();
+    const primary = this.watches[0]!;
+    for (const obj of this.deps.cache.informer(primary.kind, primary.informer).list())
+      for (const r of requestForObject(obj))
+        if (this.shard.within(requestKey(r), gained)) this.enqueue(r, { source: 'shard', at }, this.background, obj.metadata.uid);
+  }
+
+  /** Resolves once no reconcile of a key in `ranges` is in flight (setShardRanges already keeps new ones from starting). */
+  async drainShard(ranges: RangeSet, signal: AbortSignal): Promise<void> {
+    const busy = () => {
+      const term = this.term ?? this.draining;
+      return !!term && term.queue.inspect().processing.some(([k]) => this.shard?.within(k, ranges));
+    };
+    while (busy() && !signal.aborted) await this.clock.sleep(50, signal);
   }
 
   /** Begins a term: a fresh queue, subscriptions (every cached object replays as an add), workers. */
@@ -353,6 +407,14 @@ export class Controller {
     for (;;) {
       const key = await term.queue.get();
       if (key === undefined) return;
+      if (this.shard && !this.shard.owns(key)) {
+        // Queued before its part of the hash space was handed over: another replica's now.
+        this.shard.forget(key);
+        this.provenance.take(key);
+        term.queue.forget(key);
+        term.queue.done(key);
+        continue;
+      }
       if (this.perObject) {
         const now = this.clock.monotonic();
         const wait = this.perObject.delay(key, now);
@@ -395,6 +457,7 @@ export class Controller {
     };
     const attempt = new ReconcileAttempt(this.attemptDeps, req, reconcileId, triggers, term.abort.signal, this.timeoutMs, span);
     const outcome = await attempt.run();
+    this.shard?.forget(key);
     const decision = classify(outcome, term.abort.signal.aborted);
     this.apply(term, key, req, attempt, outcome, decision);
 

@@ -17,7 +17,9 @@ export type Trigger =
   /** The last attempt failed; this is its retry. */
   | { source: 'retry'; attempt: number; error: string; at: number }
   /** Added by code (`controller.enqueue`). */
-  | { source: 'enqueue'; at: number };
+  | { source: 'enqueue'; at: number }
+  /** Its part of the hash space became this replica's (sharding): every object in it is reconciled once. */
+  | { source: 'shard'; at: number };
 
 /** A short name for metrics and logs: `watch:Deployment/update`, `requeue`, `retry`. */
 export const triggerLabel = (t: Trigger): string => (t.source === 'watch' ? `watch:${t.kind}` : t.source);

@@ -204,6 +204,11 @@ export class Manager {
     });
   }
 
+  /** The controller added under this name. */
+  controllerNamed(name: string): Controller | undefined {
+    return this.controllers.find((c) => c.name === name);
+  }
+
   get isLeader(): boolean {
     return !this.elector || this.elector.isLeader;
   }

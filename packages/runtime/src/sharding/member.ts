@@ -28,8 +28,11 @@ export interface ShardMemberConfig {
 
 /** What a sharded replica's controllers are told. */
 export interface ShardListener {
-  /** What this replica may reconcile from now on, replacing what it was told before (EMPTY while it cannot renew its Lease). */
-  onActive(ranges: RangeSet): void;
+  /**
+   * What this replica may reconcile from now on, replacing what it was told before. `fenced`: its
+   * Lease was not renewed by the renew deadline (EMPTY): stop in-flight work too, at once.
+   */
+  onActive(ranges: RangeSet, fenced: boolean): void;
   /** Resolves once nothing of `ranges` is being reconciled or can start (they are no longer active): then they are handed over. */
   drain(ranges: RangeSet, signal: AbortSignal): Promise<void>;
 }
@@ -80,21 +83,21 @@ export class ShardMember {
 
   /** Takes part until `signal` aborts; then leaves the ring at once (its Lease released), having stopped. */
   async run(signal: AbortSignal, listener: ShardListener): Promise<void> {
-    const tell = (ranges: RangeSet) => {
-      if (sameRanges(ranges, this.activeRanges)) return;
+    const tell = (ranges: RangeSet, fenced = false) => {
+      if (sameRanges(ranges, this.activeRanges) && !fenced) return;
       this.activeRanges = ranges;
-      listener.onActive(ranges);
+      listener.onActive(ranges, fenced);
     };
     const memberRun = this.member.run(signal, {
       onStartedLeading: () => {
         this.term++;
         this.renewing = true;
       },
-      onStoppedLeading: () => {
+      onStoppedLeading: (reason) => {
         // Past the renew deadline (or stopping): nothing more until the Lease is renewed and the
         // assignment read again.
         this.renewing = false;
-        tell(EMPTY);
+        tell(EMPTY, reason === 'lost');
       },
     });
     const coordinatorRun = this.coordinator.run(signal, {

@@ -1,0 +1,124 @@
+import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '../client/client.js';
+import { ConfigMap, Namespace } from '../client/kind.js';
+import { Transport, type RequestSpec } from '../client/transport.js';
+import { controllerFor } from '../controller/builder.js';
+import type { Manager } from '../manager/manager.js';
+import { testManager } from '../testing/harness.js';
+import { captureLogger } from '../testing/log-capture.js';
+import { holdings, ring } from './assignment.js';
+import { shardHash } from './hash.js';
+import { controllersListener } from './listener.js';
+import { ShardMember } from './member.js';
+import { contains } from './ranges.js';
+
+/*
+ * Three replicas of one operator, each a manager with one controller over 60 ConfigMaps, sharded
+ * by uid. Every reconcile is recorded as an interval per key and replica: no two replicas'
+ * intervals for one key may ever overlap (two writers), through joins, a handover and a SIGKILL;
+ * once settled, every key is reconciled by the replica the ring gives it, and only by it.
+ */
+const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
+const NS = 'shop';
+const OBJECTS = 60;
+
+class KillableTransport extends Transport {
+  killed = false;
+  override request<T>(spec: RequestSpec): Promise<T> {
+    return this.killed ? Promise.reject(new Error('the process was killed')) : super.request<T>(spec);
+  }
+}
+
+describe('sharded controllers against a real API server', () => {
+  let plane: ControlPlane;
+  let admin: Client;
+  const uids = new Map<string, string>();
+  /** Reconciles in flight, by key: which replica. */
+  const running = new Map<string, string>();
+  const doubles: string[] = [];
+  /** The last replica that reconciled each key, and when. */
+  const last = new Map<string, { by: string; at: number }>();
+  const replicas = new Map<string, { manager: Manager; member: ShardMember; abort: AbortController; done: Promise<void>; transport: KillableTransport }>();
+  const dead = new Set<string>();
+
+  const start = async (id: string) => {
+    const { manager } = testManager(plane.kubeConfig, { name: `op-${id}`, namespaces: [NS] });
+    manager.add(
+      controllerFor(ConfigMap)
+        .withOptions({ maxConcurrentReconciles: 2 })
+        .reconcile(async (req) => {
+          const key = `${req.namespace}/${req.name}`;
+          if (dead.has(id)) return;
+          const other = running.get(key);
+          if (other) doubles.push(`${key}: ${other} and ${id}`);
+          running.set(key, id);
+          await new Promise((r) => setTimeout(r, 30));
+          if (running.get(key) === id) running.delete(key);
+          last.set(key, { by: id, at: Date.now() });
+        }),
+    );
+    const controller = manager.controllerNamed('configmap')!;
+    controller.shardBy('object.metadata.uid');
+    await manager.start();
+    const transport = new KillableTransport(plane.kubeConfig);
+    const member = new ShardMember(
+      new Client(transport, { fieldManager: id }),
+      { ring: 'shop-operator', namespace: NS, identity: id, timing },
+      captureLogger().logger,
+    );
+    const abort = new AbortController();
+    const done = member.run(abort.signal, controllersListener([controller]));
+    replicas.set(id, { manager, member, abort, done, transport });
+  };
+  const ownerOf = (key: string, members: string[]) => {
+    const a = ring(members);
+    return members.find((m) => contains(holdings(a, m).active, shardHash(uids.get(key)!)));
+  };
+  /** Changes every ConfigMap, then waits until each was reconciled after the change by the replica the ring names. */
+  const touchAll = async (members: string[], round: number) => {
+    const since = Date.now();
+    await Promise.all([...uids.keys()].map((key) => admin.patch(ConfigMap, { namespace: NS, name: key.split('/')[1]! }, { data: { round: String(round) } })));
+    await waitFor(
+      `every ConfigMap reconciled by its owner among ${members.join(', ')}`,
+      () => [...uids.keys()].every((k) => (last.get(k)?.at ?? 0) >= since && last.get(k)?.by === ownerOf(k, members)) || undefined,
+      { timeoutMs: 30_000 },
+    );
+  };
+
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
+    await admin.create(Namespace, { metadata: { name: NS } });
+    for (let i = 0; i < OBJECTS; i++) {
+      const cm = await admin.create(ConfigMap, { metadata: { name: `cm-${i}`, namespace: NS }, data: { round: '0' } });
+      uids.set(`${NS}/cm-${i}`, cm.metadata.uid!);
+    }
+  });
+  afterAll(async () => {
+    for (const r of replicas.values()) r.abort.abort();
+    await Promise.all([...replicas.values()].map((r) => r.done.catch(() => undefined)));
+    for (const r of replicas.values()) await r.manager.stop();
+    await plane?.stop();
+  });
+
+  it('splits the objects between two replicas, then three, never reconciling one object on two at once', async () => {
+    await start('r-a');
+    await start('r-b');
+    await touchAll(['r-a', 'r-b'], 1);
+    await start('r-c');
+    await waitFor('the third replica to hold its share', () => replicas.get('r-c')!.member.active.length > 0 || undefined, { timeoutMs: 20_000 });
+    await touchAll(['r-a', 'r-b', 'r-c'], 2);
+    expect(doubles).toEqual([]);
+  });
+
+  it("reconciles a killed replica's objects on the others once its Lease has expired", async () => {
+    const b = replicas.get('r-b')!;
+    // SIGKILL: its reconciles stop, its connections too (no Lease release).
+    dead.add('r-b');
+    b.transport.killed = true;
+    b.manager.controllerNamed('configmap')!.halt();
+    await touchAll(['r-a', 'r-c'], 3);
+    expect(doubles).toEqual([]);
+  });
+});
