@@ -273,7 +273,7 @@ export class Controller {
       const priority = event === 'list' ? this.background : Priority.normal;
       const debouncer = this.term?.debouncer;
       // An event of the primary object itself tells its uid (sharding places keys by it; a deleted one is gone from the cache).
-      const selfKey = w === this.watches[0] ? requestKey({ namespace: obj.metadata.namespace || undefined, name: obj.metadata.name! }) : undefined;
+      const selfKey = (w as unknown) === this.watches[0] ? requestKey({ namespace: obj.metadata.namespace || undefined, name: obj.metadata.name! }) : undefined;
       for (const r of requests.values()) {
         const uid = requestKey(r) === selfKey ? obj.metadata.uid : undefined;
         if (!debouncer || event === 'list') {

@@ -18,6 +18,10 @@ import { serveMetrics, serveProbes } from './endpoints.js';
 import { SubjectAccessReview, TokenReview } from '../client/kind.js';
 import { currentNamespace, loadKubeConfig } from './kubeconfig.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
+import type { ElectionTiming } from './leader-election-state.js';
+import { ShardMember } from '../sharding/member.js';
+import { controllersListener } from '../sharding/listener.js';
+import type { ShardField } from '../sharding/ranges.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
 import { Lease } from '../client/kind.js';
 import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
@@ -47,6 +51,13 @@ export interface ManagerOptions {
   namespaces?: string[];
   /** Lease-based leader election; `true` uses the defaults (15 s / 10 s / 2 s). */
   leaderElection?: boolean | Partial<LeaderElectionConfig>;
+  /**
+   * Run on every replica, each reconciling its part of the objects (docs/runtime.md, "Sharding"):
+   * the replicas of one `ring` (default: the operator's name) split the hash space of their primary
+   * objects' `field` (default uid) between them through Leases in `namespace` (default: the
+   * operator's), and hand parts over only once drained. Instead of leader election, not with it.
+   */
+  sharding?: { ring?: string; namespace?: string; field?: ShardField; timing?: Partial<ElectionTiming> };
   /** `:8080` by default; `0` disables. Serves /metrics and /debug/queue. */
   metricsBindAddress?: string;
   /**
@@ -131,6 +142,9 @@ export class Manager {
   private servers: RunningServer[] = [];
   private elector?: LeaderElector;
   private electing?: Promise<void>;
+  /** This replica's place in its shard ring (ManagerOptions.sharding). */
+  shardMember?: ShardMember;
+  private sharding?: Promise<void>;
   private exporter?: OtlpExporter;
   /** Ends what runs for the manager's whole life: election, the webhook certificates' keeper, a start-up still waiting. */
   private readonly abort = new AbortController();
@@ -147,6 +161,7 @@ export class Manager {
   readonly ports: { metrics?: number; probes?: number; webhook?: number } = {};
 
   constructor(readonly options: ManagerOptions) {
+    if (options.sharding && options.leaderElection) throw new Error('sharding and leader election are alternatives: a sharded operator runs on every replica');
     const c = makeCollaborators(options);
     ({
       log: this.log,
@@ -384,8 +399,25 @@ export class Manager {
     this.log.info('caches synced');
   }
 
-  /** Stands for election; without it, is elected at once. */
+  /** Stands for election; without it, is elected at once. Sharded, every replica runs, each on its part. */
   private async campaign(): Promise<void> {
+    const sharding = this.options.sharding;
+    if (sharding) {
+      for (const c of this.controllers) c.shardBy(sharding.field ?? 'object.metadata.uid');
+      this.shardMember = new ShardMember(
+        this.client,
+        {
+          ring: sharding.ring ?? this.options.name,
+          namespace: sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment),
+          identity: this.identity,
+          timing: sharding.timing,
+        },
+        this.log.child({ component: 'sharding' }),
+        this.clock,
+      );
+      this.sharding = this.shardMember.run(this.abort.signal, controllersListener(this.controllers));
+      return this.dispatch({ type: 'elected' });
+    }
     const le = this.options.leaderElection;
     if (!le) return this.dispatch({ type: 'elected' });
     const cfg = le === true ? {} : le;
@@ -443,6 +475,8 @@ export class Manager {
     await this.startingUp;
     await this.always.stop();
     await this.electing;
+    // Controllers have drained: the ring takes this replica out at once (its Lease released).
+    await this.sharding;
     await this.recorder.flush();
     await this.elector?.release();
     await this.liveness.stop();
@@ -514,6 +548,12 @@ export class Manager {
       const namespace = (le !== true && le.namespace) || currentNamespace(this.kubeConfig, this.environment);
       const name = (le !== true && le.name) || `${this.options.name}-leader`;
       perms.push(...permissionsFor([{ ...rule(Lease, ['get', 'update']), resourceNames: [name] }, rule(Lease, ['create'])], [namespace]));
+    }
+    const sharding = this.options.sharding;
+    if (sharding) {
+      // Its own Lease, the coordinator's, the assignment's, and the list of the ring's members.
+      const namespace = sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment);
+      perms.push(...permissionsFor([rule(Lease, ['get', 'list', 'create', 'update'])], [namespace]));
     }
     if (!perms.length) return;
     // An API server that blinks at start-up is no reason to exit: each review retries what is transient.

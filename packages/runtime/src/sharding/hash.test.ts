@@ -19,3 +19,16 @@ describe('shardHash', () => {
     expect(hashLiteral(1n << 64n)).toBe('0x10000000000000000');
   });
 });
+
+describe('memberLeaseName', () => {
+  it('makes any identity a valid Lease name, distinct for distinct identities', async () => {
+    const { memberLeaseName } = await import('./member.js');
+    const valid = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
+    const names = ['memcached-operator-7d9f_0f1e2d3c-aaaa-bbbb', 'memcached-operator-7d9f-0f1e2d3c-aaaa-bbbb', 'Laptop_1a2b', 'x'.repeat(300)].map((i) =>
+      memberLeaseName('memcached-operator', i),
+    );
+    for (const n of names) expect(n).toMatch(valid);
+    expect(new Set(names).size).toBe(names.length);
+    expect(memberLeaseName('ring', 'r-a')).toBe('ring-member-r-a');
+  });
+});

@@ -10,10 +10,10 @@ import { EMPTY, intersect, isEmpty, union, WHOLE, type RangeSet } from './ranges
 
 /*
  * Replicas of one ring against a real API server: what each is told it may reconcile is its
- * "working" set, and after every change no two working sets meet. Short Lease timings (3 s lease,
- * 2 s renew deadline, 0.3 s retry); drains take a while, as in-flight reconciles do.
+ * "working" set, and after every change no two working sets meet. Short Lease timings (6 s lease,
+ * 4 s renew deadline, 0.3 s retry); drains take a while, as in-flight reconciles do.
  */
-const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
+const timing = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 300 };
 
 /** A replica's connection to the API server, which a SIGKILL ends: nothing it sends from then on arrives. */
 class KillableTransport extends Transport {
@@ -100,7 +100,7 @@ describe('a shard ring of replicas against a real API server', () => {
   it("gives a killed replica's parts to the others once its Lease has expired, never before", async () => {
     const killedAt = Date.now();
     kill('r-b');
-    // Until its Lease expires (3 s) its parts are reconciled by nobody: that is the price of never two.
+    // Until its Lease expires (6 s) its parts are reconciled by nobody: that is the price of never two.
     await waitFor('the others to cover the space again', converged(['r-a', 'r-c']), { timeoutMs: 20_000 });
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(timing.leaseDurationMs - timing.retryPeriodMs);
     expect(covered()).toEqual(WHOLE);

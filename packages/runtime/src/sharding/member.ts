@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../clock/clock.js';
 import { LeaderElector } from '../manager/leader-election.js';
 import { judgeLease, type ElectionTiming, type Observation } from '../manager/leader-election-state.js';
 import { formatAssignment, handOver, holdings, parseAssignment, plan, ring, UNASSIGNED, type Assignment } from './assignment.js';
+import { shardHash } from './hash.js';
 import { EMPTY, isEmpty, sameRanges, type RangeSet } from './ranges.js';
 
 type LeaseObject = ObjectOf<typeof Lease>;
@@ -24,6 +25,16 @@ export interface ShardMemberConfig {
   identity: string;
   /** Lease timing for the member and coordinator Leases; leader election's defaults (15 s, 10 s, 2 s). */
   timing?: Partial<ElectionTiming>;
+}
+
+/**
+ * A member's Lease name: the identity made a DNS subdomain (a pod's identity is `name_uid`; a host's
+ * may hold capitals), its hash appended when that had to change it, so two identities never share one.
+ */
+export function memberLeaseName(ring: string, identity: string): string {
+  const clean = identity.toLowerCase().replace(/[^a-z0-9.-]/g, '-');
+  const name = clean === identity ? `${ring}-member-${clean}` : `${ring}-member-${clean}-${shardHash(identity).toString(16)}`;
+  return name.length <= 253 ? name : `${ring}-member-${shardHash(identity).toString(16)}`;
 }
 
 /** What a sharded replica's controllers are told. */
@@ -69,7 +80,7 @@ export class ShardMember {
     const common = { namespace: config.namespace, identity: config.identity, ...this.timing };
     this.member = new LeaderElector(
       client,
-      { ...common, name: `${config.ring}-member-${config.identity}`, labels: { [RING_LABEL]: config.ring } },
+      { ...common, name: memberLeaseName(config.ring, config.identity), labels: { [RING_LABEL]: config.ring } },
       log.child({ component: 'shard-member' }),
       clock,
     );

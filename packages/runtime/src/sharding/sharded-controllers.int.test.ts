@@ -2,33 +2,23 @@ import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
 import { ConfigMap, Namespace } from '../client/kind.js';
-import { Transport, type RequestSpec } from '../client/transport.js';
+import { Transport } from '../client/transport.js';
 import { controllerFor } from '../controller/builder.js';
 import type { Manager } from '../manager/manager.js';
 import { testManager } from '../testing/harness.js';
-import { captureLogger } from '../testing/log-capture.js';
 import { holdings, ring } from './assignment.js';
 import { shardHash } from './hash.js';
-import { controllersListener } from './listener.js';
-import { ShardMember } from './member.js';
 import { contains } from './ranges.js';
 
 /*
- * Three replicas of one operator, each a manager with one controller over 60 ConfigMaps, sharded
- * by uid. Every reconcile is recorded as an interval per key and replica: no two replicas'
+ * Three replicas of one operator, each a manager (ManagerOptions.sharding) with one controller over
+ * 60 ConfigMaps, sharded by uid. Every reconcile is recorded as an interval per key and replica: no two replicas'
  * intervals for one key may ever overlap (two writers), through joins, a handover and a SIGKILL;
  * once settled, every key is reconciled by the replica the ring gives it, and only by it.
  */
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
 const NS = 'shop';
 const OBJECTS = 60;
-
-class KillableTransport extends Transport {
-  killed = false;
-  override request<T>(spec: RequestSpec): Promise<T> {
-    return this.killed ? Promise.reject(new Error('the process was killed')) : super.request<T>(spec);
-  }
-}
 
 describe('sharded controllers against a real API server', () => {
   let plane: ControlPlane;
@@ -39,11 +29,15 @@ describe('sharded controllers against a real API server', () => {
   const doubles: string[] = [];
   /** The last replica that reconciled each key, and when. */
   const last = new Map<string, { by: string; at: number }>();
-  const replicas = new Map<string, { manager: Manager; member: ShardMember; abort: AbortController; done: Promise<void>; transport: KillableTransport }>();
+  const replicas = new Map<string, Manager>();
   const dead = new Set<string>();
 
   const start = async (id: string) => {
-    const { manager } = testManager(plane.kubeConfig, { name: `op-${id}`, namespaces: [NS] });
+    const { manager } = testManager(plane.kubeConfig, {
+      name: `op-${id}`,
+      namespaces: [NS],
+      sharding: { ring: 'shop-operator', namespace: NS, timing },
+    });
     manager.add(
       controllerFor(ConfigMap)
         .withOptions({ maxConcurrentReconciles: 2 })
@@ -58,22 +52,15 @@ describe('sharded controllers against a real API server', () => {
           last.set(key, { by: id, at: Date.now() });
         }),
     );
-    const controller = manager.controllerNamed('configmap')!;
-    controller.shardBy('object.metadata.uid');
     await manager.start();
-    const transport = new KillableTransport(plane.kubeConfig);
-    const member = new ShardMember(
-      new Client(transport, { fieldManager: id }),
-      { ring: 'shop-operator', namespace: NS, identity: id, timing },
-      captureLogger().logger,
-    );
-    const abort = new AbortController();
-    const done = member.run(abort.signal, controllersListener([controller]));
-    replicas.set(id, { manager, member, abort, done, transport });
+    ids.set(id, manager.identity);
+    replicas.set(id, manager);
   };
+  /** The identity each replica's manager took (pod name and suffix): what the ring hashes. */
+  const ids = new Map<string, string>();
   const ownerOf = (key: string, members: string[]) => {
-    const a = ring(members);
-    return members.find((m) => contains(holdings(a, m).active, shardHash(uids.get(key)!)));
+    const a = ring(members.map((m) => ids.get(m)!));
+    return members.find((m) => contains(holdings(a, ids.get(m)!).active, shardHash(uids.get(key)!)));
   };
   /** Changes every ConfigMap, then waits until each was reconciled after the change by the replica the ring names. */
   const touchAll = async (members: string[], round: number) => {
@@ -96,9 +83,7 @@ describe('sharded controllers against a real API server', () => {
     }
   });
   afterAll(async () => {
-    for (const r of replicas.values()) r.abort.abort();
-    await Promise.all([...replicas.values()].map((r) => r.done.catch(() => undefined)));
-    for (const r of replicas.values()) await r.manager.stop();
+    await Promise.all([...replicas.values()].map((m) => m.stop()));
     await plane?.stop();
   });
 
@@ -107,17 +92,18 @@ describe('sharded controllers against a real API server', () => {
     await start('r-b');
     await touchAll(['r-a', 'r-b'], 1);
     await start('r-c');
-    await waitFor('the third replica to hold its share', () => replicas.get('r-c')!.member.active.length > 0 || undefined, { timeoutMs: 20_000 });
+    await waitFor('the third replica to hold its share', () => (replicas.get('r-c')!.shardMember?.active.length ?? 0) > 0 || undefined, { timeoutMs: 20_000 });
     await touchAll(['r-a', 'r-b', 'r-c'], 2);
     expect(doubles).toEqual([]);
   });
 
   it("reconciles a killed replica's objects on the others once its Lease has expired", async () => {
     const b = replicas.get('r-b')!;
-    // SIGKILL: its reconciles stop, its connections too (no Lease release).
+    // SIGKILL: its reconciles stop, and nothing it would still send reaches the API server (no Lease release).
     dead.add('r-b');
-    b.transport.killed = true;
-    b.manager.controllerNamed('configmap')!.halt();
+    b.transport.request = () => Promise.reject(new Error('the process was killed'));
+    b.controllerNamed('configmap')!.halt();
+    replicas.delete('r-b');
     await touchAll(['r-a', 'r-c'], 3);
     expect(doubles).toEqual([]);
   });
