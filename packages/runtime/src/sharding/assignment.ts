@@ -1,5 +1,5 @@
 import { shardHash } from './hash.js';
-import { rangeSet, SPACE_END, type RangeSet } from './ranges.js';
+import { overlaps, rangeSet, SPACE_END, type RangeSet } from './ranges.js';
 
 /*
  * Who reconciles which part of the hash space, and how a part changes hands without two replicas
@@ -84,19 +84,7 @@ export function normalize(slices: readonly Slice[]): Assignment {
 
 /** The slices of `a` cut wherever `b` has a boundary, each with what `a` and `b` say of it. */
 function overlay(a: Assignment, b: Assignment): { start: bigint; end: bigint; now: Slice; want: Slice }[] {
-  const out: { start: bigint; end: bigint; now: Slice; want: Slice }[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i]!;
-    const y = b[j]!;
-    const start = x.start > y.start ? x.start : y.start;
-    const end = x.end < y.end ? x.end : y.end;
-    if (start < end) out.push({ start, end, now: x, want: y });
-    if (x.end < y.end) i++;
-    else j++;
-  }
-  return out;
+  return overlaps(a, b).map(({ start, end, a: now, b: want }) => ({ start, end, now, want }));
 }
 
 /**

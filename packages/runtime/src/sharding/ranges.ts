@@ -35,8 +35,12 @@ export function union(a: RangeSet, b: RangeSet): RangeSet {
   return rangeSet([...a, ...b]);
 }
 
-export function intersect(a: RangeSet, b: RangeSet): RangeSet {
-  const out: HashRange[] = [];
+/**
+ * Both sorted lists of ranges walked together: each stretch where a range of `a` meets a range of
+ * `b`, with the two ranges it lies in (intersections, and an assignment overlaid with another).
+ */
+export function overlaps<A extends HashRange, B extends HashRange>(a: readonly A[], b: readonly B[]): { start: bigint; end: bigint; a: A; b: B }[] {
+  const out: { start: bigint; end: bigint; a: A; b: B }[] = [];
   let i = 0;
   let j = 0;
   while (i < a.length && j < b.length) {
@@ -44,11 +48,15 @@ export function intersect(a: RangeSet, b: RangeSet): RangeSet {
     const y = b[j]!;
     const start = x.start > y.start ? x.start : y.start;
     const end = x.end < y.end ? x.end : y.end;
-    if (start < end) out.push({ start, end });
+    if (start < end) out.push({ start, end, a: x, b: y });
     if (x.end < y.end) i++;
     else j++;
   }
-  return rangeSet(out);
+  return out;
+}
+
+export function intersect(a: RangeSet, b: RangeSet): RangeSet {
+  return rangeSet(overlaps(a, b).map(({ start, end }) => ({ start, end })));
 }
 
 /** What of `a` is not in `b`. */
