@@ -120,6 +120,7 @@ export class ShardMember {
         if (this.coordinating) await this.coordinate(signal);
         if (this.renewing) await this.follow(signal, listener, tell);
       } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting (TypeScript#9998)
         if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'shard ring step failed; retrying');
       }
       await this.clock.sleep(this.timing.retryPeriodMs, signal);
@@ -211,7 +212,6 @@ export class ShardMember {
     const term = this.term;
     const { lease, assignment } = await this.readAssignment(signal);
     // Fenced meanwhile, or fenced and back: what was read may name parts given away since.
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- may have changed while awaiting (TypeScript#9998)
     if (!this.renewing || term !== this.term) return;
     const { active, handingOver } = holdings(assignment, this.config.identity);
     tell(active);
