@@ -170,25 +170,18 @@ export class Store<T extends KubeObject> {
    */
   *replaceInSlices(objs: T[], size: number): Generator<StoreDelta<T>[]> {
     const seen = new Set<string>();
-    for (let i = 0; i < objs.length; i += size) {
-      const deltas: StoreDelta<T>[] = [];
-      for (const obj of objs.slice(i, i + size)) {
-        seen.add(keyOf(obj));
-        const d = this.upsert(obj);
-        if (d) deltas.push(d);
-      }
-      yield deltas;
+    for (const slice of slices(objs, size)) {
+      for (const obj of slice) seen.add(keyOf(obj));
+      yield slice.map((obj) => this.upsert(obj)).filter((d) => d !== undefined);
     }
     const gone = [...this.items.values()].filter((old) => !seen.has(keyOf(old)));
-    for (let i = 0; i < gone.length; i += size) {
-      const deltas: StoreDelta<T>[] = [];
-      for (const old of gone.slice(i, i + size)) {
-        const d = this.remove(old);
-        if (d) deltas.push(d);
-      }
-      yield deltas;
-    }
+    for (const slice of slices(gone, size)) yield slice.map((old) => this.remove(old)).filter((d) => d !== undefined);
   }
+}
+
+/** `xs` in consecutive pieces of `size` (one piece when it is Infinity). */
+function* slices<X>(xs: X[], size: number): Generator<X[]> {
+  for (let i = 0; i < xs.length; i += size) yield xs.slice(i, i + size);
 }
 
 const EMPTY: Set<string> = new Set();

@@ -97,10 +97,6 @@ export class Watcher<T extends KubeObject> {
     return { synced: s.synced, connected: s.connected, failures: s.failures, lastError: s.lastError, resourceVersion: s.resourceVersion };
   }
 
-  get synced(): boolean {
-    return this.state.synced;
-  }
-
   /** The latest resourceVersion the watch delivered (events and bookmarks). */
   get resourceVersion(): string {
     return this.state.resourceVersion;
@@ -267,13 +263,8 @@ export class Watcher<T extends KubeObject> {
         // Lines that arrived while we were busy are handed out by readline without a turn of the
         // event loop in between: a streamed list's backlog would stall the process for its length.
         if (++lines % LINES_PER_TURN === 0) await yieldToEventLoop();
-        const event = JSON.parse(line) as { type: string; object: T | Status };
-        if (!initial) {
-          this.handle(event);
-          continue;
-        }
-        const end = this.gather(event, initial);
-        if (end === undefined) continue;
+        const end = this.handle(JSON.parse(line) as { type: string; object: T | Status }, initial);
+        if (end === undefined || !initial) continue;
         const items = initial;
         initial = undefined;
         await this.sink.replace(items, end);
@@ -290,25 +281,23 @@ export class Watcher<T extends KubeObject> {
     return this.dispatch({ type: 'ended', error: streamError });
   }
 
-  /** A line of a streaming list before its end: gathered; the end bookmark's resourceVersion when it is that bookmark. */
-  private gather(event: { type: string; object: T | Status }, into: T[]): string | undefined {
-    if (event.type === 'ERROR') this.handle(event); // throws
-    const obj = event.object as T;
-    if (event.type === 'BOOKMARK') {
-      if (obj.metadata.annotations?.['k8s.io/initial-events-end'] === 'true') return obj.metadata.resourceVersion ?? '';
-    } else if (event.type === 'ADDED') into.push(this.normalize(obj));
-    this.dispatch({ type: 'delivered', event: event.type as 'ADDED', resourceVersion: obj.metadata.resourceVersion });
-    return undefined;
-  }
-
-  private handle(event: { type: string; object: T | Status }): void {
+  /**
+   * One line of the stream. While a streaming list gathers its initial events (`initial`), its
+   * objects go there instead of to the sink, and the line that ends them (the bookmark annotated
+   * `k8s.io/initial-events-end`) returns the list's resourceVersion.
+   */
+  private handle(event: { type: string; object: T | Status }, initial?: T[]): string | undefined {
     if (event.type === 'ERROR') {
       const status = event.object as Status;
       throw new ApiError('WATCH', resourcePath(this.kind, this.options.namespace), status.code ?? 500, status);
     }
-    if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED' && event.type !== 'BOOKMARK') return;
+    if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED' && event.type !== 'BOOKMARK') return undefined;
     const obj = event.object as T;
-    if (event.type !== 'BOOKMARK') this.sink.event(event.type, this.normalize(obj));
+    if (event.type === 'BOOKMARK') {
+      if (initial && obj.metadata.annotations?.['k8s.io/initial-events-end'] === 'true') return obj.metadata.resourceVersion ?? '';
+    } else if (!initial) this.sink.event(event.type, this.normalize(obj));
+    else if (event.type === 'ADDED') initial.push(this.normalize(obj));
     this.dispatch({ type: 'delivered', event: event.type, resourceVersion: obj.metadata.resourceVersion });
+    return undefined;
   }
 }

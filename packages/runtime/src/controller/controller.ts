@@ -272,10 +272,10 @@ export class Controller {
       // What was there before the term began waits behind what users change now.
       const priority = event === 'list' ? this.background : Priority.normal;
       const debouncer = this.term?.debouncer;
-      // An event of the primary object itself tells its uid (sharding places keys by it; a deleted one is gone from the cache).
-      const selfKey = (w as unknown) === this.watches[0] ? requestKey({ namespace: obj.metadata.namespace || undefined, name: obj.metadata.name! }) : undefined;
+      // A primary object's event is for that object itself (requestForObject), and tells its uid:
+      // sharding places keys by it, and a deleted object is gone from the cache.
+      const uid = this.shard && (w as unknown) === this.watches[0] ? obj.metadata.uid : undefined;
       for (const r of requests.values()) {
-        const uid = requestKey(r) === selfKey ? obj.metadata.uid : undefined;
         if (!debouncer || event === 'list') {
           this.enqueue(r, trigger, priority, uid);
           continue;

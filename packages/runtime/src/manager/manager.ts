@@ -399,6 +399,11 @@ export class Manager {
     this.log.info('caches synced');
   }
 
+  /** Where the shard ring's Leases live: as asked, else the operator's own namespace. */
+  private shardingNamespace(sharding: NonNullable<ManagerOptions['sharding']>): string {
+    return sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment);
+  }
+
   /** Stands for election; without it, is elected at once. Sharded, every replica runs, each on its part. */
   private async campaign(): Promise<void> {
     const sharding = this.options.sharding;
@@ -408,7 +413,7 @@ export class Manager {
         this.client,
         {
           ring: sharding.ring ?? this.options.name,
-          namespace: sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment),
+          namespace: this.shardingNamespace(sharding),
           identity: this.identity,
           timing: sharding.timing,
         },
@@ -552,8 +557,7 @@ export class Manager {
     const sharding = this.options.sharding;
     if (sharding) {
       // Its own Lease, the coordinator's, the assignment's, and the list of the ring's members.
-      const namespace = sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment);
-      perms.push(...permissionsFor([rule(Lease, ['get', 'list', 'create', 'update'])], [namespace]));
+      perms.push(...permissionsFor([rule(Lease, ['get', 'list', 'create', 'update'])], [this.shardingNamespace(sharding)]));
     }
     if (!perms.length) return;
     // An API server that blinks at start-up is no reason to exit: each review retries what is transient.

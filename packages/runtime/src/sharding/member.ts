@@ -10,6 +10,8 @@ import { shardHash } from './hash.js';
 import { EMPTY, isEmpty, sameRanges, type RangeSet } from './ranges.js';
 
 type LeaseObject = ObjectOf<typeof Lease>;
+/** The assignment as read (or just written), with the Lease version it is in. */
+type Read = { lease: LeaseObject; assignment: Assignment };
 
 /** The label on each member's Lease: the ring it belongs to. */
 export const RING_LABEL = 'opkit.dev/shard-ring';
@@ -60,14 +62,12 @@ export interface ShardListener {
 export class ShardMember {
   private readonly timing: ElectionTiming;
   private readonly clock: Clock;
-  private renewing = false;
   /** Counts the times this replica took its Lease back: a read begun in an earlier term is stale. */
   private term = 0;
   private activeRanges: RangeSet = EMPTY;
   private readonly observations = new Map<string, Observation>();
   private readonly member: LeaderElector;
   private readonly coordinator: LeaderElector;
-  private coordinating = false;
 
   constructor(
     private readonly client: Client,
@@ -99,26 +99,22 @@ export class ShardMember {
       this.activeRanges = ranges;
       listener.onActive(ranges, fenced);
     };
+    // Holding its own Lease is `member.isLeader`; coordinating is `coordinator.isLeader`.
     const memberRun = this.member.run(signal, {
       onStartedLeading: () => {
         this.term++;
-        this.renewing = true;
       },
-      onStoppedLeading: (reason) => {
-        // Past the renew deadline (or stopping): nothing more until the Lease is renewed and the
-        // assignment read again.
-        this.renewing = false;
-        tell(EMPTY, reason === 'lost');
-      },
+      // Past the renew deadline (or stopping): nothing more until the Lease is renewed and the
+      // assignment read again.
+      onStoppedLeading: (reason) => tell(EMPTY, reason === 'lost'),
     });
-    const coordinatorRun = this.coordinator.run(signal, {
-      onStartedLeading: () => (this.coordinating = true),
-      onStoppedLeading: () => (this.coordinating = false),
-    });
+    const coordinatorRun = this.coordinator.run(signal, { onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
     while (!signal.aborted) {
       try {
-        if (this.coordinating) await this.coordinate(signal);
-        if (this.renewing) await this.follow(signal, listener, tell);
+        const term = this.term;
+        // The coordinator follows the assignment it just read or wrote, without reading it again.
+        const read = this.coordinator.isLeader ? await this.coordinate(signal) : this.member.isLeader ? await this.readAssignment(signal) : undefined;
+        if (read && this.member.isLeader && term === this.term) await this.follow(read, signal, listener, tell);
       } catch (err) {
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting (TypeScript#9998)
         if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'shard ring step failed; retrying');
@@ -135,7 +131,7 @@ export class ShardMember {
   }
 
   /** The assignment and its Lease (created unassigned when missing). */
-  private async readAssignment(signal: AbortSignal): Promise<{ lease: LeaseObject; assignment: Assignment }> {
+  private async readAssignment(signal: AbortSignal): Promise<Read> {
     const client = this.client.withSignal(signal);
     let lease = await client.find(Lease, this.assignmentKey());
     if (!lease) {
@@ -159,16 +155,15 @@ export class ShardMember {
     return { lease, assignment };
   }
 
-  /** Writes an assignment over the version read (a conflict means someone else wrote first: read again next time). */
-  private async writeAssignment(lease: LeaseObject, next: Assignment, signal: AbortSignal): Promise<boolean> {
+  /** Writes an assignment over the version read; undefined when someone else wrote first (read again). */
+  private async writeAssignment(lease: LeaseObject, next: Assignment, signal: AbortSignal): Promise<LeaseObject | undefined> {
     try {
-      await this.client.withSignal(signal).update(Lease, {
+      return await this.client.withSignal(signal).update(Lease, {
         ...lease,
         metadata: { ...lease.metadata, annotations: { ...lease.metadata.annotations, [ASSIGNMENT_ANNOTATION]: formatAssignment(next) } },
       } as LeaseObject);
-      return true;
     } catch (err) {
-      if (isConflict(err) || isNotFound(err)) return false;
+      if (isConflict(err) || isNotFound(err)) return undefined;
       throw err;
     }
   }
@@ -199,20 +194,25 @@ export class ShardMember {
     return live;
   }
 
-  private async coordinate(signal: AbortSignal): Promise<void> {
+  /** Moves the assignment towards the ring over the live members; returns it as it now stands. */
+  private async coordinate(signal: AbortSignal): Promise<Read> {
     const live = await this.liveMembers(signal);
-    const { lease, assignment } = await this.readAssignment(signal);
-    const next = plan(assignment, ring([...live]), live);
-    if (formatAssignment(next) === lease.metadata.annotations?.[ASSIGNMENT_ANNOTATION]) return;
-    if (await this.writeAssignment(lease, next, signal))
-      this.log.info({ members: [...live].sort(), moving: next.filter((s) => s.next).length }, 'shard assignment updated');
+    const read = await this.readAssignment(signal);
+    const next = plan(read.assignment, ring([...live]), live);
+    if (formatAssignment(next) === read.lease.metadata.annotations?.[ASSIGNMENT_ANNOTATION]) return read;
+    const written = await this.writeAssignment(read.lease, next, signal);
+    if (!written) return this.readAssignment(signal);
+    this.log.info({ members: [...live].sort(), moving: next.filter((s) => s.next).length }, 'shard assignment updated');
+    return { lease: written, assignment: next };
   }
 
-  private async follow(signal: AbortSignal, listener: ShardListener, tell: (r: RangeSet) => void): Promise<void> {
-    const term = this.term;
-    const { lease, assignment } = await this.readAssignment(signal);
-    // Fenced meanwhile, or fenced and back: what was read may name parts given away since.
-    if (!this.renewing || term !== this.term) return;
+  /**
+   * Reconciles what `read` gives this replica, and hands over what it is asked to once drained.
+   * The caller checked the read began in this Lease term: one begun before the Lease was lost (and
+   * taken back) may name parts given away since.
+   */
+  private async follow(read: Read, signal: AbortSignal, listener: ShardListener, tell: (r: RangeSet) => void): Promise<void> {
+    const { lease, assignment } = read;
     const { active, handingOver } = holdings(assignment, this.config.identity);
     tell(active);
     if (isEmpty(handingOver)) return;
