@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatAssignment, handOver, holdings, isAssignment, parseAssignment, plan, ring, UNASSIGNED, type Assignment } from './assignment.js';
+import { formatAssignment, handOver, holdings, isAssignment, parseAssignment, plan, ring, target, UNASSIGNED, type Assignment } from './assignment.js';
 import { EMPTY, intersect, isEmpty, SPACE_END, share, subtract, union, WHOLE, type RangeSet } from './ranges.js';
 
 const owners = (a: Assignment) => new Set(a.map((s) => s.owner));
@@ -70,6 +70,22 @@ describe('handing parts over', () => {
     expect(plan(planned, twoOwners, new Set(['a', 'b']))).toEqual(twoOwners);
   });
 
+  it("moves parts only to members seen running: a new coordinator leaves an unjudged member's parts where they are and gives it nothing", () => {
+    // c left gracefully (its Lease released); b was killed long ago, but the coordinator (a) took
+    // over just now and has seen b's Lease once: held, for all it can tell. Only a is seen renewing.
+    const current = plan(ring(['a', 'c']), ring(['a', 'c']), new Set(['a', 'c']));
+    const alive = new Set(['a', 'b']);
+    const next = plan(current, target(current, new Set(['a']), alive), alive);
+    expect(holdings(next, 'a')).toEqual({ active: WHOLE, handingOver: EMPTY });
+    expect(holdings(next, 'b')).toEqual({ active: EMPTY, handingOver: EMPTY });
+    // b, once seen renewing, gets its share through the handover.
+    const proven = plan(next, target(next, new Set(['a', 'b']), alive), alive);
+    expect(holdings(proven, 'a').handingOver).toEqual(holdings(ring(['a', 'b']), 'b').active);
+    // A member owning parts and not yet seen renewing keeps them, with no handover asked of it.
+    const bOwns = ring(['a', 'b']);
+    expect(plan(bOwns, target(bOwns, new Set(['a']), alive), alive)).toEqual(bOwns);
+  });
+
   it('reads back what it writes, and nothing malformed', () => {
     const planned = plan(twoOwners, withC, new Set(['a', 'b', 'c']));
     expect(parseAssignment(formatAssignment(planned))).toEqual(planned);
@@ -98,7 +114,8 @@ interface Replica {
   view?: { a: Assignment; version: number };
 }
 
-type Step = { do: 'join' | 'leave' | 'kill' | 'cut' | 'fence' | 'expire' | 'heal' | 'read' | 'handOver'; who: number } | { do: 'coordinate' };
+type Step =
+  { do: 'join' | 'leave' | 'kill' | 'cut' | 'fence' | 'expire' | 'heal' | 'read' | 'handOver' | 'renew'; who: number } | { do: 'coordinate' | 'failover' };
 
 function simulate(steps: Step[]) {
   const names = ['r0', 'r1', 'r2', 'r3'];
@@ -115,10 +132,18 @@ function simulate(steps: Step[]) {
       for (const [n, y] of list.slice(i + 1)) if (!isEmpty(intersect(x.working, y.working))) throw new Error(`${m} and ${n} both reconcile part of the space`);
   };
   const liveSet = () => new Set([...replicas].filter(([, r]) => r.live).map(([m]) => m));
+  // The coordinator's knowledge: a Lease is live until it expires (a killed replica's too), and a
+  // member is proven once the coordinator has seen it renew. A new coordinator has seen nobody.
+  const proven = new Set<string>();
   const act = (s: Step) => {
     if (s.do === 'coordinate') {
       const live = liveSet();
-      write(plan(assignment, ring([...live], 16), live));
+      const seen = new Set([...proven].filter((m) => live.has(m)));
+      write(plan(assignment, target(assignment, seen, live, 16), live));
+      return;
+    }
+    if (s.do === 'failover') {
+      proven.clear();
       return;
     }
     const name = names[s.who % names.length]!;
@@ -145,7 +170,13 @@ function simulate(steps: Step[]) {
         }
         return;
       case 'expire': // the lease duration passed: only after the replica stopped (renew deadline < lease duration)
-        if (r && !r.connected && isEmpty(r.working)) r.live = false;
+        if (r && !r.connected && isEmpty(r.working)) {
+          r.live = false;
+          proven.delete(name);
+        }
+        return;
+      case 'renew': // the coordinator sees its Lease renewed
+        if (r?.connected) proven.add(name);
         return;
       case 'heal':
         if (r && !r.connected && isEmpty(r.working)) {
@@ -175,15 +206,30 @@ function simulate(steps: Step[]) {
     }
   };
   for (const s of steps) {
+    const before = assignment;
     act(s);
     check();
+    if (s.do === 'coordinate') movesOnlyToProven(before, assignment, proven);
   }
   return { replicas, act, check, assignment: () => assignment, liveSet };
+}
+
+/** A coordinator's write gives a part (or asks for its handover) only to a member it has seen renew. */
+function movesOnlyToProven(before: Assignment, after: Assignment, proven: ReadonlySet<string>) {
+  for (const s of after) {
+    const was = before.filter((b) => b.start < s.end && s.start < b.end);
+    const gained = s.owner !== undefined && was.some((b) => b.owner !== s.owner);
+    if (gained && !proven.has(s.owner!)) throw new Error(`${s.owner} was given a part before it was seen running`);
+    if (s.next !== undefined && !proven.has(s.next) && !was.every((b) => b.next === s.next))
+      throw new Error(`${s.next} was promised a part before it was seen running`);
+  }
 }
 
 const who = fc.integer({ min: 0, max: 3 });
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ do: 'coordinate' as const }) },
+  { weight: 1, arbitrary: fc.constant({ do: 'failover' as const }) },
+  { weight: 3, arbitrary: who.map((w) => ({ do: 'renew' as const, who: w })) },
   { weight: 4, arbitrary: who.map((w) => ({ do: 'read' as const, who: w })) },
   { weight: 3, arbitrary: who.map((w) => ({ do: 'handOver' as const, who: w })) },
   {
@@ -214,8 +260,9 @@ describe('the handover protocol, under joins, leaves, kills, partitions and any 
           const i = Number(m.slice(1));
           for (const d of ['fence', 'expire', 'heal'] as const) sim.act({ do: d, who: i });
         }
-        // Rounds of coordinate, read, hand over, read.
+        // Rounds of renew, coordinate, read, hand over, read.
         for (let round = 0; round < 3; round++) {
+          for (const m of sim.replicas.keys()) sim.act({ do: 'renew', who: Number(m.slice(1)) });
           sim.act({ do: 'coordinate' });
           for (const m of sim.replicas.keys()) sim.act({ do: 'read', who: Number(m.slice(1)) });
           for (const m of sim.replicas.keys()) {

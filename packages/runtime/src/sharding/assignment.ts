@@ -88,6 +88,24 @@ function overlay(a: Assignment, b: Assignment): { start: bigint; end: bigint; no
 }
 
 /**
+ * Where the coordinator steers: the ring over the members it has seen renew their Lease
+ * (`proven`), except that what a member it cannot judge yet owns stays where it is. A Lease seen
+ * for the first time is held for all a coordinator can tell (it trusts no other clock, so it counts
+ * a lease duration from its own first sight), though its holder may have died long ago; a
+ * coordinator that just took over sees every Lease for the first time. Steering by the live set
+ * would hand parts to such a member and leave them unreconciled until its Lease expires in the new
+ * coordinator's eyes. Parts therefore move only to members seen running; a live member's share
+ * comes to it once it is seen renewing (one retry period), through the usual handover.
+ */
+export function target(current: Assignment, proven: ReadonlySet<string>, alive: ReadonlySet<string>, buckets = BUCKETS): Assignment {
+  return normalize(
+    overlay(current, ring([...proven], buckets)).map(({ start, end, now, want }) =>
+      now.owner !== undefined && alive.has(now.owner) && !proven.has(now.owner) ? { start, end, owner: now.owner } : { start, end, owner: want.owner },
+    ),
+  );
+}
+
+/**
  * The coordinator's step: from the current assignment towards `desired` (a ring over the live
  * members). A part whose owner is live and is not the desired one is marked for handover (`next`);
  * a part with no owner, or a dead one, goes to the desired owner at once; a part already where it

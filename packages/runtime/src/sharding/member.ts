@@ -5,7 +5,7 @@ import { Lease, type ObjectOf } from '../client/kind.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { LeaderElector } from '../manager/leader-election.js';
 import { judgeLease, type ElectionTiming, type Observation } from '../manager/leader-election-state.js';
-import { formatAssignment, handOver, holdings, parseAssignment, plan, ring, UNASSIGNED, type Assignment } from './assignment.js';
+import { formatAssignment, handOver, holdings, parseAssignment, plan, target, UNASSIGNED, type Assignment } from './assignment.js';
 import { shardHash } from './hash.js';
 import { EMPTY, isEmpty, sameRanges, type RangeSet } from './ranges.js';
 
@@ -57,7 +57,8 @@ export interface ShardListener {
  * for the ring's coordinator, follows the assignment, and hands over what it is asked to once
  * drained. The coordinator lists the members' Leases, judges each live or expired on its own
  * monotonic clock (as a leader election judges its Lease), and moves the assignment towards the
- * ring over the live ones.
+ * ring over the members it has seen renew (`target`: a Lease it has seen only once may be a dead
+ * replica's, and parts given to it would wait for its expiry).
  */
 export class ShardMember {
   private readonly timing: ElectionTiming;
@@ -65,7 +66,8 @@ export class ShardMember {
   /** Counts the times this replica took its Lease back: a read begun in an earlier term is stale. */
   private term = 0;
   private activeRanges: RangeSet = EMPTY;
-  private readonly observations = new Map<string, Observation>();
+  /** Each member Lease as this replica last saw it while coordinating, and whether it saw it renewed. */
+  private readonly observations = new Map<string, { observed: Observation; renewed: boolean }>();
   private readonly member: LeaderElector;
   private readonly coordinator: LeaderElector;
 
@@ -108,7 +110,9 @@ export class ShardMember {
       // assignment read again.
       onStoppedLeading: (reason) => tell(EMPTY, reason === 'lost'),
     });
-    const coordinatorRun = this.coordinator.run(signal, { onStartedLeading: () => undefined, onStoppedLeading: () => undefined });
+    // What it saw while coordinating before is no evidence now: a record that changed since then
+    // may have changed long ago.
+    const coordinatorRun = this.coordinator.run(signal, { onStartedLeading: () => this.observations.clear(), onStoppedLeading: () => undefined });
     while (!signal.aborted) {
       try {
         const term = this.term;
@@ -168,41 +172,53 @@ export class ShardMember {
     }
   }
 
-  /** The live members: those whose Lease record changed within its duration, by this replica's clock. */
-  private async liveMembers(signal: AbortSignal): Promise<Set<string>> {
+  /**
+   * The members whose Lease is held in this replica's eyes (`alive`: record changed within its
+   * duration, by this replica's clock; a Lease first seen counts from then), and those among them
+   * it has seen renew (`proven`: the record changed between two of its reads, or is its own).
+   */
+  private async members(signal: AbortSignal): Promise<{ alive: Set<string>; proven: Set<string> }> {
     // Judged as of before the LIST: an answer that comes late must not make a renewal look old.
     const at = this.clock.monotonic();
     const wall = this.clock.now();
     const leases = await this.client
       .withSignal(signal)
       .listAll(Lease, { namespace: this.config.namespace, labelSelector: `${RING_LABEL}=${this.config.ring}` });
-    const live = new Set<string>();
+    const alive = new Set<string>();
+    const proven = new Set<string>();
+    if (this.member.isLeader) proven.add(this.config.identity);
     const seen = new Set<string>();
     for (const lease of leases) {
       const name = lease.metadata.name!;
       seen.add(name);
+      const before = this.observations.get(name);
       // Judged as a candidate judges a leader's Lease: '' is no member's identity, so nothing is "mine".
-      const { observed, verdict } = judgeLease(lease.spec ?? undefined, '', this.observations.get(name), {
-        monotonic: at,
-        wall,
-        timing: this.timing,
-      });
-      this.observations.set(name, observed);
-      if (verdict.verdict === 'held' && lease.spec?.holderIdentity) live.add(lease.spec.holderIdentity);
+      const { observed, verdict } = judgeLease(lease.spec ?? undefined, '', before?.observed, { monotonic: at, wall, timing: this.timing });
+      const holder = lease.spec?.holderIdentity;
+      const held = verdict.verdict === 'held' && !!holder;
+      const renewed = held && (before?.renewed || (before !== undefined && before.observed.record !== observed.record));
+      this.observations.set(name, { observed, renewed });
+      if (!held) continue;
+      alive.add(holder);
+      if (renewed) proven.add(holder);
     }
     for (const name of this.observations.keys()) if (!seen.has(name)) this.observations.delete(name);
-    return live;
+    return { alive, proven };
   }
 
   /** Moves the assignment towards the ring over the live members; returns it as it now stands. */
   private async coordinate(signal: AbortSignal): Promise<Read> {
-    const live = await this.liveMembers(signal);
+    const { alive, proven } = await this.members(signal);
     const read = await this.readAssignment(signal);
-    const next = plan(read.assignment, ring([...live]), live);
+    const next = plan(read.assignment, target(read.assignment, proven, alive), alive);
     if (formatAssignment(next) === read.lease.metadata.annotations?.[ASSIGNMENT_ANNOTATION]) return read;
     const written = await this.writeAssignment(read.lease, next, signal);
     if (!written) return this.readAssignment(signal);
-    this.log.info({ members: [...live].sort(), moving: next.filter((s) => s.next).length }, 'shard assignment updated');
+    const unjudged = [...alive].filter((m) => !proven.has(m)).sort();
+    this.log.info(
+      { members: [...proven].sort(), ...(unjudged.length ? { unjudged } : {}), moving: next.filter((s) => s.next).length },
+      'shard assignment updated',
+    );
     return { lease: written, assignment: next };
   }
 
