@@ -115,7 +115,9 @@ interface Replica {
 }
 
 type Step =
-  { do: 'join' | 'leave' | 'kill' | 'cut' | 'fence' | 'expire' | 'heal' | 'read' | 'handOver' | 'renew'; who: number } | { do: 'coordinate' | 'failover' };
+  | { do: 'join' | 'leave' | 'kill' | 'cut' | 'fence' | 'expire' | 'heal' | 'read' | 'handOver' | 'renew'; who: number }
+  | { do: 'coordinate' }
+  | { do: 'failover' };
 
 function simulate(steps: Step[]) {
   const names = ['r0', 'r1', 'r2', 'r3'];
