@@ -28,6 +28,8 @@ export class Informer<T extends KubeObject> {
   private readonly watcher: Watcher<T>;
   private syncWaiters: (() => void)[] = [];
   private listed = false;
+  /** The shard selection changed: the next list's adds are objects that came into it, not creations. */
+  private reselected = false;
 
   constructor(
     transport: Transport,
@@ -47,8 +49,10 @@ export class Informer<T extends KubeObject> {
       kind,
       {
         replace: async (items) => {
-          // Only the first list is the initial list: a relist's adds are creations the watch missed.
-          const initialList = !this.listed;
+          // Only the first list is the initial list: a relist's adds are creations the watch missed;
+          // after a reselection, they are objects the new selection brings (a shard gained).
+          const initialList = !this.listed || this.reselected;
+          this.reselected = false;
           let first = true;
           for (const deltas of this.store.replaceInSlices(items, options.sliceSize ?? SLICE)) {
             if (!first) await yieldToEventLoop();
@@ -88,6 +92,13 @@ export class Informer<T extends KubeObject> {
 
   stop(): Promise<void> {
     return this.watcher.stop();
+  }
+
+  /** Lists and watches another shard selection from now on (see Watcher.reselect). */
+  reselect(shardSelector: string | undefined): void {
+    if (shardSelector === this.watcher.selection) return;
+    this.reselected = this.listed;
+    this.watcher.reselect(shardSelector);
   }
 
   /** Skips the current reconnect backoff. */

@@ -32,6 +32,11 @@ export class KindInformer<T extends KubeObject> {
     return !this.lazy || this.synced;
   }
 
+  /** Lists and watches only objects within this shard selector from now on (every part). */
+  reselect(shardSelector: string | undefined): void {
+    for (const p of this.parts.values()) p.reselect(shardSelector);
+  }
+
   retryNow(): void {
     for (const p of this.parts.values()) p.retryNow();
   }

@@ -144,6 +144,72 @@ describe('the watcher state machine', () => {
     expect(r.state).toMatchObject(state);
   });
 
+  it.each<[string, [number, WatcherEvent][], WatcherAction, Partial<WatcherState>, WatcherConfig?]>([
+    [
+      'interrupts an open watch when its selection changes, to list again',
+      [...watching('100'), [50, { type: 'reselected' }]],
+      { do: 'interrupt' },
+      { resourceVersion: '', reselected: true },
+    ],
+    [
+      'lists again once the interrupted watch has ended, with no failure counted',
+      [...watching('100'), [50, { type: 'reselected' }], [51, { type: 'ended', error: new Error('interrupted') }]],
+      { do: 'list' },
+      { resourceVersion: '', reselected: false, failures: 0, phase: 'listing' },
+    ],
+    [
+      'streams the new selection where lists stream',
+      [
+        [0, { type: 'start' }],
+        [1, { type: 'opened' }],
+        [2, { type: 'initialEventsEnded', resourceVersion: '100' }],
+        [50, { type: 'reselected' }],
+        [51, { type: 'ended', error: new Error('interrupted') }],
+      ],
+      { do: 'streamList' },
+      { phase: 'streaming', reselected: false, failures: 0 },
+      DEFAULT_WATCHER_CONFIG,
+    ],
+    [
+      'interrupts a streaming list of the old selection; its end is not taken',
+      [
+        [0, { type: 'start' }],
+        [1, { type: 'opened' }],
+        [2, { type: 'reselected' }],
+        [3, { type: 'initialEventsEnded', resourceVersion: '100' }],
+      ],
+      { do: 'continue' },
+      { phase: 'streaming', resourceVersion: '', reselected: true },
+      DEFAULT_WATCHER_CONFIG,
+    ],
+    [
+      'takes no resourceVersion from events of the old selection',
+      [...watching('100'), [50, { type: 'reselected' }], [51, { type: 'delivered', event: 'MODIFIED', resourceVersion: '130' }]],
+      { do: 'continue' },
+      { resourceVersion: '' },
+    ],
+    [
+      'lists again after a LIST of the old selection lands',
+      [
+        [0, { type: 'start' }],
+        [1, { type: 'reselected' }],
+        [2, { type: 'listed', resourceVersion: '100' }],
+      ],
+      { do: 'list' },
+      { synced: true, resourceVersion: '', reselected: false },
+    ],
+    [
+      'lists the new selection after a backoff, not a watch from the old one',
+      [...watching('100'), [10, { type: 'ended', error: reset }], [20, { type: 'reselected' }], [900, { type: 'waited' }]],
+      { do: 'list' },
+      { resourceVersion: '', reselected: false },
+    ],
+  ])('%s', (_, events, action, state, config) => {
+    const r = run(events, initialWatcherState(), config);
+    expect(r.last).toEqual(action);
+    expect(r.state).toMatchObject(state);
+  });
+
   it('keeps backing off a watch that opens and fails at once: an open is not health', () => {
     const r = run([...watching(), [10, { type: 'ended', error: reset }], ...flapping(6, 1_000)]);
     const waits = r.actions.filter((a): a is { do: 'wait'; ms: number } => a.do === 'wait').map((a) => a.ms);

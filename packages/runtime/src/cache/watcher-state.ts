@@ -30,6 +30,12 @@ export interface WatcherState {
   /** Relists forced by the server (410, too large): their backoff exponent and when the last one began. */
   relistAttempt: number;
   lastRelistAt?: number;
+  /**
+   * The selection changed (a shard selector) while a list or stream of the old one was under way:
+   * what it brings is of the old selection, its end is not a place to resume from, and a full list
+   * of the new selection follows.
+   */
+  reselected: boolean;
   /** The open watch: when it opened (monotonic ms), whether it delivered anything, whether the server sends bookmarks. */
   openedAt?: number;
   delivered: boolean;
@@ -52,6 +58,8 @@ export type WatcherEvent =
   | { type: 'waited' }
   /** The API server answers again after an outage: no reason to wait out the backoff. */
   | { type: 'retryNow' }
+  /** What is watched changed (the shard selector): the store must be listed again under the new selection. */
+  | { type: 'reselected' }
   | { type: 'stop' };
 
 /** What the shell does next. `continue`: carry on with what it is doing (a stream stays open). */
@@ -62,6 +70,8 @@ export type WatcherAction =
   | { do: 'watch'; resourceVersion: string }
   | { do: 'wait'; ms: number }
   | { do: 'continue' }
+  /** End the open stream now (its selection is stale); its `ended` follows. */
+  | { do: 'interrupt' }
   | { do: 'stop' };
 
 /** Something worth a log line, decided with the transition. */
@@ -126,6 +136,7 @@ export const initialWatcherState = (): WatcherState => ({
   failures: 0,
   backoffAttempt: 0,
   relistAttempt: 0,
+  reselected: false,
   delivered: false,
   bookmarks: false,
 });
@@ -213,11 +224,19 @@ export function step(s: WatcherState, e: WatcherEvent, env: StepEnv): Transition
     case 'stop':
       return { state: { ...s, phase: 'stopped', connected: false, openedAt: undefined }, action: { do: 'stop' } };
     case 'listed': {
-      const next: WatcherState = { ...s, resourceVersion: e.resourceVersion, synced: true, failures: 0, lastError: undefined };
+      const next: WatcherState = {
+        ...s,
+        resourceVersion: s.reselected ? '' : e.resourceVersion,
+        reselected: false,
+        synced: true,
+        failures: 0,
+        lastError: undefined,
+      };
       return { ...resume(next, env), note: s.failures ? { note: 'recovered', afterFailures: s.failures } : undefined };
     }
     case 'initialEventsEnded': {
-      if (s.phase !== 'streaming') return { state: s, action: { do: 'continue' } };
+      // An interrupted stream of the old selection: its `ended` comes next.
+      if (s.phase !== 'streaming' || s.reselected) return { state: s, action: { do: 'continue' } };
       const next: WatcherState = {
         ...s,
         phase: 'watching',
@@ -241,8 +260,9 @@ export function step(s: WatcherState, e: WatcherEvent, env: StepEnv): Transition
     case 'delivered': {
       const next: WatcherState = {
         ...s,
-        // Until a streaming list's end, its events are not in the store: nothing to resume from.
-        resourceVersion: s.phase === 'streaming' ? '' : e.resourceVersion || s.resourceVersion,
+        // Until a streaming list's end, its events are not in the store: nothing to resume from;
+        // nor after a reselection, until the new selection's list.
+        resourceVersion: s.phase === 'streaming' || s.reselected ? '' : e.resourceVersion || s.resourceVersion,
         delivered: true,
         bookmarks: s.bookmarks || e.event === 'BOOKMARK',
       };
@@ -252,6 +272,8 @@ export function step(s: WatcherState, e: WatcherEvent, env: StepEnv): Transition
       return s.connected ? healthy(s) : { state: s, action: { do: 'continue' } };
     case 'ended': {
       const closed: WatcherState = { ...s, connected: false };
+      // Interrupted for a new selection: not a failure; list it at once.
+      if (s.reselected) return resume({ ...closed, reselected: false, resourceVersion: '', openedAt: undefined }, env);
       if (e.error) {
         if (s.phase === 'streaming' && !s.connected && refusesStreaming(e.error))
           return { ...resume({ ...closed, streamRefused: true }, env), note: { note: 'streamRefused', error: e.error } };
@@ -269,6 +291,12 @@ export function step(s: WatcherState, e: WatcherEvent, env: StepEnv): Transition
     case 'waited':
       if (s.phase !== 'waiting') return { state: s, action: { do: 'continue' } };
       return resume(s, env);
+    case 'reselected':
+      if (s.phase === 'new') return { state: s, action: { do: 'continue' } };
+      // A LIST in flight: it lands, then `listed` lists again. An open (or opening) stream: end it.
+      if (s.phase === 'listing') return { state: { ...s, reselected: true }, action: { do: 'continue' } };
+      if (s.phase === 'streaming' || s.phase === 'watching') return { state: { ...s, reselected: true, resourceVersion: '' }, action: { do: 'interrupt' } };
+      return { state: { ...s, resourceVersion: '' }, action: { do: 'continue' } };
     case 'retryNow': {
       const reset: WatcherState = { ...s, backoffAttempt: 0, lastFailureAt: undefined };
       if (s.phase !== 'waiting') return { state: reset, action: { do: 'continue' } };

@@ -22,6 +22,12 @@ export interface WatcherOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /**
+   * The API server's shard selector (KEP-5866, `shardRange(...) || ...`; sharding/ranges.ts
+   * `shardSelector`): only objects whose uid or namespace hashes into these ranges are listed and
+   * watched. Changed at run time with `reselect`.
+   */
+  shardSelector?: string;
   /** Cache only ObjectMeta (PartialObjectMetadata): for large kinds the operator merely maps. */
   metadataOnly?: boolean;
   /** LIST page size. Default 500, as client-go and kube-rs. */
@@ -75,6 +81,9 @@ export class Watcher<T extends KubeObject> {
   private readonly abort = new AbortController();
   private loop?: Promise<void>;
   private wake?: () => void;
+  /** Ends the open stream (or the one being opened): its selection is stale. */
+  private interruptStream?: () => void;
+  private shardSelector?: string;
   private readonly description: string;
   private readonly clock: Clock;
   private readonly config: WatcherConfig;
@@ -89,6 +98,23 @@ export class Watcher<T extends KubeObject> {
     this.clock = options.clock ?? systemClock;
     this.config = { ...DEFAULT_WATCHER_CONFIG, ...options.timing, backoff: options.backoffMs ?? DEFAULT_WATCHER_CONFIG.backoff };
     this.description = `${resourceName(kind)}${options.namespace ? ` in namespace ${options.namespace}` : ''}`;
+    this.shardSelector = options.shardSelector;
+  }
+
+  /**
+   * Watches another shard selection from now on: the open watch ends and a full list of the new
+   * selection replaces the store (objects that left it are deleted from it, those that came are
+   * added). Before the start, it only sets what the first list asks for.
+   */
+  /** The shard selector listed and watched now. */
+  get selection(): string | undefined {
+    return this.shardSelector;
+  }
+
+  reselect(shardSelector: string | undefined): void {
+    if (shardSelector === this.shardSelector) return;
+    this.shardSelector = shardSelector;
+    if (this.dispatch({ type: 'reselected' }).do === 'interrupt') this.interruptStream?.();
   }
 
   /** What readiness and /debug/queue show, read from the state. */
@@ -178,7 +204,13 @@ export class Watcher<T extends KubeObject> {
         const page = await this.transport.request<ObjectList<T>>({
           method: 'GET',
           path: resourcePath(this.kind, this.options.namespace),
-          query: { limit: this.options.pageSize ?? 500, continue: cont, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector },
+          query: {
+            limit: this.options.pageSize ?? 500,
+            continue: cont,
+            labelSelector: this.options.labelSelector,
+            fieldSelector: this.options.fieldSelector,
+            shardSelector: this.shardSelector,
+          },
           accept: this.options.metadataOnly ? METADATA_ACCEPT.list : undefined,
           signal: this.abort.signal,
         });
@@ -220,6 +252,19 @@ export class Watcher<T extends KubeObject> {
   private async watch(resourceVersion: string, streamList = false): Promise<WatcherAction> {
     // The server ends each watch after timeoutSeconds; spread them as client-go does (5-10 min).
     const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+    const interrupt = new AbortController();
+    const onStop = () => interrupt.abort(this.abort.signal.reason);
+    this.abort.signal.addEventListener('abort', onStop, { once: true });
+    this.interruptStream = () => interrupt.abort(new Error(`watch of ${this.description} interrupted: its shard selection changed`));
+    try {
+      return await this.watchStream(resourceVersion, streamList, timeoutSeconds, interrupt.signal);
+    } finally {
+      this.interruptStream = undefined;
+      this.abort.signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  private async watchStream(resourceVersion: string, streamList: boolean, timeoutSeconds: number, signal: AbortSignal): Promise<WatcherAction> {
     let res;
     try {
       res = await this.transport.stream({
@@ -232,9 +277,10 @@ export class Watcher<T extends KubeObject> {
           timeoutSeconds,
           labelSelector: this.options.labelSelector,
           fieldSelector: this.options.fieldSelector,
+          shardSelector: this.shardSelector,
         },
         accept: this.options.metadataOnly ? METADATA_ACCEPT.watch : undefined,
-        signal: this.abort.signal,
+        signal,
       });
     } catch (err) {
       return this.dispatch({ type: 'ended', error: err as Error });

@@ -1,3 +1,4 @@
+import type { Kind } from '../client/kind.js';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -26,7 +27,7 @@ import { requestKey, type Request } from './result.js';
 import { requestForObject } from './handlers.js';
 import type { WatchSpec } from './watch-spec.js';
 import { ShardFilter } from '../sharding/shard-filter.js';
-import { isEmpty, subtract, type RangeSet, type ShardField } from '../sharding/ranges.js';
+import { EMPTY, isEmpty, shardSelector, subtract, type RangeSet, type ShardField } from '../sharding/ranges.js';
 
 export { ReconcileTimeoutError, type Reconciler } from './attempt.js';
 export type { WatchSpec } from './watch-spec.js';
@@ -292,11 +293,25 @@ export class Controller {
   /**
    * Runs only the keys whose primary object hashes (by `field`, as the API server's shard selector
    * would) into this replica's part of the hash space: none until setShardRanges gives it some.
+   * `onServer`: the primary kind's informer also lists and watches only those objects (a shard
+   * selector), so the cache holds this replica's share of them; every reader of that informer
+   * sees only the share.
    */
-  shardBy(field: ShardField): void {
-    const primary = this.watches[0]!;
-    this.shard = new ShardFilter(field, (key) => this.deps.cache.informer(primary.kind, primary.informer).get(parseKey(key))?.metadata.uid);
+  /** The kind this controller reconciles (its first watch). */
+  get primaryKind(): Kind {
+    return this.watches[0]!.kind;
   }
+
+  shardBy(field: ShardField, options: { onServer?: boolean } = {}): void {
+    const primary = this.watches[0]!;
+    const informer = () => this.deps.cache.informer(primary.kind, primary.informer);
+    this.shard = new ShardFilter(field, (key) => informer().get(parseKey(key))?.metadata.uid);
+    if (!options.onServer) return;
+    this.selectOnServer = (ranges) => informer().reselect(shardSelector(field, ranges));
+    this.selectOnServer(EMPTY);
+  }
+  /** Sharded with server-side selection: narrows the primary informer to these ranges. */
+  private selectOnServer?: (ranges: RangeSet) => void;
 
   /**
    * This replica's part of the hash space changed (ShardMember). Keys it lost are dropped when they
@@ -307,7 +322,9 @@ export class Controller {
   setShardRanges(ranges: RangeSet, fenced: boolean): void {
     if (!this.shard) return;
     const before = this.shard.ranges;
+    // The filter first: what the informer's relist drops must already be no key of this replica's.
     this.shard.set(ranges);
+    this.selectOnServer?.(ranges);
     if (fenced && this.term) {
       this.halt();
       this.start();

@@ -21,9 +21,9 @@ import { LeaderElector, type LeaderElectionConfig } from './leader-election.js';
 import type { ElectionTiming } from './leader-election-state.js';
 import { ShardMember } from '../sharding/member.js';
 import { controllersListener } from '../sharding/listener.js';
-import type { ShardField } from '../sharding/ranges.js';
+import { shardSelector, WHOLE, type ShardField } from '../sharding/ranges.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
-import { Lease } from '../client/kind.js';
+import { Lease, resourceName, resourcePath, type Kind } from '../client/kind.js';
 import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
 import { retryTransient } from '../client/retry.js';
 import type { Tracer } from '../tracing/tracer.js';
@@ -56,8 +56,13 @@ export interface ManagerOptions {
    * the replicas of one `ring` (default: the operator's name) split the hash space of their primary
    * objects' `field` (default uid) between them through Leases in `namespace` (default: the
    * operator's), and hand parts over only once drained. Instead of leader election, not with it.
+   * `selectOnServer`: each controller's primary informer lists and watches only its replica's part
+   * (a shard selector, where the API server applies them: Kubernetes 1.36's `ShardedListAndWatch`),
+   * so each replica caches only its share of the primary objects; off by default because every
+   * reader of those informers then sees only the share (a reconciler that reads other primary
+   * objects, as the CDN operator reads a cluster's sources, must leave it off).
    */
-  sharding?: { ring?: string; namespace?: string; field?: ShardField; timing?: Partial<ElectionTiming> };
+  sharding?: { ring?: string; namespace?: string; field?: ShardField; timing?: Partial<ElectionTiming>; selectOnServer?: boolean };
   /** `:8080` by default; `0` disables. Serves /metrics and /debug/queue. */
   metricsBindAddress?: string;
   /**
@@ -389,6 +394,8 @@ export class Manager {
     await this.webhooks.start(webhookOptions, this.abort.signal);
     this.ports.webhook = this.webhooks.port;
     for (const c of this.controllers) c.informers();
+    // Before the caches start: a primary informer selected on the server lists only its share.
+    await this.shardControllers();
     this.cache.start();
     this.liveness.start();
     this.log.info(
@@ -404,11 +411,43 @@ export class Manager {
     return sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment);
   }
 
+  /** Sharded: every controller runs only its replica's keys, and its primary informer lists only them when asked and possible. */
+  private async shardControllers(): Promise<void> {
+    const sharding = this.options.sharding;
+    if (!sharding) return;
+    const field = sharding.field ?? 'object.metadata.uid';
+    const onServer = !!sharding.selectOnServer && this.controllers.length > 0 && (await this.serverSelectsShards(this.controllers[0]!.primaryKind, field));
+    for (const c of this.controllers) c.shardBy(field, { onServer });
+  }
+
+  /**
+   * Whether the API server applies shard selectors: a LIST with one says so in its metadata
+   * (`shardInfo`); a server without the feature (gate off, or before 1.36) ignores the parameter
+   * and answers with everything.
+   */
+  private async serverSelectsShards(kind: Kind, field: ShardField): Promise<boolean> {
+    try {
+      const list = await this.transport.request<{ metadata: { shardInfo?: { selector?: string } } }>({
+        method: 'GET',
+        path: resourcePath(kind, kind.namespaced ? this.cache.namespaces[0] : undefined),
+        query: { limit: 1, shardSelector: shardSelector(field, WHOLE) },
+        signal: this.abort.signal,
+      });
+      if (list.metadata.shardInfo) return true;
+      this.log.warn(
+        { resource: resourceName(kind) },
+        'the API server does not apply shard selectors (Kubernetes 1.36+ with the ShardedListAndWatch feature gate): every replica caches every primary object; each still reconciles only its part',
+      );
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'could not learn whether the API server applies shard selectors; caching every primary object');
+    }
+    return false;
+  }
+
   /** Stands for election; without it, is elected at once. Sharded, every replica runs, each on its part. */
   private async campaign(): Promise<void> {
     const sharding = this.options.sharding;
     if (sharding) {
-      for (const c of this.controllers) c.shardBy(sharding.field ?? 'object.metadata.uid');
       this.shardMember = new ShardMember(
         this.client,
         {

@@ -23,6 +23,8 @@ describe('range sets', () => {
       "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') || shardRange(object.metadata.uid, '0xc000000000000000', '0x10000000000000000')",
     );
     expect(share(WHOLE)).toBe(1);
+    // Nothing, as near as the server lets it be said (it refuses an empty range; no selector is everything).
+    expect(shardSelector('object.metadata.namespace', [])).toBe("shardRange(object.metadata.namespace, '0x0000000000000000', '0x0000000000000001')");
   });
 
   it('union, intersection and difference agree with the points they hold', () => {

@@ -93,10 +93,13 @@ export function share(set: RangeSet): number {
 
 /**
  * The API server's shard selector for these ranges: `shardRange(field, start, end)` terms joined
- * by `||` (KEP-5866). `field` is `object.metadata.uid` or `object.metadata.namespace`.
+ * by `||` (KEP-5866). `field` is `object.metadata.uid` or `object.metadata.namespace`. The server
+ * refuses an empty range and reads no selector as "everything", so the empty set is spelled [0, 1):
+ * the objects hashing to exactly 0 (one in 2^64), which a sharded controller's own filter drops.
  */
 export function shardSelector(field: ShardField, set: RangeSet): string {
-  return set.map((r) => `shardRange(${field}, '${hashLiteral(r.start)}', '${hashLiteral(r.end)}')`).join(' || ');
+  const ranges = set.length ? set : [{ start: 0n, end: 1n }];
+  return ranges.map((r) => `shardRange(${field}, '${hashLiteral(r.start)}', '${hashLiteral(r.end)}')`).join(' || ');
 }
 
 export type ShardField = 'object.metadata.uid' | 'object.metadata.namespace';

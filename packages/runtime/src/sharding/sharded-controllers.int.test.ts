@@ -14,13 +14,19 @@ import { contains } from './ranges.js';
  * Three replicas of one operator, each a manager (ManagerOptions.sharding) with one controller over
  * 60 ConfigMaps, sharded by uid. Every reconcile is recorded as an interval per key and replica: no two replicas'
  * intervals for one key may ever overlap (two writers), through joins, a handover and a SIGKILL;
- * once settled, every key is reconciled by the replica the ring gives it, and only by it.
+ * once settled, every key is reconciled by the replica the ring gives it, and only by it. Run
+ * twice, with shard selection on the server asked for: on an API server with ShardedListAndWatch
+ * each replica's cache holds its share of the ConfigMaps and no more; on one without, the replicas
+ * say so and cache every ConfigMap, and the split is the same.
  */
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
 const NS = 'shop';
 const OBJECTS = 60;
 
-describe('sharded controllers against a real API server', () => {
+describe.each([
+  { server: 'with ShardedListAndWatch', gate: true },
+  { server: 'without it', gate: false },
+])('sharded controllers against a real API server $server', ({ gate }) => {
   let plane: ControlPlane;
   let admin: Client;
   const uids = new Map<string, string>();
@@ -30,14 +36,16 @@ describe('sharded controllers against a real API server', () => {
   /** The last replica that reconciled each key, and when. */
   const last = new Map<string, { by: string; at: number }>();
   const replicas = new Map<string, Manager>();
+  const logs = new Map<string, ReturnType<typeof testManager>['logs']>();
   const dead = new Set<string>();
 
   const start = async (id: string) => {
-    const { manager } = testManager(plane.kubeConfig, {
+    const { manager, logs: captured } = testManager(plane.kubeConfig, {
       name: `op-${id}`,
       namespaces: [NS],
-      sharding: { ring: 'shop-operator', namespace: NS, timing },
+      sharding: { ring: 'shop-operator', namespace: NS, timing, selectOnServer: true },
     });
+    logs.set(id, captured);
     manager.add(
       controllerFor(ConfigMap)
         .withOptions({ maxConcurrentReconciles: 2 })
@@ -73,8 +81,20 @@ describe('sharded controllers against a real API server', () => {
     );
   };
 
+  /** What each replica's cache holds, against its share (server-side selection) or everything. */
+  const cachedAsExpected = (members: string[]) => () =>
+    members.every((m) => {
+      const cached = replicas
+        .get(m)!
+        .cache.informer(ConfigMap)
+        .list()
+        .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+      const want = gate ? [...uids.keys()].filter((k) => ownerOf(k, members) === m) : [...uids.keys()];
+      return cached.length === want.length && want.every((k) => cached.includes(k));
+    }) || undefined;
+
   beforeAll(async () => {
-    plane = await startControlPlane();
+    plane = await startControlPlane(gate ? { apiServerArgs: ['--feature-gates=ShardedListAndWatch=true'] } : {});
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
     await admin.create(Namespace, { metadata: { name: NS } });
     for (let i = 0; i < OBJECTS; i++) {
@@ -95,6 +115,15 @@ describe('sharded controllers against a real API server', () => {
     await waitFor('the third replica to hold its share', () => (replicas.get('r-c')!.shardMember?.active.length ?? 0) > 0 || undefined, { timeoutMs: 20_000 });
     await touchAll(['r-a', 'r-b', 'r-c'], 2);
     expect(doubles).toEqual([]);
+    await waitFor(
+      gate ? "each replica's cache to hold its share and no more" : 'each replica to cache every ConfigMap',
+      cachedAsExpected(['r-a', 'r-b', 'r-c']),
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    const warned = [...logs.values()].every((l) => l.find(/does not apply shard selectors/).length > 0);
+    expect(warned).toBe(!gate);
   });
 
   it("reconciles a killed replica's objects on the others once its Lease has expired", async () => {
@@ -106,5 +135,6 @@ describe('sharded controllers against a real API server', () => {
     replicas.delete('r-b');
     await touchAll(['r-a', 'r-c'], 3);
     expect(doubles).toEqual([]);
+    await waitFor('the caches to follow the new split', cachedAsExpected(['r-a', 'r-c']), { timeoutMs: 20_000 });
   });
 });
