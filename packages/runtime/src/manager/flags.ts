@@ -148,6 +148,15 @@ export const MANAGER_FLAGS = {
   leaderElect: flag.boolean({ help: 'run leader election so only one replica reconciles' }),
   leaderElectionNamespace: flag.optionalString({ metavar: '<ns>', help: "the Lease's namespace", defaultText: "POD_NAMESPACE or the kubeconfig's" }),
   leaderElectionId: flag.optionalString({ metavar: '<name>', help: "the Lease's name", defaultText: '<operator>-leader' }),
+  shard: flag.boolean({
+    help: 'run on every replica, each reconciling its part of the objects (a shard ring kept in Leases; docs/runtime.md "Sharding"), instead of --leader-elect',
+  }),
+  shardNamespace: flag.optionalString({ metavar: '<ns>', help: "where the ring's Leases live", defaultText: "POD_NAMESPACE or the kubeconfig's" }),
+  shardRing: flag.optionalString({
+    metavar: '<name>',
+    help: "the ring's name: its Leases are <ring>-coordinator, <ring>-shards, <ring>-member-*",
+    defaultText: '<operator>',
+  }),
   webhookBindAddress: flag.string({
     metavar: '<addr>',
     default: ':9443',

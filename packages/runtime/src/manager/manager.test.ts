@@ -3,6 +3,7 @@ import { ConfigMap, Secret } from '../client/kind.js';
 import type { ClusterAccess } from '../client/kubeconfig.js';
 import { controllerFor } from '../controller/builder.js';
 import { silentLogger } from '../log/logger.js';
+import { FlagError, MANAGER_FLAGS, parseFlags } from './flags.js';
 import { Manager } from './manager.js';
 
 /** Nothing here talks to a cluster: the manager is only built and added to. */
@@ -26,5 +27,26 @@ describe('Manager.add', () => {
       ),
     ).not.toThrow();
     expect(() => manager.add(controllerFor(Secret).reconcile(() => undefined))).not.toThrow();
+  });
+});
+
+describe('Manager.fromParsedFlags', () => {
+  const options = (argv: string[], traits = {}) =>
+    Manager.fromParsedFlags(
+      'memcached-operator',
+      parseFlags(MANAGER_FLAGS, argv).values,
+      { kubeConfig: nowhere, logger: silentLogger(), environment: {} as never },
+      traits,
+    ).options.sharding;
+
+  it('turns --shard into a shard ring, with what the operator allows', () => {
+    expect(options(['--shard', '--shard-namespace=ops'], { selectShardsOnServer: true })).toEqual({ ring: undefined, namespace: 'ops', selectOnServer: true });
+    expect(options(['--shard', '--shard-ring=cache-ring'])).toMatchObject({ ring: 'cache-ring', selectOnServer: undefined });
+    expect(options([])).toBeUndefined();
+  });
+
+  it('refuses --shard beside --leader-elect, as a usage error', () => {
+    expect(() => options(['--shard', '--leader-elect'])).toThrow(FlagError);
+    expect(() => options(['--shard', '--leader-elect'])).toThrow(/--shard and --leader-elect are alternatives/);
   });
 });

@@ -11,7 +11,7 @@ import type { EventRecorder } from '../events/recorder.js';
 import { createLogger } from '../log/logger.js';
 import type { RuntimeMetrics } from '../metrics/metrics.js';
 import type { OperatorEnvironment } from './environment.js';
-import type { ManagerFlags } from './flags.js';
+import { FlagError, type ManagerFlags } from './flags.js';
 import { parseBindAddress, type Route, type RunningServer } from './http-server.js';
 import { RESTMapper } from '../client/discovery.js';
 import { serveMetrics, serveProbes } from './endpoints.js';
@@ -195,7 +195,14 @@ export class Manager {
   }
 
   /** A manager configured from the standard flags (MANAGER_FLAGS) and the environment. */
-  static fromParsedFlags(name: string, flags: ManagerFlags, overrides: Partial<ManagerOptions> = {}): Manager {
+  static fromParsedFlags(
+    name: string,
+    flags: ManagerFlags,
+    overrides: Partial<ManagerOptions> = {},
+    /** What the operator's code allows (OperatorDefinition.sharding). */
+    traits: { selectShardsOnServer?: boolean } = {},
+  ): Manager {
+    if (flags.shard && flags.leaderElect) throw new FlagError('--shard and --leader-elect are alternatives: a sharded operator runs on every replica');
     const logger =
       overrides.logger ??
       createLogger({ name, level: flags.logLevel, format: flags.logFormat, timeEncoding: flags.logTimeEncoding, levelEncoding: flags.logLevelEncoding });
@@ -209,6 +216,7 @@ export class Manager {
       insecureDebugQueue: flags.insecureDebugQueue,
       healthProbeBindAddress: flags.healthProbeBindAddress,
       leaderElection: flags.leaderElect ? { namespace: flags.leaderElectionNamespace, name: flags.leaderElectionId } : false,
+      sharding: flags.shard ? { ring: flags.shardRing, namespace: flags.shardNamespace, selectOnServer: traits.selectShardsOnServer } : undefined,
       tracing: flags.otelExporterOtlpEndpoint ? { endpoint: flags.otelExporterOtlpEndpoint } : undefined,
       webhook: {
         bindAddress: flags.webhookBindAddress,
@@ -411,6 +419,16 @@ export class Manager {
     return sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment);
   }
 
+  /**
+   * This replica's pod, when the environment names it and it runs in `namespace` (an owner must be
+   * in its dependent's namespace: the garbage collector deletes a dependent whose owner it cannot
+   * find there).
+   */
+  private ownPodIn(namespace: string): { name: string; uid: string } | undefined {
+    const { podName, podUid, podNamespace } = this.environment;
+    return podName && podUid && podNamespace === namespace ? { name: podName, uid: podUid } : undefined;
+  }
+
   /** Sharded: every controller runs only its replica's keys, and its primary informer lists only them when asked and possible. */
   private async shardControllers(): Promise<void> {
     const sharding = this.options.sharding;
@@ -455,6 +473,7 @@ export class Manager {
           namespace: this.shardingNamespace(sharding),
           identity: this.identity,
           timing: sharding.timing,
+          pod: this.ownPodIn(this.shardingNamespace(sharding)),
         },
         this.log.child({ component: 'sharding' }),
         this.clock,

@@ -9,6 +9,13 @@ export interface OperatorDefinition<D extends FlagDefinitions> {
   description: string;
   /** The operator's own flags, beside the standard ones: one typed definition each (see `flag`). */
   flags?: D;
+  /**
+   * What `--shard` may do with this operator. `selectOnServer`: its reconcilers read no primary
+   * object but the one they reconcile, so a sharded replica may cache only its share of them
+   * (where the API server applies shard selectors). Leave it unset when a reconcile reads other
+   * objects of its own kind (the CDN operator reads a cluster's sources).
+   */
+  sharding?: { selectOnServer?: boolean };
   /** Adds controllers to the manager; receives the operator's flag values, parsed and validated. */
   setup(manager: Manager, values: FlagValues<D>): void | Promise<void>;
 }
@@ -52,11 +59,12 @@ export async function runOperator<D extends FlagDefinitions>(def: OperatorDefini
   }
   let manager: Manager;
   try {
-    manager = Manager.fromParsedFlags(def.name, parsed.values);
+    manager = Manager.fromParsedFlags(def.name, parsed.values, {}, { selectShardsOnServer: def.sharding?.selectOnServer });
     await def.setup(manager, parsed.values);
   } catch (err) {
-    console.error(`${def.name}: ${(err as Error).message}`);
-    process.exit(1);
+    // Flags that parse but cannot go together are a usage error too.
+    console.error(`${def.name}: ${(err as Error).message}${err instanceof FlagError ? `\n\n${usage}` : ''}`);
+    process.exit(err instanceof FlagError ? 2 : 1);
   }
   await manager.runUntilSignalled();
 }

@@ -1,11 +1,11 @@
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
-import { Lease, Namespace } from '../client/kind.js';
+import { Lease, Namespace, Pod } from '../client/kind.js';
 import { Transport, type RequestSpec } from '../client/transport.js';
 import { captureLogger } from '../testing/log-capture.js';
 import { holdings, ring } from './assignment.js';
-import { ShardMember } from './member.js';
+import { memberLeaseName, ShardMember } from './member.js';
 import { EMPTY, intersect, isEmpty, union, WHOLE, type RangeSet } from './ranges.js';
 
 /*
@@ -34,11 +34,11 @@ describe('a shard ring of replicas against a real API server', () => {
     const entries = [...working];
     for (const [i, [a, x]] of entries.entries()) for (const [b, y] of entries.slice(i + 1)) if (!isEmpty(intersect(x, y))) overlaps.push(`${a} and ${b}`);
   };
-  const start = (identity: string) => {
+  const start = (identity: string, pod?: { name: string; uid: string }) => {
     // Each replica its own connection, as separate processes have.
     const transport = new KillableTransport(plane.kubeConfig);
     const c = new Client(transport, { fieldManager: identity });
-    const member = new ShardMember(c, { ring: 'memcached-operator', namespace: 'operators', identity, timing }, captureLogger().logger);
+    const member = new ShardMember(c, { ring: 'memcached-operator', namespace: 'operators', identity, timing, pod }, captureLogger().logger);
     const abort = new AbortController();
     working.set(identity, EMPTY);
     const done = member.run(abort.signal, {
@@ -79,6 +79,9 @@ describe('a shard ring of replicas against a real API server', () => {
     plane = await startControlPlane();
     client = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
     await client.create(Namespace, { metadata: { name: 'operators' } });
+    // As the chart makes them (so that `helm uninstall` removes them): empty, written by the ring.
+    for (const name of ['memcached-operator-coordinator', 'memcached-operator-shards'])
+      await client.create(Lease, { metadata: { name, namespace: 'operators' }, spec: {} });
   });
   afterAll(async () => {
     for (const r of [...replicas.values(), ...killed]) r.abort.abort();
@@ -126,6 +129,18 @@ describe('a shard ring of replicas against a real API server', () => {
     expect(Date.now() - leftAt).toBeLessThan(timing.leaseDurationMs / 2);
     start(leaving);
     await waitFor('the returning replica to get its share back', converged(['r-a', 'r-c']), { timeoutMs: 20_000 });
+    expect(overlaps).toEqual([]);
+  });
+
+  it("makes a replica's Lease owned by its pod, so that it goes with the pod", async () => {
+    const pod = await client.create(Pod, {
+      metadata: { name: 'memcached-operator-7d9f-x2', namespace: 'operators' },
+      spec: { containers: [{ name: 'operator', image: 'opkit/memcached-operator:dev' }] },
+    });
+    start('r-p', { name: pod.metadata.name!, uid: pod.metadata.uid! });
+    await waitFor('r-p to join', converged(['r-a', 'r-c', 'r-p']), { timeoutMs: 20_000 });
+    const lease = await client.get(Lease, { namespace: 'operators', name: memberLeaseName('memcached-operator', 'r-p') });
+    expect(lease.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid }]);
     expect(overlaps).toEqual([]);
   });
 });

@@ -27,6 +27,12 @@ export interface ShardMemberConfig {
   identity: string;
   /** Lease timing for the member and coordinator Leases; leader election's defaults (15 s, 10 s, 2 s). */
   timing?: Partial<ElectionTiming>;
+  /**
+   * The pod this replica runs in, when it is in the ring's namespace: its member Lease is owned by
+   * it, so the garbage collector removes the Lease with the pod (a scale-down, `helm uninstall`)
+   * and a SIGKILLed replica's Lease does not stay behind for good.
+   */
+  pod?: { name: string; uid: string };
 }
 
 /**
@@ -82,7 +88,12 @@ export class ShardMember {
     const common = { namespace: config.namespace, identity: config.identity, ...this.timing };
     this.member = new LeaderElector(
       client,
-      { ...common, name: memberLeaseName(config.ring, config.identity), labels: { [RING_LABEL]: config.ring } },
+      {
+        ...common,
+        name: memberLeaseName(config.ring, config.identity),
+        labels: { [RING_LABEL]: config.ring },
+        ownerReferences: config.pod && [{ apiVersion: 'v1', kind: 'Pod', name: config.pod.name, uid: config.pod.uid }],
+      },
       log.child({ component: 'shard-member' }),
       clock,
     );
@@ -150,6 +161,8 @@ export class ShardMember {
       }
     }
     const text = lease.metadata.annotations?.[ASSIGNMENT_ANNOTATION];
+    // Made by the chart (so that `helm uninstall` removes it) and not written yet: nothing assigned.
+    if (text === undefined) return { lease, assignment: UNASSIGNED };
     const assignment = parseAssignment(text);
     if (!assignment) {
       // Written by something else: nobody owns anything until the coordinator rewrites it.
