@@ -84,14 +84,28 @@ imagePullSecrets:
 {{- default .Release.Namespace .Values.leaderElection.namespace }}
 {{- end }}
 
+{{/* "true" when the chart has sharding values and they are on; "" otherwise (only some charts have them). */}}
+{{- define "opkit-lib.v1.sharded" -}}
+{{- if (.Values.sharding | default dict).enabled }}true{{ end }}
+{{- end }}
+
+{{/* The shard ring's name: its Leases are <ring>-coordinator, <ring>-shards and <ring>-member-<pod>. */}}
+{{- define "opkit-lib.v1.shardRing" -}}
+{{- include "opkit-lib.v1.name" . }}
+{{- end }}
+
 {{- define "opkit-lib.v1.leaseName" -}}
 {{- printf "%s-leader" (include "opkit-lib.v1.name" .) }}
 {{- end }}
 
 {{/* Fails rendering on combinations that cannot work, with a message saying why. */}}
 {{- define "opkit-lib.v1.validate" -}}
-{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
-{{- fail "replicaCount > 1 needs leaderElection.enabled=true: replicas would reconcile the same objects at once" }}
+{{- $sharded := include "opkit-lib.v1.sharded" . }}
+{{- if and $sharded .Values.leaderElection.enabled }}
+{{- fail "sharding.enabled runs every replica on its part of the objects: set leaderElection.enabled=false (they are alternatives)" }}
+{{- end }}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) (not $sharded) }}
+{{- fail "replicaCount > 1 needs leaderElection.enabled=true (or sharding.enabled, where the chart has it): replicas would reconcile the same objects at once" }}
 {{- end }}
 {{- if and .Values.webhook.hostNetwork (eq (int .Values.webhook.port) 10250) }}
 {{- fail "webhook.hostNetwork with webhook.port 10250: that is the kubelet's port on every node; choose a free host port (e.g. 10260)" }}
@@ -231,6 +245,66 @@ metadata:
 {{- end }}
 {{- end }}
 
+{{/*
+The shard ring's two shared Leases (who coordinates, and the assignment), made by the release so
+that `helm uninstall` removes them; the operator writes their holder fields and the assignment
+annotation, which helm's three-way merge leaves alone on upgrade. Each replica's own Lease is owned
+by its pod and goes with it.
+*/}}
+{{- define "opkit-lib.v1.shardingLeases" -}}
+{{- if include "opkit-lib.v1.sharded" . }}
+{{- range $suffix := list "coordinator" "shards" }}
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: {{ include "opkit-lib.v1.shardRing" $ }}-{{ $suffix }}
+  namespace: {{ $.Release.Namespace }}
+  labels:
+    {{- include "opkit-lib.v1.labels" $ | nindent 4 }}
+  {{- include "opkit-lib.v1.annotations" (dict "ctx" $) | nindent 2 }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The shard ring's Role: Leases in the release namespace. Not by name: each replica makes its own
+(named for its pod) and the coordinator lists them all.
+*/}}
+{{- define "opkit-lib.v1.shardingRbac" -}}
+{{- if and .Values.rbac.create (include "opkit-lib.v1.sharded" .) }}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ include "opkit-lib.v1.fullname" . }}-sharding
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "opkit-lib.v1.labels" . | nindent 4 }}
+  {{- include "opkit-lib.v1.annotations" (dict "ctx" .) | nindent 2 }}
+rules:
+  - apiGroups: ["coordination.k8s.io"]
+    resources: ["leases"]
+    verbs: ["get", "list", "create", "update"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ include "opkit-lib.v1.fullname" . }}-sharding
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "opkit-lib.v1.labels" . | nindent 4 }}
+  {{- include "opkit-lib.v1.annotations" (dict "ctx" .) | nindent 2 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ include "opkit-lib.v1.fullname" . }}-sharding
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "opkit-lib.v1.serviceAccountName" . }}
+    namespace: {{ .Release.Namespace }}
+{{- end }}
+{{- end }}
+
 {{/* The leader-election Role: this operator's Lease only, in the leader-election namespace. */}}
 {{- define "opkit-lib.v1.leaderElectionRbac" -}}
 {{- if and .Values.rbac.create .Values.leaderElection.enabled }}
@@ -344,6 +418,11 @@ spec:
             - --leader-elect
             - --leader-election-namespace={{ include "opkit-lib.v1.leaderElectionNamespace" $ }}
             - --leader-election-id={{ include "opkit-lib.v1.leaseName" $ }}
+            {{- end }}
+            {{- if include "opkit-lib.v1.sharded" $ }}
+            - --shard
+            - --shard-namespace={{ $.Release.Namespace }}
+            - --shard-ring={{ include "opkit-lib.v1.shardRing" $ }}
             {{- end }}
             {{- range .extraArgs }}
             - {{ . | quote }}
