@@ -50,7 +50,7 @@ describe('charts/memcached-operator', () => {
     ]);
   });
 
-  it('runs three replicas as a shard ring when asked: the flags, the ring\'s Leases and a Role for Leases, no leader election', async () => {
+  it("runs three replicas as a shard ring when asked: the flags, the ring's Leases and a Role for Leases, no leader election", async () => {
     const sharded = (rendered as unknown as Record<string, typeof rendered.defaults>).sharded!;
     const dep = sharded.find((o) => o.kind === 'Deployment') as unknown as {
       spec: { replicas: number; template: { spec: { containers: { args: string[] }[] } } };
