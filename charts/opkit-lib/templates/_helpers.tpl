@@ -248,8 +248,8 @@ metadata:
 {{/*
 The shard ring's two shared Leases (who coordinates, and the assignment), made by the release so
 that `helm uninstall` removes them; the operator writes their holder fields and the assignment
-annotation, which helm's three-way merge leaves alone on upgrade. Each replica's own Lease is owned
-by its pod and goes with it.
+annotation, which helm's three-way merge leaves alone on upgrade. Each replica's own Lease is
+deleted when it leaves, or by the coordinator once it expired.
 */}}
 {{- define "opkit-lib.v1.shardingLeases" -}}
 {{- if include "opkit-lib.v1.sharded" . }}
@@ -269,7 +269,8 @@ metadata:
 
 {{/*
 The shard ring's Role: Leases in the release namespace. Not by name: each replica makes its own
-(named for its pod) and the coordinator lists them all.
+(named for its pod), deletes it when it leaves, and the coordinator lists them all and deletes
+those that expired.
 */}}
 {{- define "opkit-lib.v1.shardingRbac" -}}
 {{- if and .Values.rbac.create (include "opkit-lib.v1.sharded" .) }}
@@ -284,7 +285,7 @@ metadata:
 rules:
   - apiGroups: ["coordination.k8s.io"]
     resources: ["leases"]
-    verbs: ["get", "list", "create", "update"]
+    verbs: ["get", "list", "create", "update", "delete"]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding

@@ -63,7 +63,7 @@ describe('charts/memcached-operator', () => {
     expect(leases.sort()).toEqual(['opkit-system/memcached-operator-coordinator', 'opkit-system/memcached-operator-shards']);
     const role = sharded.find((o) => o.kind === 'Role' && o.metadata.name === 'opkit-memcached-operator-sharding') as unknown as { rules: unknown[] };
     // What the manager's startup check asks for (ManagerOptions.sharding): Leases, by no name.
-    expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update'] }]);
+    expect(role.rules).toEqual([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'create', 'update', 'delete'] }]);
     expect(sharded.some((o) => o.kind === 'RoleBinding' && o.metadata.name === 'opkit-memcached-operator-sharding')).toBe(true);
     // Sharded replicas may be disrupted one at a time like elected ones.
     expect(sharded.some((o) => o.kind === 'PodDisruptionBudget')).toBe(true);

@@ -30,8 +30,6 @@ export interface LeaderElectionConfig {
   retryPeriodMs?: number;
   /** Labels the Lease is created with (a shard ring lists its members' Leases by them). */
   labels?: Record<string, string>;
-  /** Owners the Lease is created with: a shard member's is its pod, so the Lease goes with the pod. */
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
 }
 
 /**
@@ -89,7 +87,7 @@ export class LeaderElector {
     if (!lease) {
       try {
         await client.create(Lease, {
-          metadata: { ...this.key(), labels: this.config.labels, ownerReferences: this.config.ownerReferences },
+          metadata: { ...this.key(), labels: this.config.labels },
           spec: { holderIdentity: this.config.identity, leaseDurationSeconds: leaseSeconds, acquireTime: wall, renewTime: wall, leaseTransitions: 0 },
         } as LeaseObject);
         this.state = { ...this.state, observed: undefined };

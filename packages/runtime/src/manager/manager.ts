@@ -419,16 +419,6 @@ export class Manager {
     return sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment);
   }
 
-  /**
-   * This replica's pod, when the environment names it and it runs in `namespace` (an owner must be
-   * in its dependent's namespace: the garbage collector deletes a dependent whose owner it cannot
-   * find there).
-   */
-  private ownPodIn(namespace: string): { name: string; uid: string } | undefined {
-    const { podName, podUid, podNamespace } = this.environment;
-    return podName && podUid && podNamespace === namespace ? { name: podName, uid: podUid } : undefined;
-  }
-
   /** Sharded: every controller runs only its replica's keys, and its primary informer lists only them when asked and possible. */
   private async shardControllers(): Promise<void> {
     const sharding = this.options.sharding;
@@ -473,7 +463,6 @@ export class Manager {
           namespace: this.shardingNamespace(sharding),
           identity: this.identity,
           timing: sharding.timing,
-          pod: this.ownPodIn(this.shardingNamespace(sharding)),
         },
         this.log.child({ component: 'sharding' }),
         this.clock,
@@ -615,7 +604,7 @@ export class Manager {
     const sharding = this.options.sharding;
     if (sharding) {
       // Its own Lease, the coordinator's, the assignment's, and the list of the ring's members.
-      perms.push(...permissionsFor([rule(Lease, ['get', 'list', 'create', 'update'])], [this.shardingNamespace(sharding)]));
+      perms.push(...permissionsFor([rule(Lease, ['get', 'list', 'create', 'update', 'delete'])], [this.shardingNamespace(sharding)]));
     }
     if (!perms.length) return;
     // An API server that blinks at start-up is no reason to exit: each review retries what is transient.

@@ -1,7 +1,7 @@
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
-import { Lease, Namespace, Pod } from '../client/kind.js';
+import { Lease, Namespace } from '../client/kind.js';
 import { Transport, type RequestSpec } from '../client/transport.js';
 import { captureLogger } from '../testing/log-capture.js';
 import { holdings, ring } from './assignment.js';
@@ -34,11 +34,11 @@ describe('a shard ring of replicas against a real API server', () => {
     const entries = [...working];
     for (const [i, [a, x]] of entries.entries()) for (const [b, y] of entries.slice(i + 1)) if (!isEmpty(intersect(x, y))) overlaps.push(`${a} and ${b}`);
   };
-  const start = (identity: string, pod?: { name: string; uid: string }) => {
+  const start = (identity: string) => {
     // Each replica its own connection, as separate processes have.
     const transport = new KillableTransport(plane.kubeConfig);
     const c = new Client(transport, { fieldManager: identity });
-    const member = new ShardMember(c, { ring: 'memcached-operator', namespace: 'operators', identity, timing, pod }, captureLogger().logger);
+    const member = new ShardMember(c, { ring: 'memcached-operator', namespace: 'operators', identity, timing }, captureLogger().logger);
     const abort = new AbortController();
     working.set(identity, EMPTY);
     const done = member.run(abort.signal, {
@@ -73,6 +73,7 @@ describe('a shard ring of replicas against a real API server', () => {
       }) || undefined
     );
   };
+  const memberLease = (identity: string) => ({ namespace: 'operators', name: memberLeaseName('memcached-operator', identity) });
   const covered = () => [...working.values()].reduce<RangeSet>((u, w) => union(u, w), EMPTY);
 
   beforeAll(async () => {
@@ -108,6 +109,8 @@ describe('a shard ring of replicas against a real API server', () => {
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(timing.leaseDurationMs - timing.retryPeriodMs);
     expect(covered()).toEqual(WHOLE);
     expect(overlaps).toEqual([]);
+    // Its expired Lease is litter: the coordinator deletes it.
+    await waitFor("the killed replica's Lease removed", async () => !(await client.find(Lease, memberLease('r-b'))) || undefined, { timeoutMs: 10_000 });
   });
 
   it('takes a replica that leaves gracefully out at once (it releases its Lease), and one that comes back in, even when the one leaving coordinated', async () => {
@@ -123,24 +126,14 @@ describe('a shard ring of replicas against a real API server', () => {
     await r.done;
     replicas.delete(leaving);
     working.delete(leaving);
+    // It left nothing behind: its Lease is gone (deleted, not released).
+    expect(await client.find(Lease, memberLease(leaving))).toBeUndefined();
     await waitFor('the one left to own the whole space', converged([staying]), { timeoutMs: 20_000 });
     // Within a few retry periods (0.1–0.7 s here under two CPU burners), not the lease duration
     // (6 s) that r-b's Lease takes to expire in the new coordinator's eyes.
     expect(Date.now() - leftAt).toBeLessThan(timing.leaseDurationMs / 2);
     start(leaving);
     await waitFor('the returning replica to get its share back', converged(['r-a', 'r-c']), { timeoutMs: 20_000 });
-    expect(overlaps).toEqual([]);
-  });
-
-  it("makes a replica's Lease owned by its pod, so that it goes with the pod", async () => {
-    const pod = await client.create(Pod, {
-      metadata: { name: 'memcached-operator-7d9f-x2', namespace: 'operators' },
-      spec: { containers: [{ name: 'operator', image: 'opkit/memcached-operator:dev' }] },
-    });
-    start('r-p', { name: pod.metadata.name!, uid: pod.metadata.uid! });
-    await waitFor('r-p to join', converged(['r-a', 'r-c', 'r-p']), { timeoutMs: 20_000 });
-    const lease = await client.get(Lease, { namespace: 'operators', name: memberLeaseName('memcached-operator', 'r-p') });
-    expect(lease.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid }]);
     expect(overlaps).toEqual([]);
   });
 });

@@ -27,12 +27,6 @@ export interface ShardMemberConfig {
   identity: string;
   /** Lease timing for the member and coordinator Leases; leader election's defaults (15 s, 10 s, 2 s). */
   timing?: Partial<ElectionTiming>;
-  /**
-   * The pod this replica runs in, when it is in the ring's namespace: its member Lease is owned by
-   * it, so the garbage collector removes the Lease with the pod (a scale-down, `helm uninstall`)
-   * and a SIGKILLed replica's Lease does not stay behind for good.
-   */
-  pod?: { name: string; uid: string };
 }
 
 /**
@@ -88,12 +82,7 @@ export class ShardMember {
     const common = { namespace: config.namespace, identity: config.identity, ...this.timing };
     this.member = new LeaderElector(
       client,
-      {
-        ...common,
-        name: memberLeaseName(config.ring, config.identity),
-        labels: { [RING_LABEL]: config.ring },
-        ownerReferences: config.pod && [{ apiVersion: 'v1', kind: 'Pod', name: config.pod.name, uid: config.pod.uid }],
-      },
+      { ...common, name: memberLeaseName(config.ring, config.identity), labels: { [RING_LABEL]: config.ring } },
       log.child({ component: 'shard-member' }),
       clock,
     );
@@ -138,7 +127,23 @@ export class ShardMember {
     }
     tell(EMPTY);
     await Promise.all([memberRun, coordinatorRun]);
-    await Promise.all([this.member.release(), this.coordinator.release()]);
+    await Promise.all([this.leave(), this.coordinator.release()]);
+  }
+
+  /**
+   * Leaves the ring, having stopped all work: its Lease deleted (if still its own, and unchanged
+   * since read), so the coordinator gives its parts away at once and nothing is left behind.
+   */
+  private async leave(): Promise<void> {
+    const key = { namespace: this.config.namespace, name: memberLeaseName(this.config.ring, this.config.identity) };
+    try {
+      const lease = await this.client.find(Lease, key);
+      if (lease?.spec?.holderIdentity !== this.config.identity) return;
+      await this.client.delete(Lease, key, { preconditions: { resourceVersion: lease.metadata.resourceVersion } });
+      this.log.info('left the shard ring');
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "could not delete this replica's shard Lease; the coordinator removes it once it expires");
+    }
   }
 
   private assignmentKey() {
@@ -211,12 +216,38 @@ export class ShardMember {
       const held = verdict.verdict === 'held' && !!holder;
       const renewed = held && (before?.renewed || (before !== undefined && before.observed.record !== observed.record));
       this.observations.set(name, { observed, renewed });
-      if (!held) continue;
+      if (!held) {
+        await this.removeExpired(lease, signal);
+        continue;
+      }
       alive.add(holder);
       if (renewed) proven.add(holder);
     }
     for (const name of this.observations.keys()) if (!seen.has(name)) this.observations.delete(name);
     return { alive, proven };
+  }
+
+  /**
+   * Deletes a member Lease that expired (or was released) in this coordinator's eyes: its replica
+   * stopped all work by its renew deadline, so its parts are given away and its Lease is only
+   * litter (a SIGKILLed pod's; each pod's identity is new). Conditional on the version judged: one
+   * renewed meanwhile stays. A replica that comes back makes its Lease again and reads the
+   * assignment before it works.
+   */
+  private async removeExpired(lease: LeaseObject, signal: AbortSignal): Promise<void> {
+    try {
+      await this.client
+        .withSignal(signal)
+        .delete(
+          Lease,
+          { namespace: this.config.namespace, name: lease.metadata.name! },
+          { preconditions: { resourceVersion: lease.metadata.resourceVersion } },
+        );
+      this.observations.delete(lease.metadata.name!);
+      this.log.info({ lease: lease.metadata.name, holder: lease.spec?.holderIdentity }, 'removed an expired shard member Lease');
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
+    }
   }
 
   /** Moves the assignment towards the ring over the live members; returns it as it now stands. */
