@@ -74,6 +74,7 @@ export {
   resourceVersions,
   leftovers,
   operatorIdentities,
+  killOperatorPod,
   type Release,
 } from './e2e/operator.js';
 export { startLocalAcme, type LocalAcme } from './acme/local-acme.js';

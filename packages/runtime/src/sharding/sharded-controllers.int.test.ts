@@ -6,6 +6,7 @@ import { Transport } from '../client/transport.js';
 import { controllerFor } from '../controller/builder.js';
 import type { Manager } from '../manager/manager.js';
 import { testManager } from '../testing/harness.js';
+import { writesOutsideShards } from '../testing/shard-writes.js';
 import { holdings, ring } from './assignment.js';
 import { shardHash } from './hash.js';
 import { contains } from './ranges.js';
@@ -41,7 +42,8 @@ describe.each([
 
   const start = async (id: string) => {
     const { manager, logs: captured } = testManager(plane.kubeConfig, {
-      name: `op-${id}`,
+      // One operator's replicas: one name (user agent `shop-operator/opkit (<identity>)`).
+      name: 'shop-operator',
       namespaces: [NS],
       sharding: { ring: 'shop-operator', namespace: NS, timing, selectOnServer: true },
     });
@@ -49,13 +51,18 @@ describe.each([
     manager.add(
       controllerFor(ConfigMap)
         .withOptions({ maxConcurrentReconciles: 2 })
-        .reconcile(async (req) => {
+        .reconcile(async (req, ctx) => {
           const key = `${req.namespace}/${req.name}`;
           if (dead.has(id)) return;
           const other = running.get(key);
           if (other) doubles.push(`${key}: ${other} and ${id}`);
           running.set(key, id);
           await new Promise((r) => setTimeout(r, 30));
+          // A write per round seen, for the audit log to attribute to this replica.
+          const cm = await ctx.cache.get(ConfigMap, req);
+          const round = cm?.data?.round;
+          if (round !== undefined && cm?.metadata.annotations?.['shop/round'] !== round)
+            await ctx.patch(ConfigMap, req, { metadata: { annotations: { 'shop/round': round } } }, 'merge');
           if (running.get(key) === id) running.delete(key);
           last.set(key, { by: id, at: Date.now() });
         }),
@@ -94,7 +101,7 @@ describe.each([
     }) || undefined;
 
   beforeAll(async () => {
-    plane = await startControlPlane(gate ? { apiServerArgs: ['--feature-gates=ShardedListAndWatch=true'] } : {});
+    plane = await startControlPlane({ audit: true, ...(gate ? { apiServerArgs: ['--feature-gates=ShardedListAndWatch=true'] } : {}) });
     admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'test-admin' });
     await admin.create(Namespace, { metadata: { name: NS } });
     for (let i = 0; i < OBJECTS; i++) {
@@ -136,5 +143,25 @@ describe.each([
     await touchAll(['r-a', 'r-c'], 3);
     expect(doubles).toEqual([]);
     await waitFor('the caches to follow the new split', cachedAsExpected(['r-a', 'r-c']), { timeoutMs: 20_000 });
+  });
+
+  it('wrote, as the API server saw it, only what the assignment of the moment gave each replica', () => {
+    const events = plane.audit!.query();
+    const outside = writesOutsideShards(events, {
+      userAgent: 'shop-operator/opkit',
+      assignment: { namespace: NS, name: 'shop-operator-shards' },
+      placeOf: (e) => {
+        const uid = e.objectRef?.resource === 'configmaps' ? uids.get(`${e.objectRef.namespace}/${e.objectRef.name}`) : undefined;
+        return uid === undefined ? undefined : shardHash(uid);
+      },
+    });
+    expect(outside).toEqual([]);
+    // Each replica wrote its share: the check had something to check.
+    const writers = new Set(
+      events
+        .filter((e) => e.objectRef?.resource === 'configmaps' && e.verb === 'patch' && e.userAgent?.startsWith('shop-operator/'))
+        .map((e) => /\(([^)]+)\)$/.exec(e.userAgent ?? '')?.[1]),
+    );
+    expect(writers.size).toBe(3);
   });
 });

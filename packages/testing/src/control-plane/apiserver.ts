@@ -34,6 +34,13 @@ const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
+  # Lease writes with their bodies: a shard ring's assignment (an annotation) at each version, in
+  # the API server's own order, for the specs that check who was allowed to write what when.
+  - level: RequestResponse
+    verbs: ["create", "update"]
+    resources:
+      - group: coordination.k8s.io
+        resources: ["leases"]
   - level: Metadata
 `;
 

@@ -11,6 +11,8 @@ export interface AuditEvent {
   impersonatedUser?: { username: string; groups?: string[] };
   objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string; apiGroup?: string; apiVersion?: string };
   responseStatus?: { code?: number; message?: string };
+  /** At level RequestResponse (Lease writes): what was written, as stored. */
+  responseObject?: { metadata?: { name?: string; resourceVersion?: string; annotations?: Record<string, string> } };
   requestReceivedTimestamp: string;
   stageTimestamp: string;
 }

@@ -60,6 +60,17 @@ export function operatorIdentities(cluster: E2ECluster, operatorName: string): s
   ].sort();
 }
 
+/**
+ * A node lost with an operator pod on it: its process SIGKILLed (no shutdown, nothing released),
+ * then the pod force-deleted, as an operator of the cluster would once the node is known dead.
+ */
+export async function killOperatorPod(cluster: E2ECluster, namespace: string, pod: string): Promise<void> {
+  const local = cluster as Partial<LocalCluster>;
+  if (!local.runner) throw new Error('killOperatorPod: the local mode only');
+  local.runner.kill(namespace, pod);
+  await cluster.kubectl(['delete', 'pod', pod, '-n', namespace, '--force', '--grace-period=0', '--wait=false']);
+}
+
 export interface Release {
   release: string;
   namespace: string;

@@ -34,6 +34,8 @@ export interface PodRunner {
   pods(): RunningPod[];
   /** The last lines a pod's process wrote. */
   logs(namespace: string, name: string, lines?: number): string;
+  /** SIGKILL to a pod's process, which is not restarted: its node is gone (the pod object stays until deleted). */
+  kill(namespace: string, name: string): void;
   stop(): Promise<void>;
 }
 
@@ -225,6 +227,13 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
         logFile,
         ready,
       })),
+
+    kill(namespace, name) {
+      const e = [...entries.values()].find((x) => x.namespace === namespace && x.name === name);
+      if (!e?.child || e.child.exitCode !== null) throw new Error(`no running process for pod ${namespace}/${name}`);
+      e.stopping = true;
+      e.child.kill('SIGKILL');
+    },
     logs(namespace, name, lines = 40) {
       const e = [...entries.values()].find((x) => x.namespace === namespace && x.name === name);
       const file = e?.logFile ?? join(options.logDir, `${namespace}_${name}.log`);
