@@ -116,11 +116,11 @@ export type { Reply, Route } from './manager/http-server.js';
 export { runOperator, operatorUsage, parseOperatorFlags, type OperatorDefinition } from './manager/run-operator.js';
 export { LeaderElector, microTime, type LeaderElectionConfig, type LeadershipCallbacks } from './manager/leader-election.js';
 export type { ElectionTiming } from './manager/leader-election-state.js';
-export { ShardMember, memberLeaseName, type ShardMemberConfig, type ShardListener } from './sharding/member.js';
+export { ShardMember, memberLeaseName, ASSIGNMENT_ANNOTATION, RING_LABEL, type ShardMemberConfig, type ShardListener } from './sharding/member.js';
 export { controllersListener } from './sharding/listener.js';
 export { shardHash, hashLiteral } from './sharding/hash.js';
 export { shardSelector, type HashRange, type RangeSet, type ShardField } from './sharding/ranges.js';
-export { ring, plan, holdings, handOver, type Assignment, type Slice } from './sharding/assignment.js';
+export { ring, plan, target, holdings, handOver, parseAssignment, formatAssignment, type Assignment, type Slice } from './sharding/assignment.js';
 export { parseDuration, formatDuration, goDuration, DurationError, MAX_DURATION_MS } from './helpers/duration.js';
 export {
   flag,

@@ -119,4 +119,18 @@ describe('electorStep', () => {
     expect(run([[0, { type: 'stop' }]]).state).toMatchObject({ phase: 'stopped', releasable: false });
     expect(run([[200, won]], leading.state).last).toEqual({ state: leading.state, effects: [] });
   });
+
+  it('steps down at once when its Lease was deleted while it led (a shard member removed from the ring), then stands again', () => {
+    const gone: ElectorEvent = { type: 'attempted', outcome: 'gone' };
+    const r = run([
+      [0, won],
+      [2_000, gone],
+    ]);
+    expect(r.state.phase).toBe('candidate');
+    expect(r.last.effects).toEqual([{ effect: 'stoppedLeading', reason: 'lost' }]);
+    expect(r.last.next!.inMs).toBeLessThanOrEqual(timing.retryPeriodMs * 1.2);
+    // A candidate that finds no Lease simply makes one next time.
+    expect(run([[0, gone]]).state.phase).toBe('candidate');
+    expect(run([[0, gone]]).last.effects).toEqual([]);
+  });
 });

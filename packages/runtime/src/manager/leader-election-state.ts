@@ -81,6 +81,8 @@ export type ElectorEvent =
   | { type: 'attempted'; outcome: 'won' }
   | { type: 'attempted'; outcome: 'held'; expiresAt?: number }
   | { type: 'attempted'; outcome: 'failed' }
+  /** The leader's own Lease was deleted (stepDownIfDeleted): someone removed it; it stops at once. */
+  | { type: 'attempted'; outcome: 'gone' }
   | { type: 'stop' };
 
 export type ElectorEffect = { effect: 'startedLeading' } | { effect: 'stoppedLeading'; reason: 'lost' | 'stopped' };
@@ -127,6 +129,12 @@ export function electorStep(s: ElectorState, e: ElectorEvent, env: { monotonic: 
   }
   // Leading.
   if (e.outcome === 'won') return { state: { ...s, renewedAt: env.monotonic }, effects: [], next: renewal(env.monotonic, env) };
+  if (e.outcome === 'gone')
+    return {
+      state: { ...s, phase: 'candidate', renewedAt: undefined },
+      effects: [{ effect: 'stoppedLeading', reason: 'lost' }],
+      next: { inMs: candidateWait(env) },
+    };
   const renewedAt = s.renewedAt ?? env.monotonic;
   if (env.monotonic - renewedAt >= env.timing.renewDeadlineMs) {
     // Lost: stop acting at once and stand again. The record may still name us after an API server

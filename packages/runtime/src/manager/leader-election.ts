@@ -30,6 +30,14 @@ export interface LeaderElectionConfig {
   retryPeriodMs?: number;
   /** Labels the Lease is created with (a shard ring lists its members' Leases by them). */
   labels?: Record<string, string>;
+  /** Owners the Lease is created with (a shard member's: its pod, so the Lease goes with the pod). */
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
+  /**
+   * A leader whose Lease was deleted steps down at once (`deletedWhileLeading`) instead of re-making
+   * it and going on: a shard member's Lease deleted means the ring may already have given its parts
+   * away. client-go's leader election simply re-creates it.
+   */
+  stepDownIfDeleted?: boolean;
 }
 
 /**
@@ -84,10 +92,14 @@ export class LeaderElector {
     const leaseSeconds = Math.ceil(this.timing.leaseDurationMs / 1000);
     const wall = microTime(new Date(this.clock.now()));
     const lease = await client.find(Lease, this.key());
+    if (!lease && this.config.stepDownIfDeleted && this.isLeader) {
+      this.deletedWhileLeading = true;
+      return { type: 'attempted', outcome: 'gone' };
+    }
     if (!lease) {
       try {
         await client.create(Lease, {
-          metadata: { ...this.key(), labels: this.config.labels },
+          metadata: { ...this.key(), labels: this.config.labels, ownerReferences: this.config.ownerReferences },
           spec: { holderIdentity: this.config.identity, leaseDurationSeconds: leaseSeconds, acquireTime: wall, renewTime: wall, leaseTransitions: 0 },
         } as LeaseObject);
         this.state = { ...this.state, observed: undefined };
@@ -170,6 +182,9 @@ export class LeaderElector {
     }
     this.apply({ type: 'stop' }, callbacks);
   }
+
+  /** Its Lease was deleted while it led (stepDownIfDeleted): it stopped leading for that reason. */
+  deletedWhileLeading = false;
 
   /** Gives the lease up at once so another replica takes over without waiting for expiry. */
   async release(): Promise<void> {

@@ -419,6 +419,16 @@ export class Manager {
     return sharding.namespace ?? currentNamespace(this.kubeConfig, this.environment);
   }
 
+  /**
+   * This replica's pod, when the environment names it and it runs in `namespace` (an owner must be
+   * in its dependent's namespace: the garbage collector deletes a dependent whose owner it cannot
+   * find there).
+   */
+  private ownPodIn(namespace: string): { name: string; uid: string } | undefined {
+    const { podName, podUid, podNamespace } = this.environment;
+    return podName && podUid && podNamespace === namespace ? { name: podName, uid: podUid } : undefined;
+  }
+
   /** Sharded: every controller runs only its replica's keys, and its primary informer lists only them when asked and possible. */
   private async shardControllers(): Promise<void> {
     const sharding = this.options.sharding;
@@ -463,11 +473,17 @@ export class Manager {
           namespace: this.shardingNamespace(sharding),
           identity: this.identity,
           timing: sharding.timing,
+          // The Lease this operator's replicas hold when leader-elected (LeaderElectionConfig's default name).
+          waitForLeaderLease: `${this.options.name}-leader`,
+          pod: this.ownPodIn(this.shardingNamespace(sharding)),
         },
         this.log.child({ component: 'sharding' }),
         this.clock,
       );
-      this.sharding = this.shardMember.run(this.abort.signal, controllersListener(this.controllers));
+      const member = this.shardMember;
+      // Removed from the ring (its Lease deleted while it held it): a restart is how it rejoins.
+      this.healthChecks.set('shard-ring', () => member.removed ?? true);
+      this.sharding = member.run(this.abort.signal, controllersListener(this.controllers));
       return this.dispatch({ type: 'elected' });
     }
     const le = this.options.leaderElection;

@@ -1,7 +1,7 @@
 import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
-import { Lease, Namespace } from '../client/kind.js';
+import { Lease, Namespace, Pod } from '../client/kind.js';
 import { Transport, type RequestSpec } from '../client/transport.js';
 import { captureLogger } from '../testing/log-capture.js';
 import { holdings, ring } from './assignment.js';
@@ -34,11 +34,15 @@ describe('a shard ring of replicas against a real API server', () => {
     const entries = [...working];
     for (const [i, [a, x]] of entries.entries()) for (const [b, y] of entries.slice(i + 1)) if (!isEmpty(intersect(x, y))) overlaps.push(`${a} and ${b}`);
   };
-  const start = (identity: string) => {
+  const start = (identity: string, waitForLeaderLease?: string, pod?: { name: string; uid: string }) => {
     // Each replica its own connection, as separate processes have.
     const transport = new KillableTransport(plane.kubeConfig);
     const c = new Client(transport, { fieldManager: identity });
-    const member = new ShardMember(c, { ring: 'memcached-operator', namespace: 'operators', identity, timing }, captureLogger().logger);
+    const member = new ShardMember(
+      c,
+      { ring: 'memcached-operator', namespace: 'operators', identity, timing, waitForLeaderLease, pod },
+      captureLogger().logger,
+    );
     const abort = new AbortController();
     working.set(identity, EMPTY);
     const done = member.run(abort.signal, {
@@ -134,6 +138,60 @@ describe('a shard ring of replicas against a real API server', () => {
     expect(Date.now() - leftAt).toBeLessThan(timing.leaseDurationMs / 2);
     start(leaving);
     await waitFor('the returning replica to get its share back', converged(['r-a', 'r-c']), { timeoutMs: 20_000 });
+    expect(overlaps).toEqual([]);
+  });
+
+  it('joins only once a leader-elected replica of the operator is gone (a rollout from leader election to sharding)', async () => {
+    // The old leader renews its Lease as leader election does.
+    const renew = async (holder: string | undefined) => {
+      const lease = await client.get(Lease, { namespace: 'operators', name: 'memcached-operator-leader' });
+      const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+      await client.update(Lease, { ...lease, spec: { holderIdentity: holder, leaseDurationSeconds: 6, renewTime: now, acquireTime: now } });
+    };
+    await client.create(Lease, { metadata: { name: 'memcached-operator-leader', namespace: 'operators' }, spec: {} });
+    await renew('old-leader');
+    const renewing = setInterval(() => void renew('old-leader').catch(() => undefined), 1_000);
+    try {
+      start('r-new', 'memcached-operator-leader');
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(working.get('r-new')).toEqual(EMPTY);
+      expect(await client.find(Lease, memberLease('r-new'))).toBeUndefined();
+    } finally {
+      clearInterval(renewing);
+    }
+    // The old leader stops and releases its Lease, as a graceful shutdown does (after its last renewal landed).
+    await waitFor(
+      'the release to land',
+      () =>
+        renew(undefined).then(
+          () => true,
+          () => undefined,
+        ),
+      { timeoutMs: 5_000 },
+    );
+    await waitFor('the new replica to join', converged(['r-a', 'r-c', 'r-new']), { timeoutMs: 20_000 });
+    expect(overlaps).toEqual([]);
+  });
+
+  it("makes a replica's Lease owned by its pod; a replica whose Lease is deleted under it (its pod force-deleted) stops at once and stays out", async () => {
+    const pod = await client.create(Pod, {
+      metadata: { name: 'memcached-operator-7d9f-x2', namespace: 'operators' },
+      spec: { containers: [{ name: 'operator', image: 'opkit/memcached-operator:dev' }] },
+    });
+    start('r-p', undefined, { name: pod.metadata.name!, uid: pod.metadata.uid! });
+    await waitFor('r-p to join', converged(['r-a', 'r-c', 'r-new', 'r-p']), { timeoutMs: 20_000 });
+    const lease = memberLease('r-p');
+    expect((await client.get(Lease, lease)).metadata.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid },
+    ]);
+    // What the garbage collector does once the pod object is gone.
+    await client.delete(Lease, lease);
+    await waitFor('r-p to stop all work', () => isEmpty(working.get('r-p') ?? EMPTY) || undefined, { timeoutMs: 5_000 });
+    const member = replicas.get('r-p')!.member;
+    await waitFor('r-p to leave the ring for good', () => member.removed, { timeoutMs: 5_000 });
+    await waitFor('the others to cover the space', converged(['r-a', 'r-c', 'r-new']), { timeoutMs: 20_000 });
+    // It did not make its Lease again.
+    expect(await client.find(Lease, lease)).toBeUndefined();
     expect(overlaps).toEqual([]);
   });
 });

@@ -27,6 +27,22 @@ export interface ShardMemberConfig {
   identity: string;
   /** Lease timing for the member and coordinator Leases; leader election's defaults (15 s, 10 s, 2 s). */
   timing?: Partial<ElectionTiming>;
+  /**
+   * A leader-election Lease (in the ring's namespace) whose holder must be gone before this replica
+   * joins: the operator's own, so that a rollout from leader election to sharding never has the old
+   * leader and the ring at work together. Judged as a candidate judges it (released, or unrenewed
+   * for its duration by this replica's clock).
+   */
+  waitForLeaderLease?: string;
+  /**
+   * The pod this replica runs in, when it is in the ring's namespace: its member Lease is owned by
+   * it, so the garbage collector removes the Lease once the pod is gone (`helm uninstall`, whose
+   * RBAC may be gone before the replica could delete it itself; a scale-down; a lost node). A pod
+   * object goes only after its processes ended, except when force-deleted: then a replica still
+   * running finds its Lease gone at its next renewal, stops at once and takes no further part
+   * (`removed`; the manager's liveness check fails, so a kubelet restarts it if its pod remains).
+   */
+  pod?: { name: string; uid: string };
 }
 
 /**
@@ -82,7 +98,13 @@ export class ShardMember {
     const common = { namespace: config.namespace, identity: config.identity, ...this.timing };
     this.member = new LeaderElector(
       client,
-      { ...common, name: memberLeaseName(config.ring, config.identity), labels: { [RING_LABEL]: config.ring } },
+      {
+        ...common,
+        name: memberLeaseName(config.ring, config.identity),
+        labels: { [RING_LABEL]: config.ring },
+        ownerReferences: config.pod && [{ apiVersion: 'v1', kind: 'Pod', name: config.pod.name, uid: config.pod.uid }],
+        stepDownIfDeleted: true,
+      },
       log.child({ component: 'shard-member' }),
       clock,
     );
@@ -94,40 +116,66 @@ export class ShardMember {
     return this.activeRanges;
   }
 
-  /** Takes part until `signal` aborts; then leaves the ring at once (its Lease released), having stopped. */
+  /**
+   * Why this replica left the ring without being asked to, if it did: its Lease was deleted while
+   * it held it (its pod deleted, or someone removing it). It takes no further part: re-joining
+   * could race the ring, which may have given its parts away already.
+   */
+  get removed(): string | undefined {
+    return this.member.deletedWhileLeading
+      ? `its shard Lease ${memberLeaseName(this.config.ring, this.config.identity)} was deleted while it held it`
+      : undefined;
+  }
+
+  /**
+   * Takes part until `signal` aborts (then leaves the ring at once: its Lease deleted, having
+   * stopped), or until removed from it (`removed`).
+   */
   async run(signal: AbortSignal, listener: ShardListener): Promise<void> {
+    if (this.config.waitForLeaderLease) await this.waitForNoLeader(this.config.waitForLeaderLease, signal);
+    // Ends with `signal`, or when this replica is removed from the ring.
+    const part = new AbortController();
+    const onAbort = () => part.abort(signal.reason);
+    if (signal.aborted) return;
+    signal.addEventListener('abort', onAbort, { once: true });
     const tell = (ranges: RangeSet, fenced = false) => {
       if (sameRanges(ranges, this.activeRanges) && !fenced) return;
       this.activeRanges = ranges;
       listener.onActive(ranges, fenced);
     };
     // Holding its own Lease is `member.isLeader`; coordinating is `coordinator.isLeader`.
-    const memberRun = this.member.run(signal, {
+    const memberRun = this.member.run(part.signal, {
       onStartedLeading: () => {
         this.term++;
       },
       // Past the renew deadline (or stopping): nothing more until the Lease is renewed and the
       // assignment read again.
-      onStoppedLeading: (reason) => tell(EMPTY, reason === 'lost'),
+      onStoppedLeading: (reason) => {
+        tell(EMPTY, reason === 'lost');
+        if (!this.removed) return;
+        this.log.error({ reason: this.removed }, 'removed from the shard ring: all work stopped; this replica takes no further part until it restarts');
+        part.abort(new Error(this.removed));
+      },
     });
     // What it saw while coordinating before is no evidence now: a record that changed since then
     // may have changed long ago.
-    const coordinatorRun = this.coordinator.run(signal, { onStartedLeading: () => this.observations.clear(), onStoppedLeading: () => undefined });
-    while (!signal.aborted) {
+    const coordinatorRun = this.coordinator.run(part.signal, { onStartedLeading: () => this.observations.clear(), onStoppedLeading: () => undefined });
+    while (!part.signal.aborted) {
       try {
         const term = this.term;
         // The coordinator follows the assignment it just read or wrote, without reading it again.
-        const read = this.coordinator.isLeader ? await this.coordinate(signal) : this.member.isLeader ? await this.readAssignment(signal) : undefined;
-        if (read && this.member.isLeader && term === this.term) await this.follow(read, signal, listener, tell);
+        const read = this.coordinator.isLeader ? await this.coordinate(part.signal) : this.member.isLeader ? await this.readAssignment(part.signal) : undefined;
+        if (read && this.member.isLeader && term === this.term) await this.follow(read, part.signal, listener, tell);
       } catch (err) {
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting (TypeScript#9998)
-        if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'shard ring step failed; retrying');
+        if (!part.signal.aborted) this.log.warn({ err: (err as Error).message }, 'shard ring step failed; retrying');
       }
-      await this.clock.sleep(this.timing.retryPeriodMs, signal);
+      await this.clock.sleep(this.timing.retryPeriodMs, part.signal);
     }
+    signal.removeEventListener('abort', onAbort);
     tell(EMPTY);
     await Promise.all([memberRun, coordinatorRun]);
-    await Promise.all([this.leave(), this.coordinator.release()]);
+    await Promise.all([this.removed ? undefined : this.leave(), this.coordinator.release()]);
   }
 
   /**
@@ -143,6 +191,38 @@ export class ShardMember {
       this.log.info('left the shard ring');
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, "could not delete this replica's shard Lease; the coordinator removes it once it expires");
+    }
+  }
+
+  /** Returns once nobody holds the Lease `name` in this replica's eyes (or it does not exist). */
+  private async waitForNoLeader(name: string, signal: AbortSignal): Promise<void> {
+    let observed: Observation | undefined;
+    let said = false;
+    while (!signal.aborted) {
+      try {
+        const lease = await this.client.withSignal(signal).find(Lease, { namespace: this.config.namespace, name });
+        const judged = judgeLease(lease?.spec ?? undefined, this.config.identity, observed, {
+          monotonic: this.clock.monotonic(),
+          wall: this.clock.now(),
+          timing: this.timing,
+        });
+        observed = judged.observed;
+        if (!lease || judged.verdict.verdict !== 'held') {
+          if (said) this.log.info({ lease: name }, 'the leader is gone; joining the shard ring');
+          return;
+        }
+        if (!said) {
+          said = true;
+          this.log.info(
+            { lease: name, holder: lease.spec?.holderIdentity },
+            'a leader-elected replica of this operator still holds its Lease (a rollout from leader election to sharding): joining the shard ring once it is gone',
+          );
+        }
+      } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- aborted while awaiting (TypeScript#9998)
+        if (!signal.aborted) this.log.warn({ err: (err as Error).message }, 'could not read the leader Lease; retrying');
+      }
+      await this.clock.sleep(this.timing.retryPeriodMs, signal);
     }
   }
 

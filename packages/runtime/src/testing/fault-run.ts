@@ -8,7 +8,9 @@ import {
   type ControlPlane,
   type FaultProxy,
   type FaultRates,
+  type AuditEvent,
 } from '@opkit/testing';
+import { writesOutsideShards, type OutsideWrite } from './shard-writes.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Manager, ManagerOptions } from '../manager/manager.js';
 import { everyReplicaFieldManager } from '../webhook/serving-certificates.js';
@@ -41,6 +43,12 @@ export interface FaultRunOptions {
   /** The bound on convergence once the faults stop (default 60 s). */
   convergeTimeoutMs?: number;
   rates?: Partial<FaultRates>;
+  /**
+   * Run the replicas as a shard ring (ManagerOptions.sharding, ring `name` in `leaseNamespace`)
+   * instead of electing a leader; the split-brain check is then writesOutsideShards, placing each
+   * audited write with `placeOf` (its primary object's uid hashed).
+   */
+  sharded?: { placeOf(e: AuditEvent): bigint | undefined };
 }
 
 export interface FaultRunReport {
@@ -52,8 +60,11 @@ export interface FaultRunReport {
   /** Every write the operator sent (successful or not), and the most one object got in a minute. */
   writes: number;
   burst: { writes: number; object?: string };
-  /** Writes by a replica the Lease did not name at the time (must be none; the webhook certificates' excepted). */
-  splitBrain: ReturnType<typeof writesByNonLeaders>;
+  /**
+   * Writes by a replica the Lease did not name at the time (must be none; the webhook certificates'
+   * excepted), or, sharded, writes outside the assignment of their moment.
+   */
+  splitBrain: (ReturnType<typeof writesByNonLeaders>[number] | OutsideWrite)[];
   /** The worst event-loop delay of this process over the run. */
   lagMaxMs: number;
 }
@@ -102,7 +113,13 @@ export async function runUnderFaults(o: FaultRunOptions, replay: string): Promis
       const proxy = await startFaultProxy({ upstream: o.plane.kubeConfig, seed: o.seed * 100 + r, rates: o.rates });
       proxies.push(proxy);
       const kc = proxy.kubeConfig();
-      const { manager } = testManager(kc, { name: o.name, ...o.manager?.(r), leaderElection: { name: o.name, namespace: o.leaseNamespace, ...FAULT_TERMS } });
+      const { manager } = testManager(kc, {
+        name: o.name,
+        ...o.manager?.(r),
+        ...(o.sharded
+          ? { sharding: { ring: o.name, namespace: o.leaseNamespace, timing: FAULT_TERMS } }
+          : { leaderElection: { name: o.name, namespace: o.leaseNamespace, ...FAULT_TERMS } }),
+      });
       managers.push(manager);
       await o.install(manager, r, kc);
       await manager.start();
@@ -123,12 +140,18 @@ export async function runUnderFaults(o: FaultRunOptions, replay: string): Promis
       convergedMs,
       writes: writes.length,
       burst: maxWritesPerObjectPerMinute(writes),
-      splitBrain: writesByNonLeaders(audit, {
-        userAgent: `${o.name}/`,
-        lease: { namespace: o.leaseNamespace, name: o.name },
-        since,
-        everyReplicaFieldManagers: [everyReplicaFieldManager(o.name)],
-      }),
+      splitBrain: o.sharded
+        ? writesOutsideShards(audit.query({ since }), {
+            userAgent: `${o.name}/opkit`,
+            assignment: { namespace: o.leaseNamespace, name: `${o.name}-shards` },
+            placeOf: o.sharded.placeOf,
+          })
+        : writesByNonLeaders(audit, {
+            userAgent: `${o.name}/`,
+            lease: { namespace: o.leaseNamespace, name: o.name },
+            since,
+            everyReplicaFieldManagers: [everyReplicaFieldManager(o.name)],
+          }),
       lagMaxMs: Math.round(lag.max / 1e6),
     };
   } catch (err) {
@@ -167,7 +190,7 @@ export function describeFaultRun(r: FaultRunReport): string {
  */
 export function assertFaultInvariants(r: FaultRunReport, bounds: { maxWritesPerObjectPerMinute: number }, replay: string): void {
   const broken: string[] = [];
-  if (r.splitBrain.length) broken.push(`writes by a replica that did not lead: ${JSON.stringify(r.splitBrain.slice(0, 3))}`);
+  if (r.splitBrain.length) broken.push(`writes by a replica that did not lead, or outside its shard: ${JSON.stringify(r.splitBrain.slice(0, 3))}`);
   if (r.burst.writes > bounds.maxWritesPerObjectPerMinute)
     broken.push(`${r.burst.writes} writes a minute to ${r.burst.object} (bound ${bounds.maxWritesPerObjectPerMinute})`);
   const idle = r.injected.findIndex((s) => s.injected === 0);
