@@ -233,7 +233,8 @@ removes it with everything else. The operator only writes its holder fields; hel
 merge leaves those alone on upgrade.
 */}}
 {{- define "opkit-lib.v1.leaderElectionLease" -}}
-{{- if .Values.leaderElection.enabled }}
+{{- /* Sharded too: after a switch from leader election the old leader, while it stops, could make it again, and nobody would remove it. */}}
+{{- if or .Values.leaderElection.enabled (include "opkit-lib.v1.sharded" .) }}
 apiVersion: coordination.k8s.io/v1
 kind: Lease
 metadata:

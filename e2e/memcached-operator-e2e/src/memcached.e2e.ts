@@ -9,6 +9,7 @@ import {
   type ReleaseManifest,
   operatorIdentities,
   operatorPods,
+  killOperatorPod,
   resourceVersions,
   restartOperator,
   runInCluster,
@@ -35,6 +36,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASSIGNMENT_ANNOTATION, parseAssignment, shardHash } from '@opkit/runtime';
+import { writesOutsideShards } from '@opkit/runtime/testing';
 import { parse } from 'yaml';
 
 const app = workspaceApp('memcached-operator');
@@ -490,6 +493,79 @@ for (const mode of e2eModes()) {
       expect(lines.filter((l) => typeof l.time !== 'string' || new Date(l.time).toISOString() !== l.time)).toEqual([]);
     });
 
+    it('runs as a shard ring: 2 replicas, then 3, one lost with its node; each Memcached runs on the replica the ring gives it, and the audit log shows no write outside the assignment of its moment', async () => {
+      const ring = 'memcached-operator';
+      const shardLease = async () =>
+        get<{ metadata: { annotations?: Record<string, string> } }>(`lease/${ring}-shards`, r.namespace).then((l) =>
+          parseAssignment(l.metadata.annotations?.[ASSIGNMENT_ANNOTATION]),
+        );
+      /** The identities of the ready operator pods (`<pod>_<uid>`) once the assignment gives each a part and nothing is pending. */
+      const settledRing = (size: number) =>
+        waitFor(
+          `the assignment to split the space between ${size} replicas, nothing pending`,
+          async () => {
+            const pods = await operatorPods(cluster, r);
+            const ids = pods.map((p) => `${p.name}_${p.uid}`).sort();
+            const a = await shardLease().catch(() => undefined);
+            if (!a || pods.length !== size || a.some((s) => s.next !== undefined)) return false;
+            const owners = [...new Set(a.map((s) => s.owner))].sort();
+            return JSON.stringify(owners) === JSON.stringify(ids) && ids;
+          },
+          { timeoutMs: 90_000, intervalMs: 500 },
+        );
+      // Real memcached pods in kind, on one node: fewer of them.
+      const names = Array.from({ length: mode.name === 'kind' ? 6 : 12 }, (_, i) => `shard-${i}`);
+      const all = (replicas: number) => Promise.all(names.map((n) => waitPhase(n, 'Available', replicas, NS, 120_000)));
+      const since = new Date();
+
+      await helmInstall(cluster, r, { leaderElection: { enabled: false }, sharding: { enabled: true }, replicaCount: 2 });
+      expect((await operatorPods(cluster, r))[0]!.args).toEqual(expect.arrayContaining(['--shard', `--shard-ring=${ring}`]));
+      await settledRing(2);
+      await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: names.map((n) => memcached(n, { replicas: 1 })).join('\n') });
+      await all(1);
+
+      await helmInstall(cluster, r, { leaderElection: { enabled: false }, sharding: { enabled: true }, replicaCount: 3 });
+      const three = await settledRing(3);
+      for (const n of names) await kubectl('scale', `memcached/${n}`, '-n', NS, '--replicas=2');
+      await all(2);
+
+      // A node lost with a replica on it: nothing released; its part waits out its Lease (15 s).
+      const lost = three[1]!.split('_')[0]!;
+      await killOperatorPod(cluster, r.namespace, lost);
+      for (const n of names) await kubectl('scale', `memcached/${n}`, '-n', NS, '--replicas=1');
+      await all(1);
+      const after = await settledRing(3);
+      expect(after).not.toContain(three[1]);
+
+      // The API server's record: each write to a Memcached (status and finalizer included), its
+      // Deployment or its Service, by the replica the assignment committed before it named owner.
+      const uids = new Map<string, string>(
+        (await get<{ items: { metadata: { name: string; uid: string } }[] }>('memcacheds')).items.map((m) => [m.metadata.name, m.metadata.uid]),
+      );
+      const audited = await cluster.auditEvents?.();
+      if (!audited) throw new Error(`the ${mode.name} cluster keeps no audit log (a kind cluster reused through KIND_CLUSTER does not)`);
+      const events = audited.filter((e) => Date.parse(e.requestReceivedTimestamp) >= since.getTime());
+      const outside = writesOutsideShards(events, {
+        userAgent: `${ring}/opkit`,
+        assignment: { namespace: r.namespace, name: `${ring}-shards` },
+        placeOf: (e) => {
+          const ref = e.objectRef;
+          if (ref?.namespace !== NS || !['memcacheds', 'deployments', 'services'].includes(ref.resource ?? '')) return undefined;
+          const uid = uids.get(ref.name ?? '');
+          return uid === undefined ? undefined : shardHash(uid);
+        },
+      });
+      expect(outside).toEqual([]);
+      // Every replica that ran did its part of the writing.
+      const writers = new Set(
+        events
+          .filter((e) => e.objectRef?.resource === 'deployments' && e.objectRef.namespace === NS && e.userAgent?.startsWith(`${ring}/opkit (`))
+          .map((e) => /\(([^)]+)\)$/.exec(e.userAgent!)?.[1]),
+      );
+      expect(writers.size).toBeGreaterThanOrEqual(4);
+      for (const n of names) await kubectl('delete', `memcached/${n}`, '-n', NS, '--wait=false');
+    });
+
     it('helm uninstall, after the Memcacheds are deleted, leaves nothing the operator made; the CRD is kept', async () => {
       // Foreground: kubectl returns once what they owned is gone too. (Background, the garbage
       // collector could still be deleting it when the check below runs, as it was once under CI's load.)
@@ -497,8 +573,12 @@ for (const mode of e2eModes()) {
       await cluster.helm(['uninstall', r.release, '--namespace', r.namespace, '--wait']);
       await waitFor('the operator pods gone', async () => (await operatorPods(cluster, r)).length === 0, { timeoutMs: 60_000 });
       await kubectl('get', 'crd', 'memcacheds.cache.opkit.dev');
-      const left = await leftovers(cluster, 'memcached-operator', ['deployments', 'services', 'configmaps', 'secrets', 'leases', 'memcacheds']);
-      expect(left).toEqual([]);
+      // A sharded replica's Lease goes with its pod, through the garbage collector: a moment after it.
+      const left = () => leftovers(cluster, 'memcached-operator', ['deployments', 'services', 'configmaps', 'secrets', 'leases', 'memcacheds']);
+      await waitFor('the garbage collector to remove what the pods owned', async () => (await left()).length === 0, { timeoutMs: 30_000 }).catch(
+        () => undefined,
+      );
+      expect(await left()).toEqual([]);
       const release = await cluster.kubectl([
         'get',
         'serviceaccounts,roles,rolebindings,deployments,services',

@@ -28,4 +28,35 @@ describe('kindClusterConfig', () => {
     expect(c.kubeadmConfigPatches).toEqual(['kind: KubeletConfiguration\nfailCgroupV1: false']);
     expect(c.containerdConfigPatches).toEqual([registryHosts, '[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true']);
   });
+
+  it('with an audit directory and feature gates: the API server gets them through a v1beta4 patch, the node mounts the directory', () => {
+    const c = kindClusterConfig({ quirks: plain, localNodeImage: false, auditDir: '/tmp/a', apiServerFeatureGates: ['ShardedListAndWatch'] }) as {
+      kubeadmConfigPatches: string[];
+      nodes: unknown[];
+    };
+    expect(c.nodes).toEqual([{ role: 'control-plane', extraMounts: [{ hostPath: '/tmp/a', containerPath: '/etc/opkit-audit' }] }]);
+    expect(c.kubeadmConfigPatches).toEqual([
+      [
+        'apiVersion: kubeadm.k8s.io/v1beta4',
+        'kind: ClusterConfiguration',
+        'apiServer:',
+        '  extraArgs:',
+        '    - name: feature-gates',
+        '      value: "ShardedListAndWatch=true"',
+        '    - name: audit-policy-file',
+        '      value: "/etc/opkit-audit/policy.yaml"',
+        '    - name: audit-log-path',
+        '      value: "/etc/opkit-audit/audit.log"',
+        '    - name: audit-log-format',
+        '      value: "json"',
+        '    - name: audit-log-maxsize',
+        '      value: "0"',
+        '  extraVolumes:',
+        '    - name: opkit-audit',
+        '      hostPath: /etc/opkit-audit',
+        '      mountPath: /etc/opkit-audit',
+        '      pathType: Directory',
+      ].join('\n'),
+    ]);
+  });
 });

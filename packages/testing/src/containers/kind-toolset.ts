@@ -12,7 +12,8 @@ export interface KindToolset {
   kind: string;
   /** The node image built here, or undefined for kind's own default. */
   nodeImage?: string;
-  config: Record<string, unknown>;
+  /** The cluster's configuration; with `auditDir`, the API server keeps an audit log there (see kindClusterConfig). */
+  config(extra?: Pick<Parameters<typeof kindClusterConfig>[0], 'auditDir' | 'apiServerFeatureGates'>): Record<string, unknown>;
 }
 
 /**
@@ -33,5 +34,5 @@ export async function ensureKindToolset(quirks: MachineQuirks): Promise<KindTool
   }
   const nodeImage = local ? await ensureKindNodeImage() : undefined;
   if (nodeImage) say(`kind node image: ${nodeImage}`);
-  return { kind, nodeImage, config: kindClusterConfig({ quirks, localNodeImage: local }) };
+  return { kind, nodeImage, config: (extra = {}) => kindClusterConfig({ quirks, localNodeImage: local, ...extra }) };
 }

@@ -30,7 +30,8 @@ export interface APIServerConfig {
   extraArgs?: string[];
 }
 
-const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+/** The audit policy of every API server the tests run (the local control plane's and kind's). */
+export const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:

@@ -1,3 +1,4 @@
+import type { AuditEvent } from '../control-plane/audit.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { PushedImage } from '../containers/push.js';
 import type { SigningKey } from '../containers/sign.js';
@@ -50,6 +51,13 @@ export interface E2ECluster {
    * operator's webhooks at (its process on this host, not a Service). Fresh for each install.
    */
   chartValues?(): Promise<Record<string, unknown>>;
+  /**
+   * Every completed request the cluster's API server audited (both modes keep an audit log; a kind
+   * cluster reused through $KIND_CLUSTER does not).
+   */
+  auditEvents?(): Promise<AuditEvent[]>;
+  /** SIGKILL to a pod's processes, with no shutdown (the kubelet, or the pod runner, may restart them). */
+  killPod?(namespace: string, pod: string): Promise<void>;
   /** The release's operator logs (the last lines), for failure messages. */
   operatorLogs(namespace: string, release: string): Promise<string>;
   /** Every line the release's running (not terminating) operator pods printed (stdout and stderr), unprefixed, as a log shipper reads them. */

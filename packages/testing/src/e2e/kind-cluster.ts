@@ -1,5 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
@@ -16,6 +16,8 @@ import { helmHomeEnv } from '../helm/chart.js';
 import { publishCharts, publishImages } from '../release/publish.js';
 import { verifySignedChart } from '../helm/signed-chart.js';
 import { run, type RunOptions } from '../run.js';
+import { AuditLog } from '../control-plane/audit.js';
+import { AUDIT_POLICY } from '../control-plane/apiserver.js';
 import type { E2ECluster, Workload } from './cluster.js';
 import type { WorkspaceApp } from './workspace.js';
 import { which } from '../containers/which.js';
@@ -73,10 +75,16 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
     existing = existing.filter((c) => c !== name);
   }
   const created = !existing.includes(name);
+  const auditDir = join(dir, 'audit');
+  // A cluster reused through $KIND_CLUSTER keeps no audit log this run can read.
+  const audit = created ? new AuditLog(join(auditDir, 'audit.log')) : undefined;
   if (created) {
     say(`creating kind cluster ${name}${toolset.nodeImage ? ` from ${toolset.nodeImage}` : ''}…`);
     const config = join(dir, 'kind.yaml');
-    writeFileSync(config, stringify(toolset.config));
+    // The API server keeps an audit log in a host directory the node mounts, as the local mode's does.
+    mkdirSync(auditDir, { recursive: true });
+    writeFileSync(join(auditDir, 'policy.yaml'), AUDIT_POLICY);
+    writeFileSync(config, stringify(toolset.config({ auditDir, apiServerFeatureGates: ['ShardedListAndWatch'] })));
     const image = toolset.nodeImage ? ['--image', toolset.nodeImage] : [];
     await exec(toolset.kind, ['create', 'cluster', '--name', name, ...image, '--config', config, '--wait', '180s']);
   } else say(`reusing kind cluster ${name}`);
@@ -153,6 +161,13 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
     async waitOperatorReady(namespace, release, timeoutMs = 180_000) {
       const deps = (await kubectl(['get', 'deployments', '-n', namespace, '-l', instance(release), '-o', 'name'])).stdout.split('\n').filter(Boolean);
       for (const d of deps) await kubectl(['rollout', 'status', d, '-n', namespace, `--timeout=${Math.round(timeoutMs / 1000)}s`]);
+    },
+    auditEvents: audit && (async () => audit.query()),
+    async killPod(namespace, pod) {
+      // SIGKILL to the pod's containers through the node's container runtime (crictl stop with no grace).
+      const ids = async (args: string[]) => (await docker(['exec', nodes[0]!, 'crictl', ...args])).stdout.split('\n').filter(Boolean);
+      for (const sandbox of await ids(['pods', '-q', '--name', `^${pod}$`, '--namespace', namespace]))
+        for (const c of await ids(['ps', '-q', '--pod', sandbox])) await docker(['exec', nodes[0]!, 'crictl', 'stop', '--timeout', '0', c]);
     },
     async operatorLogs(namespace, release) {
       return (await kubectl(['logs', '-n', namespace, '-l', instance(release), '--tail=40', '--prefix', '--all-containers'], { check: false })).stdout;

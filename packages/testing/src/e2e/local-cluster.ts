@@ -31,7 +31,8 @@ const instance = (release: string) => `app.kubernetes.io/instance=${release}`;
  */
 export async function startLocalCluster(options: LocalClusterOptions): Promise<LocalCluster> {
   requireBuilt(options.apps);
-  const plane = await startControlPlane({ nodes: options.nodes ?? 2, audit: options.audit });
+  // ShardedListAndWatch (alpha in 1.36): a sharded operator's replicas cache only their share.
+  const plane = await startControlPlane({ nodes: options.nodes ?? 2, audit: options.audit, apiServerArgs: ['--feature-gates=ShardedListAndWatch=true'] });
   const logDir = join(plane.dir, 'pods');
   mkdirSync(logDir, { recursive: true });
   const runner = startPodRunner(plane.kubeConfig, {
@@ -51,6 +52,10 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     mode: 'local',
     plane,
     runner,
+    auditEvents: plane.audit && (async () => plane.audit!.query()),
+    async killPod(namespace, pod) {
+      runner.kill(namespace, pod);
+    },
     kubeConfig: plane.kubeConfig,
     images: {},
     kubeconfigPath: plane.kubeconfigPath,

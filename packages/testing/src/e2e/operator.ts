@@ -65,9 +65,8 @@ export function operatorIdentities(cluster: E2ECluster, operatorName: string): s
  * then the pod force-deleted, as an operator of the cluster would once the node is known dead.
  */
 export async function killOperatorPod(cluster: E2ECluster, namespace: string, pod: string): Promise<void> {
-  const local = cluster as Partial<LocalCluster>;
-  if (!local.runner) throw new Error('killOperatorPod: the local mode only');
-  local.runner.kill(namespace, pod);
+  if (!cluster.killPod) throw new Error(`killOperatorPod: the ${cluster.mode} mode cannot kill a pod's processes`);
+  await cluster.killPod(namespace, pod);
   await cluster.kubectl(['delete', 'pod', pod, '-n', namespace, '--force', '--grace-period=0', '--wait=false']);
 }
 

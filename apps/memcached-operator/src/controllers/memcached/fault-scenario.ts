@@ -1,4 +1,4 @@
-import { Client, CustomResourceDefinition, Transport, withConversionClient } from '@opkit/runtime';
+import { Client, CustomResourceDefinition, shardHash, Transport, withConversionClient } from '@opkit/runtime';
 import { localWebhooks } from '@opkit/runtime/testing';
 import { type FaultScenario } from '@opkit/runtime/testing/faults';
 import { waitFor, type ControlPlane } from '@opkit/testing';
@@ -14,10 +14,12 @@ const COUNT = 8;
  * Memcacheds in turn. Converged: every Deployment has the size asked, and each status says so for
  * the current generation.
  */
-export async function memcachedFaultScenario(plane: ControlPlane, ns: string): Promise<FaultScenario> {
+export async function memcachedFaultScenario(plane: ControlPlane, ns: string, o: { sharded?: boolean } = {}): Promise<FaultScenario> {
+  const replicas = o.sharded ? 3 : 2;
   const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
   await plane.kubectl(['create', 'namespace', ns]);
-  const webhooks = [await localWebhooks(ns), await localWebhooks(ns)];
+  const webhooks = [];
+  for (let r = 0; r < replicas; r++) webhooks.push(await localWebhooks(ns));
   const crd = withConversionClient(MemcachedAPI.crd, { url: webhooks[0]!.url }) as never as { metadata: { name: string }; spec: object };
   const current = await admin.find(CustomResourceDefinition, { name: crd.metadata.name });
   if (current) await admin.update(CustomResourceDefinition, { ...current, spec: crd.spec } as never);
@@ -26,11 +28,25 @@ export async function memcachedFaultScenario(plane: ControlPlane, ns: string): P
 
   const names = Array.from({ length: COUNT }, (_, i) => `mc-${i}`);
   const want = new Map(names.map((n) => [n, 1]));
-  for (const name of names) await admin.create(Memcached.kind, { metadata: { name, namespace: ns }, spec: { replicas: 1 } } as never);
+  const uids = new Map<string, string>();
+  for (const name of names)
+    uids.set(name, (await admin.create(Memcached.kind, { metadata: { name, namespace: ns }, spec: { replicas: 1 } } as never)).metadata.uid!);
   return {
     run: {
       name: 'memcached-operator',
       leaseNamespace: ns,
+      replicas,
+      // Sharded: a write to a Memcached, its Deployment or its Service sits where the Memcached's uid hashes.
+      sharded: o.sharded
+        ? {
+            placeOf: (e) => {
+              const ref = e.objectRef;
+              const uid =
+                ref?.namespace === ns && ['memcacheds', 'deployments', 'services'].includes(ref.resource ?? '') ? uids.get(ref.name ?? '') : undefined;
+              return uid === undefined ? undefined : shardHash(uid);
+            },
+          }
+        : undefined,
       manager: (r) => ({ namespaces: [ns], webhook: webhooks[r]!.options }),
       install: (manager) => void addMemcachedOperator(manager),
       // Each object rescaled every 4 s (one every 500 ms in turn), between 1 and 3 replicas.
