@@ -18,7 +18,7 @@ export async function memcachedFaultScenario(plane: ControlPlane, ns: string, o:
   const replicas = o.sharded ? 3 : 2;
   const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
   await plane.kubectl(['create', 'namespace', ns]);
-  const webhooks = [];
+  const webhooks: Awaited<ReturnType<typeof localWebhooks>>[] = [];
   for (let r = 0; r < replicas; r++) webhooks.push(await localWebhooks(ns));
   const crd = withConversionClient(MemcachedAPI.crd, { url: webhooks[0]!.url }) as never as { metadata: { name: string }; spec: object };
   const current = await admin.find(CustomResourceDefinition, { name: crd.metadata.name });

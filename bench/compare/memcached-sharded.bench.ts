@@ -1,0 +1,171 @@
+// The memcached operator as one replica and as a shard ring of three (`--shard`), on an API server
+// with ShardedListAndWatch (each replica caches only its share of the Memcacheds: server-side
+// selection) and on one without it (every replica caches every Memcached and drops others' keys:
+// client-side). Each run: N Memcacheds of size 0 (the operator's work alone: a Deployment and a
+// status each), the replicas started together, timed until every Memcached has its Deployment and
+// a status for its generation. Printed per run: time, CPU and RSS of each replica, and the CPU the
+// API server and etcd spent; then the load average.
+//   OPKIT_BENCH_SHARD_N=10000        Memcacheds per run
+//   OPKIT_BENCH_SHARD_REPLICAS=1,3   ring sizes to run
+//   OPKIT_BENCH_SHARD_SELECTION=server,client
+import { Client, Deployment, Namespace, Transport } from '@opkit/runtime';
+import { imageNodeBinary } from '@opkit/testing/containers';
+import { startControlPlane, waitFor, workspaceApp, workspaceRoot, type ControlPlane } from '@opkit/testing';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcached.js';
+import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
+import { table } from '../report.js';
+import { cpuSeconds, descendantCpuSeconds, processMemory } from '../process-stats.js';
+import { opkitCommand } from './opkit-command.js';
+import { watchedCount } from './watched-count.js';
+
+const N = Number(process.env.OPKIT_BENCH_SHARD_N ?? 10_000);
+const RING_SIZES = (process.env.OPKIT_BENCH_SHARD_REPLICAS ?? '1,3').split(',').map(Number);
+const SELECTIONS = (process.env.OPKIT_BENCH_SHARD_SELECTION ?? 'server,client').split(',') as ('server' | 'client')[];
+const API_PROCESSES = ['kube-apiserver', 'etcd'];
+const root = workspaceRoot();
+
+interface Run {
+  selection: 'server' | 'client';
+  replicas: number;
+  seconds: number;
+  /** Per replica, at the end of the run. */
+  cpu: number[];
+  rss: number[];
+  apiCpu: number;
+  apiRss: number;
+}
+
+const pidOf = (name: string) => Number(spawnSync('pgrep', ['-n', '-x', name], { encoding: 'utf8' }).stdout.trim().split('\n').pop());
+
+async function runOnce(plane: ControlPlane, selection: Run['selection'], replicas: number, cmd: [string, string[]], ns: string): Promise<Run> {
+  const transport = new Transport(plane.kubeConfig);
+  const admin = new Client(transport, { fieldManager: 'bench' });
+  await admin.create(Namespace, { metadata: { name: ns } });
+  for (let i = 0; i < N; i += 100) {
+    await Promise.all(
+      Array.from({ length: Math.min(100, N - i) }, (_, j) =>
+        admin.create(Memcached.kind, { metadata: { name: `mc-${i + j}`, namespace: ns }, spec: { replicas: 0 } } as never),
+      ),
+    );
+  }
+  const deployments = await watchedCount(transport, Deployment, ns, (d) => d.spec?.replicas === 0);
+  const observed = await watchedCount(transport, Memcached.kind, ns, (m) => m.status?.observedGeneration === m.metadata.generation);
+  const apiCpu0 = descendantCpuSeconds(API_PROCESSES);
+  const t0 = performance.now();
+  const children: ChildProcess[] = [];
+  let stderr = '';
+  for (let r = 0; r < replicas; r++) {
+    const c = spawn(cmd[0], [...cmd[1], '--shard', `--shard-namespace=${ns}`], {
+      env: {
+        ...process.env,
+        ...workspaceApp('memcached-operator').local.env,
+        WATCH_NAMESPACE: ns,
+        POD_NAMESPACE: ns,
+        POD_NAME: `memcached-operator-${r}`,
+        POD_UID: `00000000-0000-0000-0000-00000000000${r}`,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    c.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+    children.push(c);
+  }
+  const alive = () => {
+    const dead = children.find((c) => c.exitCode !== null);
+    if (dead) throw new Error(`a replica exited (${dead.exitCode}): ${stderr}`);
+  };
+  for (const [c, what] of [
+    [deployments, 'Deployments'],
+    [observed, 'statuses for their generation'],
+  ] as const) {
+    if (!(await c.until(N, `${what} (${replicas} replicas, ${selection}-side)`, { deadlineMs: 30 * 60_000, alive })).reached)
+      throw new Error(`${what}: ${c.count} of ${N} after 30 minutes`);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const apiCpu = descendantCpuSeconds(API_PROCESSES) - apiCpu0;
+  await Promise.all([deployments.stop(), observed.stop()]);
+  await new Promise((r) => setTimeout(r, 2_000));
+  const run: Run = {
+    selection,
+    replicas,
+    seconds,
+    cpu: children.map((c) => cpuSeconds(c.pid!)),
+    rss: children.map((c) => processMemory(c.pid!).rss / 2 ** 20),
+    apiCpu,
+    apiRss: processMemory(pidOf('kube-apiserver')).rss / 2 ** 20,
+  };
+  for (const c of children) c.kill('SIGTERM');
+  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(undefined) : c.on('exit', r)))));
+  // Clean up for the next run: no operator removes the finalizers now, so the patch does.
+  const left = await admin.listAll(Memcached.kind, { namespace: ns });
+  for (let i = 0; i < left.length; i += 100) {
+    await Promise.all(
+      left.slice(i, i + 100).map((m) => admin.patch(Memcached.kind, { namespace: ns, name: m.metadata.name! }, { metadata: { finalizers: null } })),
+    );
+  }
+  await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
+  await waitFor(`namespace ${ns} gone`, async () => (await plane.kubectl(['get', 'namespace', ns], { check: false })).code !== 0, {
+    timeoutMs: 900_000,
+    intervalMs: 2_000,
+  });
+  return run;
+}
+
+async function main() {
+  const bundle = join(root, 'dist/bench/compare-memcached-sharded/main.js');
+  const { bundle: build } = (await import(join(root, 'tools/build/bundle.mjs'))) as { bundle: (e: string, o: string) => Promise<unknown> };
+  await build(join(root, 'apps/memcached-operator/src/main.ts'), bundle);
+  const node = process.env.OPKIT_BENCH_COMPARE_NODE === 'host' ? process.execPath : await imageNodeBinary();
+  const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const runs: Run[] = [];
+  for (const selection of SELECTIONS) {
+    // The garbage collector and namespace deletion: a controller manager, no nodes (size 0).
+    const plane = await startControlPlane({
+      controllerManager: true,
+      apiServerArgs: selection === 'server' ? ['--feature-gates=ShardedListAndWatch=true'] : [],
+    });
+    try {
+      const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'bench' });
+      await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(MemcachedAPI.crd) });
+      await waitFor('the CRD', () => admin.list(Memcached.kind).then(() => true));
+      const cmd = opkitCommand(node, bundle, plane.kubeconfigPath);
+      for (const replicas of RING_SIZES) {
+        const run = await runOnce(plane, selection, replicas, cmd, `${selection}-${replicas}`);
+        runs.push(run);
+        console.log(`${replicas} replica(s), ${selection}-side: ${run.seconds.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`);
+      }
+    } finally {
+      await plane.stop();
+    }
+  }
+  const fmt = (x: number, d = 1) => x.toFixed(d);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  table(
+    runs.map((r) => ({
+      selection: `${r.selection}-side`,
+      replicas: r.replicas,
+      'first pass s': fmt(r.seconds),
+      'CPU s per replica': r.cpu.map((c) => fmt(c, 1)).join(' / '),
+      'CPU s all replicas': fmt(sum(r.cpu), 1),
+      'RSS MiB per replica': r.rss.map((m) => fmt(m, 0)).join(' / '),
+      'RSS MiB all replicas': fmt(sum(r.rss), 0),
+      'API server + etcd CPU s': fmt(r.apiCpu, 1),
+      'API server RSS MiB': fmt(r.apiRss, 0),
+    })),
+  );
+  console.log(
+    `${N} Memcacheds of size 0 (a Deployment and a status each); replicas on Node ${nodeVersion}, 2 workers each; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+}
+
+void main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
