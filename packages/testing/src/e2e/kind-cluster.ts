@@ -164,10 +164,17 @@ export async function startKindCluster(options: KindClusterOptions): Promise<E2E
     },
     auditEvents: audit && (async () => audit.query()),
     async killPod(namespace, pod) {
-      // SIGKILL to the pod's containers through the node's container runtime (crictl stop with no grace).
-      const ids = async (args: string[]) => (await docker(['exec', nodes[0]!, 'crictl', ...args])).stdout.split('\n').filter(Boolean);
-      for (const sandbox of await ids(['pods', '-q', '--name', `^${pod}$`, '--namespace', namespace]))
-        for (const c of await ids(['ps', '-q', '--pod', sandbox])) await docker(['exec', nodes[0]!, 'crictl', 'stop', '--timeout', '0', c]);
+      // SIGKILL to every process of the pod, found on the node by the POD_NAME and POD_NAMESPACE the
+      // chart gives its containers (the node image built here has no crictl; its processes share the node's PID namespace).
+      const script = [
+        'for e in /proc/[0-9]*/environ; do',
+        `  if tr '\\0' '\\n' < "$e" 2>/dev/null | grep -qx 'POD_NAME=${pod}' && tr '\\0' '\\n' < "$e" | grep -qx 'POD_NAMESPACE=${namespace}'; then`,
+        '    p=${e#/proc/}; kill -9 "${p%/environ}" && echo "killed ${p%/environ}"',
+        '  fi',
+        'done 2>/dev/null',
+      ].join('\n');
+      const out = await docker(['exec', nodes[0]!, 'sh', '-c', script]);
+      if (!/killed \d+/.test(out.stdout)) throw new Error(`no process of pod ${namespace}/${pod} found on ${nodes[0]}`);
     },
     async operatorLogs(namespace, release) {
       return (await kubectl(['logs', '-n', namespace, '-l', instance(release), '--tail=40', '--prefix', '--all-containers'], { check: false })).stdout;
