@@ -64,10 +64,10 @@ async function runOnce(plane: ControlPlane, selection: Run['selection'], replica
         ...workspaceApp('memcached-operator').local.env,
         WATCH_NAMESPACE: ns,
         POD_NAMESPACE: ns,
-        POD_NAME: `memcached-operator-${r}`,
-        POD_UID: `00000000-0000-0000-0000-00000000000${r}`,
+        // No POD_NAME and POD_UID: there are no pods for a member Lease to be owned by (the garbage
+        // collector would delete it, and the replica would leave the ring).
       },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', process.env.OPKIT_BENCH_SHARD_LOGS ? 'inherit' : 'ignore', 'pipe'],
     });
     c.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
     children.push(c);

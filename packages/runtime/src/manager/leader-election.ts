@@ -145,7 +145,9 @@ export class LeaderElector {
         this.log.info({ identity: this.config.identity }, 'acquired leader lease');
         callbacks?.onStartedLeading();
       } else {
-        if (f.reason === 'lost') {
+        if (f.reason === 'lost' && this.deletedWhileLeading) {
+          this.log.error({ identity: this.config.identity, lease: this.config.name }, "this replica's Lease was deleted while it held it: stopped at once");
+        } else if (f.reason === 'lost') {
           this.log.error(
             { identity: this.config.identity, renewDeadlineMs: this.timing.renewDeadlineMs },
             `lost the leader lease: not renewed within ${this.timing.renewDeadlineMs / 1000}s. Controllers stopped; standing for election again`,

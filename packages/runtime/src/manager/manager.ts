@@ -24,6 +24,8 @@ import { controllersListener } from '../sharding/listener.js';
 import { shardSelector, WHOLE, type ShardField } from '../sharding/ranges.js';
 import { mergeRules, rule, type PolicyRule } from '../rbac/rules.js';
 import { Lease, resourceName, resourcePath, type Kind } from '../client/kind.js';
+import { ApiError } from '../client/errors.js';
+import { hashLiteral } from '../sharding/hash.js';
 import { missingPermissions, permissionsFor, RbacError } from './rbac-check.js';
 import { retryTransient } from '../client/retry.js';
 import type { Tracer } from '../tracing/tracer.js';
@@ -439,19 +441,28 @@ export class Manager {
   }
 
   /**
-   * Whether the API server applies shard selectors: a LIST with one says so in its metadata
-   * (`shardInfo`); a server without the feature (gate off, or before 1.36) ignores the parameter
-   * and answers with everything.
+   * Whether the API server applies shard selectors. A LIST with one says so in its metadata
+   * (`shardInfo`), except for custom resources (their unstructured lists carry no shardInfo in
+   * 1.36): then a LIST with an empty range tells, which a server that applies shard selectors
+   * refuses ("invalid shard selector") and one without the feature (gate off, or before 1.36)
+   * ignores, answering with everything.
    */
   private async serverSelectsShards(kind: Kind, field: ShardField): Promise<boolean> {
-    try {
-      const list = await this.transport.request<{ metadata: { shardInfo?: { selector?: string } } }>({
+    const probe = (selector: string) =>
+      this.transport.request<{ metadata: { shardInfo?: { selector?: string } } }>({
         method: 'GET',
         path: resourcePath(kind, kind.namespaced ? this.cache.namespaces[0] : undefined),
-        query: { limit: 1, shardSelector: shardSelector(field, WHOLE) },
+        query: { limit: 1, shardSelector: selector },
         signal: this.abort.signal,
       });
-      if (list.metadata.shardInfo) return true;
+    try {
+      if ((await probe(shardSelector(field, WHOLE))).metadata.shardInfo) return true;
+      try {
+        await probe(`shardRange(${field}, '${hashLiteral(0n)}', '${hashLiteral(0n)}')`);
+      } catch (err) {
+        if (err instanceof ApiError && /shard selector/i.test(err.message)) return true;
+        throw err;
+      }
       this.log.warn(
         { resource: resourceName(kind) },
         'the API server does not apply shard selectors (Kubernetes 1.36+ with the ShardedListAndWatch feature gate): every replica caches every primary object; each still reconciles only its part',
