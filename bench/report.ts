@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 /** Prints benchmark figures as a Markdown table, so runs can be pasted into notes as they are. */
 export function table(rows: Record<string, string | number>[]): void {
   const [first] = rows;
@@ -19,3 +20,20 @@ export async function settledHeap(): Promise<number> {
   }
   return process.memoryUsage().heapUsed;
 }
+
+/** Runs a bench's main and exits: 0 once it printed its figures, 1 (with the error) when it could not. */
+export function runBench(main: () => Promise<void>): void {
+  void main().then(
+    () => process.exit(0),
+    (e: Error) => {
+      console.error(e);
+      process.exit(1);
+    },
+  );
+}
+
+/** The load average (1, 5 and 15 minutes), printed beside every figure. */
+export const loadAverage = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');

@@ -7,7 +7,7 @@
 import { metricValue, scrape } from '@opkit/runtime/testing';
 import { bindUnavailable, startBind, startControlPlane, startPebble, waitFor } from '@opkit/testing';
 import { loadavg } from 'node:os';
-import { table } from '../report.js';
+import { table, runBench } from '../report.js';
 import { startCertOperator } from './operator.js';
 import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
 
@@ -111,10 +111,4 @@ async function main() {
   );
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -4,7 +4,7 @@
 //   OPKIT_BENCH_SHIM_INGRESSES=1,50 (default)
 import { startControlPlane, waitFor } from '@opkit/testing';
 import { loadavg } from 'node:os';
-import { table } from '../report.js';
+import { table, runBench } from '../report.js';
 import { startCertOperator } from './operator.js';
 import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
 
@@ -80,10 +80,4 @@ async function main() {
   );
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -22,7 +22,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
-import { table } from '../report.js';
+import { table, runBench } from '../report.js';
 import { cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
 import { opkitCommand } from './opkit-command.js';
 import { watchedCount } from './watched-count.js';
@@ -208,10 +208,4 @@ async function main() {
   );
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -16,7 +16,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcached.js';
 import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
-import { table } from '../report.js';
+import { loadAverage, runBench, table } from '../report.js';
 import { cpuSeconds, descendantCpuSeconds, processMemory } from '../process-stats.js';
 import { opkitCommand } from './opkit-command.js';
 import { watchedCount } from './watched-count.js';
@@ -155,17 +155,7 @@ async function main() {
       'API server RSS MiB': fmt(r.apiRss, 0),
     })),
   );
-  console.log(
-    `${N} Memcacheds of size 0 (a Deployment and a status each); replicas on Node ${nodeVersion}, 2 workers each; load average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`${N} Memcacheds of size 0 (a Deployment and a status each); replicas on Node ${nodeVersion}, 2 workers each; load average ${loadAverage()}`);
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -20,7 +20,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcached.js';
 import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
-import { table } from '../report.js';
+import { table, runBench } from '../report.js';
 import { cpuSeconds, median, processMemory } from '../process-stats.js';
 import { opkitCommand } from './opkit-command.js';
 import { buildGoComparator } from './go-build.js';
@@ -186,10 +186,4 @@ async function main() {
   writeFileSync(join(root, 'dist/bench/compare-memcached/last.json'), JSON.stringify(runs, null, 1));
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

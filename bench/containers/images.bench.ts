@@ -24,7 +24,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { mib, table } from '../report.js';
+import { mib, table, runBench } from '../report.js';
 
 const time = async (fn: () => Promise<string>) => {
   const t0 = Date.now();
@@ -107,10 +107,4 @@ async function main() {
   );
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -7,7 +7,7 @@ import { docker } from '@opkit/testing/containers';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { table } from '../report.js';
+import { table, runBench } from '../report.js';
 
 const SUITES: [string, string[]][] = [
   ['memcached-operator-e2e', ['memcached-operator']],
@@ -66,10 +66,4 @@ async function main() {
   );
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

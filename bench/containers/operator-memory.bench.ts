@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { processMemory } from '../process-stats.js';
 import { containerMemory } from './container-memory.js';
-import { mib, table } from '../report.js';
+import { mib, table, runBench } from '../report.js';
 
 const SETTLE_MS = 20_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -179,10 +179,4 @@ async function main() {
   );
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

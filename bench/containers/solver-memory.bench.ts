@@ -11,7 +11,7 @@ import { solverPod } from '../../apps/cert-operator/src/acme/solver-resources.js
 import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
 import { processMemory } from '../process-stats.js';
 import { containerMemory } from './container-memory.js';
-import { mib, table } from '../report.js';
+import { mib, table, runBench } from '../report.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const NS = 'solver-bench';
@@ -107,10 +107,4 @@ async function main() {
   );
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);

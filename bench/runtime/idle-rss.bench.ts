@@ -13,7 +13,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { median, processMemory } from '../process-stats.js';
-import { table } from '../report.js';
+import { table, runBench } from '../report.js';
 
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const version = (node: string) =>
@@ -113,10 +113,4 @@ async function main() {
   );
 }
 
-void main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
+runBench(main);
