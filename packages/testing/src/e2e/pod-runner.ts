@@ -85,6 +85,12 @@ function fieldRef(pod: V1Pod, path: string): string | undefined {
  * grants. A process that exits is restarted with backoff (restartPolicy Always); one whose pod is
  * deleted gets SIGTERM, then SIGKILL after the pod's grace period.
  */
+/**
+ * The process has ended: with an exit code, or by a signal (then `exitCode` stays null and
+ * `signalCode` names it: a SIGKILLed process would otherwise look alive for good).
+ */
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
 export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions): PodRunner {
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const entries = new Map<string, Entry>();
@@ -122,7 +128,7 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
   }
 
   async function probe(e: Entry) {
-    if (!e.child || e.child.exitCode !== null) return;
+    if (!e.child || exited(e.child)) return;
     const p = e.container.readinessProbe?.httpGet;
     if (!p) return void (e.ready = true);
     const port = typeof p.port === 'number' ? p.port : e.container.ports?.find((x) => x.name === p.port)?.containerPort;
@@ -138,10 +144,10 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
     if (e.stopping) return;
     e.stopping = true;
     const child = e.child;
-    if (!child || child.exitCode !== null) return;
+    if (!child || exited(child)) return;
     child.kill('SIGTERM');
     const grace = (e.pod.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
-    setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), grace).unref();
+    setTimeout(() => !exited(child) && child.kill('SIGKILL'), grace).unref();
   }
 
   async function sync() {
@@ -158,7 +164,7 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
     for (const [uid, e] of entries) {
       if (current.has(uid)) continue;
       terminate(e);
-      if (!e.child || e.child.exitCode !== null) {
+      if (!e.child || exited(e.child)) {
         e.log.end();
         entries.delete(uid);
       }
@@ -230,7 +236,7 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
 
     kill(namespace, name) {
       const e = [...entries.values()].find((x) => x.namespace === namespace && x.name === name);
-      if (!e?.child || e.child.exitCode !== null) throw new Error(`no running process for pod ${namespace}/${name}`);
+      if (!e?.child || exited(e.child)) throw new Error(`no running process for pod ${namespace}/${name}`);
       e.stopping = true;
       e.child.kill('SIGKILL');
     },
@@ -249,7 +255,7 @@ export function startPodRunner(kubeConfig: KubeConfig, options: PodRunnerOptions
       const exits = [...entries.values()].map((e) => {
         const child = e.child;
         terminate(e);
-        return child && child.exitCode === null ? new Promise<void>((r) => child.once('exit', () => r())) : Promise.resolve();
+        return child && !exited(child) ? new Promise<void>((r) => child.once('exit', () => r())) : Promise.resolve();
       });
       await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 45_000))]);
       for (const e of entries.values()) e.log.end();
