@@ -19,6 +19,7 @@ import {
   workspaceRoot,
   type E2ECluster,
   type Release,
+  replicaOf,
 } from '@opkit/testing';
 import {
   appImageNotices,
@@ -569,7 +570,7 @@ for (const mode of e2eModes()) {
       const writers = new Set(
         events
           .filter((e) => e.objectRef?.resource === 'deployments' && e.objectRef.namespace === NS && e.userAgent?.startsWith(`${ring}/opkit (`))
-          .map((e) => /\(([^)]+)\)$/.exec(e.userAgent!)?.[1]),
+          .map(replicaOf),
       );
       for (const id of owning) expect(writers).toContain(id);
       for (const n of names) await kubectl('delete', `memcached/${n}`, '-n', NS, '--wait=false');

@@ -83,5 +83,5 @@ export { runFuzzTarget, listFuzzTargets, assertNoFindings, type FuzzOptions, typ
 export { fuzzTargets, refusesWith, type FuzzTarget } from './fuzz/target.js';
 export { startFaultProxy, type FaultProxy, type FaultProxyOptions } from './faults/proxy.js';
 export { decideFault, DEFAULT_RATES, type Fault, type FaultRates } from './faults/schedule.js';
-export { maxWritesPerObjectPerMinute, operatorWrites, writesByNonLeaders } from './faults/invariants.js';
+export { maxWritesPerObjectPerMinute, operatorWrites, replicaOf, writesByNonLeaders } from './faults/invariants.js';
 export { faultReplay } from './faults/replay.js';

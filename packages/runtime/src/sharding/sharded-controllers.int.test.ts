@@ -1,4 +1,4 @@
-import { startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
+import { replicaOf, startControlPlane, waitFor, type ControlPlane } from '@opkit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '../client/client.js';
 import { ConfigMap, Namespace } from '../client/kind.js';
@@ -158,9 +158,7 @@ describe.each([
     expect(outside).toEqual([]);
     // Each replica wrote its share: the check had something to check.
     const writers = new Set(
-      events
-        .filter((e) => e.objectRef?.resource === 'configmaps' && e.verb === 'patch' && e.userAgent?.startsWith('shop-operator/'))
-        .map((e) => /\(([^)]+)\)$/.exec(e.userAgent ?? '')?.[1]),
+      events.filter((e) => e.objectRef?.resource === 'configmaps' && e.verb === 'patch' && e.userAgent?.startsWith('shop-operator/')).map(replicaOf),
     );
     expect(writers.size).toBe(3);
   });

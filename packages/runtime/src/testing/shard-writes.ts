@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@opkit/testing';
+import { replicaOf, type AuditEvent } from '@opkit/testing';
 import { parseAssignment, type Assignment } from '../sharding/assignment.js';
 import { ASSIGNMENT_ANNOTATION } from '../sharding/member.js';
 
@@ -65,7 +65,7 @@ export function writesOutsideShards(events: readonly AuditEvent[], o: ShardWrite
   for (const e of mine) {
     const point = o.placeOf(e);
     if (point === undefined) continue;
-    const by = /\(([^)]+)\)$/.exec(e.userAgent ?? '')?.[1] ?? e.userAgent ?? '?';
+    const by = replicaOf(e);
     const owner = assignmentAt(auditMicros(e.requestReceivedTimestamp))?.find((s) => s.start <= point && point < s.end)?.owner;
     if (owner === by) continue;
     const ref = e.objectRef;

@@ -53,6 +53,9 @@ export function maxWritesPerObjectPerMinute(writes: AuditEvent[]): { writes: num
   return worst;
 }
 
+/** The replica an audited request came from: the identity its user agent names, `<operator>/opkit (<identity>)`. */
+export const replicaOf = (e: AuditEvent): string => /\(([^)]+)\)/.exec(e.userAgent ?? '')?.[1] ?? e.userAgent ?? '?';
+
 /**
  * Writes made by a replica the Lease did not name at the time. The holder at any moment is the
  * replica whose lease update succeeded last (from the audit log: a successful update is an acquire
@@ -65,7 +68,6 @@ export function writesByNonLeaders(
   o: { userAgent: string; lease: { namespace: string; name: string }; since?: Date; everyReplicaFieldManagers?: string[] },
 ): { write: string; by: string; holder: string; at: string }[] {
   const everyReplica = new Set(o.everyReplicaFieldManagers ?? []);
-  const replicaOf = (e: AuditEvent) => /\(([^)]+)\)/.exec(e.userAgent ?? '')?.[1] ?? e.userAgent ?? '?';
   const events = audit.query({ since: o.since, verbs: WRITE_VERBS }).filter((e) => e.userAgent?.startsWith(o.userAgent));
   const leaseChanges = events
     .filter(
