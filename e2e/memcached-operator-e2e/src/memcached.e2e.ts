@@ -38,7 +38,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSIGNMENT_ANNOTATION, parseAssignment, shardHash } from '@opkit/runtime';
-import { writesOutsideShards } from '@opkit/runtime/testing';
+import { writesOutsideShards } from '@opkit/runtime/testing/faults';
 import { parse } from 'yaml';
 
 const app = workspaceApp('memcached-operator');

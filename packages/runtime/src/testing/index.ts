@@ -3,4 +3,3 @@ export { captureLogger, type CapturedLine } from './log-capture.js';
 export { conversionRoundTrips, type LossyRoundTrip } from '../webhook/conversion.js';
 export { FakeClock } from '../clock/clock.js';
 export { untilAuthorizerSays, type Permission } from './authorizer.js';
-export { writesOutsideShards, auditMicros, type ShardWriteCheck, type OutsideWrite } from './shard-writes.js';
