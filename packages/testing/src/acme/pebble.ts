@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findBinary } from '../assets/binaries.js';
 import { freePort } from '../net/ports.js';
-import { httpGet } from '../net/probe.js';
+import { httpGet, httpPostJson } from '../net/probe.js';
 import { createCertificateAuthority } from '../pki/pki.js';
 import { ManagedProcess } from '../process/managed-process.js';
 import { guardDir, releaseDir } from '../process/watchdog.js';
@@ -44,6 +44,12 @@ export interface Pebble {
   tlsCaPem: string;
   /** Pebble's issuing root (regenerated on every start). */
   root(): Promise<string>;
+  /**
+   * What Pebble answers from now on for one certificate's renewal info (RFC 9773), instead of its
+   * own window (the middle third of the lifetime ± a day): `{ suggestedWindow: { start, end } }`,
+   * or any text, to see what a client makes of a malformed answer.
+   */
+  setRenewalInfo(certificatePem: string, answer: object | string): Promise<void>;
   /** Stops Pebble (the DNS server keeps running): the ACME server goes away. */
   stopAcme(): Promise<void>;
   /** Starts Pebble again on the same ports. It remembers nothing: accounts and orders are gone. */
@@ -81,7 +87,12 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
         domainBlocklist: ['blocked.example.com'],
         retryAfter: { authz: 1, order: 1 },
         keyAlgorithm: 'ecdsa',
-        profiles: { default: { description: 'default', validityPeriod: 7_776_000, promoteCommonName: options.promoteCommonName ?? true } },
+        // Let's Encrypt's two: 90 days (the default), and six days (shortlived, the one it allows
+        // IP addresses in).
+        profiles: {
+          default: { description: 'default', validityPeriod: 7_776_000, promoteCommonName: options.promoteCommonName ?? true },
+          shortlived: { description: 'six-day certificates', validityPeriod: 518_400, promoteCommonName: false },
+        },
       },
     }),
   );
@@ -159,6 +170,14 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
     tlsCaPem: ca.cert,
     async root() {
       return (await httpGet(`${managementUrl}/roots/0`, { ca: ca.cert })).body;
+    },
+    async setRenewalInfo(certificatePem, answer) {
+      const r = await httpPostJson(
+        `${managementUrl}/set-renewal-info/`,
+        { Certificate: certificatePem, ARIResponse: typeof answer === 'string' ? answer : JSON.stringify(answer) },
+        { ca: ca.cert },
+      );
+      if (r.status !== 200) throw new Error(`Pebble refused the renewal info (${r.status}): ${r.body}`);
     },
     async stopAcme() {
       await acme?.stop(5_000);
