@@ -9,6 +9,9 @@ describe('ACME client metrics', () => {
     expect(pathClass('https://127.0.0.1:14000/my-order/SxW5pQ7d')).toBe('/my-order');
     expect(pathClass('https://127.0.0.1:14000/dir')).toBe('/dir');
     expect(pathClass('https://ca.example/')).toBe('/');
+    expect(pathClass('https://acme-v02.api.letsencrypt.org/draft-ietf-acme-ari-03/renewalInfo/aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE')).toBe(
+      '/draft-ietf-acme-ari-03/renewalInfo',
+    );
   });
 
   it.each([
@@ -16,6 +19,7 @@ describe('ACME client metrics', () => {
     ['/acme/order', 'order'],
     ['/nonce-plz', 'nonce_plz'],
     ['/', 'root'],
+    ['/draft-ietf-acme-ari-03/renewalInfo', 'renewalInfo'],
   ])("names the action of %s as cert-manager's dashboards group it: %s", (path, action) => {
     expect(actionOf(path)).toBe(action);
   });

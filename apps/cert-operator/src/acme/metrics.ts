@@ -2,7 +2,8 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { RequestObserver } from './client.js';
 
 /**
- * The URL path up to its first segment that carries an identifier (anything with a digit):
+ * The URL path up to its first segment that carries an identifier (anything with a digit, except a
+ * draft's name: Let's Encrypt serves ARI under `/draft-ietf-acme-ari-03/renewalInfo/<id>`):
  * `/acme/order/123/456` → `/acme/order`, `/my-order/x7f` → `/my-order`. Bounded label values.
  */
 export function pathClass(url: string): string {
@@ -14,7 +15,7 @@ export function pathClass(url: string): string {
   }
   const kept: string[] = [];
   for (const seg of path.split('/').filter(Boolean)) {
-    if (/\d/.test(seg) || seg.length > 24) break;
+    if ((/\d/.test(seg) && !/^draft-[a-z-]+-\d{2}$/.test(seg)) || seg.length > 24) break;
     kept.push(seg);
   }
   return `/${kept.join('/')}`;
