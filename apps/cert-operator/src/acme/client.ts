@@ -26,6 +26,8 @@ export class AcmeUnavailableError extends Error {
   constructor(
     readonly server: string,
     cause: string,
+    /** The 5xx status it answered, when it answered at all. */
+    readonly status?: number,
   ) {
     super(`ACME server ${server} is unreachable: ${cause}`);
     this.name = 'AcmeUnavailableError';
@@ -107,13 +109,28 @@ interface CallTrace {
 const MAX_SAME_REQUEST = 8;
 const MAX_REQUESTS_PER_OPERATION = 600;
 
-const parseRetryAfter = (value: string | undefined): number | undefined => {
+/** A Retry-After header (seconds, or an HTTP date, read against `nowMs`) as a wait in ms. */
+export const parseRetryAfter = (value: string | undefined, nowMs: number): number | undefined => {
   if (!value) return undefined;
   const secs = Number(value);
   if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
   const at = Date.parse(value);
-  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined;
+  return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
 };
+
+/** What the directory offers beyond RFC 8555's resources. */
+export interface DirectoryFeatures {
+  /** The renewalInfo resource (RFC 9773), when the CA offers ARI. */
+  renewalInfo?: string;
+  /** The profiles the CA offers, by name, with their descriptions (draft-aaron-acme-profiles). */
+  profiles?: Record<string, string>;
+}
+
+/** The CA's answer for one certificate's renewal info: the body as sent, decoded by acme/renewal-info.ts. */
+export interface RenewalInfoAnswer {
+  body: unknown;
+  retryAfter?: string;
+}
 
 /**
  * acme-client loses the cause of a failed connection (its axios interceptor dereferences the
@@ -158,6 +175,10 @@ export class AcmeSession {
   private readonly nonces: string[] = [];
   private readonly trace = new AsyncLocalStorage<CallTrace>();
   private readonly recent: { error?: Error } = {};
+  private readonly http: {
+    request: (url: unknown, method: unknown, opts?: Record<string, unknown>) => Promise<Response>;
+    getDirectory: () => Promise<Record<string, unknown>>;
+  };
 
   constructor(readonly options: AcmeServerOptions) {
     this.client = new acme.Client({
@@ -170,9 +191,14 @@ export class AcmeSession {
     const agents = recordingAgents(this.trace, { ca: options.caPem, rejectUnauthorized: !options.skipTLSVerify }, this.recent);
     const http = (
       this.client as unknown as {
-        http: { request: (url: unknown, method: unknown, opts?: Record<string, unknown>) => Promise<Response>; getNonce: () => Promise<string> };
+        http: {
+          request: (url: unknown, method: unknown, opts?: Record<string, unknown>) => Promise<Response>;
+          getNonce: () => Promise<string>;
+          getDirectory: () => Promise<Record<string, unknown>>;
+        };
       }
     ).http;
+    this.http = http;
     const request = http.request.bind(http);
     const getNonce = http.getNonce.bind(http);
     http.request = async (url: unknown, method: unknown, opts: Record<string, unknown> = {}) => {
@@ -240,6 +266,32 @@ export class AcmeSession {
     http.getNonce = async () => this.nonces.pop() ?? getNonce();
   }
 
+  /** The directory's ARI and profile resources (acme-client caches the directory for a day). */
+  async directory(): Promise<DirectoryFeatures> {
+    return this.call(async () => {
+      const d = (await this.http.getDirectory()) as { renewalInfo?: unknown; meta?: { profiles?: unknown } };
+      const profiles = d.meta?.profiles;
+      return {
+        ...(typeof d.renewalInfo === 'string' && d.renewalInfo ? { renewalInfo: d.renewalInfo } : {}),
+        ...(profiles && typeof profiles === 'object' && !Array.isArray(profiles)
+          ? { profiles: Object.fromEntries(Object.entries(profiles).map(([k, v]) => [k, typeof v === 'string' ? v : ''])) }
+          : {}),
+      };
+    });
+  }
+
+  /**
+   * One certificate's renewal info (RFC 9773 §4.2): an unauthenticated GET of the renewalInfo
+   * resource, a slash, and the certificate's identifier. An error status is one of the typed errors.
+   */
+  async renewalInfo(renewalInfoUrl: string, certId: string): Promise<RenewalInfoAnswer> {
+    return this.call(async () => {
+      const resp = await this.http.request(`${renewalInfoUrl.replace(/\/+$/, '')}/${certId}`, 'get');
+      if (resp.status >= 300) throw new Error(`renewal info answered ${resp.status}`);
+      return { body: resp.data, retryAfter: resp.headers['retry-after'] };
+    });
+  }
+
   /** Runs one acme-client call, turning what went wrong into the errors above. */
   async call<T>(fn: (c: acme.Client) => Promise<T>): Promise<T> {
     const t: CallTrace = { sent: new Map(), total: 0 };
@@ -251,9 +303,9 @@ export class AcmeSession {
       const problem = (resp?.data ?? {}) as { type?: string; detail?: string };
       const detail = problem.detail ?? (err as Error).message;
       if (resp && (resp.status === 429 || problem.type?.endsWith(':rateLimited'))) {
-        throw new AcmeRateLimitError(parseRetryAfter(resp.headers['retry-after']) ?? 60_000, detail);
+        throw new AcmeRateLimitError(parseRetryAfter(resp.headers['retry-after'], Date.now()) ?? 60_000, detail);
       }
-      if (resp && resp.status >= 500) throw new AcmeUnavailableError(this.options.directoryUrl, `${resp.status}: ${detail}`);
+      if (resp && resp.status >= 500) throw new AcmeUnavailableError(this.options.directoryUrl, `${resp.status}: ${detail}`, resp.status);
       if (resp && resp.status >= 400) throw new AcmeProblemError(typeof problem.type === 'string' ? problem.type : 'about:blank', resp.status, String(detail));
       // Anything else acme-client tripped over is the server's answer, not ours to crash on.
       throw new AcmeProtocolError(this.options.directoryUrl, (err as Error).message);

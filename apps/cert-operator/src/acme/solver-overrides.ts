@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Solver } from '../api/v1/acme-issuer.js';
+import { PROFILE_ANNOTATION } from './profiles.js';
 
 type SolverSpec = Static<typeof Solver>;
 
@@ -21,8 +22,11 @@ const OVERRIDES = {
   parentRefName: [SOLVER_OVERRIDES.parentRefName, 'acme.cert-manager.io/http01-parentrefname'],
 } as const;
 
-/** Every annotation that carries a solver override, for copying Certificate → CertificateRequest → Order. */
-export const SOLVER_OVERRIDE_ANNOTATIONS: readonly string[] = Object.values(OVERRIDES).flat();
+/**
+ * Every annotation that steers a Certificate's ACME orders (a solver override, the profile), for
+ * copying Certificate → CertificateRequest → Order.
+ */
+export const SOLVER_OVERRIDE_ANNOTATIONS: readonly string[] = [...Object.values(OVERRIDES).flat(), PROFILE_ANNOTATION];
 
 export const overrideAnnotationsOf = (annotations: Record<string, string> | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => SOLVER_OVERRIDE_ANNOTATIONS.includes(k)));

@@ -72,7 +72,7 @@ const REASONS: { match: RegExp; why: string }[] = [
   { match: /^limit spec\.issuerRef\.name: maxLength 253|^limit spec\.secretName: maxLength 253/, why: "a Kubernetes object name's own bound" },
   {
     match:
-      /^limit spec\.(dnsNames|ipAddresses|uris|emailAddresses|otherNames|usages|additionalOutputFormats|subject\.\w+|acme\.solvers): maxItems|^limit spec\.request: maxLength/,
+      /^limit spec\.(dnsNames|ipAddresses|uris|emailAddresses|otherNames|usages|additionalOutputFormats|subject\.\w+|acme\.solvers|renewal\.windows): maxItems|^limit spec\.(request|renewal\.windows\[\]\.cron): maxLength/,
     why: BOUND,
   },
 ];
@@ -119,6 +119,10 @@ describe("cert-manager mode's CRDs against cert-manager v1.21's", () => {
     {
       match: /^spec\.(acme\.solvers\[\]|solver)\.http01\.(ingress\.pathType|waitInsteadOfSelfCheck)$/,
       why: "opkit's additions to a solver, set by users on opkit's CRDs; on cert-manager's they do not exist, and copying a solver into a Challenge copies what is there",
+    },
+    {
+      match: /^spec\.renewal$/,
+      why: "opkit's renewal windows and pause for all of an issuer's Certificates, set by users; on cert-manager's CRDs the field does not exist, and each Certificate follows its own spec.renewal",
     },
   ];
   it.each(ours.map((r) => [r.crd.metadata.name, r] as const))(

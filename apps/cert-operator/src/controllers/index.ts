@@ -9,6 +9,7 @@ import { acmeReadiness } from './acme/issuer-readiness.js';
 import { retryRecords } from './acme/retry.js';
 import { orderController } from './acme/orders.js';
 import { acmeSigner } from './acme/signer.js';
+import { renewalInfoController } from './acme/renewal-info.js';
 import { certificateRequestController } from './certificaterequests/controller.js';
 import { certificateController } from './certificates/controller.js';
 import { issuerControllers } from './issuers/controller.js';
@@ -44,6 +45,7 @@ export function addCertificateControllers(manager: Manager, cfg: CertOperatorCon
   if (accounts) {
     manager.add(orderController(cfg, accounts));
     manager.add(challengeController(cfg, accounts));
+    manager.add(renewalInfoController(cfg, accounts));
     const challenges = manager.cache.informer(Challenge.kind);
     registerChallengeMetrics(manager.metrics.registry, () => challenges.list());
   }

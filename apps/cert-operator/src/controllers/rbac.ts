@@ -49,6 +49,16 @@ export const acmeRbac = ({ Order, Challenge }: CertApi): PolicyRule[] => [
   rule(HTTPRoute, ['get', 'list', 'watch', 'create', 'delete']),
 ];
 
+/** What the renewal-info controller does: read Certificates, their issuers and Secrets; write what the CA said into the status. */
+export const renewalInfoRbac = ({ Issuer, ClusterIssuer, Certificate }: CertApi): PolicyRule[] => [
+  rule(Certificate.kind, ['get', 'list', 'watch']),
+  rule(Certificate.kind, ['get', 'update', 'patch'], 'status'),
+  rule(Issuer.kind, ['get', 'list', 'watch']),
+  rule(ClusterIssuer.kind, ['get', 'list', 'watch']),
+  rule(Secret, ['get', 'list', 'watch']),
+  rule(CoreEvent, ['create', 'patch']),
+];
+
 /**
  * What a certificate shim does: read the Ingresses (or Gateways) it serves, and create, update and
  * delete the Certificates it derives from them. The Certificates' owner references block their

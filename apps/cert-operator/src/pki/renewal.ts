@@ -1,20 +1,33 @@
 import { parseDuration } from '@opkit/runtime';
+import { pointInWindow, type RenewalWindow } from '../acme/renewal-info.js';
 
 const HOUR = 3_600_000;
 
+/** The CA's renewal window for the current certificate (ARI), and what fixes the point in it. */
+export interface AriRenewal {
+  window: RenewalWindow;
+  /** The Certificate's uid: each Certificate renews at its own point of a shared window. */
+  seed: string;
+}
+
 /**
- * When to renew, as cert-manager computes it (pkg/util/pki/renewaltime.go): notAfter minus
- * renewBefore, where renewBefore defaults to a third of the *issued* lifetime (renewal at 2/3),
- * is honoured only when shorter than that lifetime, and the result is truncated to whole seconds.
+ * When to renew. Where the ACME server gave a renewal window for this certificate (ARI, RFC 9773),
+ * a point inside it fixed per Certificate, never past expiry: the CA's word replaces renewBefore,
+ * as in cert-manager v1.21 with ACMEUseARI. Otherwise as cert-manager computes it
+ * (pkg/util/pki/renewaltime.go): notAfter minus renewBefore, where renewBefore defaults to a third
+ * of the *issued* lifetime (renewal at 2/3), is honoured only when shorter than that lifetime, and
+ * the result is truncated to whole seconds.
  */
 export function renewalTime(
   notBefore: Date,
   notAfter: Date,
   opts: { renewBefore?: string; renewBeforePercentage?: number; renewal?: { policy?: string } } = {},
+  ari?: AriRenewal,
 ): Date | undefined {
   // cert-manager's `renewal.policy: Disabled`: never renewed ahead of expiry (an expired
-  // certificate is still issued again: the Expired trigger).
+  // certificate is still issued again: the Expired trigger), whatever the CA suggests.
   if (opts.renewal?.policy === 'Disabled') return undefined;
+  if (ari) return new Date(Math.min(pointInWindow(ari.window, ari.seed).getTime(), notAfter.getTime()));
   const lifetime = notAfter.getTime() - notBefore.getTime();
   let before = lifetime / 3;
   if (opts.renewBefore) {

@@ -262,7 +262,8 @@ export const ACMEIssuer = Type.Object(
     solvers: Type.Optional(Type.Array(Solver, { maxItems: 16, description: 'How challenges are solved; the most specific solver for a name is used.' })),
     profile: Type.Optional(
       Type.String({
-        description: "An ACME profile the CA offers (cert-manager's alpha field). Not supported yet: an issuer naming one is not Ready, saying so.",
+        description:
+          "The ACME profile every order asks for (e.g. Let's Encrypt's shortlived, six-day certificates), one the CA's directory offers: an issuer naming another is not Ready (UnknownProfile), saying what the CA offers. A Certificate's acme.cert.opkit.dev/profile annotation overrides it.",
       }),
     ),
   },

@@ -1,6 +1,6 @@
 import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
-import { Duration, IssuerRef, Usages } from './shared.js';
+import { Duration, IssuerRef, Renewal, Usages } from './shared.js';
 
 export const DEFAULT_DURATION = '2160h'; // 90 days, as cert-manager
 
@@ -210,28 +210,7 @@ export const CertificateSpec = Type.Object(
         },
       ),
     ),
-    renewal: Type.Optional(
-      Type.Object(
-        {
-          policy: Type.Optional(
-            Type.Union([Type.Literal('RenewBefore'), Type.Literal('Disabled')], {
-              description: 'RenewBefore (the default): renew at renewBefore or renewBeforePercentage. Disabled: never renew ahead of expiry.',
-            }),
-          ),
-          windows: Type.Optional(
-            Type.Array(
-              Type.Object({
-                cron: Type.String({ minLength: 1, description: 'When a window opens (five cron fields).' }),
-                timezone: Type.Optional(Type.String({ minLength: 1, description: 'IANA time zone of the cron fields.' })),
-                windowDuration: Type.String({ pattern: '^([0-9]+(\\.[0-9]+)?(s|m|h))+$', description: 'How long a window stays open.' }),
-              }),
-              { description: "cert-manager's renewal windows. Not supported yet: a Certificate with windows is not issued, saying so." },
-            ),
-          ),
-        },
-        { description: 'How the certificate is renewed (cert-manager v1.21).' },
-      ),
-    ),
+    renewal: Type.Optional(Renewal("this certificate (cert-manager v1.21); it replaces its issuer's renewal windows, and a pause by either holds")),
     additionalOutputFormats: Type.Optional(
       Type.Array(
         Type.Object(
@@ -276,11 +255,32 @@ export const CertificateStatus = Type.Object({
   ),
   failedIssuanceAttempts: Type.Optional(Type.Integer({ minimum: 0, description: 'Consecutive failed issuances.' })),
   acme: Type.Optional(
-    Type.Unsafe<Record<string, unknown>>({
-      type: 'object',
-      'x-kubernetes-preserve-unknown-fields': true,
-      description: "cert-manager's ACME renewal information (ARI), kept as cert-manager wrote it.",
-    }),
+    Type.Object(
+      {
+        ari: Type.Optional(
+          Type.Object(
+            {
+              suggestedWindow: Type.Optional(
+                Type.Object(
+                  {
+                    start: Type.String({ format: 'date-time', description: 'Start of the suggested renewal window.' }),
+                    end: Type.String({ format: 'date-time', description: 'End of the suggested renewal window.' }),
+                  },
+                  { description: "The CA's suggested renewal window for the current certificate; renewal is at a point inside it fixed per Certificate." },
+                ),
+              ),
+              explanationURL: Type.Optional(Type.String({ description: 'A page the CA offers to explain the window.' })),
+              lastChecked: Type.Optional(Type.String({ format: 'date-time', description: 'When the CA was last asked.' })),
+              nextCheck: Type.Optional(Type.String({ format: 'date-time', description: 'When the CA is asked again (its Retry-After, within 1 h and 24 h).' })),
+              lastError: Type.Optional(Type.String({ description: 'Why the last request for renewal info failed, if it did.' })),
+            },
+            { description: 'ACME Renewal Information (RFC 9773) about the current certificate, as cert-manager v1.21 names it.' },
+          ),
+        ),
+      },
+      // Whatever else cert-manager writes here is kept as it wrote it.
+      { 'x-kubernetes-preserve-unknown-fields': true, description: 'What the ACME server said about the current certificate.' },
+    ),
   ),
 });
 

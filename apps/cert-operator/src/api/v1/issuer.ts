@@ -1,7 +1,7 @@
 import { Conditions, defineCustomResource, type Cached } from '@opkit/runtime';
 import { Type } from '@sinclair/typebox';
 import { ACMEIssuer, ACMEIssuerStatus } from './acme-issuer.js';
-import { RetryStatus } from './shared.js';
+import { Renewal, RetryStatus } from './shared.js';
 
 const URLs = (description: string) => Type.Optional(Type.Array(Type.String(), { description }));
 const CRL = URLs('CRL distribution point URLs written into the certificates this issuer signs.');
@@ -43,6 +43,7 @@ export const IssuerSpec = Type.Object(
     acme: Type.Optional(ACMEIssuer),
     vault: Type.Optional(Unsupported('Vault')),
     venafi: Type.Optional(Unsupported('Venafi (CyberArk)')),
+    renewal: Type.Optional(Renewal("every Certificate this issuer issues (this operator's; a Certificate's own windows replace these)")),
   },
   {
     description: 'Exactly one kind of issuer: selfSigned, ca or acme (vault and venafi are accepted, not supported).',

@@ -66,3 +66,39 @@ export const RetryStatus = {
     Type.String({ format: 'date-time', description: "A server's Retry-After, when longer than the backoff: no attempt goes to the server before it." }),
   ),
 };
+
+/**
+ * How certificates are renewed: cert-manager v1.21's `renewal` on a Certificate, and the same on an
+ * issuer (this operator's), for every Certificate it issues.
+ */
+export const Renewal = (whose: string) =>
+  Type.Object(
+    {
+      policy: Type.Optional(
+        Type.Union([Type.Literal('RenewBefore'), Type.Literal('Disabled')], {
+          description:
+            "RenewBefore (the default): renew at the ACME server's renewal window, else renewBefore. Disabled: renewal paused, never ahead of expiry (an expired certificate is issued again; readiness says the pause).",
+        }),
+      ),
+      windows: Type.Optional(
+        Type.Array(
+          Type.Object({
+            cron: Type.String({
+              minLength: 1,
+              maxLength: 200,
+              description:
+                'When a window opens: five cron fields (minute hour day-of-month month day-of-week 0-6), or @daily, @weekly, @monthly, @yearly, @hourly.',
+            }),
+            timezone: Type.Optional(Type.String({ minLength: 1, description: 'IANA time zone of the cron fields (default UTC).' })),
+            windowDuration: Type.String({ pattern: '^([0-9]+(\\.[0-9]+)?(s|m|h))+$', description: 'How long a window stays open (at least a minute).' }),
+          }),
+          {
+            maxItems: 16,
+            description:
+              'When renewals may happen: a renewal due outside them waits for the next window, unless none opens before expiry (then it happens when due, said).',
+          },
+        ),
+      ),
+    },
+    { description: `How renewals of ${whose} happen.` },
+  );

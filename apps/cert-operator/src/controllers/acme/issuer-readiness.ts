@@ -1,4 +1,5 @@
 import type { AcmeAccounts } from '../../acme/accounts.js';
+import { profileProblem } from '../../acme/profiles.js';
 import { solverProblems } from '../../acme/solver-picker.js';
 import type { ReadinessCheck } from '../issuers/controller.js';
 import { classify } from './errors.js';
@@ -17,9 +18,6 @@ export function acmeReadiness(accounts: AcmeAccounts, retries: RetryRecords): Re
     // A solver that cannot be used (a DNS-01 provider not implemented here) is said, not skipped.
     const problems = solverProblems(spec.solvers ?? []);
     if (problems.length) return { status: 'False', reason: 'InvalidSolver', message: problems.join('; ') };
-    // cert-manager's alpha ACME profiles: kept by the schema, said rather than ignored.
-    if (spec.profile)
-      return { status: 'False', reason: 'UnsupportedProfile', message: `acme.profile "${spec.profile}": ACME profiles are not supported by this operator yet` };
     const now = ctx.clock.now();
     const ready = issuer.status?.conditions?.find((c) => c.type === 'Ready');
     // Waiting out the backoff: the verdict stays what it is (so nothing is written), until then.
@@ -27,6 +25,9 @@ export function acmeReadiness(accounts: AcmeAccounts, retries: RetryRecords): Re
     if (wait && ready?.status === 'False') return { status: 'False', reason: ready.reason, message: ready.message, requeueAfter: wait };
     try {
       const { session, registered, keyHash } = await accounts.session(issuer, resourceNamespace, ctx);
+      // A profile the CA does not offer would fail every order: said on the issuer, with what it offers.
+      const unknownProfile = spec.profile ? profileProblem(spec.profile, (await session.directory()).profiles) : undefined;
+      if (unknownProfile) return { status: 'False', reason: 'UnknownProfile', message: `acme.profile: ${unknownProfile}` };
       const emailUnchanged = (issuer.status?.acme?.lastRegisteredEmail ?? '') === (spec.email ?? '');
       if (registered && emailUnchanged) return { ...REGISTERED, statusPatch: retries.fields(issuer, RETRY_CLEARED) };
       await session.call((c) => c.createAccount({ termsOfServiceAgreed: true, contact: spec.email ? [`mailto:${spec.email}`] : [] }));

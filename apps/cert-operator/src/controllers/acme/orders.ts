@@ -1,6 +1,7 @@
 import { controllerFor, controllerReference, parseDuration, rfc3339, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
-import { AcmeProblemError, type acme } from '../../acme/client.js';
+import { AcmeProblemError, AcmeUnavailableError, type AcmeSession, type acme } from '../../acme/client.js';
+import { profileProblem } from '../../acme/profiles.js';
 import { pickSolver } from '../../acme/solver-picker.js';
 import { applySolverOverrides } from '../../acme/solver-overrides.js';
 import { adler32 } from '../../acme/solver-resources.js';
@@ -18,6 +19,39 @@ type OrderStatus = NonNullable<OrderObject['status']>;
 
 /** The reason of an order whose challenges are going as they should (constant: no status churn). */
 const solving = (o: OrderObject) => `solving the HTTP-01 challenges for ${[...(o.spec.dnsNames ?? []), ...(o.spec.ipAddresses ?? [])].join(', ')}`;
+
+/** The order asks for a profile the CA does not offer: final, with the offered ones named. */
+class ProfileRefused extends Error {}
+
+/**
+ * newOrder, in the profile it asks for (checked against the directory first, so the reason names
+ * what the CA offers), naming the certificate it replaces (RFC 9773 §5) when the CA offers ARI. A CA that
+ * refuses the `replaces` (already replaced by another order, a certificate of another account or
+ * unknown to it) gets the same order without it, once, as cert-manager v1.21 does for the first
+ * two: what a renewal gains from naming its predecessor is not worth failing the renewal over.
+ */
+async function newOrder(session: AcmeSession, o: OrderObject, ctx: ReconcileContext, order: Record<string, unknown>): Promise<acme.Order> {
+  const directory = o.spec.replaces || o.spec.profile ? await session.directory() : {};
+  const problem = profileProblem(o.spec.profile, directory.profiles);
+  if (problem) throw new ProfileRefused(problem);
+  const payload = o.spec.profile ? { ...order, profile: o.spec.profile } : order;
+  const replaces = o.spec.replaces && directory.renewalInfo ? o.spec.replaces : undefined;
+  if (!replaces) return session.call((c) => c.createOrder(payload as never));
+  try {
+    return await session.call((c) => c.createOrder({ ...payload, replaces } as never));
+  } catch (err) {
+    // Pebble answers 500 for a certificate it has no order for (one issued before it restarted):
+    // an error status is tried once without `replaces` too; a rate limit or a lost account is not.
+    const refused = (err instanceof AcmeProblemError && !err.accountGone) || (err instanceof AcmeUnavailableError && err.status !== undefined);
+    if (!refused) throw err;
+    ctx.recorder.normal(
+      o,
+      'ReplacesRefused',
+      `The ACME server refused to record this order as the renewal of ${replaces} (${err.message}); ordering without it`,
+    );
+    return session.call((c) => c.createOrder(payload as never));
+  }
+}
 
 /**
  * Drives one ACME order: newOrder, its authorizations, a Challenge per authorization still to be
@@ -85,7 +119,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
         // Encrypt) refuses the whole order.
         const notAfter =
           issuer.spec.acme?.enableDurationFeature && o.spec.duration ? new Date(ctx.clock.now() + parseDuration(o.spec.duration)).toISOString() : undefined;
-        const created = await session.call((c) => c.createOrder({ identifiers, ...(notAfter ? { notAfter } : {}) }));
+        const created = await newOrder(session, o, ctx, { identifiers, ...(notAfter ? { notAfter } : {}) });
         const authzs = await session.call((c) => c.getAuthorizations(created));
         await write(o, ctx, {
           url: created.url,
@@ -190,6 +224,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
       await write(o, ctx, { state: 'pending', reason: 'every challenge is valid; waiting for the ACME server to mark the order ready' });
       return { requeueAfter: 5_000 };
     } catch (err) {
+      if (err instanceof ProfileRefused) return fail(o, ctx, 'errored', err.message);
       const f = classify(err);
       if (f.kind === 'wait') return (await write(o, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
       if (f.kind === 'account-lost') {

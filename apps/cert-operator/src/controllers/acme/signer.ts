@@ -1,4 +1,10 @@
-import { controllerReference, isControlledBy } from '@opkit/runtime';
+import { controllerReference, isControlledBy, Secret, type ReconcileContext } from '@opkit/runtime';
+import { PROFILE_ANNOTATION } from '../../acme/profiles.js';
+import { certIdOf } from '../../acme/renewal-info.js';
+import type { CertApi } from '../../api/index.js';
+import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
+import { secretAnnotation } from '../certificates/policies.js';
+import { readSecretState } from '../certificates/secret-state.js';
 import { adler32 } from '../../acme/solver-resources.js';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { FAILED_STATES } from '../../api/acme/v1/order.js';
@@ -8,10 +14,32 @@ import { publicKeyDer } from '../../pki/keys.js';
 import { unb64, type Signer } from '../certificaterequests/controller.js';
 
 /**
+ * The ARI identifier of the certificate a request renews (RFC 9773 §5, the new order's `replaces`):
+ * the one in its Certificate's Secret, when that Secret says this request's issuer issued it, as
+ * cert-manager v1.21 finds it. Renewals that name what they replace are exempt from Let's
+ * Encrypt's rate limits. Anything missing gives none: a first issuance replaces nothing.
+ */
+async function replacedCertificate(cr: CertificateRequestObject, ctx: ReconcileContext, api: CertApi): Promise<string | undefined> {
+  const name = cr.metadata.annotations?.[api.A.certificateName];
+  const c = name && (await ctx.cache.get(api.Certificate.kind, { namespace: cr.metadata.namespace, name }));
+  if (!c) return undefined;
+  const state = readSecretState(await ctx.cache.get(Secret, { namespace: cr.metadata.namespace, name: c.spec.secretName }, api.labelled));
+  const issuedBy = (k: string) => secretAnnotation(api.groups, state, k);
+  if (!state.certPem || issuedBy('issuer-name') !== cr.spec.issuerRef.name || (issuedBy('issuer-kind') ?? 'Issuer') !== (cr.spec.issuerRef.kind || 'Issuer'))
+    return undefined;
+  try {
+    return certIdOf(inspectCertificate(state.certPem).x509.raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The ACME signer of CertificateRequests: one Order per request (named after the CSR, so a retry
  * finds it), and the Order's certificate once valid. ACME returns no CA, so there is no ca.crt.
  */
-export const acmeSigner: Signer = async (cr, csr, _issuer, ctx, { Order, CertificateRequest }) => {
+export const acmeSigner: Signer = async (cr, csr, issuer, ctx, api) => {
+  const { Order, CertificateRequest } = api;
   if (!csr.dnsNames.length && !csr.ipAddresses.length) return { failed: 'InvalidOrder: an ACME certificate needs at least one DNS name or IP address' };
   if (csr.commonName && !csr.dnsNames.includes(csr.commonName) && !csr.ipAddresses.includes(csr.commonName)) {
     return { failed: `InvalidOrder: the common name "${csr.commonName}" must be one of the DNS names (ACME certifies only the subject alternative names)` };
@@ -33,6 +61,8 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx, { Order, Certifi
     return { pending: message, requeueAfter: 1_000 };
   }
   if (!order) {
+    const replaces = await replacedCertificate(cr, ctx, api);
+    const profile = cr.metadata.annotations?.[PROFILE_ANNOTATION] || issuer.issuer.spec.acme?.profile;
     await ctx.create(Order.kind, {
       metadata: {
         name,
@@ -49,6 +79,9 @@ export const acmeSigner: Signer = async (cr, csr, _issuer, ctx, { Order, Certifi
         ...(csr.dnsNames.length ? { dnsNames: csr.dnsNames } : {}),
         ...(csr.ipAddresses.length ? { ipAddresses: csr.ipAddresses } : {}),
         ...(cr.spec.duration ? { duration: cr.spec.duration } : {}),
+        ...(replaces ? { replaces } : {}),
+        // The Certificate's own profile (its annotation), else the issuer's.
+        ...(profile ? { profile } : {}),
       },
     });
     ctx.recorder.normal(cr, 'OrderCreated', `Created Order resource ${cr.metadata.namespace}/${name}`);

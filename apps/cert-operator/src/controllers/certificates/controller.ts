@@ -13,6 +13,7 @@ import { completeIssuance, upToDate } from './issuing.js';
 import { nextPrivateKey, SECRET_OWNER_INDEX, secretOwners } from './next-key.js';
 import { keystorePasswordSecrets } from './outputs.js';
 import { issuanceReason, keepsReady } from './policies.js';
+import type { IssuerRenewal } from './renewal-plan.js';
 import { currentRequest, manageRequest, requestOwners, requestsOf, REQUEST_OWNER_INDEX } from './requests.js';
 import { applySecret } from './secret.js';
 import { readSecretState, type SecretState } from './secret-state.js';
@@ -78,9 +79,12 @@ export function certificateController(cfg: CertOperatorConfig) {
     //    An external issuer's (another group) is not ours to look up: its requests go to its own
     //    controller, and the Certificate is driven as cert-manager drives one, on its requests.
     let issuerTrouble: string | undefined;
+    let issuerRenewal: IssuerRenewal | undefined;
     if (api.isOurGroup(c.spec.issuerRef.group)) {
       const lookup = await resolveIssuer(cache, c.spec.issuerRef, req.namespace!, cfg);
       if (!lookup.ok) return notReady(api, c, ctx, lookup.reason, lookup.message);
+      const { kind, issuer } = lookup.resolved;
+      issuerRenewal = { kind, name: issuer.metadata.name, renewal: issuer.spec.renewal };
       const issuerCond = issuerReady(lookup.resolved.issuer);
       issuerTrouble =
         issuerCond?.status === 'True'
@@ -130,8 +134,8 @@ export function certificateController(cfg: CertOperatorConfig) {
       ? { reason: issuingCond.reason, message: issuingCond.message }
       : forced
         ? { reason: MANUAL, message: `Certificate re-issuance manually triggered (${api.A.renew})` }
-        : issuanceReason({ groups: api.groups, certificate: c, secret: state, request: current, now });
-    if (!why) return upToDate(c, state, ctx, cfg, reader, now, issuerCondition);
+        : issuanceReason({ groups: api.groups, certificate: c, secret: state, request: current, now, issuer: issuerRenewal });
+    if (!why) return upToDate(c, state, ctx, cfg, reader, now, issuerRenewal, issuerCondition);
     if (issuerTrouble && !inProgress) {
       // Nothing is asked of an issuer that cannot answer. A certificate still valid stays Ready.
       if (keepsReady(why.reason) && !state.problem) return void (await writeStatus(api, c, ctx, issuerCondition));
@@ -175,7 +179,7 @@ export function certificateController(cfg: CertOperatorConfig) {
     const cr = step.signed;
 
     // 9. Issuing: the certificate into the Secret, the revision recorded, the renewal scheduled.
-    return completeIssuance(c, cr, next, revision, state, ctx, cfg, reader);
+    return completeIssuance(c, cr, next, revision, state, ctx, cfg, reader, issuerRenewal);
   }
 
   const byIssuer =

@@ -96,6 +96,17 @@ const input = async (spec: Partial<CertificateSpecType>, w: Parameters<typeof wo
   now,
   ...(await world(w)),
 });
+/** As `input`, with the ACME server's renewal window (days after issuance) in the status, for the certificate the Secret holds or (stale) another. */
+const withWindow = async (spec: Partial<CertificateSpecType>, window: [number, number], now: Date, stale = false): Promise<TriggerInput> => {
+  const i = await input(spec, {}, now);
+  const notAfter = stale ? at(30) : i.secret.cert!.notAfter;
+  i.certificate.metadata.uid = 'c0ffee';
+  i.certificate.status = {
+    notAfter: notAfter.toISOString(),
+    acme: { ari: { suggestedWindow: { start: at(window[0]).toISOString(), end: at(window[1]).toISOString() } } },
+  };
+  return i;
+};
 
 describe('the trigger policy chain', () => {
   const rows: Row[] = [
@@ -229,6 +240,13 @@ describe('the trigger policy chain', () => {
     ['before the renewal time', () => input({}, {}, at(59)), undefined],
     ["renewal disabled (cert-manager's renewal.policy), past the renewal time", () => input({ renewal: { policy: 'Disabled' } }, {}, at(89)), undefined],
     ['renewal disabled, and expired', () => input({ renewal: { policy: 'Disabled' } }, {}, at(91)), 'Expired'],
+    // ACME Renewal Information: the CA's window replaces renewBefore, for the certificate it was given for.
+    ['past an ARI window the CA moved early (days 10 to 11)', () => withWindow({}, [10, 11], at(11)), 'Renewing'],
+    ['before an ARI window the CA moved early', () => withWindow({}, [10, 11], at(9.9)), undefined],
+    ['past two thirds, before an ARI window the CA put later (days 70 to 71)', () => withWindow({}, [70, 71], at(65)), undefined],
+    ['past a later ARI window', () => withWindow({}, [70, 71], at(71)), 'Renewing'],
+    ['an ARI window kept for another certificate: renewBefore decides', () => withWindow({}, [10, 11], at(11), true), undefined],
+    ['an ARI window, with renewal disabled', () => withWindow({ renewal: { policy: 'Disabled' } }, [10, 11], at(11)), undefined],
   ];
   it.each(rows)('%s → %s', async (_name, make, reason) => {
     const t = issuanceReason(await make());

@@ -7,9 +7,9 @@ import { csrExtension, literalName, OID_NAME_CONSTRAINTS, SUBJECT_ATTRIBUTES, su
 import { nameConstraintsExtension } from '../../pki/general-names.js';
 import { normalizeIP } from '../../pki/ip.js';
 import { describeKey, keyLabel, keySpecOf, publicKeyDer } from '../../pki/keys.js';
-import { renewalTime } from '../../pki/renewal.js';
 import { effectiveUsages } from '../../pki/usages.js';
 import type { SecretState } from './secret-state.js';
+import { renewalPlan, type IssuerRenewal } from './renewal-plan.js';
 
 /**
  * When a Certificate must be issued again, as cert-manager's trigger/policies: an ordered chain of
@@ -28,6 +28,8 @@ export interface TriggerInput {
   /** The request of the current revision, with its parsed CSR, if it still exists. */
   request?: { cr: CertificateRequestObject; csr: ParsedCSR };
   now: Date;
+  /** The issuer's own renewal settings (windows, a pause), when it is one of ours. */
+  issuer?: IssuerRenewal;
 }
 
 export interface Trigger {
@@ -214,11 +216,10 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
   },
   {
     name: 'CurrentCertificateNearingExpiry',
-    check: ({ certificate: c, secret, now }) => {
-      const at = renewalTime(secret.cert!.notBefore, secret.cert!.notAfter, c.spec);
-      return at && at.getTime() <= now.getTime()
-        ? { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${at.toISOString()}` }
-        : undefined;
+    check: ({ certificate: c, secret, now, issuer }) => {
+      const plan = renewalPlan(c, secret.cert!, issuer);
+      if (!plan.at || plan.at.getTime() > now.getTime()) return undefined;
+      return { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${plan.at.toISOString()} (${plan.why})` };
     },
   },
 ];

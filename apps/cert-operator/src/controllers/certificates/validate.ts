@@ -5,6 +5,8 @@ import { parseDuration } from '@opkit/runtime';
 import { keySpecOf, keySpecProblem, signatureAlgorithmFor } from '../../pki/keys.js';
 import { literalName, subjectRoundTripProblems } from '../../pki/csr.js';
 import { nameConstraintsProblems } from '../../pki/general-names.js';
+import { parseWindows } from '../../schedule/windows.js';
+import type { RenewalSpec } from './renewal-plan.js';
 
 const HOUR = 3_600_000;
 
@@ -57,7 +59,7 @@ export function validateCertificate(c: CertificateObject, isOurGroup: (group: st
   const signs = signatureAlgorithmFor(keySpecOf(s.privateKey));
   if (s.signatureAlgorithm && s.signatureAlgorithm !== signs)
     problems.push(`spec.signatureAlgorithm ${s.signatureAlgorithm} is not supported for this key: this operator signs with ${signs} (leave it unset)`);
-  if (s.renewal?.windows?.length) problems.push('spec.renewal.windows are not supported yet: remove them (renewal.policy Disabled is)');
+  problems.push(...renewalProblems(s.renewal, 'spec.renewal'));
   if (s.literalSubject) {
     try {
       if (!literalName(s.literalSubject).toJSON().length) problems.push('spec.literalSubject: empty');
@@ -71,4 +73,16 @@ export function validateCertificate(c: CertificateObject, isOurGroup: (group: st
   if (kind && kind !== 'Issuer' && kind !== 'ClusterIssuer' && isOurGroup(s.issuerRef.group))
     problems.push(`spec.issuerRef.kind must be Issuer or ClusterIssuer, not "${kind}"`);
   return problems;
+}
+
+/** What is wrong with a `renewal` (a Certificate's or an issuer's), as cert-manager's webhook would refuse it. */
+export function renewalProblems(renewal: RenewalSpec | undefined, where: string): string[] {
+  if (!renewal?.windows?.length) return [];
+  if (renewal.policy === 'Disabled') return [`${where}: windows and policy Disabled contradict each other (a paused renewal has no windows): remove one`];
+  try {
+    parseWindows(renewal.windows);
+    return [];
+  } catch (err) {
+    return [`${where}${(err as Error).message.replace(/^renewal/, '')}`];
+  }
 }

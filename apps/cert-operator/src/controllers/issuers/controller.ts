@@ -1,4 +1,5 @@
 import { controllerFor, referenceIndex, Secret, type Condition, type MapContext, type ReconcileContext, type Request } from '@opkit/runtime';
+import { renewalProblems } from '../certificates/validate.js';
 import type { IssuerObject } from '../../api/v1/issuer.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { loadCAKeyPair } from '../../issuers/ca-keypair.js';
@@ -19,7 +20,9 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
     if (!issuer) return;
     const resourceNamespace = kind === 'Issuer' ? req.namespace! : cfg.clusterResourceNamespace;
     let verdict: Awaited<ReturnType<ReadinessCheck>>;
-    if (issuer.spec.selfSigned) verdict = { status: 'True', reason: 'IsReady', message: 'Issuer is ready (SelfSigned)' };
+    const renewal = renewalProblems(issuer.spec.renewal, 'spec.renewal');
+    if (renewal.length) verdict = { status: 'False', reason: 'InvalidRenewalWindows', message: renewal.join('; ') };
+    else if (issuer.spec.selfSigned) verdict = { status: 'True', reason: 'IsReady', message: 'Issuer is ready (SelfSigned)' };
     else if (issuer.spec.ca) {
       const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), resourceNamespace, issuer.spec.ca.secretName);
       verdict = pair.ok

@@ -31,9 +31,11 @@ export const orderResource = (group: string) =>
         dnsNames: Type.Optional(Type.Array(Type.String(), { description: 'The DNS identifiers to authorize.' })),
         ipAddresses: Type.Optional(Type.Array(Type.String(), { description: 'The IP identifiers to authorize (RFC 8738).' })),
         duration: Type.Optional(Duration({ description: "Requested lifetime, sent as the order's notAfter when the issuer sets enableDurationFeature." })),
-        profile: Type.Optional(Type.String({ description: 'The ACME profile of an order cert-manager made (kept; this operator sends none yet).' })),
+        profile: Type.Optional(
+          Type.String({ description: "The ACME profile the order asks for (the Certificate's annotation, else the issuer's acme.profile)." }),
+        ),
         replaces: Type.Optional(
-          Type.String({ description: 'The ARI identifier of the certificate an order cert-manager made replaces (RFC 9773; kept, not sent yet).' }),
+          Type.String({ description: 'The ARI identifier of the certificate this order renews (RFC 9773 §5), sent when the CA offers ARI.' }),
         ),
       },
       {

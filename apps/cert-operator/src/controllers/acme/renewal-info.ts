@@ -1,0 +1,126 @@
+import { controllerFor, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { AccountNotReadyError, type AcmeAccounts } from '../../acme/accounts.js';
+import { AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError, parseRetryAfter } from '../../acme/client.js';
+import { ARI_POLL, certIdOf, decodeRenewalInfo, nextCheckDelay, RenewalInfoError, type RenewalInfo } from '../../acme/renewal-info.js';
+import type { CertificateObject } from '../../api/v1/certificate.js';
+import type { CertOperatorConfig } from '../../config.js';
+import { resolveIssuer } from '../../issuers/resolve.js';
+import { inspectCertificate, splitPem } from '../../pki/inspect.js';
+import { conditionOf } from '../certificates/status.js';
+import { secretAnnotation } from '../certificates/policies.js';
+import { readSecretState } from '../certificates/secret-state.js';
+import { renewalInfoRbac } from '../rbac.js';
+
+type AriStatus = NonNullable<NonNullable<NonNullable<CertificateObject['status']>['acme']>['ari']>;
+
+/** What the renewal-info controller does for a Certificate now. */
+export type AriStep =
+  /** Nothing to ask about: no certificate issued yet, or one being issued (its status changes when done). */
+  | { kind: 'idle' }
+  /** The CA was asked recently: again at `nextCheck`. */
+  | { kind: 'wait'; ms: number }
+  | { kind: 'ask' };
+
+/**
+ * When to ask the CA, from the Certificate alone (pure; table-tested): once a certificate is
+ * issued and not being replaced, when nothing is known about it, or its `nextCheck` has come. The
+ * status persists `nextCheck`, so a restarted operator (or another replica) does not ask again in
+ * a burst; a `nextCheck` that does not parse is asked at once, and then written properly.
+ */
+export function ariStep(c: CertificateObject, now: number): AriStep {
+  if (!c.status?.notAfter || conditionOf(c.status.conditions, 'Issuing')?.status === 'True') return { kind: 'idle' };
+  const next = Date.parse(c.status.acme?.ari?.nextCheck ?? '');
+  return Number.isFinite(next) && next > now ? { kind: 'wait', ms: next - now } : { kind: 'ask' };
+}
+
+const SECRET_LAG_MS = 5_000;
+/** What a CA (or its answer) can do wrong: recorded on the Certificate. Anything else is a bug here, and fails the reconcile. */
+const KNOWN_FAILURES = [AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError, RenewalInfoError];
+
+/**
+ * ACME Renewal Information (RFC 9773) for each Certificate an ACME issuer of ours issued: the CA's
+ * suggested window into `status.acme.ari` (cert-manager v1.21's fields), asked for again at the
+ * CA's Retry-After (bounded, acme/renewal-info.ts). The Certificate controller renews at a point of
+ * that window (pki/renewal.ts); this controller only asks and records. A CA without a renewalInfo
+ * resource leaves renewBefore in charge; one that fails is said on the Certificate (lastError and
+ * an ARIError event) and asked again later, the window it gave before still in force.
+ */
+export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
+  const { api } = cfg;
+
+  const writeAri = async (c: CertificateObject, ctx: ReconcileContext, ari: AriStatus | undefined) => {
+    const { ari: _old, ...rest } = c.status?.acme ?? {};
+    const acme = ari ? { ...rest, ari } : rest;
+    const status = { ...c.status };
+    if (Object.keys(acme).length) status.acme = acme;
+    else delete status.acme;
+    await ctx.updateStatus(api.Certificate.kind, c, status);
+  };
+
+  async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const c = await ctx.cache.get(api.Certificate.kind, req);
+    if (!c || c.metadata.deletionTimestamp || !api.isOurGroup(c.spec.issuerRef.group)) return;
+    const lookup = await resolveIssuer(ctx.cache, c.spec.issuerRef, req.namespace!, cfg);
+    // An issuer gone or not ACME: whatever a CA said before no longer applies.
+    if (!lookup.ok || !lookup.resolved.issuer.spec.acme) return c.status?.acme?.ari ? writeAri(c, ctx, undefined) : undefined;
+    const now = ctx.clock.now();
+    const step = ariStep(c, now);
+    if (step.kind === 'idle') return;
+    if (step.kind === 'wait') return { requeueAfter: step.ms };
+
+    // The certificate the status names, as the Secret holds it, issued by this issuer: the
+    // Certificate controller writes the Secret before the status, but our cache of Secrets may lag.
+    const state = readSecretState(await ctx.cache.get(Secret, { namespace: req.namespace!, name: c.spec.secretName }, api.labelled));
+    const leaf = !state.problem && state.certPem ? splitPem(state.certPem)[0] : undefined;
+    const cert = leaf ? inspectCertificate(leaf) : undefined;
+    if (!cert || Date.parse(c.status!.notAfter!) !== cert.notAfter.getTime()) return { requeueAfter: SECRET_LAG_MS };
+    // Issued by another issuer (the issuerRef changed): the Certificate controller issues anew.
+    if (secretAnnotation(api.groups, state, 'issuer-name') !== c.spec.issuerRef.name) return;
+
+    const seed = c.metadata.uid ?? `${req.namespace}/${req.name}`;
+    const base = { ...c.status?.acme?.ari, lastChecked: new Date(now).toISOString() };
+    let info: RenewalInfo;
+    let retryAfter: string | undefined;
+    try {
+      const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
+      const { renewalInfo } = await session.directory();
+      if (!renewalInfo) return c.status?.acme?.ari ? writeAri(c, ctx, undefined) : undefined;
+      const answer = await session.renewalInfo(renewalInfo, certIdOf(cert.x509.raw));
+      retryAfter = answer.retryAfter;
+      info = decodeRenewalInfo(answer.body);
+    } catch (err) {
+      if (err instanceof AccountNotReadyError) return { requeueAfter: SECRET_LAG_MS };
+      if (!KNOWN_FAILURES.some((k) => err instanceof k)) throw err;
+      const message = err instanceof RenewalInfoError ? `the ACME server's renewal info is unusable: ${err.message}` : (err as Error).message;
+      // Asked again after an hour, or the CA's own Retry-After on a rate limit; never sooner.
+      const wait = nextCheckDelay(err instanceof AcmeRateLimitError ? err.retryAfterMs : undefined, seed, ARI_POLL.afterErrorMs);
+      if (c.status?.acme?.ari?.lastError !== message) ctx.recorder.warning(c, 'ARIError', `Could not get renewal information from the ACME server: ${message}`);
+      await writeAri(c, ctx, { ...base, nextCheck: new Date(now + wait).toISOString(), lastError: message });
+      return { requeueAfter: wait };
+    }
+    const wait = nextCheckDelay(parseRetryAfter(retryAfter, now), seed);
+    const window = { start: info.window.start.toISOString(), end: info.window.end.toISOString() };
+    const before = c.status?.acme?.ari?.suggestedWindow;
+    if (before?.start !== window.start || before.end !== window.end) {
+      ctx.recorder.normal(
+        c,
+        'RenewalWindow',
+        `The ACME server suggests renewing between ${window.start} and ${window.end}${info.explanationURL ? ` (${info.explanationURL})` : ''}`,
+      );
+    }
+    const { lastError: _cleared, explanationURL: _old, ...kept } = base;
+    await writeAri(c, ctx, {
+      ...kept,
+      suggestedWindow: window,
+      ...(info.explanationURL ? { explanationURL: info.explanationURL } : {}),
+      nextCheck: new Date(now + wait).toISOString(),
+    });
+    return { requeueAfter: wait };
+  }
+
+  return controllerFor(api.Certificate.kind)
+    .withRbac(renewalInfoRbac(api))
+    .named('certificate-renewal-info')
+    .withOptions({ maxConcurrentReconciles: 2 })
+    .reconcile(reconcile);
+}

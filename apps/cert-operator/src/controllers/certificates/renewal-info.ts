@@ -1,0 +1,26 @@
+import type { CertificateObject } from '../../api/v1/certificate.js';
+import type { AriRenewal } from '../../pki/renewal.js';
+import type { CertificateStatus } from './status.js';
+
+/**
+ * The renewal info in `status.acme.ari` describes the certificate whose notAfter the same status
+ * records (docs/cert-operator.md, "ACME Renewal Information"): the renewal-info controller writes
+ * it only for the certificate the Secret holds and the status names, and every status edit that
+ * records another certificate forgets it (forgetRenewalInfo). So a window is used only for the
+ * certificate it was given for.
+ */
+export function renewalInfoFor(c: CertificateObject, cert: { notAfter: Date }): AriRenewal | undefined {
+  const w = c.status?.acme?.ari?.suggestedWindow;
+  if (!w || !c.status?.notAfter || Date.parse(c.status.notAfter) !== cert.notAfter.getTime()) return undefined;
+  const start = Date.parse(w.start);
+  const end = Date.parse(w.end);
+  if (!(start < end)) return undefined;
+  return { window: { start: new Date(start), end: new Date(end) }, seed: c.metadata.uid ?? `${c.metadata.namespace}/${c.metadata.name}` };
+}
+
+/** A status about to record the certificate valid until `notAfter` (RFC 3339) drops renewal info about another. */
+export function forgetRenewalInfo(s: CertificateStatus, notAfter: string): void {
+  if (!s.acme?.ari || (s.notAfter && Date.parse(s.notAfter) === Date.parse(notAfter))) return;
+  delete s.acme.ari;
+  if (!Object.keys(s.acme).length) delete s.acme;
+}
