@@ -4,6 +4,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeSession, AcmeUnavailableError } from './client.js';
+import { decodeRenewalInfo, RenewalInfoError } from './renewal-info.js';
 
 // An ACME server is named by a tenant's Issuer: it may answer anything. Every call gives its
 // result or one of the session's typed errors, within the request bound.
@@ -17,9 +18,19 @@ interface Reply {
 const json = fc.jsonValue({ maxDepth: 3 });
 const url = (path: string) => fc.constantFrom(`BASE${path}`, 'not a url', 'http://127.0.0.1:1/x', '');
 const directory = fc.record(
-  { newNonce: url('/nonce'), newAccount: url('/account'), newOrder: url('/order'), revokeCert: url('/revoke'), keyChange: url('/key') },
+  {
+    newNonce: url('/nonce'),
+    newAccount: url('/account'),
+    newOrder: url('/order'),
+    revokeCert: url('/revoke'),
+    keyChange: url('/key'),
+    renewalInfo: url('/renewal-info'),
+    meta: fc.record({ profiles: fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 })), json) }, { requiredKeys: [] }),
+  },
   { requiredKeys: [] },
 );
+const time = fc.oneof(fc.constantFrom('2026-11-27T10:00:00Z', '2026-11-28T10:00:00.5Z', 'soon'), fc.string({ maxLength: 10 }));
+const renewalWindow = fc.record({ suggestedWindow: fc.record({ start: time, end: time }, { requiredKeys: [] }), explanationURL: json }, { requiredKeys: [] });
 const problem = fc.record(
   {
     type: fc.constantFrom(
@@ -45,6 +56,7 @@ const body = fc.oneof(
   directory.map((d) => JSON.stringify(d)),
   problem.map((p) => JSON.stringify(p)),
   order.map((o) => JSON.stringify(o)),
+  renewalWindow.map((w) => JSON.stringify(w)),
   json.map((j) => JSON.stringify(j)),
   fc.string({ maxLength: 60 }),
 );
@@ -90,16 +102,32 @@ let reset: () => void = () => undefined;
 
 const accountKeyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
-export const targets = fuzzTargets({
-  name: 'an ACME session: a result or a typed error, whatever the server answers',
-  arbitrary: fc.array(reply, { minLength: 1, maxLength: 6 }),
-  run: async (rs: Reply[]) => {
-    const root = await server();
-    replies = rs;
-    reset();
-    const session = new AcmeSession({ directoryUrl: `${root}/directory`, accountKeyPem });
-    await session.call((c) => c.createAccount({ termsOfServiceAgreed: true }));
-    await session.call((c) => c.createOrder({ identifiers: [{ type: 'dns', value: 'example.com' }] }));
+export const targets = fuzzTargets(
+  {
+    name: 'an ACME session: a result or a typed error, whatever the server answers',
+    arbitrary: fc.array(reply, { minLength: 1, maxLength: 6 }),
+    run: async (rs: Reply[]) => {
+      const root = await server();
+      replies = rs;
+      reset();
+      const session = new AcmeSession({ directoryUrl: `${root}/directory`, accountKeyPem });
+      await session.call((c) => c.createAccount({ termsOfServiceAgreed: true }));
+      await session.call((c) => c.createOrder({ identifiers: [{ type: 'dns', value: 'example.com' }] }));
+    },
+    expected: refusesWith(AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError),
   },
-  expected: refusesWith(AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError),
-});
+  {
+    name: "an ACME server's directory and renewal info: a decoded window or a typed error, whatever it answers",
+    arbitrary: fc.array(reply, { minLength: 1, maxLength: 3 }),
+    run: async (rs: Reply[]) => {
+      const root = await server();
+      replies = rs;
+      reset();
+      const session = new AcmeSession({ directoryUrl: `${root}/directory`, accountKeyPem });
+      const { renewalInfo } = await session.directory();
+      const answer = await session.renewalInfo(renewalInfo ?? `${root}/renewal-info`, 'aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE');
+      return decodeRenewalInfo(answer.body);
+    },
+    expected: refusesWith(AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError, RenewalInfoError),
+  },
+);
