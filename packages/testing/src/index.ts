@@ -27,6 +27,7 @@ export {
 export { startDnsWebhookSolver, type DnsWebhookSolver } from './comparators/dns-webhook-solver.js';
 export { createCertificateAuthority, type CertificateAuthority, type KeyPairPem, type IssueOptions } from './pki/pki.js';
 export { freePort } from './net/ports.js';
+export { httpGet, httpPostJson, type ProbeResult, type ProbeOptions } from './net/probe.js';
 export { waitFor, waitForQuiet, StopWaiting, type WaitOptions } from './wait.js';
 export { INVALID_IMAGE_PREFIX } from './control-plane/kwok-stages.js';
 export { run, CommandError, type RunOptions, type RunResult } from './run.js';

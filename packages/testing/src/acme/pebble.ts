@@ -25,6 +25,8 @@ export interface PebbleOptions {
    * does (on by default: a certificate is then not exactly what the CSR asked for).
    */
   promoteCommonName?: boolean;
+  /** More profiles (name → lifetime in seconds), beside `default` and `shortlived`: e.g. minutes, to compress time in a bench. */
+  profiles?: Record<string, { validityPeriod: number; description?: string }>;
   /** Extra PEBBLE_* environment. */
   env?: Record<string, string>;
   /**
@@ -92,6 +94,9 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
         profiles: {
           default: { description: 'default', validityPeriod: 7_776_000, promoteCommonName: options.promoteCommonName ?? true },
           shortlived: { description: 'six-day certificates', validityPeriod: 518_400, promoteCommonName: false },
+          ...Object.fromEntries(
+            Object.entries(options.profiles ?? {}).map(([name, p]) => [name, { description: p.description ?? name, promoteCommonName: false, ...p }]),
+          ),
         },
       },
     }),

@@ -1,0 +1,184 @@
+// Short lifetimes at scale (issue 31): N ACME certificates whose lifetime is six days compressed
+// (by default 30 minutes, six days / 288), renewed continuously for several renewal periods
+// against Pebble, with the CA's renewal windows (ARI) scaled the same way (ari-scaler.ts). Pebble
+// validates every challenge (PEBBLE_VA_ALWAYS_VALID) and reuses authorizations for their hour, so
+// what is measured is the operator's renewal machinery, not the solver pods the simulated cluster
+// cannot run. Printed: renewals, those started inside / outside the window the CA gave, those
+// renewed only after expiry (missed), API writes per renewal (the audit log), renewal-info
+// requests per issuance, the operator's CPU and memory, the load average.
+//   OPKIT_BENCH_SHORT_N=10000            certificates
+//   OPKIT_BENCH_SHORT_LIFETIME_S=1800    their lifetime (six days is 518400)
+//   OPKIT_BENCH_SHORT_PERIODS=3          renewal periods followed after the first issuance
+import { Informer, silentLogger, Transport, type ObjectOf } from '@opkit/runtime';
+import { startControlPlane, startPebble, waitFor } from '@opkit/testing';
+import { loadAverage, runBench, table } from '../report.js';
+import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
+import { startAriScaler } from './ari-scaler.js';
+import { startCertOperator } from './operator.js';
+
+const { Certificate, CertificateRequest, Issuer, A } = CERT_APIS.opkit;
+const N = Number(process.env.OPKIT_BENCH_SHORT_N ?? 10_000);
+const LIFETIME_S = Number(process.env.OPKIT_BENCH_SHORT_LIFETIME_S ?? 1_800);
+const PERIODS = Number(process.env.OPKIT_BENCH_SHORT_PERIODS ?? 3);
+const NS = 'bench';
+/** How late a renewal may start after its window closed and still count as in it: the queue's latency. */
+const GRACE_MS = 5_000;
+
+type Cert = ObjectOf<typeof Certificate.kind>;
+
+async function main() {
+  const plane = await startControlPlane({ audit: true });
+  const pebble = await startPebble({
+    profiles: { bench: { validityPeriod: LIFETIME_S, description: `six days / ${Math.round(518_400 / LIFETIME_S)}` } },
+    env: { PEBBLE_VA_ALWAYS_VALID: '1', PEBBLE_AUTHZREUSE: '100' },
+  });
+  const scaler = await startAriScaler(pebble);
+  const cpu0 = process.cpuUsage();
+  try {
+    const { admin, manager } = await startCertOperator(plane, {});
+    await admin.create(Issuer.kind, {
+      metadata: { name: 'acme', namespace: NS },
+      spec: {
+        acme: {
+          server: scaler.directoryUrl,
+          caBundle: Buffer.from(`${pebble.tlsCaPem}\n${scaler.caPem}`).toString('base64'),
+          privateKeySecretRef: { name: 'acme-account' },
+          profile: 'bench',
+          solvers: [{ http01: { ingress: {} }, waitInsteadOfSelfCheck: '1s' }],
+        },
+      },
+    } as never);
+    await waitFor('the ACME issuer', async () => (await admin.get(Issuer.kind, { namespace: NS, name: 'acme' })).status?.conditions?.[0]?.status === 'True', {
+      timeoutMs: 60_000,
+    });
+
+    // What the cluster shows, as it happens: each certificate's validity and the window the CA gave
+    // for it, and when each renewal's request was made.
+    const transport = new Transport(plane.kubeConfig);
+    const windows = new Map<string, { start: number; end: number }>(); // `${name}@${notAfter}` → window
+    const validity = new Map<string, number[]>(); // name → notAfter of each revision, by revision
+    const certs = new Informer(transport, Certificate.kind, silentLogger(), { namespace: NS });
+    const seen = (c: Cert) => {
+      const s = c.status;
+      if (!s?.notAfter || !s.revision) return;
+      const byRevision = validity.get(c.metadata.name!) ?? [];
+      byRevision[s.revision] = Date.parse(s.notAfter);
+      validity.set(c.metadata.name!, byRevision);
+      const w = s.acme?.ari?.suggestedWindow;
+      if (w) windows.set(`${c.metadata.name}@${Date.parse(s.notAfter)}`, { start: Date.parse(w.start), end: Date.parse(w.end) });
+    };
+    certs.addHandler({ onAdd: seen, onUpdate: (_, c) => seen(c) });
+    const requests: { name: string; revision: number; created: number }[] = [];
+    const crs = new Informer(transport, CertificateRequest.kind, silentLogger(), { namespace: NS });
+    crs.addHandler({
+      onAdd: (cr) =>
+        requests.push({
+          name: cr.metadata.annotations?.[A.certificateName] ?? '',
+          revision: Number(cr.metadata.annotations?.[A.revision] ?? 0),
+          created: Date.parse(cr.metadata.creationTimestamp!),
+        }),
+    });
+    certs.start();
+    crs.start();
+    await Promise.all([certs.waitForSync(), crs.waitForSync()]);
+
+    const t0 = Date.now();
+    for (let i = 0; i < N; i += 100) {
+      await Promise.all(
+        Array.from({ length: Math.min(100, N - i) }, (_, j) =>
+          admin.create(Certificate.kind, {
+            metadata: { name: `c${i + j}`, namespace: NS },
+            spec: { secretName: `c${i + j}`, issuerRef: { name: 'acme' }, dnsNames: [`c${i + j}.bench.test`], privateKey: { algorithm: 'ECDSA' } },
+          } as never),
+        ),
+      );
+    }
+    const issued = () => [...validity.values()].filter((v) => v[1] !== undefined).length;
+    for (let last = 0; issued() < N;) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      if (Date.now() - t0 > Math.max(600_000, N * 200)) throw new Error(`${issued()} of ${N} issued after ${(Date.now() - t0) / 1000} s`);
+      if (Date.now() - last >= 30_000) {
+        last = Date.now();
+        console.log(`  … ${issued()} of ${N} issued after ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${loadAverage()})`);
+      }
+    }
+    const firstRound = (Date.now() - t0) / 1000;
+    console.log(`first issuance of ${N}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${((LIFETIME_S * 2) / 3 / 60).toFixed(1)} min`);
+
+    const since = new Date();
+    const steadyFrom = Date.now();
+    const ariAtSteady = scaler.requests;
+    const periodMs = ((LIFETIME_S * 2) / 3) * 1000;
+    for (let p = 1; p <= PERIODS; p++) {
+      await new Promise((r) => setTimeout(r, periodMs));
+      const renewed = requests.filter((r) => r.revision >= 2 && r.created >= steadyFrom).length;
+      console.log(`  period ${p}: ${renewed} renewals so far; load ${loadAverage()}`);
+    }
+    const until = Date.now();
+
+    // Each renewal, against the window the CA gave for the certificate it replaced.
+    const verdicts = { inWindow: 0, early: 0, late: 0, noWindow: 0, afterExpiry: 0 };
+    let worstLateMs = 0;
+    const renewals = requests.filter((r) => r.revision >= 2 && r.created >= steadyFrom && r.created <= until);
+    for (const r of renewals) {
+      const prevNotAfter = validity.get(r.name)?.[r.revision - 1];
+      if (prevNotAfter !== undefined && r.created > prevNotAfter) verdicts.afterExpiry++;
+      const w = prevNotAfter === undefined ? undefined : windows.get(`${r.name}@${prevNotAfter}`);
+      if (!w) verdicts.noWindow++;
+      else if (r.created < w.start - 1_000) verdicts.early++;
+      else if (r.created > w.end + GRACE_MS) {
+        verdicts.late++;
+        worstLateMs = Math.max(worstLateMs, r.created - w.end);
+      } else verdicts.inWindow++;
+    }
+    // Certificates that expired without a renewal started in time (at the end of the run).
+    const expiredNow = [...validity.values()].filter((v) => v[v.length - 1]! < until).length;
+
+    const writes = plane
+      .audit!.writes({ since })
+      .filter(
+        (e) =>
+          e.userAgent?.startsWith('cert-operator/') &&
+          e.objectRef?.namespace === NS &&
+          e.objectRef.resource !== 'events' &&
+          Date.parse(e.requestReceivedTimestamp) <= until,
+      );
+    const byKind = new Map<string, number>();
+    for (const w of writes) {
+      const k = `${w.verb} ${w.objectRef?.resource}${w.objectRef?.subresource ? `/${w.objectRef.subresource}` : ''}`;
+      byKind.set(k, (byKind.get(k) ?? 0) + 1);
+    }
+    const issuances = renewals.length;
+    const mem = process.memoryUsage();
+    const cpu = process.cpuUsage(cpu0);
+    table([
+      {
+        certificates: N,
+        'lifetime s': LIFETIME_S,
+        'renewals followed': issuances,
+        'started in the window': verdicts.inWindow,
+        'before it': verdicts.early,
+        'after it (worst, s)': `${verdicts.late} (${(worstLateMs / 1000).toFixed(1)})`,
+        'no window known': verdicts.noWindow,
+        'after expiry': verdicts.afterExpiry,
+        'expired at the end': expiredNow,
+        'API writes per renewal': issuances ? (writes.length / issuances).toFixed(2) : '-',
+        'renewal-info requests per renewal': issuances ? ((scaler.requests - ariAtSteady) / issuances).toFixed(2) : '-',
+      },
+    ]);
+    console.log(
+      'writes per renewal by kind:',
+      Object.fromEntries([...byKind].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, +(v / Math.max(1, issuances)).toFixed(2)])),
+    );
+    console.log(
+      `bench process (operator in-process): ${((cpu.user + cpu.system) / 1e6).toFixed(1)} CPU-s, RSS ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB; first issuance ${firstRound.toFixed(0)} s; load average ${loadAverage()}`,
+    );
+    await Promise.all([certs.stop(), crs.stop(), manager.stop()]);
+  } finally {
+    await scaler.stop();
+    await pebble.stop();
+    await plane.stop();
+  }
+}
+
+runBench(main);
