@@ -66,6 +66,8 @@ export class AcmeProblemError extends Error {
 
 /** The longest one request to an ACME server may take, start to end. */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** The longest a renewal-info request may take (acme/renewal-info.ts: it is asked again later). */
+const RENEWAL_INFO_TIMEOUT_MS = 10_000;
 /** The largest answer read from an ACME server: a certificate chain is a few KiB. */
 const MAX_RESPONSE_BYTES = 1 << 20;
 const MAX_REDIRECTS = 2;
@@ -108,6 +110,10 @@ interface CallTrace {
  */
 const MAX_SAME_REQUEST = 8;
 const MAX_REQUESTS_PER_OPERATION = 600;
+
+/** The longest text from a server kept in a message. */
+const MAX_DETAIL = 512;
+const boundedText = (s: string) => (s.length > MAX_DETAIL ? `${s.slice(0, MAX_DETAIL)}… (${s.length} characters)` : s);
 
 /** A Retry-After header (seconds, or an HTTP date, read against `nowMs`) as a wait in ms. */
 export const parseRetryAfter = (value: string | undefined, nowMs: number): number | undefined => {
@@ -227,13 +233,14 @@ export class AcmeSession {
         options.observe?.({ method: String(method).toUpperCase(), url: String(url), status, seconds: (performance.now() - started) / 1000 });
       let resp: Response;
       const seen: Observed = { timedOut: false, bytes: 0, redirects: 0 };
-      const deadline = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+      const { timeoutMs = REQUEST_TIMEOUT_MS, ...axiosOpts } = opts as { timeoutMs?: number };
+      const deadline = AbortSignal.timeout(timeoutMs);
       try {
         // Bounded in time as a whole (not only between bytes: a server may trickle) and in size.
         resp = await request(url, method, {
-          ...opts,
+          ...axiosOpts,
           ...agents,
-          timeout: REQUEST_TIMEOUT_MS,
+          timeout: timeoutMs,
           signal: deadline,
           maxContentLength: MAX_RESPONSE_BYTES,
           maxBodyLength: MAX_RESPONSE_BYTES,
@@ -246,7 +253,7 @@ export class AcmeSession {
         observe('error');
         seen.timedOut = deadline.aborted;
         const f = requestFailure(err as Error & { code?: string }, t?.socketError ?? this.recent.error, seen, {
-          timeoutMs: REQUEST_TIMEOUT_MS,
+          timeoutMs,
           maxBytes: MAX_RESPONSE_BYTES,
           maxRedirects: MAX_REDIRECTS,
         });
@@ -286,7 +293,8 @@ export class AcmeSession {
    */
   async renewalInfo(renewalInfoUrl: string, certId: string): Promise<RenewalInfoAnswer> {
     return this.call(async () => {
-      const resp = await this.http.request(`${renewalInfoUrl.replace(/\/+$/, '')}/${certId}`, 'get');
+      // Advice, not issuance: a server slower than this is asked again later, and holds a worker less.
+      const resp = await this.http.request(`${renewalInfoUrl.replace(/\/+$/, '')}/${certId}`, 'get', { timeoutMs: RENEWAL_INFO_TIMEOUT_MS });
       if (resp.status >= 300) throw new Error(`renewal info answered ${resp.status}`);
       return { body: resp.data, retryAfter: resp.headers['retry-after'] };
     });
@@ -301,14 +309,17 @@ export class AcmeSession {
       if (err instanceof AcmeUnavailableError || err instanceof AcmeProtocolError) throw err;
       const resp = t.lastResponse;
       const problem = (resp?.data ?? {}) as { type?: string; detail?: string };
-      const detail = problem.detail ?? (err as Error).message;
+      // A server's words reach status fields and events: bounded, since a tenant's server may send
+      // a megabyte of them for every certificate (and status is stored in etcd and every cache).
+      const detail = boundedText(String(problem.detail ?? (err as Error).message));
       if (resp && (resp.status === 429 || problem.type?.endsWith(':rateLimited'))) {
         throw new AcmeRateLimitError(parseRetryAfter(resp.headers['retry-after'], Date.now()) ?? 60_000, detail);
       }
       if (resp && resp.status >= 500) throw new AcmeUnavailableError(this.options.directoryUrl, `${resp.status}: ${detail}`, resp.status);
-      if (resp && resp.status >= 400) throw new AcmeProblemError(typeof problem.type === 'string' ? problem.type : 'about:blank', resp.status, String(detail));
+      if (resp && resp.status >= 400)
+        throw new AcmeProblemError(typeof problem.type === 'string' ? boundedText(problem.type) : 'about:blank', resp.status, detail);
       // Anything else acme-client tripped over is the server's answer, not ours to crash on.
-      throw new AcmeProtocolError(this.options.directoryUrl, (err as Error).message);
+      throw new AcmeProtocolError(this.options.directoryUrl, boundedText((err as Error).message));
     }
   }
 }

@@ -1,4 +1,6 @@
-import { parseLabelSelector, SelectorError, type LabelMatcher } from '@opkit/runtime';
+import { parseLabelSelector, SelectorError } from '@opkit/runtime';
+
+type LabelMatcher = ReturnType<typeof parseLabelSelector>;
 
 /**
  * Who may get certificates on a Gateway they do not own (Gateway API self-service, issue 31): the

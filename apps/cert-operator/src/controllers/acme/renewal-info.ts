@@ -1,7 +1,7 @@
 import { controllerFor, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import { AccountNotReadyError, type AcmeAccounts } from '../../acme/accounts.js';
 import { AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError, parseRetryAfter } from '../../acme/client.js';
-import { ARI_POLL, certIdOf, decodeRenewalInfo, nextCheckDelay, RenewalInfoError, type RenewalInfo } from '../../acme/renewal-info.js';
+import { ARI_POLL, certIdOf, decodeRenewalInfo, fractionOf, nextCheckDelay, RenewalInfoError, type RenewalInfo } from '../../acme/renewal-info.js';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
@@ -33,7 +33,17 @@ export function ariStep(c: CertificateObject, now: number): AriStep {
   return Number.isFinite(next) && next > now ? { kind: 'wait', ms: next - now } : { kind: 'ask' };
 }
 
-const SECRET_LAG_MS = 5_000;
+/**
+ * When the Secret does not (yet) hold the certificate the status names (our cache of Secrets lags
+ * the Certificate's, or an issuance failed and is backing off), or the account is not registered
+ * yet: looked at again after a minute, not in a tight loop. The next status change comes sooner.
+ */
+const LOOK_AGAIN_MS = 60_000;
+/** A slow issuer's other request is in flight: this certificate waits its turn (30–60 s, spread). */
+const ISSUER_BUSY_MS = 30_000;
+/** An answer slower than this (or a failure) makes an issuer slow: one request in flight at a time. */
+const SLOW_MS = 2_000;
+const MAX_ERROR = 1024;
 /** What a CA (or its answer) can do wrong: recorded on the Certificate. Anything else is a bug here, and fails the reconcile. */
 const KNOWN_FAILURES = [AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError, RenewalInfoError];
 
@@ -57,6 +67,12 @@ export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAcc
     await ctx.updateStatus(api.Certificate.kind, c, status);
   };
 
+  // A slow or failing server (a tenant's, answering as late as it may) has one request in flight at
+  // a time, so it holds one of the two workers at most and every other issuer's certificates are
+  // asked about on the other; a fast one is not held back. Remembered per issuer, in memory.
+  const asking = new Set<string>();
+  const slow = new Set<string>();
+
   async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
     const c = await ctx.cache.get(api.Certificate.kind, req);
     if (!c || c.metadata.deletionTimestamp || !api.isOurGroup(c.spec.issuerRef.group)) return;
@@ -73,30 +89,50 @@ export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAcc
     const state = readSecretState(await ctx.cache.get(Secret, { namespace: req.namespace!, name: c.spec.secretName }, api.labelled));
     const leaf = !state.problem && state.certPem ? splitPem(state.certPem)[0] : undefined;
     const cert = leaf ? inspectCertificate(leaf) : undefined;
-    if (!cert || Date.parse(c.status!.notAfter!) !== cert.notAfter.getTime()) return { requeueAfter: SECRET_LAG_MS };
+    // Compared in whole seconds, as the status records it (a CA may write fractions of a second).
+    if (!cert || Date.parse(c.status!.notAfter!) !== Math.floor(cert.notAfter.getTime() / 1000) * 1000) return { requeueAfter: LOOK_AGAIN_MS };
     // Issued by another issuer (the issuerRef changed): the Certificate controller issues anew.
     if (secretAnnotation(api.groups, state, 'issuer-name') !== c.spec.issuerRef.name) return;
 
     const seed = c.metadata.uid ?? `${req.namespace}/${req.name}`;
+    const issuerKey = lookup.resolved.issuer.metadata.uid ?? `${lookup.resolved.kind}/${lookup.resolved.issuer.metadata.name}`;
+    if (slow.has(issuerKey) && asking.has(issuerKey)) return { requeueAfter: ISSUER_BUSY_MS * (1 + fractionOf(`${seed}/busy/${now}`)) };
     const base = { ...c.status?.acme?.ari, lastChecked: new Date(now).toISOString() };
     let info: RenewalInfo;
     let retryAfter: string | undefined;
+    asking.add(issuerKey);
+    const started = performance.now();
+    let failed = true;
     try {
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
       const { renewalInfo } = await session.directory();
-      if (!renewalInfo) return c.status?.acme?.ari ? writeAri(c, ctx, undefined) : undefined;
+      if (!renewalInfo) {
+        failed = false;
+        return c.status?.acme?.ari ? await writeAri(c, ctx, undefined) : undefined;
+      }
       const answer = await session.renewalInfo(renewalInfo, certIdOf(cert.x509.raw));
       retryAfter = answer.retryAfter;
       info = decodeRenewalInfo(answer.body);
+      failed = false;
     } catch (err) {
-      if (err instanceof AccountNotReadyError) return { requeueAfter: SECRET_LAG_MS };
+      if (err instanceof AccountNotReadyError) return { requeueAfter: LOOK_AGAIN_MS };
       if (!KNOWN_FAILURES.some((k) => err instanceof k)) throw err;
-      const message = err instanceof RenewalInfoError ? `the ACME server's renewal info is unusable: ${err.message}` : (err as Error).message;
+      // The same failure gives the same words (a rate limit's message names a time: dropped), so
+      // lastError and its event change only when the failure does.
+      const message = (
+        err instanceof RenewalInfoError
+          ? `the ACME server's renewal info is unusable: ${err.message}`
+          : (err as Error).message.replace(/; retrying after .*$/, '')
+      ).slice(0, MAX_ERROR);
       // Asked again after an hour, or the CA's own Retry-After on a rate limit; never sooner.
       const wait = nextCheckDelay(err instanceof AcmeRateLimitError ? err.retryAfterMs : undefined, seed, ARI_POLL.afterErrorMs);
       if (c.status?.acme?.ari?.lastError !== message) ctx.recorder.warning(c, 'ARIError', `Could not get renewal information from the ACME server: ${message}`);
       await writeAri(c, ctx, { ...base, nextCheck: new Date(now + wait).toISOString(), lastError: message });
       return { requeueAfter: wait };
+    } finally {
+      asking.delete(issuerKey);
+      if (failed || performance.now() - started > SLOW_MS) slow.add(issuerKey);
+      else slow.delete(issuerKey);
     }
     const wait = nextCheckDelay(parseRetryAfter(retryAfter, now), seed);
     const window = { start: info.window.start.toISOString(), end: info.window.end.toISOString() };

@@ -11,7 +11,8 @@ import type { CertificateStatus } from './status.js';
  */
 export function renewalInfoFor(c: CertificateObject, cert: { notAfter: Date }): AriRenewal | undefined {
   const w = c.status?.acme?.ari?.suggestedWindow;
-  if (!w || !c.status?.notAfter || Date.parse(c.status.notAfter) !== cert.notAfter.getTime()) return undefined;
+  // Whole seconds, as the status records times (a CA may write fractions of a second).
+  if (!w || !c.status?.notAfter || Date.parse(c.status.notAfter) !== Math.floor(cert.notAfter.getTime() / 1000) * 1000) return undefined;
   const start = Date.parse(w.start);
   const end = Date.parse(w.end);
   if (!(start < end)) return undefined;
