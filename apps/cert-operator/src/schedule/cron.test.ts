@@ -52,6 +52,8 @@ describe('nextFire', () => {
       '2026-11-30T00:00:00.000Z',
     ],
     ['day of month with ? for day of week: only the 1st', '0 0 1 * ?', '2026-11-27T00:00:00Z', undefined, '2026-12-01T00:00:00.000Z'],
+    ['*/2 restricts (robfig): odd days or Mondays, so Sunday the 29th', '0 0 */2 * MON', '2026-11-28T00:00:01Z', undefined, '2026-11-29T00:00:00.000Z'],
+    ['*/1 does not: every day and Mondays, so Monday the 30th', '0 0 */1 * MON', '2026-11-28T00:00:01Z', undefined, '2026-11-30T00:00:00.000Z'],
     ['09:00 in Berlin (UTC+1 in winter)', '0 9 * * *', '2026-11-27T09:00:00Z', 'Europe/Berlin', '2026-11-28T08:00:00.000Z'],
     ['09:00 in Berlin (UTC+2 in summer)', '0 9 * * *', '2026-07-01T00:00:00Z', 'Europe/Berlin', '2026-07-01T07:00:00.000Z'],
     ['02:30 on the night Berlin skips it: the next night', '30 2 * * *', '2026-03-29T00:00:00Z', 'Europe/Berlin', '2026-03-30T00:30:00.000Z'],

@@ -7,7 +7,7 @@
  * Semantics kept from robfig/cron: `*` and `?` are every value; `a-b`, `a/n` (from a to the end),
  * `a-b/n`, `*\/n` and lists; month names JAN–DEC and day names SUN–SAT; day-of-week 0–6 (7 is
  * refused, as there); when both day fields are restricted a day matches either (Vixie cron),
- * otherwise both. Refused, unlike robfig: `@every` (a constant delay from whenever the operator
+ * otherwise both (a field is unrestricted when written `*` or `?` without a step above 1). Refused, unlike robfig: `@every` (a constant delay from whenever the operator
  * looks is no calendar window).
  */
 
@@ -49,6 +49,8 @@ function field(text: string, name: string, min: number, max: number, names: stri
     return n;
   };
   const out = new Set<number>();
+  // robfig/cron's star bit: a part written `*` or `?` with no step above 1 (`*/2` is a restriction).
+  let any = false;
   for (const part of text.split(',')) {
     const [range, stepText, extra] = part.split('/');
     if (extra !== undefined || range === undefined || range === '') throw new CronError(`${name}: "${part}" is not a value, range or step`);
@@ -56,8 +58,10 @@ function field(text: string, name: string, min: number, max: number, names: stri
     if (stepText !== undefined && !(/^\d{1,2}$/.test(stepText) && step >= 1)) throw new CronError(`${name}: the step "${stepText}" is not a positive number`);
     let lo: number;
     let hi: number;
-    if (range === '*' || range === '?') [lo, hi] = [min, max];
-    else {
+    if (range === '*' || range === '?') {
+      [lo, hi] = [min, max];
+      if (step <= 1) any = true;
+    } else {
       const [a, b, more] = range.split('-');
       if (more !== undefined) throw new CronError(`${name}: "${range}" is not a range`);
       lo = value(a!);
@@ -66,7 +70,7 @@ function field(text: string, name: string, min: number, max: number, names: stri
     }
     for (let v = lo; v <= hi; v += step) out.add(v);
   }
-  return { values: [...out].sort((a, b) => a - b), any: text.startsWith('*') || text.startsWith('?') };
+  return { values: [...out].sort((a, b) => a - b), any };
 }
 
 export function parseCron(expression: string): Cron {
@@ -172,7 +176,8 @@ export const SEARCH_YEARS = 5;
 export function nextFire(c: Cron, from: number, timeZone = 'UTC'): number | undefined {
   const start = wallOf(from, timeZone);
   let { y, mo, d } = start;
-  for (let day = 0; day <= SEARCH_YEARS * 366; day++) {
+  const last = Date.UTC(y + SEARCH_YEARS, mo - 1, d);
+  for (let day = 0; Date.UTC(y, mo - 1, d) <= last; day++) {
     if (day > 0 && ++d > daysIn(y, mo)) {
       d = 1;
       if (++mo > 12) [mo, y] = [1, y + 1];

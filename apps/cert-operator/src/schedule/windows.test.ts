@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CronError } from './cron.js';
+import { CronError, parseCron } from './cron.js';
 import { openAt, parseWindows, type WindowSpec } from './windows.js';
 
 const weekdayMornings: WindowSpec = { cron: '0 8 * * MON-FRI', timezone: 'Europe/Berlin', windowDuration: '4h' };
@@ -20,8 +20,8 @@ describe('openAt', () => {
     const both = parseWindows([weekdayMornings, { cron: '0 12 * * SAT', windowDuration: '1h' }]);
     expect(iso(openAt(both, Date.parse('2026-11-28T00:00:00Z')))).toBe('2026-11-28T12:00:00.000Z');
   });
-  it('gives none for a schedule that never fires', () => {
-    expect(openAt(parseWindows([{ cron: '0 0 30 2 *', windowDuration: '1h' }]), Date.parse('2026-11-27T00:00:00Z'))).toBeUndefined();
+  it('gives none for a schedule that never fires (parseWindows refuses those; this one is made by hand)', () => {
+    expect(openAt([{ cron: parseCron('0 0 30 2 *'), timeZone: 'UTC', durationMs: 3_600_000 }], Date.parse('2026-11-27T00:00:00Z'))).toBeUndefined();
   });
 });
 
@@ -35,6 +35,7 @@ describe('parseWindows', () => {
     ],
     ['a zero duration', { cron: '0 1 * * *', windowDuration: '0s' }, /^renewal\.windows\[0\]\.windowDuration must be at least a minute$/],
     ['a duration that does not parse', { cron: '0 1 * * *', windowDuration: 'soon' }, /is not a duration$/],
+    ['a schedule that never fires', { cron: '0 0 31 4,6,9,11 *', windowDuration: '1h' }, /^renewal\.windows\[0\]: the schedule never fires$/],
   ])('refuses %s, naming it', (_name, spec, message) => {
     expect(() => parseWindows([spec])).toThrow(CronError);
     expect(() => parseWindows([spec])).toThrow(message);

@@ -14,8 +14,29 @@ export interface Window {
   durationMs: number;
 }
 
-/** The windows, parsed; the first that cannot be is refused with CronError naming it. */
+/** Parsed windows by their spec: every reconcile of every Certificate reads them. Bounded. */
+const parsed = new Map<string, Window[] | CronError>();
+const MAX_PARSED = 1_000;
+
+/** The windows, parsed (and remembered); the first that cannot be is refused with CronError naming it. */
 export function parseWindows(specs: readonly WindowSpec[]): Window[] {
+  const key = JSON.stringify(specs);
+  let got = parsed.get(key);
+  if (!got) {
+    try {
+      got = parseEach(specs);
+    } catch (err) {
+      if (!(err instanceof CronError)) throw err;
+      got = err;
+    }
+    if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
+    parsed.set(key, got);
+  }
+  if (got instanceof CronError) throw got;
+  return got;
+}
+
+function parseEach(specs: readonly WindowSpec[]): Window[] {
   return specs.map((w, i) => {
     const where = `renewal.windows[${i}]`;
     let durationMs: number;
@@ -25,14 +46,17 @@ export function parseWindows(specs: readonly WindowSpec[]): Window[] {
       throw new CronError(`${where}.windowDuration "${w.windowDuration}" is not a duration`);
     }
     if (!(durationMs >= 60_000)) throw new CronError(`${where}.windowDuration must be at least a minute`);
+    let window: Window;
     try {
       const timeZone = w.timezone || 'UTC';
-      const cron = parseCron(w.cron);
-      nextFire(cron, 0, timeZone); // an unknown zone is refused here, not at the first renewal
-      return { cron, timeZone, durationMs };
+      window = { cron: parseCron(w.cron), timeZone, durationMs };
+      // An unknown zone is refused here, not at the first renewal; so is a schedule that never
+      // fires (30 February), from any start: five years hold every calendar day.
+      if (nextFire(window.cron, Date.UTC(2026, 0, 1), timeZone) === undefined) throw new CronError('the schedule never fires');
     } catch (err) {
       throw new CronError(`${where}: ${(err as Error).message}`);
     }
+    return window;
   });
 }
 

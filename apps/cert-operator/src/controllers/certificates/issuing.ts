@@ -78,7 +78,7 @@ export async function upToDate(
   if (wrote.problem) return outputProblem(api, c, ctx, wrote.problem);
   const cert = state.cert!;
   // The plan for the certificate as the status will record it: a window kept for another is not used.
-  const plan = renewalPlan(c, cert, issuer);
+  const plan = renewalPlan(c, cert, now, issuer);
   const renewAt = plan.at;
   await writeStatus(
     api,
@@ -131,7 +131,7 @@ export async function completeIssuance(
   if (wrote.problem) return outputProblem(api, c, ctx, wrote.problem);
   const info = inspectCertificate(chainPem);
   // A new certificate: no renewal info about it yet (the renewal-info controller asks the CA next).
-  const plan = renewalPlan(c, info, issuer);
+  const plan = renewalPlan(c, info, new Date(ctx.clock.now()), issuer);
   const renewAt = plan.at;
   ctx.recorder.normal(c, 'Issued', `The certificate has been successfully issued (revision ${revision}, valid until ${info.notAfter.toISOString()})`);
   const issued = await writeStatus(

@@ -217,7 +217,7 @@ export const TRIGGER_POLICIES: readonly Policy[] = [
   {
     name: 'CurrentCertificateNearingExpiry',
     check: ({ certificate: c, secret, now, issuer }) => {
-      const plan = renewalPlan(c, secret.cert!, issuer);
+      const plan = renewalPlan(c, secret.cert!, now, issuer);
       if (!plan.at || plan.at.getTime() > now.getTime()) return undefined;
       return { reason: 'Renewing', message: `Renewing certificate as renewal was scheduled at ${plan.at.toISOString()} (${plan.why})` };
     },

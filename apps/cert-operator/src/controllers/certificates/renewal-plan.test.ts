@@ -18,9 +18,10 @@ const certificate = (renewal?: CertificateSpecType['renewal'], ari?: [string, st
 });
 const weekdays = [{ cron: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', windowDuration: '8h' }];
 const issuer = (renewal: IssuerRenewal['renewal']): IssuerRenewal => ({ kind: 'ClusterIssuer', name: 'le', renewal });
+const DAY1 = new Date(notBefore.getTime() + DAY);
 
 describe('renewalPlan', () => {
-  it.each<[string, CertificateObject, IssuerRenewal | undefined, Omit<Partial<RenewalPlan>, 'at'> & { at?: string }]>([
+  it.each<[string, CertificateObject, IssuerRenewal | undefined, Omit<Partial<RenewalPlan>, 'at'> & { at?: string }, Date?]>([
     ['renewBefore alone: two thirds of the lifetime', certificate(), undefined, { at: '2027-01-24T00:00:00.000Z' }],
     [
       "the CA's window (ARI) instead of renewBefore",
@@ -54,8 +55,34 @@ describe('renewalPlan', () => {
       issuer({ policy: 'Disabled' }),
       { at: undefined, paused: { by: 'ClusterIssuer "le"', wouldRenewAt: new Date('2027-01-24T00:00:00Z') } },
     ],
-  ])('%s', (_name, c, iss, want) => {
-    const plan = renewalPlan(c, cert, iss);
+    [
+      'overdue (a pause lifted on Friday evening): waits for the next window, Monday morning',
+      certificate({ windows: weekdays }),
+      undefined,
+      { at: '2027-02-01T08:00:00.000Z' },
+      new Date('2027-01-29T17:00:00Z'),
+    ],
+    [
+      'overdue inside a window: at once (the time wanted, past)',
+      certificate({ windows: weekdays }),
+      undefined,
+      { at: '2027-01-24T00:00:00.000Z' },
+      new Date('2027-01-29T09:00:00Z'),
+    ],
+    [
+      'a window opening later than a tenth of the lifetime before expiry: outside the windows',
+      certificate({ windows: [{ cron: '0 0 20 2 *', windowDuration: '1h' }] }),
+      undefined,
+      { at: '2027-01-24T00:00:00.000Z', outsideWindows: true },
+    ],
+    [
+      "a CA's window reaching past expiry: no later than a tenth of the lifetime before it",
+      certificate(undefined, ['2027-02-22T00:00:00Z', '2027-03-01T00:00:00Z']),
+      undefined,
+      { at: '2027-02-14T00:00:00.000Z' },
+    ],
+  ])('%s', (_name, c, iss, want, now = DAY1) => {
+    const plan = renewalPlan(c, cert, now, iss);
     const { at, ...rest } = want;
     expect(plan.at?.toISOString()).toBe(at);
     expect(plan).toMatchObject(rest);
@@ -63,10 +90,10 @@ describe('renewalPlan', () => {
   });
 
   it('says why, naming the windows', () => {
-    expect(renewalPlan(certificate({ windows: weekdays }), cert).why).toBe(
+    expect(renewalPlan(certificate({ windows: weekdays }), cert, DAY1).why).toBe(
       "before expiry by renewBefore (a third of the lifetime unless set), at the next opening of the Certificate's renewal windows",
     );
-    expect(renewalPlan(certificate(), cert, issuer({ windows: [{ cron: '@daily', windowDuration: '24h' }] })).why).toBe(
+    expect(renewalPlan(certificate(), cert, DAY1, issuer({ windows: [{ cron: '@daily', windowDuration: '24h' }] })).why).toBe(
       'before expiry by renewBefore (a third of the lifetime unless set), in one of ClusterIssuer "le"\'s renewal windows',
     );
   });

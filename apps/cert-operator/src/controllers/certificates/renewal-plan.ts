@@ -37,13 +37,18 @@ export interface RenewalPlan {
  *    platform team holds every Certificate the issuer issues); an expired certificate is still
  *    issued again (the Expired trigger), and readiness says the pause.
  * 3. Windows: the Certificate's `renewal.windows`, else its issuer's; the renewal waits for the
- *    next open window, unless none opens before expiry: then it happens at the time wanted, said,
- *    since no window is worth an expired certificate (cert-manager would let it expire).
+ *    next open window (from the time wanted, or from now once that has passed), unless none opens
+ *    by a tenth of the lifetime before expiry: then it happens at the time wanted, said, since no
+ *    window is worth an expired certificate (cert-manager would let it expire).
+ * The time wanted is never later than that tenth either (a CA's window that reaches expiry).
  */
-export function renewalPlan(c: CertificateObject, cert: { notBefore: Date; notAfter: Date }, issuer?: IssuerRenewal): RenewalPlan {
+export function renewalPlan(c: CertificateObject, cert: { notBefore: Date; notAfter: Date }, now: Date, issuer?: IssuerRenewal): RenewalPlan {
   const own = c.spec.renewal;
   const ari = renewalInfoFor(c, cert);
-  const wanted = renewalTime(cert.notBefore, cert.notAfter, { ...c.spec, renewal: undefined }, ari)!;
+  // Never later than a tenth of the lifetime before expiry, whatever a CA's window or the renewal
+  // windows say: a failed attempt then still has hours (six-day certificates) or days to retry.
+  const latest = cert.notAfter.getTime() - (cert.notAfter.getTime() - cert.notBefore.getTime()) / 10;
+  const wanted = new Date(Math.min(renewalTime(cert.notBefore, cert.notAfter, { ...c.spec, renewal: undefined }, ari)!.getTime(), latest));
   const why = ari
     ? `inside the ACME server's suggested renewal window, ${ari.window.start.toISOString()} to ${ari.window.end.toISOString()}`
     : 'before expiry by renewBefore (a third of the lifetime unless set)';
@@ -52,17 +57,20 @@ export function renewalPlan(c: CertificateObject, cert: { notBefore: Date; notAf
   const windows = own?.windows?.length ? own.windows : issuer?.renewal?.windows;
   if (!windows?.length) return { at: wanted, why };
   const whose = own?.windows?.length ? "the Certificate's" : `${issuer!.kind} "${issuer!.name}"'s`;
+  // From when the renewal is wanted, or from now when that has passed (a pause lifted, a backoff
+  // over, an operator that was down): a renewal overdue outside the windows still waits for one.
+  const from = Math.max(wanted.getTime(), now.getTime());
   let opens: number | undefined;
   try {
-    opens = openAt(parseWindows(windows), wanted.getTime());
+    opens = openAt(parseWindows(windows), from);
   } catch {
-    // The Certificate's own are refused before this (validate.ts), the issuer's by its readiness.
+    // The Certificate's own are refused before this (validate.ts); the issuer's are said on it.
     opens = undefined;
   }
-  if (opens === undefined || opens >= cert.notAfter.getTime()) {
-    return { at: wanted, why: `${why}; none of ${whose} renewal windows opens before expiry, so outside them`, outsideWindows: true };
+  if (opens === undefined || opens > latest) {
+    return { at: wanted, why: `${why}; none of ${whose} renewal windows opens in time before expiry, so outside them`, outsideWindows: true };
   }
-  return opens === wanted.getTime()
+  return opens === from
     ? { at: wanted, why: `${why}, in one of ${whose} renewal windows` }
     : { at: new Date(opens), why: `${why}, at the next opening of ${whose} renewal windows` };
 }

@@ -1,4 +1,4 @@
-import { controllerFor, referenceIndex, Secret, type Condition, type MapContext, type ReconcileContext, type Request } from '@opkit/runtime';
+import { controllerFor, referenceIndex, removeCondition, Secret, type Condition, type MapContext, type ReconcileContext, type Request } from '@opkit/runtime';
 import { renewalProblems } from '../certificates/validate.js';
 import type { IssuerObject } from '../../api/v1/issuer.js';
 import type { CertOperatorConfig } from '../../config.js';
@@ -20,9 +20,7 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
     if (!issuer) return;
     const resourceNamespace = kind === 'Issuer' ? req.namespace! : cfg.clusterResourceNamespace;
     let verdict: Awaited<ReturnType<ReadinessCheck>>;
-    const renewal = renewalProblems(issuer.spec.renewal, 'spec.renewal');
-    if (renewal.length) verdict = { status: 'False', reason: 'InvalidRenewalWindows', message: renewal.join('; ') };
-    else if (issuer.spec.selfSigned) verdict = { status: 'True', reason: 'IsReady', message: 'Issuer is ready (SelfSigned)' };
+    if (issuer.spec.selfSigned) verdict = { status: 'True', reason: 'IsReady', message: 'Issuer is ready (SelfSigned)' };
     else if (issuer.spec.ca) {
       const pair = await loadCAKeyPair(new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), resourceNamespace, issuer.spec.ca.secretName);
       verdict = pair.ok
@@ -40,13 +38,28 @@ export function issuerReconciler(kind: IssuerKindName, cfg: CertOperatorConfig, 
     const prev = issuer.status?.conditions?.find((c) => c.type === 'Ready');
     if (verdict.status === 'False' && (prev?.reason !== verdict.reason || prev.message !== verdict.message))
       ctx.recorder.warning(issuer, verdict.reason, verdict.message);
-    const conditions = ctx.setCondition(issuer.status?.conditions as Condition[] | undefined, {
+    let conditions = ctx.setCondition(issuer.status?.conditions as Condition[] | undefined, {
       type: 'Ready',
       status: verdict.status,
       reason: verdict.reason,
       message: verdict.message,
       observedGeneration: issuer.metadata.generation,
     });
+    // Renewal windows that cannot be read are said on their own condition, not by Ready: the issuer
+    // still issues (its Certificates renew as if it had no windows), and nothing expires for a typo.
+    const renewal = renewalProblems(issuer.spec.renewal, 'spec.renewal');
+    const prevWindows = issuer.status?.conditions?.find((c) => c.type === 'RenewalWindows');
+    if (renewal.length) {
+      const message = `${renewal.join('; ')}: ignored, the issuer's Certificates renew as if it had no windows`;
+      if (prevWindows?.message !== message) ctx.recorder.warning(issuer, 'InvalidRenewalWindows', message);
+      conditions = ctx.setCondition(conditions, {
+        type: 'RenewalWindows',
+        status: 'False',
+        reason: 'InvalidRenewalWindows',
+        message,
+        observedGeneration: issuer.metadata.generation,
+      });
+    } else conditions = removeCondition(conditions, 'RenewalWindows');
     await ctx.updateStatus(crd.kind, issuer, { ...issuer.status, ...verdict.statusPatch, conditions });
     return verdict.requeueAfter ? { requeueAfter: verdict.requeueAfter } : undefined;
   };
