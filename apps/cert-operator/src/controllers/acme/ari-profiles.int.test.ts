@@ -233,7 +233,7 @@ describe('ACME Renewal Information and profiles against Pebble', () => {
     expect(orders.map((o) => o.spec.profile)).toEqual(['shortlived']);
   });
 
-  it('says on the issuer, and on the Certificate, when a profile is one the CA does not offer', async () => {
+  it('says on the issuer, and on the Certificate, when a profile is one the CA does not offer; a tenant cannot override a ClusterIssuer', async () => {
     const { issuer } = await withIssuer({ profile: 'longlived' }, 'False');
     expect(cond(issuer, 'Ready')).toMatchObject({
       reason: 'UnknownProfile',
@@ -248,5 +248,33 @@ describe('ACME Renewal Information and profiles against Pebble', () => {
       message: expect.stringContaining('the ACME server offers no profile "tiny"; it offers: default (default), shortlived (six-day certificates)'),
     });
     expect((await admin.list(Order.kind, { namespace })).items.map((o) => [o.spec.profile, o.status?.state])).toEqual([['tiny', 'errored']]);
+
+    // Under a ClusterIssuer the platform decides: a tenant's annotation is refused, saying so.
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'ClusterIssuer',
+      metadata: { name: 'platform' },
+      spec: {
+        acme: {
+          server: pebble.directoryUrl,
+          caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'),
+          privateKeySecretRef: { name: 'platform-account' },
+          solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }],
+        },
+      },
+    });
+    const tenant = `ari${++n}`;
+    await plane.kubectl(['create', 'namespace', tenant]);
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'web', namespace: tenant, annotations: { 'acme.cert.opkit.dev/profile': 'shortlived' } },
+      spec: { secretName: 'web', issuerRef: { name: 'platform', kind: 'ClusterIssuer' }, dnsNames: [`shop.${tenant}.example.test`] },
+    });
+    const refused = await until('refused under the ClusterIssuer', tenant, (c) => cond(c, 'Issuing')?.status === 'False' && c);
+    expect(refused.status?.conditions?.find((x) => x.type === 'Issuing')?.message).toContain(
+      'the acme.cert.opkit.dev/profile annotation is honoured under an Issuer only: ClusterIssuer "platform" decides the profile',
+    );
+    expect((await admin.list(Order.kind, { namespace: tenant })).items).toEqual([]);
   });
 });

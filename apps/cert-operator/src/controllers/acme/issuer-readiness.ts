@@ -25,9 +25,17 @@ export function acmeReadiness(accounts: AcmeAccounts, retries: RetryRecords): Re
     if (wait && ready?.status === 'False') return { status: 'False', reason: ready.reason, message: ready.message, requeueAfter: wait };
     try {
       const { session, registered, keyHash } = await accounts.session(issuer, resourceNamespace, ctx);
-      // A profile the CA does not offer would fail every order: said on the issuer, with what it offers.
-      const unknownProfile = spec.profile ? profileProblem(spec.profile, (await session.directory()).profiles) : undefined;
-      if (unknownProfile) return { status: 'False', reason: 'UnknownProfile', message: `acme.profile: ${unknownProfile}` };
+      // A profile the CA does not offer would fail every order: said on the issuer, with what it
+      // offers. A directory that cannot be read just now leaves it to the order, which checks
+      // again: a CA's blip must not make a registered issuer unready (and hold every Certificate).
+      const offered = spec.profile
+        ? await session.directory().then(
+            (d) => d.profiles,
+            () => 'unknown' as const,
+          )
+        : undefined;
+      const unknownProfile = offered !== undefined && offered !== 'unknown' ? profileProblem(spec.profile, offered) : undefined;
+      if (unknownProfile) return { status: 'False', reason: 'UnknownProfile', message: `acme.profile: ${unknownProfile}`, requeueAfter: 600_000 };
       const emailUnchanged = (issuer.status?.acme?.lastRegisteredEmail ?? '') === (spec.email ?? '');
       if (registered && emailUnchanged) return { ...REGISTERED, statusPatch: retries.fields(issuer, RETRY_CLEARED) };
       await session.call((c) => c.createAccount({ termsOfServiceAgreed: true, contact: spec.email ? [`mailto:${spec.email}`] : [] }));

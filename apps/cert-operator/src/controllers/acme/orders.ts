@@ -20,6 +20,19 @@ type OrderStatus = NonNullable<OrderObject['status']>;
 /** The reason of an order whose challenges are going as they should (constant: no status churn). */
 const solving = (o: OrderObject) => `solving the HTTP-01 challenges for ${[...(o.spec.dnsNames ?? []), ...(o.spec.ipAddresses ?? [])].join(', ')}`;
 
+/**
+ * Whether a newOrder failed over its `replaces`: already replaced (RFC 9773 §5), or a refusal that
+ * names it (Pebble's "did not request the certificate being replaced", a malformed identifier), or
+ * the 500 Pebble answers for a certificate it has no order for (one issued before it restarted).
+ * Not an overloaded or unreachable CA (502, 503, 504: ordering again at once would only add load,
+ * and lose the renewal's exemption from rate limits), nor a refusal of the names themselves.
+ */
+export function refusesReplaces(err: unknown): boolean {
+  if (err instanceof AcmeProblemError)
+    return !err.accountGone && (err.type.endsWith(':alreadyReplaced') || /replac/i.test(err.message) || err.type.endsWith(':malformed'));
+  return err instanceof AcmeUnavailableError && err.status === 500;
+}
+
 /** The order asks for a profile the CA does not offer: final, with the offered ones named. */
 class ProfileRefused extends Error {}
 
@@ -40,14 +53,11 @@ async function newOrder(session: AcmeSession, o: OrderObject, ctx: ReconcileCont
   try {
     return await session.call((c) => c.createOrder({ ...payload, replaces } as never));
   } catch (err) {
-    // Pebble answers 500 for a certificate it has no order for (one issued before it restarted):
-    // an error status is tried once without `replaces` too; a rate limit or a lost account is not.
-    const refused = (err instanceof AcmeProblemError && !err.accountGone) || (err instanceof AcmeUnavailableError && err.status !== undefined);
-    if (!refused) throw err;
+    if (!refusesReplaces(err)) throw err;
     ctx.recorder.normal(
       o,
       'ReplacesRefused',
-      `The ACME server refused to record this order as the renewal of ${replaces} (${err.message}); ordering without it`,
+      `The ACME server refused to record this order as the renewal of ${replaces} (${(err as Error).message}); ordering without it`,
     );
     return session.call((c) => c.createOrder(payload as never));
   }

@@ -62,7 +62,15 @@ export const acmeSigner: Signer = async (cr, csr, issuer, ctx, api) => {
   }
   if (!order) {
     const replaces = await replacedCertificate(cr, ctx, api);
-    const profile = cr.metadata.annotations?.[PROFILE_ANNOTATION] || issuer.issuer.spec.acme?.profile;
+    // A Certificate's own profile, under its own namespace's Issuer (its team's account). A
+    // ClusterIssuer's profile is the platform's choice: a tenant asking for shortlived there would
+    // renew fifteen times as often on the shared account's order limits.
+    const ownProfile = cr.metadata.annotations?.[PROFILE_ANNOTATION];
+    if (ownProfile && issuer.kind === 'ClusterIssuer')
+      return {
+        failed: `the ${PROFILE_ANNOTATION} annotation is honoured under an Issuer only: ClusterIssuer "${issuer.issuer.metadata.name}" decides the profile (its acme.profile)`,
+      };
+    const profile = ownProfile || issuer.issuer.spec.acme?.profile;
     await ctx.create(Order.kind, {
       metadata: {
         name,
