@@ -83,6 +83,13 @@ describe('AcmeSession against a scripted ACME server', () => {
     expect(classify(err)).toEqual({ kind: 'retry', message: err.message, atLeastMs: 120_000 });
   });
 
+  it("cuts a server's words to 512 characters: a tenant's CA cannot put a megabyte into every status and event", async () => {
+    replies = [problem(400, 'malformed', 'x'.repeat(900_000))];
+    const err = (await newOrder(session()).catch((e: unknown) => e)) as AcmeProblemError;
+    expect(err).toBeInstanceOf(AcmeProblemError);
+    expect(err.message).toBe(`${'x'.repeat(512)}… (900000 characters)`);
+  });
+
   it('reads Retry-After given as an HTTP date', async () => {
     replies = [problem(429, 'rateLimited', 'slow down', { 'retry-after': new Date(Date.now() + 30 * 60_000).toUTCString() })];
     const err = (await newOrder(session()).catch((e: unknown) => e)) as AcmeRateLimitError;
