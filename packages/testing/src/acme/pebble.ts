@@ -25,7 +25,10 @@ export interface PebbleOptions {
    * does (on by default: a certificate is then not exactly what the CSR asked for).
    */
   promoteCommonName?: boolean;
-  /** More profiles (name → lifetime in seconds), beside `default` and `shortlived`: e.g. minutes, to compress time in a bench. */
+  /**
+   * More profiles (name → lifetime in seconds) beside `default`: Let's Encrypt's `shortlived` (518,400
+   * s), or minutes to compress time in a bench. An order that names none then gets a random one.
+   */
   profiles?: Record<string, { validityPeriod: number; description?: string }>;
   /** Extra PEBBLE_* environment. */
   env?: Record<string, string>;
@@ -89,11 +92,11 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
         domainBlocklist: ['blocked.example.com'],
         retryAfter: { authz: 1, order: 1 },
         keyAlgorithm: 'ecdsa',
-        // Let's Encrypt's two: 90 days (the default), and six days (shortlived, the one it allows
-        // IP addresses in).
+        // Only the default unless asked: Pebble gives an order that names no profile a random one
+        // of those it has ("in true pebble chaos fashion"), so a second profile would make every
+        // other test's lifetimes random.
         profiles: {
           default: { description: 'default', validityPeriod: 7_776_000, promoteCommonName: options.promoteCommonName ?? true },
-          shortlived: { description: 'six-day certificates', validityPeriod: 518_400, promoteCommonName: false },
           ...Object.fromEntries(
             Object.entries(options.profiles ?? {}).map(([name, p]) => [name, { description: p.description ?? name, promoteCommonName: false, ...p }]),
           ),

@@ -263,7 +263,7 @@ export const ACMEIssuer = Type.Object(
     profile: Type.Optional(
       Type.String({
         description:
-          "The ACME profile every order asks for (e.g. Let's Encrypt's shortlived, six-day certificates), one the CA's directory offers: an issuer naming another is not Ready (UnknownProfile), saying what the CA offers. A Certificate's acme.cert.opkit.dev/profile annotation overrides it.",
+          "The ACME profile every order asks for (e.g. Let's Encrypt's shortlived, six-day certificates), one the CA's directory offers: an issuer naming another is not Ready (UnknownProfile), saying what the CA offers. Under an Issuer (not a ClusterIssuer), a Certificate's acme.cert.opkit.dev/profile annotation overrides it.",
       }),
     ),
   },

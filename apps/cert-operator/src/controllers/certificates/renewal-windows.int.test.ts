@@ -102,7 +102,7 @@ describe('renewal windows and pausing', () => {
     await age(namespace);
     const renewed = await until('renewed', namespace, (c) => c.status?.revision === 2 && c);
     const events = (await admin.list(CoreEvent, { namespace })).items.map((e) => e.message ?? '');
-    expect(events.some((m) => /none of Issuer "self"'s renewal windows opens before expiry, so outside them/.test(m))).toBe(true);
+    expect(events.some((m) => /none of Issuer "self"'s renewal windows opens in time before expiry, so outside them/.test(m))).toBe(true);
     expect(cond(renewed, 'Ready')?.status).toBe('True');
   });
 
