@@ -36,6 +36,8 @@ const sha = (s: string) => createHash('sha256').update(s).digest('hex').slice(0,
  */
 export class AcmeAccounts {
   private readonly sessions = new Map<string, { id: string; session: AcmeSession }>();
+  /** By session id (server, key, trust): the origin the server's directory makes accounts on. */
+  private readonly accountOrigins = new Map<string, string>();
 
   constructor(
     private readonly api: CertApi,
@@ -70,9 +72,22 @@ export class AcmeAccounts {
     }
     const keyHash = sha(keyPem);
     const recorded = issuer.status?.acme;
-    const registered = !!recorded?.uri && recorded.lastPrivateKeyHash === keyHash && recorded.uri.startsWith(new URL(spec.server).origin);
     const caPem = spec.caBundle ? Buffer.from(spec.caBundle, 'base64').toString('utf8') : undefined;
     const id = [spec.server, keyHash, sha(caPem ?? ''), !!spec.skipTLSVerify].join('|');
+    // The recorded account is this server's when its URL is where the server makes accounts: the
+    // directory's origin (cert-manager's test), or, for a directory served from another origin
+    // than its resources, the origin of its newAccount (asked once per server and key).
+    let registered = !!recorded?.uri && recorded.lastPrivateKeyHash === keyHash;
+    if (registered && !recorded!.uri!.startsWith(new URL(spec.server).origin)) {
+      let origin = this.accountOrigins.get(id);
+      if (origin === undefined) {
+        const probe = new AcmeSession({ directoryUrl: spec.server, accountKeyPem: keyPem, caPem, skipTLSVerify: spec.skipTLSVerify, observe: this.observe });
+        const { newAccount } = await probe.directory();
+        origin = newAccount ? new URL(newAccount).origin : '';
+        this.accountOrigins.set(id, origin);
+      }
+      registered = origin !== '' && recorded!.uri!.startsWith(`${origin}/`);
+    }
     // One session per issuer: replaced when anything it was made from changes. The session that
     // registered the account keeps serving it (its directory and nonces stay warm); it is replaced
     // only when the recorded account is not the one it knows.

@@ -126,6 +126,8 @@ export const parseRetryAfter = (value: string | undefined, nowMs: number): numbe
 
 /** What the directory offers beyond RFC 8555's resources. */
 export interface DirectoryFeatures {
+  /** Where accounts are made (RFC 8555 §7.3): their URLs are on this resource's origin. */
+  newAccount?: string;
   /** The renewalInfo resource (RFC 9773), when the CA offers ARI. */
   renewalInfo?: string;
   /** The profiles the CA offers, by name, with their descriptions (draft-aaron-acme-profiles). */
@@ -276,9 +278,10 @@ export class AcmeSession {
   /** The directory's ARI and profile resources (acme-client caches the directory for a day). */
   async directory(): Promise<DirectoryFeatures> {
     return this.call(async () => {
-      const d = (await this.http.getDirectory()) as { renewalInfo?: unknown; meta?: { profiles?: unknown } };
+      const d = (await this.http.getDirectory()) as { newAccount?: unknown; renewalInfo?: unknown; meta?: { profiles?: unknown } };
       const profiles = d.meta?.profiles;
       return {
+        ...(typeof d.newAccount === 'string' && d.newAccount ? { newAccount: d.newAccount } : {}),
         ...(typeof d.renewalInfo === 'string' && d.renewalInfo ? { renewalInfo: d.renewalInfo } : {}),
         ...(profiles && typeof profiles === 'object' && !Array.isArray(profiles)
           ? { profiles: Object.fromEntries(Object.entries(profiles).map(([k, v]) => [k, typeof v === 'string' ? v : ''])) }
