@@ -1,7 +1,9 @@
 import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager, type ObjectOf } from '@opkit/runtime';
 import { testManager } from '@opkit/runtime/testing';
 import {
+  createCertificateAuthority,
   freePort,
+  httpGet,
   startControlPlane,
   startIngressStandIn,
   startPebble,
@@ -12,6 +14,8 @@ import {
   type Pebble,
 } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CERT_APIS } from '../../api/index.js';
@@ -278,5 +282,26 @@ describe('ACME Renewal Information and profiles against Pebble', () => {
       'the acme.cert.opkit.dev/profile annotation is honoured under an Issuer only: ClusterIssuer "platform" decides the profile',
     );
     expect((await admin.list(Order.kind, { namespace: tenant })).items).toEqual([]);
+  });
+
+  it("issues through a directory served on another origin than the CA's API (the account's URL is not on the directory's host)", async () => {
+    // A directory of its own, naming Pebble's resources: as a CA whose directory sits apart from its API.
+    const ca = await createCertificateAuthority('opkit test directory', 1);
+    const serving = await ca.issue({ commonName: 'localhost', usage: 'server', ipAddresses: ['127.0.0.1'] });
+    const directory = (await httpGet(pebble.directoryUrl, { ca: pebble.tlsCaPem })).body;
+    const server = createHttpsServer({ cert: serving.cert, key: serving.key }, (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(directory),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { namespace } = await withIssuer({
+        server: `https://127.0.0.1:${(server.address() as AddressInfo).port}/dir`,
+        caBundle: Buffer.from(`${pebble.tlsCaPem}\n${ca.cert}`).toString('base64'),
+      });
+      await certificate(namespace);
+      await until('issued', namespace, (c) => cond(c, 'Ready')?.status === 'True');
+    } finally {
+      server.close();
+    }
   });
 });
