@@ -102,15 +102,20 @@ let reset: () => void = () => undefined;
 
 const accountKeyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
+/** A new session against the server, which answers with `rs` from its first request on. */
+async function sessionAnswering(rs: Reply[]): Promise<{ root: string; session: AcmeSession }> {
+  const root = await server();
+  replies = rs;
+  reset();
+  return { root, session: new AcmeSession({ directoryUrl: `${root}/directory`, accountKeyPem }) };
+}
+
 export const targets = fuzzTargets(
   {
     name: 'an ACME session: a result or a typed error, whatever the server answers',
     arbitrary: fc.array(reply, { minLength: 1, maxLength: 6 }),
     run: async (rs: Reply[]) => {
-      const root = await server();
-      replies = rs;
-      reset();
-      const session = new AcmeSession({ directoryUrl: `${root}/directory`, accountKeyPem });
+      const { session } = await sessionAnswering(rs);
       await session.call((c) => c.createAccount({ termsOfServiceAgreed: true }));
       await session.call((c) => c.createOrder({ identifiers: [{ type: 'dns', value: 'example.com' }] }));
     },
@@ -120,10 +125,7 @@ export const targets = fuzzTargets(
     name: "an ACME server's directory and renewal info: a decoded window or a typed error, whatever it answers",
     arbitrary: fc.array(reply, { minLength: 1, maxLength: 3 }),
     run: async (rs: Reply[]) => {
-      const root = await server();
-      replies = rs;
-      reset();
-      const session = new AcmeSession({ directoryUrl: `${root}/directory`, accountKeyPem });
+      const { root, session } = await sessionAnswering(rs);
       const { renewalInfo } = await session.directory();
       const answer = await session.renewalInfo(renewalInfo ?? `${root}/renewal-info`, 'aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE');
       return decodeRenewalInfo(answer.body);

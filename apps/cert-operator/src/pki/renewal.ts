@@ -18,15 +18,7 @@ export interface AriRenewal {
  * of the *issued* lifetime (renewal at 2/3), is honoured only when shorter than that lifetime, and
  * the result is truncated to whole seconds.
  */
-export function renewalTime(
-  notBefore: Date,
-  notAfter: Date,
-  opts: { renewBefore?: string; renewBeforePercentage?: number; renewal?: { policy?: string } } = {},
-  ari?: AriRenewal,
-): Date | undefined {
-  // cert-manager's `renewal.policy: Disabled`: never renewed ahead of expiry (an expired
-  // certificate is still issued again: the Expired trigger), whatever the CA suggests.
-  if (opts.renewal?.policy === 'Disabled') return undefined;
+export function renewalTime(notBefore: Date, notAfter: Date, opts: { renewBefore?: string; renewBeforePercentage?: number } = {}, ari?: AriRenewal): Date {
   if (ari) return new Date(Math.min(pointInWindow(ari.window, ari.seed).getTime(), notAfter.getTime()));
   const lifetime = notAfter.getTime() - notBefore.getTime();
   let before = lifetime / 3;

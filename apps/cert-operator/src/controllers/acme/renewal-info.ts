@@ -8,6 +8,7 @@ import { resolveIssuer } from '../../issuers/resolve.js';
 import { inspectCertificate, splitPem } from '../../pki/inspect.js';
 import { conditionOf } from '../certificates/status.js';
 import { secretAnnotation } from '../certificates/policies.js';
+import { recordsCertificate } from '../certificates/renewal-info.js';
 import { readSecretState } from '../certificates/secret-state.js';
 import { renewalInfoRbac } from '../rbac.js';
 
@@ -84,19 +85,20 @@ export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAcc
     if (step.kind === 'idle') return;
     if (step.kind === 'wait') return { requeueAfter: step.ms };
 
+    // Waiting for a slow issuer's request in flight is decided before any Secret is read or parsed:
+    // at an operator start, every other certificate of that issuer comes back here.
+    const seed = c.metadata.uid ?? `${req.namespace}/${req.name}`;
+    const issuerKey = lookup.resolved.issuer.metadata.uid ?? `${lookup.resolved.kind}/${lookup.resolved.issuer.metadata.name}`;
+    if (slow.has(issuerKey) && asking.has(issuerKey)) return { requeueAfter: ISSUER_BUSY_MS * (1 + fractionOf(`${seed}/busy/${now}`)) };
+
     // The certificate the status names, as the Secret holds it, issued by this issuer: the
     // Certificate controller writes the Secret before the status, but our cache of Secrets may lag.
     const state = readSecretState(await ctx.cache.get(Secret, { namespace: req.namespace!, name: c.spec.secretName }, api.labelled));
     const leaf = !state.problem && state.certPem ? splitPem(state.certPem)[0] : undefined;
     const cert = leaf ? inspectCertificate(leaf) : undefined;
-    // Compared in whole seconds, as the status records it (a CA may write fractions of a second).
-    if (!cert || Date.parse(c.status!.notAfter!) !== Math.floor(cert.notAfter.getTime() / 1000) * 1000) return { requeueAfter: LOOK_AGAIN_MS };
+    if (!cert || !recordsCertificate(c.status, cert.notAfter)) return { requeueAfter: LOOK_AGAIN_MS };
     // Issued by another issuer (the issuerRef changed): the Certificate controller issues anew.
     if (secretAnnotation(api.groups, state, 'issuer-name') !== c.spec.issuerRef.name) return;
-
-    const seed = c.metadata.uid ?? `${req.namespace}/${req.name}`;
-    const issuerKey = lookup.resolved.issuer.metadata.uid ?? `${lookup.resolved.kind}/${lookup.resolved.issuer.metadata.name}`;
-    if (slow.has(issuerKey) && asking.has(issuerKey)) return { requeueAfter: ISSUER_BUSY_MS * (1 + fractionOf(`${seed}/busy/${now}`)) };
     const base = { ...c.status?.acme?.ari, lastChecked: new Date(now).toISOString() };
     let info: RenewalInfo;
     let retryAfter: string | undefined;

@@ -11,17 +11,24 @@ import type { CertificateStatus } from './status.js';
  */
 export function renewalInfoFor(c: CertificateObject, cert: { notAfter: Date }): AriRenewal | undefined {
   const w = c.status?.acme?.ari?.suggestedWindow;
-  // Whole seconds, as the status records times (a CA may write fractions of a second).
-  if (!w || !c.status?.notAfter || Date.parse(c.status.notAfter) !== Math.floor(cert.notAfter.getTime() / 1000) * 1000) return undefined;
+  if (!w || !recordsCertificate(c.status, cert.notAfter)) return undefined;
   const start = Date.parse(w.start);
   const end = Date.parse(w.end);
   if (!(start < end)) return undefined;
   return { window: { start: new Date(start), end: new Date(end) }, seed: c.metadata.uid ?? `${c.metadata.namespace}/${c.metadata.name}` };
 }
 
+/**
+ * Whether the status records the certificate valid until `notAfter`: compared in whole seconds, as
+ * the status records times (a CA may write fractions of a second).
+ */
+export function recordsCertificate(s: CertificateStatus | undefined, notAfter: Date): boolean {
+  return !!s?.notAfter && Date.parse(s.notAfter) === Math.floor(notAfter.getTime() / 1000) * 1000;
+}
+
 /** A status about to record the certificate valid until `notAfter` (RFC 3339) drops renewal info about another. */
 export function forgetRenewalInfo(s: CertificateStatus, notAfter: string): void {
-  if (!s.acme?.ari || (s.notAfter && Date.parse(s.notAfter) === Date.parse(notAfter))) return;
+  if (!s.acme?.ari || recordsCertificate(s, new Date(notAfter))) return;
   delete s.acme.ari;
   if (!Object.keys(s.acme).length) delete s.acme;
 }

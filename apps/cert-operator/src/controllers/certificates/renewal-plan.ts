@@ -48,7 +48,7 @@ export function renewalPlan(c: CertificateObject, cert: { notBefore: Date; notAf
   // Never later than a tenth of the lifetime before expiry, whatever a CA's window or the renewal
   // windows say: a failed attempt then still has hours (six-day certificates) or days to retry.
   const latest = cert.notAfter.getTime() - (cert.notAfter.getTime() - cert.notBefore.getTime()) / 10;
-  const wanted = new Date(Math.min(renewalTime(cert.notBefore, cert.notAfter, { ...c.spec, renewal: undefined }, ari)!.getTime(), latest));
+  const wanted = new Date(Math.min(renewalTime(cert.notBefore, cert.notAfter, c.spec, ari).getTime(), latest));
   const why = ari
     ? `inside the ACME server's suggested renewal window, ${ari.window.start.toISOString()} to ${ari.window.end.toISOString()}`
     : 'before expiry by renewBefore (a third of the lifetime unless set)';
