@@ -32,8 +32,8 @@ function untilRenewal(plan: RenewalPlan, notAfter: Date, now: number): number {
  * The status of the certificate the Secret holds: its validity, its renewal, no key of an issuance
  * under way, and no renewal info about another certificate (renewal-info.ts).
  */
-function recordCertificate(s: CertificateStatus, cert: { notBefore: Date; notAfter: Date }, renewAt: Date | undefined): void {
-  forgetRenewalInfo(s, rfc3339(cert.notAfter));
+function recordCertificate(s: CertificateStatus, cert: { notBefore: Date; notAfter: Date }, renewAt: Date | undefined, issued = false): void {
+  forgetRenewalInfo(s, rfc3339(cert.notAfter), issued);
   s.notBefore = rfc3339(cert.notBefore);
   s.notAfter = rfc3339(cert.notAfter);
   if (renewAt) s.renewalTime = rfc3339(renewAt);
@@ -140,7 +140,7 @@ export async function completeIssuance(
     ctx,
     (s, set, unset) => {
       s.revision = revision;
-      recordCertificate(s, info, renewAt);
+      recordCertificate(s, info, renewAt, true);
       delete s.failedIssuanceAttempts;
       delete s.lastFailureTime;
       set(READY);

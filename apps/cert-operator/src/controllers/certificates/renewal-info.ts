@@ -26,9 +26,15 @@ export function recordsCertificate(s: CertificateStatus | undefined, notAfter: D
   return !!s?.notAfter && Date.parse(s.notAfter) === Math.floor(notAfter.getTime() / 1000) * 1000;
 }
 
-/** A status about to record the certificate valid until `notAfter` (RFC 3339) drops renewal info about another. */
-export function forgetRenewalInfo(s: CertificateStatus, notAfter: string): void {
-  if (!s.acme?.ari || recordsCertificate(s, new Date(notAfter))) return;
+/**
+ * A status about to record the certificate valid until `notAfter` (RFC 3339) drops renewal info
+ * about another. A new issuance always does (`issued`): a CA can sign its successor within the
+ * same second, with the same notAfter (a renewal on reused authorizations takes under a second),
+ * and the window of the certificate replaced, kept for its successor, renewed that one at once
+ * again, in a loop (ari-profiles.int.test.ts).
+ */
+export function forgetRenewalInfo(s: CertificateStatus, notAfter: string, issued = false): void {
+  if (!s.acme?.ari || (!issued && recordsCertificate(s, new Date(notAfter)))) return;
   delete s.acme.ari;
   if (!Object.keys(s.acme).length) delete s.acme;
 }
