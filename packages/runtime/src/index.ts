@@ -140,7 +140,16 @@ export { KubeConfig, type ClusterAccess } from './client/kubeconfig.js';
 export { RbacError, missingPermissions, permissionsFor, describePermission, type Permission } from './manager/rbac-check.js';
 
 // Helpers
-export { setCondition, getCondition, isConditionTrue, removeCondition, rfc3339, type Condition, type ConditionInput } from './helpers/conditions.js';
+export {
+  setCondition,
+  settleMessage,
+  getCondition,
+  isConditionTrue,
+  removeCondition,
+  rfc3339,
+  type Condition,
+  type ConditionInput,
+} from './helpers/conditions.js';
 export { controllerReference, setControllerReference, controllerOf, isControlledBy, AlreadyOwnedError } from './helpers/owner.js';
 export { hasFinalizer } from './helpers/finalizers.js';
 export { contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome } from './helpers/apply.js';

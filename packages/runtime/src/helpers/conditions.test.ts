@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setCondition } from './conditions.js';
+import { setCondition, settleMessage } from './conditions.js';
 
 describe('setCondition', () => {
   const t0 = new Date('2026-01-01T00:00:00.000Z');
@@ -31,5 +31,27 @@ describe('setCondition', () => {
   it('is idempotent: the same input yields an identical list (no status write)', () => {
     const once = setCondition([], { type: 'A', status: 'True', reason: 'r', message: 'm' }, t0);
     expect(setCondition(once, { type: 'A', status: 'True', reason: 'r', message: 'm' }, t1)).toEqual(once);
+  });
+});
+
+describe('settleMessage', () => {
+  const at = Date.parse('2026-11-27T12:00:00Z');
+  const prev = { status: 'True' as const, reason: 'Renewing', message: 'started', lastTransitionTime: '2026-11-27T12:00:00Z', observedGeneration: 3 };
+  const next = { type: 'Issuing', status: 'True' as const, reason: 'Renewing', message: 'step 2', observedGeneration: 3 };
+  const cases: [string, Parameters<typeof settleMessage>[0], Partial<typeof next>, number, { message: string; recheckAfterMs?: number }][] = [
+    ['a new condition is written', undefined, {}, 0, { message: 'step 2' }],
+    ['a message-only change inside the quiet period is held', prev, {}, 4_000, { message: 'started', recheckAfterMs: 6_000 }],
+    ['held until the very end of it', prev, {}, 9_999, { message: 'started', recheckAfterMs: 1 }],
+    ['written once the quiet period is over', prev, {}, 10_000, { message: 'step 2' }],
+    ['a change of reason is never held', prev, { reason: 'Failed' }, 1_000, { message: 'step 2' }],
+    ['a change of status is never held', prev, { status: 'False' as never }, 1_000, { message: 'step 2' }],
+    ['a new generation is never held', prev, { observedGeneration: 4 }, 1_000, { message: 'step 2' }],
+    ['the same message needs no recheck', prev, { message: 'started' }, 1_000, { message: 'started' }],
+    ['an unreadable transition time holds nothing', { ...prev, lastTransitionTime: 'garbage' }, {}, 1_000, { message: 'step 2' }],
+  ];
+  it.each(cases)('%s', (_name, before, change, afterMs, want) => {
+    const got = settleMessage(before, { ...next, ...change }, at + afterMs, 10_000);
+    expect({ message: got.condition.message, ...(got.recheckAfterMs !== undefined ? { recheckAfterMs: got.recheckAfterMs } : {}) }).toEqual(want);
+    expect(got.condition.reason).toBe({ ...next, ...change }.reason);
   });
 });

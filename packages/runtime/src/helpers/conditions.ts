@@ -39,3 +39,26 @@ export const getCondition = (list: readonly Condition[] | undefined, type: strin
 export const isConditionTrue = (list: readonly Condition[] | undefined, type: string): boolean => getCondition(list, type)?.status === 'True';
 
 export const removeCondition = (list: readonly Condition[] | undefined, type: string): Condition[] => (list ?? []).filter((c) => c.type !== type);
+
+/**
+ * Progress that settles before it is written. A message-only change of a condition (same status,
+ * reason and observedGeneration) within `quietMs` of the condition's last transition keeps the
+ * message already there, and says when to look again (`recheckAfterMs`): short work (an ACME
+ * renewal on a valid authorization takes under a second) writes its start and its end, not every
+ * step between, and work that runs longer shows its progress, at most `quietMs` late. A change of
+ * status or reason (a failure, the end) is never held. `nowMs` is wall-clock time, as
+ * lastTransitionTime is (whole seconds: a condition reads up to a second older than it is).
+ */
+export function settleMessage<C extends ConditionInput>(
+  prev: Pick<Condition, 'status' | 'reason' | 'message' | 'lastTransitionTime' | 'observedGeneration'> | undefined,
+  next: C,
+  nowMs: number,
+  quietMs: number,
+): { condition: C; recheckAfterMs?: number } {
+  if (!prev || prev.status !== next.status || prev.reason !== next.reason || prev.message === next.message) return { condition: next };
+  if (next.observedGeneration !== undefined && prev.observedGeneration !== next.observedGeneration) return { condition: next };
+  const since = Date.parse(prev.lastTransitionTime);
+  if (!Number.isFinite(since)) return { condition: next };
+  const left = since + quietMs - nowMs;
+  return left > 0 ? { condition: { ...next, message: prev.message }, recheckAfterMs: Math.ceil(left) } : { condition: next };
+}

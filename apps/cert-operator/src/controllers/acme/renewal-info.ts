@@ -1,4 +1,4 @@
-import { controllerFor, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { controllerFor, rfc3339, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import { AccountNotReadyError, type AcmeAccounts } from '../../acme/accounts.js';
 import { AcmeProblemError, AcmeProtocolError, AcmeRateLimitError, AcmeUnavailableError, parseRetryAfter } from '../../acme/client.js';
 import { ARI_POLL, certIdOf, decodeRenewalInfo, fractionOf, nextCheckDelay, RenewalInfoError, type RenewalInfo } from '../../acme/renewal-info.js';
@@ -9,10 +9,13 @@ import { inspectCertificate, splitPem } from '../../pki/inspect.js';
 import { conditionOf } from '../certificates/status.js';
 import { secretAnnotation } from '../certificates/policies.js';
 import { recordsCertificate } from '../certificates/renewal-info.js';
+import { renewalPlan, type IssuerRenewal } from '../certificates/renewal-plan.js';
 import { readSecretState } from '../certificates/secret-state.js';
 import { renewalInfoRbac } from '../rbac.js';
 
 type AriStatus = NonNullable<NonNullable<NonNullable<CertificateObject['status']>['acme']>['ari']>;
+/** The certificate an answer is about, and its issuer's renewal settings: what the renewal time is planned from. */
+type Replan = { cert: { notBefore: Date; notAfter: Date }; issuer: IssuerRenewal };
 
 /** What the renewal-info controller does for a Certificate now. */
 export type AriStep =
@@ -59,12 +62,19 @@ const KNOWN_FAILURES = [AcmeProblemError, AcmeProtocolError, AcmeRateLimitError,
 export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAccounts) {
   const { api } = cfg;
 
-  const writeAri = async (c: CertificateObject, ctx: ReconcileContext, ari: AriStatus | undefined) => {
+  /**
+   * `status.acme.ari` as the CA answered; with the certificate it is about, the renewal time that
+   * answer gives, in the same write (renewalPlan decides it, as the Certificate controller does,
+   * which then finds nothing to change): one write per answer, not two.
+   */
+  const writeAri = async (c: CertificateObject, ctx: ReconcileContext, ari: AriStatus | undefined, replan?: Replan) => {
     const { ari: _old, ...rest } = c.status?.acme ?? {};
     const acme = ari ? { ...rest, ari } : rest;
     const status = { ...c.status };
     if (Object.keys(acme).length) status.acme = acme;
     else delete status.acme;
+    const at = replan && renewalPlan({ ...c, status }, replan.cert, new Date(ctx.clock.now()), replan.issuer).at;
+    if (at) status.renewalTime = rfc3339(at);
     await ctx.updateStatus(api.Certificate.kind, c, status);
   };
 
@@ -93,12 +103,19 @@ export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAcc
 
     // The certificate the status names, as the Secret holds it, issued by this issuer: the
     // Certificate controller writes the Secret before the status, but our cache of Secrets may lag.
-    const state = readSecretState(await ctx.cache.get(Secret, { namespace: req.namespace!, name: c.spec.secretName }, api.labelled));
+    // The first ask after an issuance reads the Secret from the API server: the certificate replaced
+    // may have the same notAfter as its successor (signed within the same second), and a lagging
+    // cache would give its window to the successor. Later asks find the cache caught up.
+    const secretKey = { namespace: req.namespace!, name: c.spec.secretName };
+    const secret = c.status?.acme?.ari ? await ctx.cache.get(Secret, secretKey, api.labelled) : await ctx.client.find(Secret, secretKey);
+    const state = readSecretState(secret);
     const leaf = !state.problem && state.certPem ? splitPem(state.certPem)[0] : undefined;
     const cert = leaf ? inspectCertificate(leaf) : undefined;
     if (!cert || !recordsCertificate(c.status, cert.notAfter)) return { requeueAfter: LOOK_AGAIN_MS };
     // Issued by another issuer (the issuerRef changed): the Certificate controller issues anew.
     if (secretAnnotation(api.groups, state, 'issuer-name') !== c.spec.issuerRef.name) return;
+    const { kind: issuerKind, issuer } = lookup.resolved;
+    const replan: Replan = { cert, issuer: { kind: issuerKind, name: issuer.metadata.name, renewal: issuer.spec.renewal } };
     const base = { ...c.status?.acme?.ari, lastChecked: new Date(now).toISOString() };
     let info: RenewalInfo;
     let retryAfter: string | undefined;
@@ -110,7 +127,7 @@ export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAcc
       const { renewalInfo } = await session.directory();
       if (!renewalInfo) {
         failed = false;
-        return c.status?.acme?.ari ? await writeAri(c, ctx, undefined) : undefined;
+        return c.status?.acme?.ari ? await writeAri(c, ctx, undefined, replan) : undefined;
       }
       const answer = await session.renewalInfo(renewalInfo, certIdOf(cert.x509.raw));
       retryAfter = answer.retryAfter;
@@ -129,7 +146,7 @@ export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAcc
       // Asked again after an hour, or the CA's own Retry-After on a rate limit; never sooner.
       const wait = nextCheckDelay(err instanceof AcmeRateLimitError ? err.retryAfterMs : undefined, seed, ARI_POLL.afterErrorMs);
       if (c.status?.acme?.ari?.lastError !== message) ctx.recorder.warning(c, 'ARIError', `Could not get renewal information from the ACME server: ${message}`);
-      await writeAri(c, ctx, { ...base, nextCheck: new Date(now + wait).toISOString(), lastError: message });
+      await writeAri(c, ctx, { ...base, nextCheck: new Date(now + wait).toISOString(), lastError: message }, replan);
       return { requeueAfter: wait };
     } finally {
       asking.delete(issuerKey);
@@ -147,12 +164,17 @@ export function renewalInfoController(cfg: CertOperatorConfig, accounts: AcmeAcc
       );
     }
     const { lastError: _cleared, explanationURL: _old, ...kept } = base;
-    await writeAri(c, ctx, {
-      ...kept,
-      suggestedWindow: window,
-      ...(info.explanationURL ? { explanationURL: info.explanationURL } : {}),
-      nextCheck: new Date(now + wait).toISOString(),
-    });
+    await writeAri(
+      c,
+      ctx,
+      {
+        ...kept,
+        suggestedWindow: window,
+        ...(info.explanationURL ? { explanationURL: info.explanationURL } : {}),
+        nextCheck: new Date(now + wait).toISOString(),
+      },
+      replan,
+    );
     return { requeueAfter: wait };
   }
 

@@ -1,4 +1,14 @@
-import { controllerFor, isForbidden, parseDuration, rfc3339, type Condition, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import {
+  controllerFor,
+  isForbidden,
+  parseDuration,
+  rfc3339,
+  settleMessage,
+  type Condition,
+  type ReconcileContext,
+  type Request,
+  type Result,
+} from '@opkit/runtime';
 import type { CertApi } from '../../api/index.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import type { KeyUsage } from '../../api/v1/shared.js';
@@ -10,6 +20,7 @@ import { parsePrivateKey, publicKeyDer } from '../../pki/keys.js';
 import { caSign, selfSign, type Issued } from '../../pki/sign.js';
 import { effectiveUsages } from '../../pki/usages.js';
 import { secretData, SecretReader } from '../../secrets/secret-reader.js';
+import { PROGRESS_QUIET_MS } from '../progress.js';
 
 export const CR_ISSUER_INDEX = 'spec.issuerRef';
 const DEFAULT_DURATION_MS = 2160 * 3_600_000;
@@ -158,8 +169,16 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     const outcome = await signer(cr, csr, lookup.resolved, ctx, api);
     if ('failed' in outcome) return fail(outcome.failed);
     if ('pending' in outcome) {
-      await setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: outcome.pending }]);
-      return outcome.requeueAfter ? { requeueAfter: outcome.requeueAfter } : undefined;
+      // A step of work in flight: written once the request has been pending for a while (progress.ts).
+      const settled = settleMessage(
+        cond(cr, 'Ready'),
+        { type: 'Ready', status: 'False', reason: 'Pending', message: outcome.pending },
+        ctx.clock.now(),
+        PROGRESS_QUIET_MS,
+      );
+      await setStatus(cr, ctx, [settled.condition]);
+      const after = Math.min(outcome.requeueAfter ?? Infinity, settled.recheckAfterMs ?? Infinity);
+      return Number.isFinite(after) ? { requeueAfter: after } : undefined;
     }
     ctx.recorder.normal(cr, 'CertificateIssued', 'Certificate fetched from issuer successfully');
     return setStatus(cr, ctx, [{ type: 'Ready', status: 'True', reason: 'Issued', message: 'Certificate fetched from issuer successfully' }], {

@@ -1,5 +1,15 @@
 import type { CertApi } from '../../api/index.js';
-import { controllerOf, controllerReference, goDuration, parseDuration, rfc3339, Secret, type ReconcileContext, type Result } from '@opkit/runtime';
+import {
+  controllerOf,
+  controllerReference,
+  goDuration,
+  parseDuration,
+  rfc3339,
+  Secret,
+  settleMessage,
+  type ReconcileContext,
+  type Result,
+} from '@opkit/runtime';
 import { overrideAnnotationsOf } from '../../acme/solver-overrides.js';
 import { DEFAULT_DURATION, type CertificateObject } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
@@ -13,6 +23,7 @@ import { requestMismatches } from './policies.js';
 import { conditionOf, writeStatus, type StatusEdit } from './status.js';
 import { childName } from '../../names.js';
 import { certificateNameLabel } from './name-label.js';
+import { PROGRESS_QUIET_MS } from '../progress.js';
 
 /**
  * The request manager: the CertificateRequests of a Certificate, one per revision
@@ -163,15 +174,23 @@ export async function manageRequest(
     return { wait: { requeueAfter: issuanceBackoffMs(failures) } };
   }
   if (crReady?.status !== 'True' || !cr.status?.certificate) {
-    await writeStatus(api, c, ctx, starting, (_s, set) =>
-      set({
+    // The request's progress, once it has run for a while (progress.ts): until then Issuing keeps
+    // saying why the issuance started.
+    const settled = settleMessage(
+      conditionOf(c.status?.conditions, 'Issuing'),
+      {
         type: 'Issuing',
         status: 'True',
         reason: why.reason,
         message: `Waiting for CertificateRequest "${crName}" to complete: ${crReady?.message ?? 'not processed yet'}`,
-      }),
+        observedGeneration: c.metadata.generation,
+      },
+      at.now.getTime(),
+      PROGRESS_QUIET_MS,
     );
-    return { wait: undefined };
+    const { observedGeneration: _set, ...issuing } = settled.condition;
+    await writeStatus(api, c, ctx, starting, (_s, set) => set(issuing));
+    return { wait: settled.recheckAfterMs === undefined ? undefined : { requeueAfter: settled.recheckAfterMs } };
   }
   return { signed: cr };
 }
