@@ -22,6 +22,12 @@ export interface CertOperatorConfig {
   selfCheckPort: number;
   /** Solve with Gateway API HTTPRoutes (needs the Gateway API CRDs installed). */
   enableGatewayAPI: boolean;
+  /**
+   * Gateway API self-service: annotated HTTPRoutes get a Certificate and a listener on a Gateway
+   * whose owner offers it (controllers/shims/self-service.ts). Needs the Gateway API's standard
+   * CRDs, ReferenceGrant among them.
+   */
+  gatewaySelfService: boolean;
   /** Run the ACME Order and Challenge controllers (needs their CRDs). */
   acme: boolean;
   /** DNS-01: the resolvers for zone lookups and the self-check, and how often the self-check runs. */
@@ -46,6 +52,7 @@ export const defaultConfig = ({ clusterResourceNamespace, ...overrides }: Partia
   selfCheckNameservers: [],
   selfCheckPort: 80,
   enableGatewayAPI: false,
+  gatewaySelfService: false,
   acme: true,
   ingressShim: true,
   shimIgnoreCertManagerAnnotations: false,

@@ -37,6 +37,9 @@ void runOperator({
       help: 'after a self-check has failed this long, ask the ACME server to validate anyway',
     }),
     enableGatewayApi: flag.boolean({ help: 'allow gatewayHTTPRoute solvers and run gateway-shim (needs the Gateway API CRDs)' }),
+    enableGatewaySelfService: flag.boolean({
+      help: "certificates and listeners for annotated HTTPRoutes on Gateways whose owner offers them (needs the Gateway API's standard CRDs)",
+    }),
     dns01RecursiveNameservers: flag.list({
       metavar: '<host:port,...>',
       help: 'resolvers for DNS-01 zone lookups and self-checks',
@@ -78,6 +81,7 @@ void runOperator({
       selfCheckPort: v.acmeHttp01SelfCheckPort,
       selfCheck: { ...defaults.selfCheck, timeoutMs: v.acmeHttp01SelfCheckTimeout },
       enableGatewayAPI: v.enableGatewayApi,
+      gatewaySelfService: v.enableGatewaySelfService,
       ingressShim: !v.disableIngressShim,
       shimIgnoreCertManagerAnnotations: v.shimIgnoreCertManagerAnnotations,
       dns01: { recursiveNameservers: v.dns01RecursiveNameservers, recursiveOnly: v.dns01RecursiveNameserversOnly, checkIntervalMs: v.dns01CheckRetryPeriod },

@@ -953,3 +953,126 @@
     - issuers.cert-manager.io/*
     - clusterissuers.cert-manager.io/*
 {{- end }}
+
+{{- define "cert-operator.selfService.rules" -}}
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - httproutes
+  verbs:
+    - get
+    - list
+    - watch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - httproutes/status
+  verbs:
+    - get
+    - update
+    - patch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - httproutes/finalizers
+  verbs:
+    - update
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - referencegrants
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - update
+    - patch
+    - delete
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - gateways
+  verbs:
+    - get
+    - list
+    - watch
+    - patch
+- apiGroups:
+    - ""
+  resources:
+    - namespaces
+  verbs:
+    - get
+    - list
+    - watch
+- apiGroups:
+    - ""
+  resources:
+    - events
+  verbs:
+    - create
+    - patch
+{{- end }}
+{{- define "cert-operator.selfService.namespacedRules" -}}
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - httproutes
+  verbs:
+    - get
+    - list
+    - watch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - httproutes/status
+  verbs:
+    - get
+    - update
+    - patch
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - httproutes/finalizers
+  verbs:
+    - update
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - referencegrants
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - update
+    - patch
+    - delete
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - gateways
+  verbs:
+    - get
+    - list
+    - watch
+    - patch
+- apiGroups:
+    - ""
+  resources:
+    - events
+  verbs:
+    - create
+    - patch
+{{- end }}
+{{- define "cert-operator.selfService.clusterRules" -}}
+- apiGroups:
+    - ""
+  resources:
+    - namespaces
+  verbs:
+    - get
+    - list
+    - watch
+{{- end }}

@@ -42,4 +42,20 @@ describe("ACME solver overrides from a Certificate's annotations", () => {
       http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'shop-gw', kind: 'Gateway', group: 'gateway.networking.k8s.io' }] } },
     });
   });
+
+  it("names the parent's namespace when it is not the Certificate's (self-service on a platform team's Gateway), and a ListenerSet's group", () => {
+    const route = { http01: { gatewayHTTPRoute: { parentRefs: [{ name: 'default-gw' }] } } };
+    expect(
+      applySolverOverrides(route, {
+        'acme.cert.opkit.dev/http01-override-parentref-name': 'public',
+        'acme.cert.opkit.dev/http01-override-parentref-namespace': 'infra',
+      }).http01?.gatewayHTTPRoute?.parentRefs,
+    ).toEqual([{ name: 'public', namespace: 'infra', kind: 'Gateway', group: 'gateway.networking.k8s.io' }]);
+    expect(
+      applySolverOverrides(route, {
+        'acme.cert.opkit.dev/http01-override-parentref-kind': 'XListenerSet',
+        'acme.cert.opkit.dev/http01-override-parentref-name': 'team-a',
+      }).http01?.gatewayHTTPRoute?.parentRefs,
+    ).toEqual([{ name: 'team-a', kind: 'XListenerSet', group: 'gateway.networking.x-k8s.io' }]);
+  });
 });

@@ -11,6 +11,8 @@ export const SOLVER_OVERRIDES = {
   ingressClassName: 'acme.cert.opkit.dev/http01-override-ingress-ingressclassname',
   parentRefKind: 'acme.cert.opkit.dev/http01-override-parentref-kind',
   parentRefName: 'acme.cert.opkit.dev/http01-override-parentref-name',
+  /** The parent's namespace, when it is not the Certificate's (Gateway API self-service: the Gateway is the platform team's). */
+  parentRefNamespace: 'acme.cert.opkit.dev/http01-override-parentref-namespace',
 } as const;
 
 /** Each override read under this operator's name first, then cert-manager's (set by its ingress-shim or by hand). */
@@ -20,6 +22,7 @@ const OVERRIDES = {
   ingressClassName: [SOLVER_OVERRIDES.ingressClassName, 'acme.cert-manager.io/http01-override-ingress-ingressclassname'],
   parentRefKind: [SOLVER_OVERRIDES.parentRefKind, 'acme.cert-manager.io/http01-parentrefkind'],
   parentRefName: [SOLVER_OVERRIDES.parentRefName, 'acme.cert-manager.io/http01-parentrefname'],
+  parentRefNamespace: [SOLVER_OVERRIDES.parentRefNamespace],
 } as const;
 
 /**
@@ -58,7 +61,12 @@ export function applySolverOverrides(solver: SolverSpec, annotations: Record<str
   }
   const route = out.http01?.gatewayHTTPRoute;
   const parentName = read(annotations, OVERRIDES.parentRefName);
-  if (route && parentName)
-    route.parentRefs = [{ name: parentName, kind: read(annotations, OVERRIDES.parentRefKind) ?? 'Gateway', group: 'gateway.networking.k8s.io' }];
+  if (route && parentName) {
+    const kind = read(annotations, OVERRIDES.parentRefKind) ?? 'Gateway';
+    const namespace = read(annotations, OVERRIDES.parentRefNamespace);
+    // The group of the parent's kind: ListenerSet's experimental form (XListenerSet) is in Gateway API's x-k8s group.
+    const group = kind.startsWith('X') ? 'gateway.networking.x-k8s.io' : 'gateway.networking.k8s.io';
+    route.parentRefs = [{ name: parentName, kind, group, ...(namespace ? { namespace } : {}) }];
+  }
   return out;
 }

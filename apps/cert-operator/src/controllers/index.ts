@@ -15,6 +15,7 @@ import { certificateController } from './certificates/controller.js';
 import { issuerControllers } from './issuers/controller.js';
 import { gatewayShimController } from './shims/gateway-shim.js';
 import { ingressShimController } from './shims/ingress-shim.js';
+import { selfServiceGatewayController, selfServiceRouteController } from './shims/self-service.js';
 import { certWebhooks } from '../webhooks/index.js';
 
 /** Everything the cert operator runs, on one manager: its controllers and its admission webhook. */
@@ -42,6 +43,10 @@ export function addCertificateControllers(manager: Manager, cfg: CertOperatorCon
   manager.add(certificateRequestController(cfg, accounts ? { acme: acmeSigner } : {}));
   if (cfg.ingressShim) manager.add(ingressShimController(cfg));
   if (cfg.enableGatewayAPI) manager.add(gatewayShimController(cfg));
+  if (cfg.gatewaySelfService) {
+    manager.add(selfServiceRouteController(cfg));
+    manager.add(selfServiceGatewayController(cfg));
+  }
   if (accounts) {
     manager.add(orderController(cfg, accounts));
     manager.add(challengeController(cfg, accounts));

@@ -1,7 +1,9 @@
-import { CoreEvent, Ingress, Pod, rule, Secret, Service, SubjectAccessReview, type Kind, type PolicyRule } from '@opkit/runtime';
+import { CoreEvent, Ingress, Namespace, Pod, rule, Secret, Service, SubjectAccessReview, type Kind, type PolicyRule } from '@opkit/runtime';
 import { CertManagerCertificate } from './certificates/cert-manager-owner.js';
 import { HTTPRoute } from '../acme/solver-resources.js';
 import type { CertApi } from '../api/index.js';
+import { Gateway } from '../shim/gateway.js';
+import { ReferenceGrant } from '../shim/self-service.js';
 
 /** Exactly what the issuer, certificate and request controllers do with the API (of the mode `api` serves). */
 export const certificatesRbac = ({ Issuer, ClusterIssuer, Certificate, CertificateRequest, groups }: CertApi): PolicyRule[] => [
@@ -68,5 +70,20 @@ export const shimRbac = ({ Certificate }: CertApi, owner: Kind): PolicyRule[] =>
   rule(owner, ['get', 'list', 'watch']),
   rule(owner, ['update'], 'finalizers'),
   rule(Certificate.kind, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+  rule(CoreEvent, ['create', 'patch']),
+];
+
+/**
+ * What Gateway API self-service adds to a shim's rules (controllers/shims/self-service.ts): the
+ * routes' status, the grants in their namespaces, the listeners on Gateways (server-side apply is
+ * a patch), the namespaces' labels. The chart grants them only with `acme.gatewaySelfService`.
+ */
+export const selfServiceRbac = (): PolicyRule[] => [
+  rule(HTTPRoute, ['get', 'list', 'watch']),
+  rule(HTTPRoute, ['get', 'update', 'patch'], 'status'),
+  rule(HTTPRoute, ['update'], 'finalizers'),
+  rule(ReferenceGrant, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+  rule(Gateway, ['get', 'list', 'watch', 'patch']),
+  rule(Namespace, ['get', 'list', 'watch']),
   rule(CoreEvent, ['create', 'patch']),
 ];

@@ -13,7 +13,7 @@ import { certWebhooks } from '../webhooks/index.js';
 import { join } from 'node:path';
 import { API_MODES, CERT_APIS, type ApiMode, type CertApi } from '../api/index.js';
 import { Ingress } from '@opkit/runtime';
-import { acmeRbac, certificatesRbac, shimRbac } from '../controllers/rbac.js';
+import { acmeRbac, certificatesRbac, selfServiceRbac, shimRbac } from '../controllers/rbac.js';
 import { Gateway } from '../shim/gateway.js';
 
 export const CHART = 'cert-operator';
@@ -41,6 +41,8 @@ function rulesTemplate(): string {
     pick('namespacedRules'),
     pick('clusterRules'),
     ...perMode,
+    // Gateway API self-service's own ClusterRole (rbac.yaml), the same in both modes.
+    withoutHeader(renderRulesTemplate(`${CHART}.selfService`, selfServiceRbac(), GENERATOR)),
   ].join('\n');
 }
 

@@ -1,0 +1,279 @@
+import {
+  APPLIED_HASH_ANNOTATION,
+  contentHash,
+  controllerFor,
+  controllerReference,
+  isSubset,
+  Namespace,
+  type Cache,
+  type KubeObject,
+  type ReconcileContext,
+  type Request,
+  type Result,
+} from '@opkit/runtime';
+import { SOLVER_OVERRIDES } from '../../acme/solver-overrides.js';
+import { HTTPRoute } from '../../acme/solver-resources.js';
+import { shimOptions, type CertOperatorConfig } from '../../config.js';
+import { childName } from '../../names.js';
+import { Gateway, type GatewayObject } from '../../shim/gateway.js';
+import { shimCertificate } from '../../shim/ingress.js';
+import { selfServiceRbac, shimRbac } from '../rbac.js';
+import {
+  asksSelfService,
+  ReferenceGrant,
+  gatewayPlan,
+  LISTENER_PREFIX,
+  parentGateways,
+  routeKey,
+  selfServiceSecretName,
+  type HTTPRouteObject,
+  type SelfServiceListener,
+} from '../../shim/self-service.js';
+
+/**
+ * Gateway API self-service (shim/self-service.ts has the rules): two controllers reading one plan
+ * per Gateway. The route controller gives each asking HTTPRoute its Certificate, the
+ * ReferenceGrant that lets the Gateway read the Secret, and its verdict in the route's status (an
+ * entry of this operator's own in `status.parents`, beside the Gateway implementation's); the
+ * Gateway controller server-side applies the listeners, under this operator's field manager. Runs
+ * with --enable-gateway-api.
+ */
+
+/** HTTPRoutes, all of them (the ACME solver's informer holds only its own routes). */
+const Route = HTTPRoute;
+/** The controller name of this operator's entries in a route's `status.parents`. */
+export const SELF_SERVICE_CONTROLLER = 'cert.opkit.dev/self-service';
+/** Routes by the Gateways they name (`namespace/name`). */
+const PARENT_INDEX = 'self-service.parentGateways';
+/** Marks the Certificates and grants made for self-service (and so the ones to remove). */
+export const SELF_SERVICE_LABEL = 'cert.opkit.dev/self-service';
+
+const parentKeys = (r: KubeObject) => parentGateways(r as HTTPRouteObject).map((p) => `${p.namespace}/${p.name}`);
+const labelsOf = (cache: Cache) => {
+  const seen = new Map<string, Record<string, string> | undefined>();
+  return async (names: string[]) => {
+    for (const n of names) if (!seen.has(n)) seen.set(n, (await cache.get(Namespace, { name: n }, { metadataOnly: true }))?.metadata.labels);
+    return (n: string) => seen.get(n);
+  };
+};
+
+/** The plan of a Gateway, from the cache: the Gateway, the routes naming it, their namespaces' labels. */
+async function planOf(cfg: CertOperatorConfig, cache: Cache, gw: GatewayObject) {
+  const routes = (await cache.list(Route, { index: { name: PARENT_INDEX, value: `${gw.metadata.namespace}/${gw.metadata.name}` } })) as HTTPRouteObject[];
+  const labels = await labelsOf(cache)([...new Set(routes.map((r) => r.metadata.namespace))]);
+  return gatewayPlan(gw, routes, labels, shimOptions(cfg));
+}
+
+type ParentStatus = { parentRef: { group: string; kind: string; namespace: string; name: string }; controllerName: string; conditions: object[] };
+
+export function selfServiceRouteController(cfg: CertOperatorConfig) {
+  const { api } = cfg;
+  const { Certificate } = api;
+
+  async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const route = (await ctx.cache.get(Route, req)) as HTTPRouteObject | undefined;
+    if (!route || route.metadata.deletionTimestamp) return;
+    const asking = asksSelfService(route, shimOptions(cfg));
+    const allowed = new Map<string, { gateway: GatewayObject; hostnames: string[] }>();
+    const verdicts: { gateway: { namespace: string; name: string }; ok: boolean; message: string }[] = [];
+    let issuer: { name: string; kind: string; group?: string } | undefined;
+    if (asking) {
+      for (const ref of parentGateways(route)) {
+        const gw = await ctx.cache.get(Gateway, ref);
+        if (!gw) {
+          verdicts.push({ gateway: ref, ok: false, message: `Gateway ${ref.namespace}/${ref.name} does not exist` });
+          continue;
+        }
+        const verdict = (await planOf(cfg, ctx.cache, gw)).routes.get(routeKey(route));
+        if (!verdict) continue;
+        if (verdict.hostnames) {
+          allowed.set(`${ref.namespace}/${ref.name}`, { gateway: gw, hostnames: verdict.hostnames });
+          issuer ??= verdict.issuer;
+        }
+        const granted = verdict.hostnames ? `certificate for ${verdict.hostnames.join(', ')} served by Gateway ${ref.namespace}/${ref.name}` : '';
+        verdicts.push({
+          gateway: ref,
+          ok: !!verdict.hostnames,
+          message: [granted, ...verdict.refused.map((r) => `refused: ${r}`)].filter(Boolean).join('; '),
+        });
+      }
+    }
+
+    const secretName = selfServiceSecretName(route);
+    const hostnames = [...new Set([...allowed.values()].flatMap((a) => a.hostnames))];
+    const controlled = (o: KubeObject) => o.metadata.ownerReferences?.some((r) => r.controller && r.uid === route.metadata.uid);
+    const existing = await ctx.cache.get(Certificate.kind, { namespace: route.metadata.namespace, name: secretName });
+    let certificateTaken = false;
+    if (hostnames.length && issuer) {
+      if (existing && !controlled(existing)) certificateTaken = true;
+      else {
+        // The solver's route goes to the first Gateway that serves the route (HTTP-01 is answered
+        // on its port 80 listener, which must admit routes from this namespace).
+        const first = [...allowed.values()][0]!.gateway;
+        const want = shimCertificate(
+          Route,
+          route,
+          secretName,
+          hostnames,
+          issuer,
+          {},
+          {
+            [SOLVER_OVERRIDES.parentRefKind]: 'Gateway',
+            [SOLVER_OVERRIDES.parentRefName]: first.metadata.name,
+            [SOLVER_OVERRIDES.parentRefNamespace]: first.metadata.namespace,
+          },
+        );
+        want.metadata.labels = { ...want.metadata.labels, [SELF_SERVICE_LABEL]: 'true' };
+        const res = await ctx.apply(Certificate.kind, want as never, existing);
+        if (res.outcome === 'created') ctx.recorder.normal(route, 'CreateCertificate', `Created Certificate "${secretName}" for ${hostnames.join(', ')}`);
+      }
+    } else if (existing && controlled(existing)) {
+      if (await ctx.delete(Certificate.kind, existing))
+        ctx.recorder.normal(route, 'DeleteCertificate', `Deleted Certificate "${secretName}": no Gateway serves it now`);
+    }
+
+    // The Gateways in other namespaces read the Secret through a grant in this one.
+    const grantName = childName(route.metadata.name, 'gateway-tls');
+    const from = [...new Set([...allowed.values()].map((a) => a.gateway.metadata.namespace).filter((n) => n !== route.metadata.namespace))].sort();
+    const grant = await ctx.cache.get(ReferenceGrant, { namespace: route.metadata.namespace, name: grantName });
+    if (from.length && !certificateTaken) {
+      await ctx.apply(
+        ReferenceGrant,
+        {
+          apiVersion: 'gateway.networking.k8s.io/v1beta1',
+          kind: 'ReferenceGrant',
+          metadata: {
+            name: grantName,
+            namespace: route.metadata.namespace,
+            labels: { [SELF_SERVICE_LABEL]: 'true' },
+            ownerReferences: [controllerReference(Route, route)],
+          },
+          spec: {
+            from: from.map((namespace) => ({ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace })),
+            to: [{ group: '', kind: 'Secret', name: secretName }],
+          },
+        },
+        grant,
+      );
+    } else if (grant && controlled(grant)) await ctx.delete(ReferenceGrant, grant);
+
+    // The verdict, on the route: one entry per Gateway asked, under this operator's name.
+    const certificate =
+      hostnames.length && !certificateTaken ? await ctx.cache.get(Certificate.kind, { namespace: route.metadata.namespace, name: secretName }) : undefined;
+    const ready = certificate?.status?.conditions?.find((c) => c.type === 'Ready');
+    const ours: ParentStatus[] = verdicts.map((v) => {
+      const message = certificateTaken ? `refused: Certificate "${secretName}" exists and is not this route's` : v.message;
+      const ok = v.ok && !certificateTaken;
+      return {
+        parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: v.gateway.namespace, name: v.gateway.name },
+        controllerName: SELF_SERVICE_CONTROLLER,
+        conditions: [
+          ctx.setCondition(undefined, { type: 'SelfService', status: ok ? 'True' : 'False', reason: ok ? 'Accepted' : 'Refused', message })[0]!,
+          ...(ok
+            ? [
+                ctx.setCondition(undefined, {
+                  type: 'CertificateReady',
+                  status: ready?.status === 'True' ? 'True' : ready?.status === 'False' ? 'False' : 'Unknown',
+                  reason: ready?.reason || 'Pending',
+                  message: ready?.message ?? `Certificate "${secretName}" is being issued`,
+                })[0]!,
+              ]
+            : []),
+        ],
+      };
+    });
+    const status = ((route as { status?: unknown }).status ?? {}) as { parents?: ParentStatus[] };
+    const before = (status.parents ?? []).filter((p) => p.controllerName === SELF_SERVICE_CONTROLLER);
+    // lastTransitionTime kept where nothing changed: the status is written only when something did.
+    for (const p of ours)
+      for (const [i, c] of (p.conditions as { type: string; status: string; lastTransitionTime: string }[]).entries()) {
+        const old = before
+          .find((b) => b.parentRef.namespace === p.parentRef.namespace && b.parentRef.name === p.parentRef.name)
+          ?.conditions.find((x) => (x as { type: string }).type === c.type) as { status: string; lastTransitionTime: string } | undefined;
+        if (old?.status === c.status) p.conditions[i] = { ...c, lastTransitionTime: old.lastTransitionTime };
+      }
+    const refusedNow = ours
+      .filter((p) => (p.conditions[0] as { status: string }).status === 'False')
+      .map((p) => (p.conditions[0] as { message: string }).message);
+    const refusedBefore = new Set(
+      before
+        .map((p) => p.conditions[0] as { status: string; message: string })
+        .filter((c) => c.status === 'False')
+        .map((c) => c.message),
+    );
+    for (const m of refusedNow) if (!refusedBefore.has(m)) ctx.recorder.warning(route, 'SelfServiceRefused', m);
+    const others = (status.parents ?? []).filter((p) => p.controllerName !== SELF_SERVICE_CONTROLLER);
+    if (ours.length || before.length) await ctx.updateStatus(Route, route as never, { ...status, parents: [...others, ...ours] } as never);
+    return;
+  }
+
+  return (
+    controllerFor(Route)
+      .named('gateway-self-service-routes')
+      .withRbac([...shimRbac(api, Route), ...selfServiceRbac()])
+      .withIndex(Route, PARENT_INDEX, parentKeys)
+      .owns(Certificate.kind)
+      .owns(ReferenceGrant)
+      // A Gateway's policy or listeners, and any route naming it (who asked first), change the plan
+      // of every route naming it; a namespace's labels, its routes'.
+      .watches(Gateway, async (gw, { cache }) => routesNaming(cache, `${gw.metadata.namespace}/${gw.metadata.name}`))
+      .watches(Route, async (r, { cache }) => (await Promise.all(parentKeys(r).map((k) => routesNaming(cache, k)))).flat())
+      .watches(Namespace, async (ns, { cache }) => (await cache.list(Route, { namespace: ns.metadata.name })).map(requestOf), {
+        informer: { metadataOnly: true },
+      })
+      .reconcile(reconcile)
+  );
+}
+
+const requestOf = (o: KubeObject) => ({ namespace: o.metadata.namespace, name: o.metadata.name! });
+const routesNaming = async (cache: Cache, gatewayKey: string) => (await cache.list(Route, { index: { name: PARENT_INDEX, value: gatewayKey } })).map(requestOf);
+
+/** What this operator applies to a Gateway: its listeners only. */
+const desiredGateway = (gw: GatewayObject, listeners: SelfServiceListener[]) => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'Gateway',
+  metadata: { name: gw.metadata.name, namespace: gw.metadata.namespace },
+  spec: { listeners },
+});
+
+/**
+ * Whether the Gateway already holds exactly these listeners of ours (by name, each as applied) and
+ * the hash of what was last applied: then nothing is sent. The runtime's own check compares lists
+ * whole, and the platform team's listeners are in the same list.
+ */
+export function listenersInPlace(gw: GatewayObject, listeners: SelfServiceListener[]): boolean {
+  const ours = (gw.spec.listeners ?? []).filter((l) => l.name.startsWith(LISTENER_PREFIX));
+  if (ours.length !== listeners.length) return false;
+  const byName = new Map(ours.map((l) => [l.name, l]));
+  if (!listeners.every((l) => isSubset(l, byName.get(l.name)))) return false;
+  return !listeners.length || gw.metadata.annotations?.[APPLIED_HASH_ANNOTATION] === contentHash(desiredGateway(gw, listeners));
+}
+
+export function selfServiceGatewayController(cfg: CertOperatorConfig) {
+  async function reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
+    const gw = await ctx.cache.get(Gateway, req);
+    if (!gw || gw.metadata.deletionTimestamp) return;
+    const { listeners } = await planOf(cfg, ctx.cache, gw);
+    if (listenersInPlace(gw, listeners)) return;
+    await ctx.apply(Gateway, desiredGateway(gw, listeners) as never, gw);
+    ctx.recorder.normal(gw, 'SelfServiceListeners', `Self-service listeners: ${listeners.map((l) => l.hostname).join(', ') || 'none'}`);
+  }
+  return controllerFor(Gateway)
+    .named('gateway-self-service-listeners')
+    .withRbac(selfServiceRbac())
+    .withIndex(Route, PARENT_INDEX, parentKeys)
+    .watches(Route, async (r) => parentGateways(r as HTTPRouteObject))
+    .watches(
+      Namespace,
+      async (ns, { cache }) => [...new Set((await cache.list(Route, { namespace: ns.metadata.name })).flatMap(parentKeys))].map(keyToRequest),
+      {
+        informer: { metadataOnly: true },
+      },
+    )
+    .reconcile(reconcile);
+}
+
+const keyToRequest = (k: string) => {
+  const [namespace, name] = k.split('/');
+  return { namespace: namespace!, name: name! };
+};

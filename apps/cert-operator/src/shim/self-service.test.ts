@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import type { GatewayObject } from './gateway.js';
+import { gatewayPlan, listenerName, parentGateways, selfServiceSecretName, type HTTPRouteObject } from './self-service.js';
+import { SELF_SERVICE } from './self-service-policy.js';
+
+const gateway = (listeners: GatewayObject['spec']['listeners'] = [], annotations: Record<string, string> = policy): GatewayObject => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'Gateway',
+  metadata: { name: 'public', namespace: 'infra', annotations },
+  spec: { gatewayClassName: 'traefik', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }, ...listeners] },
+});
+const policy = {
+  [SELF_SERVICE.namespaces]: 'tenant=true',
+  [SELF_SERVICE.hostnames]: '*.apps.example.com',
+  [SELF_SERVICE.issuers]: 'ClusterIssuer/letsencrypt',
+};
+let age = 0;
+const route = (namespace: string, name: string, hostnames: string[], over: Partial<HTTPRouteObject['metadata']> = {}): HTTPRouteObject => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'HTTPRoute',
+  metadata: {
+    name,
+    namespace,
+    creationTimestamp: `2026-11-27T10:00:${String(++age).padStart(2, '0')}Z`,
+    annotations: { 'cert.opkit.dev/cluster-issuer': 'letsencrypt' },
+    ...over,
+  },
+  spec: { parentRefs: [{ name: 'public', namespace: 'infra' }], hostnames },
+});
+const tenants = (ns: string): Record<string, string> => (ns.startsWith('team') ? { tenant: 'true' } : {});
+
+describe('gatewayPlan (Gateway API self-service)', () => {
+  it("gives an allowed route a listener per hostname, referring to the Secret in the route's namespace, open to that namespace only", () => {
+    const r = route('team-a', 'shop', ['shop.apps.example.com', 'www.apps.example.com']);
+    const plan = gatewayPlan(gateway(), [r], tenants);
+    expect(plan.routes.get('team-a/shop')).toEqual({
+      hostnames: ['shop.apps.example.com', 'www.apps.example.com'],
+      issuer: { kind: 'ClusterIssuer', name: 'letsencrypt' },
+      refused: [],
+    });
+    expect(plan.listeners.map((l) => l.hostname).sort()).toEqual(['shop.apps.example.com', 'www.apps.example.com']);
+    expect(plan.listeners[0]).toMatchObject({
+      port: 443,
+      protocol: 'HTTPS',
+      tls: { mode: 'Terminate', certificateRefs: [{ kind: 'Secret', name: 'shop-tls', namespace: 'team-a' }] },
+      allowedRoutes: { namespaces: { from: 'Selector', selector: { matchLabels: { 'kubernetes.io/metadata.name': 'team-a' } } } },
+    });
+  });
+
+  it.each<[string, HTTPRouteObject, RegExp]>([
+    ['a namespace the policy does not select', route('other', 'shop', ['shop.apps.example.com']), /this namespace is not one Gateway infra\/public offers/],
+    ['a hostname outside the policy', route('team-a', 'shop', ['shop.example.org']), /does not offer certificates for shop\.example\.org/],
+    [
+      'an issuer the policy does not offer',
+      route('team-a', 'shop', ['shop.apps.example.com'], { annotations: { 'cert.opkit.dev/issuer': 'mine' } }),
+      /does not offer self-service through Issuer "mine"/,
+    ],
+    [
+      'both issuer annotations',
+      route('team-a', 'shop', ['shop.apps.example.com'], { annotations: { 'cert.opkit.dev/issuer': 'a', 'cert.opkit.dev/cluster-issuer': 'b' } }),
+      /the route's issuer annotations: both/,
+    ],
+    ['a wildcard hostname', route('team-a', 'shop', ['*.apps.example.com']), /is a wildcard, which HTTP-01 cannot prove/],
+  ])('refuses %s, with a reason and no listener', (_name, r, why) => {
+    const plan = gatewayPlan(gateway(), [r], tenants);
+    expect(plan.routes.get(`${r.metadata.namespace}/${r.metadata.name}`)).toEqual({ refused: [expect.stringMatching(why)] });
+    expect(plan.listeners).toEqual([]);
+  });
+
+  it('refuses every route on a Gateway without a policy', () => {
+    const plan = gatewayPlan(gateway([], {}), [route('team-a', 'shop', ['shop.apps.example.com'])], tenants);
+    expect(plan.routes.get('team-a/shop')).toEqual({ refused: [expect.stringMatching(/does not offer self-service certificates/)] });
+  });
+
+  it('gives a hostname to the route that asked first; the other is told who holds it', () => {
+    const first = route('team-a', 'shop', ['shop.apps.example.com']);
+    const second = route('team-b', 'copy', ['shop.apps.example.com', 'copy.apps.example.com']);
+    // The order the cache lists them in does not matter.
+    const plan = gatewayPlan(gateway(), [second, first], tenants);
+    expect(plan.routes.get('team-a/shop')).toMatchObject({ hostnames: ['shop.apps.example.com'], refused: [] });
+    expect(plan.routes.get('team-b/copy')).toMatchObject({
+      hostnames: ['copy.apps.example.com'],
+      refused: ['shop.apps.example.com is self-served on Gateway infra/public by route team-a/shop, which asked first'],
+    });
+    expect(plan.listeners.map((l) => [l.hostname, l.tls.certificateRefs[0]!.namespace])).toEqual(
+      expect.arrayContaining([
+        ['shop.apps.example.com', 'team-a'],
+        ['copy.apps.example.com', 'team-b'],
+      ]),
+    );
+    expect(plan.listeners).toHaveLength(2);
+  });
+
+  it("leaves a hostname the platform team's own HTTPS listener serves to that listener", () => {
+    const gw = gateway([{ name: 'shop-https', hostname: 'shop.apps.example.com', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] } }]);
+    const plan = gatewayPlan(gw, [route('team-a', 'shop', ['shop.apps.example.com'])], tenants);
+    expect(plan.routes.get('team-a/shop')).toEqual({ refused: [expect.stringMatching(/served by listener shop-https of Gateway infra\/public/)] });
+  });
+
+  it('ignores routes that do not ask, or that name another Gateway', () => {
+    const quiet = route('team-a', 'quiet', ['q.apps.example.com'], { annotations: {} });
+    const elsewhere = {
+      ...route('team-a', 'else', ['e.apps.example.com']),
+      spec: { parentRefs: [{ name: 'internal', namespace: 'infra' }], hostnames: ['e.apps.example.com'] },
+    };
+    const plan = gatewayPlan(gateway(), [quiet, elsewhere], tenants);
+    expect([...plan.routes.keys()]).toEqual([]);
+    expect(plan.listeners).toEqual([]);
+  });
+
+  it('is the same plan whatever order the routes come in (both controllers read it)', () => {
+    const rs = [
+      route('team-a', 'a', ['x.apps.example.com']),
+      route('team-b', 'b', ['x.apps.example.com', 'y.apps.example.com']),
+      route('team-c', 'c', ['y.apps.example.com']),
+    ];
+    const one = gatewayPlan(gateway(), rs, tenants);
+    const other = gatewayPlan(gateway(), [...rs].reverse(), tenants);
+    expect(other.listeners).toEqual(one.listeners);
+    expect([...other.routes].sort()).toEqual([...one.routes].sort());
+  });
+});
+
+describe('names', () => {
+  it('a listener name is a DNS label of at most 63 characters, distinct per route and hostname', () => {
+    const long = route('team-a', 'r'.repeat(200), ['a-very-long-hostname-that-goes-on.and-on-and-on.apps.example.com']);
+    const n = listenerName(long, long.spec!.hostnames![0]!);
+    expect(n).toMatch(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/);
+    expect(n).not.toBe(listenerName(route('team-b', long.metadata.name, []), long.spec!.hostnames![0]!));
+  });
+  it("a route's Secret name fits a name's length", () => {
+    expect(selfServiceSecretName(route('team-a', 'r'.repeat(253), []))).toHaveLength(253);
+  });
+  it('parent Gateways: the Gateway kind and the route namespace by default; other kinds ignored', () => {
+    const r = {
+      ...route('team-a', 'x', []),
+      spec: { parentRefs: [{ name: 'gw' }, { name: 'svc', kind: 'Service', group: '' }, { name: 'gw', namespace: 'team-a', sectionName: 'https' }] },
+    };
+    expect(parentGateways(r)).toEqual([{ namespace: 'team-a', name: 'gw' }]);
+  });
+});

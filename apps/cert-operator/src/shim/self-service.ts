@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { defineKind, type KubeObject } from '@opkit/runtime';
+import { childName } from '../names.js';
+import { hasShimTrigger, issuerFromAnnotations, shimReadable, type IssuerChoice, type ShimOptions } from './annotations.js';
+import type { GatewayObject } from './gateway.js';
+import { refusal, selfServicePolicy } from './self-service-policy.js';
+
+/**
+ * Gateway API self-service (issue 31): an application team annotates its own HTTPRoute with an
+ * issuer (`cert.opkit.dev/issuer` or `cert.opkit.dev/cluster-issuer`, as on an Ingress); where the
+ * route's parent Gateway offers self-service (self-service-policy.ts) the operator makes a
+ * Certificate for the route's hostnames in the route's namespace, a ReferenceGrant there that lets
+ * the Gateway read its Secret, and an HTTPS listener per hostname on the Gateway, server-side
+ * applied under the operator's own field manager (the platform team's listeners are not touched).
+ * The ACME HTTP-01 solver's route goes to the same Gateway. Everything else is refused, with the
+ * reason on the route.
+ *
+ * Pure: the plan of one Gateway, from the Gateway and the routes naming it. The route controller
+ * (its Certificate, grant and status) and the Gateway controller (its listeners) read the same
+ * plan, so they agree on who got which hostname.
+ */
+
+/** Gateway API's ReferenceGrant (v1beta1: served from v0.6 on): lets a Gateway read a Secret in another namespace. */
+export const ReferenceGrant = defineKind<
+  KubeObject & {
+    spec: { from: { group: string; kind: string; namespace: string }[]; to: { group: string; kind: string; name?: string }[] };
+  }
+>({ group: 'gateway.networking.k8s.io', version: 'v1beta1', kind: 'ReferenceGrant', plural: 'referencegrants', namespaced: true });
+
+export interface RouteParentRef {
+  group?: string;
+  kind?: string;
+  namespace?: string;
+  name: string;
+  sectionName?: string;
+  port?: number;
+}
+
+export type HTTPRouteObject = KubeObject & {
+  metadata: { name: string; namespace: string };
+  spec?: { parentRefs?: RouteParentRef[]; hostnames?: string[] };
+};
+
+export interface SelfServiceListener {
+  name: string;
+  hostname: string;
+  port: number;
+  protocol: 'HTTPS';
+  tls: { mode: 'Terminate'; certificateRefs: { group: ''; kind: 'Secret'; name: string; namespace: string }[] };
+  allowedRoutes: { namespaces: { from: 'Selector'; selector: { matchLabels: Record<string, string> } }; kinds: { group: string; kind: 'HTTPRoute' }[] };
+}
+
+/** What one route gets on one Gateway: the hostnames it may have certified there, or why not. */
+export type RouteVerdict = { hostnames: string[]; issuer: IssuerChoice; refused: string[] } | { refused: string[]; hostnames?: undefined };
+
+export interface GatewayPlan {
+  /** This operator's listeners on the Gateway, in a stable order. */
+  listeners: SelfServiceListener[];
+  /** Per route naming the Gateway and asking (`namespace/name`). */
+  routes: Map<string, RouteVerdict>;
+}
+
+const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+/** The port of the listeners made here: HTTPS's. */
+export const SELF_SERVICE_PORT = 443;
+/** The prefix of this operator's listener names: a platform team's listener is never one of them. */
+export const LISTENER_PREFIX = 'opkit-';
+
+export const routeKey = (r: { metadata: { namespace: string; name: string } }) => `${r.metadata.namespace}/${r.metadata.name}`;
+
+/** The Gateways a route names as parents (Gateway API's defaults: the Gateway kind, the route's namespace). */
+export function parentGateways(route: HTTPRouteObject): { namespace: string; name: string }[] {
+  const out = new Map<string, { namespace: string; name: string }>();
+  for (const p of route.spec?.parentRefs ?? []) {
+    if ((p.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (p.kind ?? 'Gateway') !== 'Gateway') continue;
+    const ref = { namespace: p.namespace ?? route.metadata.namespace, name: p.name };
+    out.set(`${ref.namespace}/${ref.name}`, ref);
+  }
+  return [...out.values()];
+}
+
+/** Whether a route asks for self-service: the shim annotations, as an Ingress carries them. */
+export const asksSelfService = (route: HTTPRouteObject, opts: ShimOptions = {}) => hasShimTrigger(shimReadable(route.metadata.annotations, opts));
+
+/** The Secret (and Certificate) of a route's self-service certificate, in its namespace. */
+export const selfServiceSecretName = (route: HTTPRouteObject) => childName(route.metadata.name, 'tls');
+
+/** A listener name (a DNS label) for a route's hostname: stable, and short whatever the names. */
+export function listenerName(route: HTTPRouteObject, hostname: string): string {
+  const hash = createHash('sha256')
+    .update(`${routeKey(route)}\n${hostname}`)
+    .digest('hex')
+    .slice(0, 10);
+  return `${LISTENER_PREFIX}${hostname.replace(/\*/g, 'wildcard').replace(/\./g, '-').slice(0, 40).replace(/-+$/, '')}-${hash}`;
+}
+
+/**
+ * The plan of a Gateway: for each route naming it and asking, in order of age (then name: the
+ * first to ask keeps a hostname), the policy's verdict and the hostnames no other listener holds.
+ * A hostname the platform team's own listener serves on port 443 is left to that listener, said.
+ */
+export function gatewayPlan(
+  gateway: GatewayObject,
+  routes: HTTPRouteObject[],
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
+  opts: ShimOptions = {},
+): GatewayPlan {
+  const gwName = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
+  const policy = selfServicePolicy(gateway.metadata.annotations);
+  const foreign = new Map<string, string>();
+  for (const l of gateway.spec.listeners ?? [])
+    if (!l.name.startsWith(LISTENER_PREFIX) && l.hostname && (l.port ?? SELF_SERVICE_PORT) === SELF_SERVICE_PORT) foreign.set(l.hostname.toLowerCase(), l.name);
+  const claimed = new Map<string, string>();
+  const listeners: SelfServiceListener[] = [];
+  const verdicts = new Map<string, RouteVerdict>();
+  const naming = routes
+    .filter((r) => asksSelfService(r, opts) && parentGateways(r).some((p) => p.namespace === gateway.metadata.namespace && p.name === gateway.metadata.name))
+    .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || routeKey(a).localeCompare(routeKey(b)));
+  for (const route of naming) {
+    const issuer = issuerFromAnnotations(shimReadable(route.metadata.annotations, opts), opts.defaultIssuer);
+    if ('problem' in issuer) {
+      verdicts.set(routeKey(route), { refused: [`the route's issuer annotations: ${issuer.problem}`] });
+      continue;
+    }
+    const hostnames = [...new Set((route.spec?.hostnames ?? []).map((h) => h.toLowerCase()))];
+    const why = refusal(policy, gwName, { namespaceLabels: namespaceLabels(route.metadata.namespace), hostnames, issuer });
+    if (why) {
+      verdicts.set(routeKey(route), { refused: [why] });
+      continue;
+    }
+    const granted: string[] = [];
+    const refused: string[] = [];
+    for (const h of hostnames) {
+      const holder = claimed.get(h);
+      if (foreign.has(h)) refused.push(`${h} is served by listener ${foreign.get(h)} of Gateway ${gwName}, which its owner configures`);
+      else if (holder) refused.push(`${h} is self-served on Gateway ${gwName} by route ${holder}, which asked first`);
+      else {
+        claimed.set(h, routeKey(route));
+        granted.push(h);
+        listeners.push(listenerFor(route, h));
+      }
+    }
+    verdicts.set(routeKey(route), granted.length ? { hostnames: granted, issuer, refused } : { refused });
+  }
+  return { listeners: listeners.sort((a, b) => a.name.localeCompare(b.name)), routes: verdicts };
+}
+
+function listenerFor(route: HTTPRouteObject, hostname: string): SelfServiceListener {
+  return {
+    name: listenerName(route, hostname),
+    hostname,
+    port: SELF_SERVICE_PORT,
+    protocol: 'HTTPS',
+    tls: { mode: 'Terminate', certificateRefs: [{ group: '', kind: 'Secret', name: selfServiceSecretName(route), namespace: route.metadata.namespace }] },
+    // Only routes of the team's own namespace attach to its listener.
+    allowedRoutes: {
+      namespaces: { from: 'Selector', selector: { matchLabels: { 'kubernetes.io/metadata.name': route.metadata.namespace } } },
+      kinds: [{ group: GATEWAY_GROUP, kind: 'HTTPRoute' }],
+    },
+  };
+}
