@@ -31,6 +31,12 @@ interface WatchOptions<T extends KubeObject> {
   predicates?: Predicate<Cached<T>>[];
   /** Which informer feeds this watch (selector, metadata-only). */
   informer?: InformerOptions;
+  /**
+   * The queue priority of this watch's events (not of the initial list): `Priority.high` for an
+   * owned object that reports the result of work the owner started (a request signed, a job
+   * done), so the owner finishes it ahead of new work queued before. Default `Priority.normal`.
+   */
+  priority?: number;
 }
 
 /**
@@ -67,13 +73,20 @@ export class ControllerBuilder<T extends KubeObject> {
       map: requestsForOwner(this.primary) as MapFunc<KubeObject>,
       predicates: (options.predicates ?? []) as Predicate[],
       informer: options.informer,
+      priority: options.priority,
     });
     return this;
   }
 
   /** Any kind, mapped to requests by your function (e.g. pods by label, dependents through an index). */
   watches<O extends KubeObject>(kind: Kind<O>, map: MapFunc<O>, options: WatchOptions<O> = {}): this {
-    this.watchList.push({ kind, map: map as MapFunc<KubeObject>, predicates: (options.predicates ?? []) as Predicate[], informer: options.informer });
+    this.watchList.push({
+      kind,
+      map: map as MapFunc<KubeObject>,
+      predicates: (options.predicates ?? []) as Predicate[],
+      informer: options.informer,
+      priority: options.priority,
+    });
     return this;
   }
 

@@ -270,8 +270,9 @@ export class Controller {
         event,
         at: this.clock.now(),
       };
-      // What was there before the term began waits behind what users change now.
-      const priority = event === 'list' ? this.background : Priority.normal;
+      // What was there before the term began waits behind what users change now; a watch may say
+      // its events finish work in flight (Priority.high).
+      const priority = event === 'list' ? this.background : (w.priority ?? Priority.normal);
       const debouncer = this.term?.debouncer;
       // A primary object's event is for that object itself (requestForObject), and tells its uid:
       // sharding places keys by it, and a deleted object is gone from the cache.

@@ -5,6 +5,7 @@ import { controllerReference } from '../helpers/owner.js';
 import type { Manager } from '../manager/manager.js';
 import { testManager } from '../testing/harness.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
+import { Priority } from '../queue/work-queue.js';
 import { controllerFor } from './builder.js';
 import type { Trigger } from './provenance.js';
 
@@ -45,6 +46,33 @@ describe('priorities, resync, debounce and per-object limits against a real API 
     // First-in-first-out it would come 301st, after every replayed object.
     expect(before).toBeLessThan(150);
     await waitFor('the replay finished', () => order.length === 301, { timeoutMs: 30_000 });
+  });
+
+  it('finishes work in flight before new work: an owned object reporting back (owns at Priority.high) runs its owner ahead of 200 new objects queued before', async () => {
+    const ns = await freshNamespace();
+    const order: string[] = [];
+    const t = testManager(suite.plane.kubeConfig, { namespaces: [ns] });
+    manager = t.manager;
+    manager.add(
+      controllerFor(ConfigMap)
+        .owns(Secret, { priority: Priority.high })
+        .reconcile(async (req) => {
+          order.push(req.name);
+          await new Promise((r) => setTimeout(r, 20)); // 200 × 20 ms: 4 s of new work queued
+        }),
+    );
+    await manager.start();
+    const job = await suite.admin.create(ConfigMap, { metadata: { name: 'job', namespace: ns } });
+    await waitFor('the job started', () => order.includes('job'));
+    for (let i = 0; i < 200; i += 50)
+      await Promise.all(Array.from({ length: 50 }, (_, j) => suite.admin.create(ConfigMap, { metadata: { name: `new-${i + j}`, namespace: ns } })));
+    // The job's result arrives after all of them.
+    await suite.admin.create(Secret, { metadata: { name: 'result', namespace: ns, ownerReferences: [controllerReference(ConfigMap, job)] } });
+    await waitFor('the job finished', () => order.lastIndexOf('job') > 0, { timeoutMs: 30_000 });
+    const newDone = order.slice(0, order.lastIndexOf('job')).filter((n) => n.startsWith('new-')).length;
+    // First-in-first-out it would run after all 200.
+    expect(newDone).toBeLessThan(100);
+    await waitFor('the new work done', () => order.filter((n) => n.startsWith('new-')).length === 200, { timeoutMs: 30_000 });
   });
 
   it('reconciles every object again each resync period, past the predicates, and not when resync is off', async () => {

@@ -10,4 +10,6 @@ export interface WatchSpec<T extends KubeObject = KubeObject> {
   map: MapFunc<T>;
   predicates: Predicate<T>[];
   informer?: InformerOptions;
+  /** The queue priority of this watch's events (the initial list's is the controller's background priority). */
+  priority?: number;
 }

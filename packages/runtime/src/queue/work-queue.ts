@@ -8,7 +8,12 @@ import { ReadyLanes } from './ready-lanes.js';
  * nobody caused now (the initial list at a start or a leadership gain, periodic resyncs) are low,
  * so users' edits pass them.
  */
-export const Priority = { low: -100, normal: 0 } as const;
+/**
+ * Queue priorities: `low` for what nobody changed just now (initial list, resync), `normal` for
+ * events, `high` for a watch that reports work in flight finishing (`owns(kind, { priority })`), so a
+ * pipeline finishes what it started before it starts more.
+ */
+export const Priority = { low: -100, normal: 0, high: 100 } as const;
 
 /** What the queue reports, under controller-runtime's `workqueue_*` metric names. */
 export interface QueueMetrics {
