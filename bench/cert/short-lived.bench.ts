@@ -96,7 +96,7 @@ async function main() {
     const issued = () => [...validity.values()].filter((v) => v[1] !== undefined).length;
     for (let last = 0; issued() < N;) {
       await new Promise((r) => setTimeout(r, 1_000));
-      if (Date.now() - t0 > Math.max(600_000, N * 200)) throw new Error(`${issued()} of ${N} issued after ${(Date.now() - t0) / 1000} s`);
+      if (Date.now() - t0 > Math.max(600_000, N * 300)) throw new Error(`${issued()} of ${N} issued after ${(Date.now() - t0) / 1000} s`);
       if (Date.now() - last >= 30_000) {
         last = Date.now();
         console.log(`  … ${issued()} of ${N} issued after ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${loadAverage()})`);
