@@ -64,6 +64,14 @@ describe('selfServicePolicy and refusal', () => {
       /"letsencrypt" is not Issuer\/<name> or ClusterIssuer\/<name>/,
     ],
     ['every namespace (an empty selector)', { ...gatewayAnnotations, [SELF_SERVICE.namespaces]: '' }, ask({ namespaceLabels: {} }), undefined],
+    [
+      'a listener limit that is not a number',
+      { ...gatewayAnnotations, [SELF_SERVICE.listenersPerNamespace]: 'lots' },
+      ask(),
+      /self-service-listeners-per-namespace: "lots" is not a number from 0 to 64/,
+    ],
+    ['a listener limit past the Gateway', { ...gatewayAnnotations, [SELF_SERVICE.listenersPerNamespace]: '65' }, ask(), /"65" is not a number from 0 to 64/],
+    ['a listener limit', { ...gatewayAnnotations, [SELF_SERVICE.listenersPerNamespace]: '2' }, ask(), undefined],
   ])('%s', (_name, annotations, req, want) => {
     const r = refusal(selfServicePolicy(annotations), 'gw', req);
     if (want) expect(r).toMatch(want);

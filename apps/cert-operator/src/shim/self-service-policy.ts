@@ -17,12 +17,17 @@ export const SELF_SERVICE = {
   namespaces: 'cert.opkit.dev/self-service-namespaces',
   hostnames: 'cert.opkit.dev/self-service-hostnames',
   issuers: 'cert.opkit.dev/self-service-issuers',
+  /** How many listeners one namespace may have on the Gateway (default 8): a Gateway has 64 at most, shared by every tenant. */
+  listenersPerNamespace: 'cert.opkit.dev/self-service-listeners-per-namespace',
 } as const;
+
+export const DEFAULT_LISTENERS_PER_NAMESPACE = 8;
 
 export interface SelfServicePolicy {
   namespaces: LabelMatcher;
   hostnames: string[];
   issuers: { kind: 'Issuer' | 'ClusterIssuer'; name: string }[];
+  listenersPerNamespace: number;
 }
 
 /** The Gateway's policy; `undefined` when it offers none; an error string when it is written wrong. */
@@ -52,7 +57,10 @@ export function selfServicePolicy(annotations: Record<string, string> | undefine
     issuers.push({ kind: m[1] as 'Issuer' | 'ClusterIssuer', name: m[2]! });
   }
   if (!issuers.length) return `${SELF_SERVICE.issuers} names no issuer: say which a route may use`;
-  return { namespaces, hostnames, issuers };
+  const perNs = annotations?.[SELF_SERVICE.listenersPerNamespace];
+  const listenersPerNamespace = perNs === undefined ? DEFAULT_LISTENERS_PER_NAMESPACE : Number(perNs);
+  if (!/^\d{1,2}$/.test(perNs ?? '0') || listenersPerNamespace > 64) return `${SELF_SERVICE.listenersPerNamespace}: "${perNs}" is not a number from 0 to 64`;
+  return { namespaces, hostnames, issuers, listenersPerNamespace };
 }
 
 /**

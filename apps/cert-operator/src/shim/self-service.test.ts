@@ -91,6 +91,31 @@ describe('gatewayPlan (Gateway API self-service)', () => {
     expect(plan.listeners).toHaveLength(2);
   });
 
+  it('gives a namespace no more listeners than the policy allows, and never more than the Gateway holds: no tenant fills it for the others', () => {
+    const many = (ns: string, n: number) =>
+      route(
+        ns,
+        `r-${ns}`,
+        Array.from({ length: n }, (_, i) => `h${i}.${ns}.apps.example.com`),
+      );
+    const capped = gatewayPlan(gateway([], { ...policy, [SELF_SERVICE.listenersPerNamespace]: '3' }), [many('team-a', 5), many('team-b', 2)], tenants);
+    expect(capped.routes.get('team-a/r-team-a')).toMatchObject({
+      hostnames: ['h0.team-a.apps.example.com', 'h1.team-a.apps.example.com', 'h2.team-a.apps.example.com'],
+    });
+    expect(capped.routes.get('team-a/r-team-a')?.refused).toEqual([
+      expect.stringMatching(/^h3\.team-a\.apps\.example\.com: this namespace has the 3 listeners Gateway infra\/public allows a namespace$/),
+      expect.stringMatching(/^h4/),
+    ]);
+    expect(capped.routes.get('team-b/r-team-b')).toMatchObject({ refused: [] });
+    // 64 listeners at most: the platform team's own (here 1) and every tenant's.
+    const teams = Array.from({ length: 10 }, (_, i) => many(`team-${i}`, 8));
+    const full = gatewayPlan(gateway(), teams, tenants);
+    expect(full.listeners).toHaveLength(63);
+    expect(full.routes.get('team-7/r-team-7')?.refused).toEqual([
+      expect.stringMatching(/^h7\.team-7\.apps\.example\.com: Gateway infra\/public has no room for another listener \(64 at most\)$/),
+    ]);
+  });
+
   it("leaves a hostname the platform team's own HTTPS listener serves to that listener", () => {
     const gw = gateway([{ name: 'shop-https', hostname: 'shop.apps.example.com', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] } }]);
     const plan = gatewayPlan(gw, [route('team-a', 'shop', ['shop.apps.example.com'])], tenants);

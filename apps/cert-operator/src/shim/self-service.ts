@@ -61,6 +61,8 @@ export interface GatewayPlan {
 }
 
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+/** Gateway API's limit on a Gateway's listeners. */
+export const MAX_LISTENERS = 64;
 /** The port of the listeners made here: HTTPS's. */
 export const SELF_SERVICE_PORT = 443;
 /** The prefix of this operator's listener names: a platform team's listener is never one of them. */
@@ -108,8 +110,12 @@ export function gatewayPlan(
   const gwName = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
   const policy = selfServicePolicy(gateway.metadata.annotations);
   const foreign = new Map<string, string>();
-  for (const l of gateway.spec.listeners ?? [])
-    if (!l.name.startsWith(LISTENER_PREFIX) && l.hostname && (l.port ?? SELF_SERVICE_PORT) === SELF_SERVICE_PORT) foreign.set(l.hostname.toLowerCase(), l.name);
+  const theirs = (gateway.spec.listeners ?? []).filter((l) => !l.name.startsWith(LISTENER_PREFIX));
+  for (const l of theirs) if (l.hostname && (l.port ?? SELF_SERVICE_PORT) === SELF_SERVICE_PORT) foreign.set(l.hostname.toLowerCase(), l.name);
+  // A Gateway holds 64 listeners at most, the platform team's among them: what is left is shared,
+  // each namespace taking no more than the policy allows, so no tenant can fill it for the others.
+  const room = MAX_LISTENERS - theirs.length;
+  const perNamespace = new Map<string, number>();
   const claimed = new Map<string, string>();
   const listeners: SelfServiceListener[] = [];
   const verdicts = new Map<string, RouteVerdict>();
@@ -132,9 +138,14 @@ export function gatewayPlan(
     const refused: string[] = [];
     for (const h of hostnames) {
       const holder = claimed.get(h);
+      const used = perNamespace.get(route.metadata.namespace) ?? 0;
+      const limit = typeof policy === 'object' ? policy.listenersPerNamespace : 0;
       if (foreign.has(h)) refused.push(`${h} is served by listener ${foreign.get(h)} of Gateway ${gwName}, which its owner configures`);
       else if (holder) refused.push(`${h} is self-served on Gateway ${gwName} by route ${holder}, which asked first`);
+      else if (used >= limit) refused.push(`${h}: this namespace has the ${limit} listeners Gateway ${gwName} allows a namespace`);
+      else if (listeners.length >= room) refused.push(`${h}: Gateway ${gwName} has no room for another listener (${MAX_LISTENERS} at most)`);
       else {
+        perNamespace.set(route.metadata.namespace, used + 1);
         claimed.set(h, routeKey(route));
         granted.push(h);
         listeners.push(listenerFor(route, h));
