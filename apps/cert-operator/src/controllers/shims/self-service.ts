@@ -45,6 +45,9 @@ const Route = HTTPRoute;
 export const SELF_SERVICE_CONTROLLER = 'cert.opkit.dev/self-service';
 /** Routes by the Gateways they name (`namespace/name`). */
 const PARENT_INDEX = 'self-service.parentGateways';
+/** Gateway API's limits: a route's status.parents entries, a condition's message. */
+const MAX_PARENTS = 32;
+const MAX_MESSAGE = 4_096;
 /** Marks the Certificates and grants made for self-service (and so the ones to remove). */
 export const SELF_SERVICE_LABEL = 'cert.opkit.dev/self-service';
 
@@ -94,7 +97,8 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
         verdicts.push({
           gateway: ref,
           ok: !!verdict.hostnames,
-          message: [granted, ...verdict.refused.map((r) => `refused: ${r}`)].filter(Boolean).join('; '),
+          // A condition's message holds 32,768 characters; a route naming a hundred hosts is said in part.
+          message: [granted, ...verdict.refused.map((r) => `refused: ${r}`)].filter(Boolean).join('; ').slice(0, MAX_MESSAGE),
         });
       }
     }
@@ -203,7 +207,9 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
     );
     for (const m of refusedNow) if (!refusedBefore.has(m)) ctx.recorder.warning(route, 'SelfServiceRefused', m);
     const others = (status.parents ?? []).filter((p) => p.controllerName !== SELF_SERVICE_CONTROLLER);
-    if (ours.length || before.length) await ctx.updateStatus(Route, route as never, { ...status, parents: [...others, ...ours] } as never);
+    // status.parents holds 32 entries: the Gateway implementations' come first, ours fill what is left.
+    const kept = ours.slice(0, Math.max(0, MAX_PARENTS - others.length));
+    if (kept.length || before.length) await ctx.updateStatus(Route, route as never, { ...status, parents: [...others, ...kept] } as never);
     return;
   }
 
