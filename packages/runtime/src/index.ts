@@ -150,7 +150,15 @@ export {
   type Condition,
   type ConditionInput,
 } from './helpers/conditions.js';
-export { controllerReference, setControllerReference, controllerOf, isControlledBy, AlreadyOwnedError } from './helpers/owner.js';
+export {
+  controllerReference,
+  setControllerReference,
+  controllerOf,
+  isControlledBy,
+  AlreadyOwnedError,
+  CONTROLLER_INDEX,
+  byController,
+} from './helpers/owner.js';
 export { hasFinalizer } from './helpers/finalizers.js';
 export { contentHash, APPLIED_HASH_ANNOTATION, type ApplyOutcome } from './helpers/apply.js';
 export { deepEqual, isSubset } from './helpers/equality.js';

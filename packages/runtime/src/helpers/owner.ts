@@ -41,3 +41,15 @@ export function setControllerReference<T extends KubeObject>(ownerKind: Kind, ow
 export const controllerOf = (obj: KubeObject): OwnerReference | undefined => obj.metadata.ownerReferences?.find((r) => r.controller);
 
 export const isControlledBy = (obj: KubeObject, owner: KubeObject): boolean => controllerOf(obj)?.uid === owner.metadata.uid;
+
+/**
+ * An index of objects by their controller's uid: `withIndex(kind, CONTROLLER_INDEX, byController)`,
+ * then `cache.list(kind, { index: { name: CONTROLLER_INDEX, value: owner.metadata.uid } })` reads
+ * what one owner controls without scanning its namespace (10,000 Orders in one namespace made each
+ * such scan the cert operator's hottest path).
+ */
+export const CONTROLLER_INDEX = 'metadata.ownerReferences.controller.uid';
+export const byController = (obj: KubeObject): string[] => {
+  const uid = controllerOf(obj)?.uid;
+  return uid ? [uid] : [];
+};

@@ -1,4 +1,14 @@
-import { controllerFor, controllerReference, parseDuration, rfc3339, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import {
+  byController,
+  CONTROLLER_INDEX,
+  controllerFor,
+  controllerReference,
+  parseDuration,
+  rfc3339,
+  type ReconcileContext,
+  type Request,
+  type Result,
+} from '@opkit/runtime';
 import type { AcmeAccounts } from '../../acme/accounts.js';
 import { AcmeProblemError, AcmeUnavailableError, type AcmeSession, type acme } from '../../acme/client.js';
 import { profileProblem } from '../../acme/profiles.js';
@@ -80,10 +90,10 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
   async function write(o: OrderObject, ctx: ReconcileContext, patch: Partial<OrderStatus>) {
     await ctx.updateStatus(Order.kind, o, { ...o.status, ...patch });
   }
-  const challengesOf = async (o: OrderObject, ctx: ReconcileContext) =>
-    (await ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace })).filter((c) =>
-      c.metadata.ownerReferences?.some((r) => r.uid === o.metadata.uid),
-    );
+  // The Order's Challenges, by their controller (cert-manager's are made with a controller reference
+  // too): a scan of the namespace cost each reconcile 10,000 Challenges at scale.
+  const challengesOf = (o: OrderObject, ctx: ReconcileContext) =>
+    ctx.cache.list(Challenge.kind, { namespace: o.metadata.namespace, index: { name: CONTROLLER_INDEX, value: o.metadata.uid! } });
   const deleteChallenges = async (o: OrderObject, ctx: ReconcileContext) => {
     for (const c of await challengesOf(o, ctx)) await ctx.delete(Challenge.kind, c);
   };
@@ -267,6 +277,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
     .withRbac(acmeRbac(cfg.api))
     .named('order')
     .owns(Challenge.kind)
+    .withIndex(Challenge.kind, CONTROLLER_INDEX, byController)
     .withOptions({ maxConcurrentReconciles: 4 })
     .reconcile(reconcile);
 }

@@ -1,4 +1,4 @@
-import { controllerReference, isControlledBy, Secret, type ReconcileContext } from '@opkit/runtime';
+import { CONTROLLER_INDEX, controllerReference, isControlledBy, Secret, type ReconcileContext } from '@opkit/runtime';
 import { PROFILE_ANNOTATION } from '../../acme/profiles.js';
 import { certIdOf } from '../../acme/renewal-info.js';
 import type { CertApi } from '../../api/index.js';
@@ -49,7 +49,9 @@ export const acmeSigner: Signer = async (cr, csr, issuer, ctx, api) => {
   const ours = childName(cr.metadata.name, adler32(cr.spec.request));
   const order =
     (await ctx.cache.get(Order.kind, { namespace: cr.metadata.namespace, name: ours })) ??
-    (await ctx.cache.list(Order.kind, { namespace: cr.metadata.namespace })).find((o) => o.spec.request === cr.spec.request && isControlledBy(o, cr));
+    (await ctx.cache.list(Order.kind, { namespace: cr.metadata.namespace, index: { name: CONTROLLER_INDEX, value: cr.metadata.uid! } })).find(
+      (o) => o.spec.request === cr.spec.request && isControlledBy(o, cr),
+    );
   const name = order?.metadata.name ?? ours;
   const key = { namespace: cr.metadata.namespace, name };
   // An Order of this name made for another request (one deleted and made again with the same name

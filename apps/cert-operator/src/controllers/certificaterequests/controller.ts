@@ -1,4 +1,6 @@
 import {
+  byController,
+  CONTROLLER_INDEX,
   controllerFor,
   isForbidden,
   parseDuration,
@@ -205,7 +207,7 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     .withIndex(CertificateRequest.kind, CR_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
     .watches(Issuer.kind, byIssuer('Issuer'))
     .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'));
-  // ACME requests complete through their Order.
-  if (signers.acme) builder = builder.owns(Order.kind);
+  // ACME requests complete through their Order, found by its controller (signer.ts) without a scan.
+  if (signers.acme) builder = builder.owns(Order.kind).withIndex(Order.kind, CONTROLLER_INDEX, byController);
   return builder.withOptions({ maxConcurrentReconciles: 4, errorCondition: 'Ready' }).reconcile(reconcile);
 }
