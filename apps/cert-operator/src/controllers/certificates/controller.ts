@@ -1,4 +1,4 @@
-import { controllerFor, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { byController, CONTROLLER_INDEX, controllerFor, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import { annotationIn } from '../../api/groups.js';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertOperatorConfig } from '../../config.js';
@@ -10,11 +10,11 @@ import { certificatesRbac } from '../rbac.js';
 import { CertManagerOwners, TAKEOVER_ANNOTATION } from './cert-manager-owner.js';
 import { contention, failureBackoff } from './backoff.js';
 import { completeIssuance, upToDate } from './issuing.js';
-import { nextPrivateKey, SECRET_OWNER_INDEX, secretOwners } from './next-key.js';
+import { nextPrivateKey } from './next-key.js';
 import { keystorePasswordSecrets } from './outputs.js';
 import { issuanceReason, keepsReady } from './policies.js';
 import type { IssuerRenewal } from './renewal-plan.js';
-import { currentRequest, manageRequest, requestOwners, requestsOf, REQUEST_OWNER_INDEX } from './requests.js';
+import { currentRequest, manageRequest, requestsOf } from './requests.js';
 import { applySecret } from './secret.js';
 import { readSecretState, type SecretState } from './secret-state.js';
 import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
@@ -219,8 +219,8 @@ export function certificateController(cfg: CertOperatorConfig) {
       .withIndex(api.Certificate.kind, SECRET_NAME_INDEX, (c) => [c.spec.secretName])
       .withIndex(api.Certificate.kind, CERT_ISSUER_INDEX, (c) => [issuerIndexKey(c.spec.issuerRef)])
       .withIndex(api.Certificate.kind, KEYSTORE_PASSWORD_INDEX, keystorePasswordSecrets)
-      .withIndex(api.CertificateRequest.kind, REQUEST_OWNER_INDEX, requestOwners)
-      .withIndex(Secret, SECRET_OWNER_INDEX, secretOwners, api.labelled)
+      .withIndex(api.CertificateRequest.kind, CONTROLLER_INDEX, byController)
+      .withIndex(Secret, CONTROLLER_INDEX, byController, api.labelled)
       .owns(api.CertificateRequest.kind)
       // The target Secret: through the metadata cache (it may not carry our label yet) and through
       // the full cache of labelled Secrets, which is what the reconcile reads (each informer delivers

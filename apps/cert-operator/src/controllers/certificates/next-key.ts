@@ -1,5 +1,5 @@
 import type { CertApi } from '../../api/index.js';
-import { Secret, controllerReference, type ReconcileContext } from '@opkit/runtime';
+import { CONTROLLER_INDEX, Secret, controllerReference, type ReconcileContext } from '@opkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import { describeKey, encodePrivateKey, generatePrivateKey, keyLabel, keyMatchesSpec, keySpecOf, parsePrivateKey } from '../../pki/keys.js';
@@ -14,11 +14,6 @@ export interface NextKey {
   temporary: boolean;
 }
 
-/** The certificates controller's index of labelled Secrets by their controller's uid. */
-export const SECRET_OWNER_INDEX = 'metadata.ownerReferences.controller';
-export const secretOwners = (s: { metadata: { ownerReferences?: { uid: string; controller?: boolean }[] } }): string[] =>
-  (s.metadata.ownerReferences ?? []).filter((r) => r.controller).map((r) => r.uid);
-
 /**
  * The temporary key Secrets of a Certificate (normally at most one): the next-key Secrets of its
  * namespace it controls. By owner, not by our certificate-name label, which cert-manager's do not
@@ -29,7 +24,7 @@ export const secretOwners = (s: { metadata: { ownerReferences?: { uid: string; c
 export async function nextKeySecrets(api: CertApi, c: CertificateObject, ctx: ReconcileContext) {
   return ctx.cache.list(
     Secret,
-    { namespace: c.metadata.namespace, labelSelector: { [api.L.nextPrivateKey]: 'true' }, index: { name: SECRET_OWNER_INDEX, value: c.metadata.uid! } },
+    { namespace: c.metadata.namespace, labelSelector: { [api.L.nextPrivateKey]: 'true' }, index: { name: CONTROLLER_INDEX, value: c.metadata.uid! } },
     api.labelled,
   );
 }

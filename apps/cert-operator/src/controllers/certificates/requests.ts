@@ -1,6 +1,6 @@
 import type { CertApi } from '../../api/index.js';
 import {
-  controllerOf,
+  CONTROLLER_INDEX,
   controllerReference,
   goDuration,
   parseDuration,
@@ -31,16 +31,12 @@ import { PROGRESS_QUIET_MS } from '../progress.js';
  */
 export const revisionOf = (api: CertApi, cr: CertificateRequestObject) => Number(cr.metadata.annotations?.[api.A.revision] ?? 0);
 
-/** The certificates controller's index of CertificateRequests by their controller's uid. */
-export const REQUEST_OWNER_INDEX = 'metadata.ownerReferences.controller';
-export const requestOwners = (cr: CertificateRequestObject): string[] => [controllerOf(cr)?.uid].filter((uid): uid is string => uid !== undefined);
-
 /**
  * A Certificate's requests: those it controls, found by owner, not by our certificate-name label,
  * which cert-manager's requests do not carry (a request it made and opkit took over in flight).
  */
 export async function requestsOf(api: CertApi, c: CertificateObject, ctx: ReconcileContext): Promise<CertificateRequestObject[]> {
-  return ctx.cache.list(api.CertificateRequest.kind, { namespace: c.metadata.namespace, index: { name: REQUEST_OWNER_INDEX, value: c.metadata.uid! } });
+  return ctx.cache.list(api.CertificateRequest.kind, { namespace: c.metadata.namespace, index: { name: CONTROLLER_INDEX, value: c.metadata.uid! } });
 }
 
 /** The request the current certificate was issued from, with its CSR parsed (what the trigger compares). */

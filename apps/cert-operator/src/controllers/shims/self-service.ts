@@ -3,9 +3,13 @@ import {
   contentHash,
   controllerFor,
   controllerReference,
+  getCondition,
+  isControlledBy,
   isSubset,
   Namespace,
+  removeCondition,
   type Cache,
+  type Condition,
   type KubeObject,
   type ReconcileContext,
   type Request,
@@ -36,7 +40,7 @@ import {
  * ReferenceGrant that lets the Gateway read the Secret, and its verdict in the route's status (an
  * entry of this operator's own in `status.parents`, beside the Gateway implementation's); the
  * Gateway controller server-side applies the listeners, under this operator's field manager. Runs
- * with --enable-gateway-api.
+ * with --enable-gateway-self-service.
  */
 
 /** HTTPRoutes, all of them (the ACME solver's informer holds only its own routes). */
@@ -52,22 +56,17 @@ const MAX_MESSAGE = 4_096;
 export const SELF_SERVICE_LABEL = 'cert.opkit.dev/self-service';
 
 const parentKeys = (r: KubeObject) => parentGateways(r as HTTPRouteObject).map((p) => `${p.namespace}/${p.name}`);
-const labelsOf = (cache: Cache) => {
-  const seen = new Map<string, Record<string, string> | undefined>();
-  return async (names: string[]) => {
-    for (const n of names) if (!seen.has(n)) seen.set(n, (await cache.get(Namespace, { name: n }, { metadataOnly: true }))?.metadata.labels);
-    return (n: string) => seen.get(n);
-  };
-};
 
 /** The plan of a Gateway, from the cache: the Gateway, the routes naming it, their namespaces' labels. */
 async function planOf(cfg: CertOperatorConfig, cache: Cache, gw: GatewayObject) {
   const routes = (await cache.list(Route, { index: { name: PARENT_INDEX, value: `${gw.metadata.namespace}/${gw.metadata.name}` } })) as HTTPRouteObject[];
-  const labels = await labelsOf(cache)([...new Set(routes.map((r) => r.metadata.namespace))]);
-  return gatewayPlan(gw, routes, labels, shimOptions(cfg));
+  const labels = new Map<string, Record<string, string> | undefined>();
+  for (const ns of new Set(routes.map((r) => r.metadata.namespace)))
+    labels.set(ns, (await cache.get(Namespace, { name: ns }, { metadataOnly: true }))?.metadata.labels);
+  return gatewayPlan(gw, routes, (ns) => labels.get(ns), shimOptions(cfg));
 }
 
-type ParentStatus = { parentRef: { group: string; kind: string; namespace: string; name: string }; controllerName: string; conditions: object[] };
+type ParentStatus = { parentRef: { group: string; kind: string; namespace: string; name: string }; controllerName: string; conditions: Condition[] };
 
 export function selfServiceRouteController(cfg: CertOperatorConfig) {
   const { api } = cfg;
@@ -105,7 +104,7 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
 
     const secretName = selfServiceSecretName(route);
     const hostnames = [...new Set([...allowed.values()].flatMap((a) => a.hostnames))];
-    const controlled = (o: KubeObject) => o.metadata.ownerReferences?.some((r) => r.controller && r.uid === route.metadata.uid);
+    const controlled = (o: KubeObject) => isControlledBy(o, route);
     const existing = await ctx.cache.get(Certificate.kind, { namespace: route.metadata.namespace, name: secretName });
     let certificateTaken = false;
     if (hostnames.length && issuer) {
@@ -162,50 +161,35 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
     } else if (grant && controlled(grant)) await ctx.delete(ReferenceGrant, grant);
 
     // The verdict, on the route: one entry per Gateway asked, under this operator's name.
-    const certificate =
-      hostnames.length && !certificateTaken ? await ctx.cache.get(Certificate.kind, { namespace: route.metadata.namespace, name: secretName }) : undefined;
-    const ready = certificate?.status?.conditions?.find((c) => c.type === 'Ready');
+    // (The Certificate's readiness as the cache has it: the apply above changes only its spec.)
+    const ready = hostnames.length && !certificateTaken ? getCondition(existing?.status?.conditions as Condition[] | undefined, 'Ready') : undefined;
+    const status = ((route as { status?: unknown }).status ?? {}) as { parents?: ParentStatus[] };
+    const before = (status.parents ?? []).filter((p) => p.controllerName === SELF_SERVICE_CONTROLLER);
     const ours: ParentStatus[] = verdicts.map((v) => {
       const message = certificateTaken ? `refused: Certificate "${secretName}" exists and is not this route's` : v.message;
       const ok = v.ok && !certificateTaken;
+      // From the entry written before: lastTransitionTime moves only on a transition, and an
+      // unchanged verdict writes nothing.
+      const previous = before.find((b) => b.parentRef.namespace === v.gateway.namespace && b.parentRef.name === v.gateway.name)?.conditions;
+      let conditions = ctx.setCondition(previous, { type: 'SelfService', status: ok ? 'True' : 'False', reason: ok ? 'Accepted' : 'Refused', message });
+      conditions = ok
+        ? ctx.setCondition(conditions, {
+            type: 'CertificateReady',
+            status: ready?.status === 'True' ? 'True' : ready?.status === 'False' ? 'False' : 'Unknown',
+            reason: ready?.reason || 'Pending',
+            message: ready?.message ?? `Certificate "${secretName}" is being issued`,
+          })
+        : removeCondition(conditions, 'CertificateReady');
       return {
         parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: v.gateway.namespace, name: v.gateway.name },
         controllerName: SELF_SERVICE_CONTROLLER,
-        conditions: [
-          ctx.setCondition(undefined, { type: 'SelfService', status: ok ? 'True' : 'False', reason: ok ? 'Accepted' : 'Refused', message })[0]!,
-          ...(ok
-            ? [
-                ctx.setCondition(undefined, {
-                  type: 'CertificateReady',
-                  status: ready?.status === 'True' ? 'True' : ready?.status === 'False' ? 'False' : 'Unknown',
-                  reason: ready?.reason || 'Pending',
-                  message: ready?.message ?? `Certificate "${secretName}" is being issued`,
-                })[0]!,
-              ]
-            : []),
-        ],
+        conditions,
       };
     });
-    const status = ((route as { status?: unknown }).status ?? {}) as { parents?: ParentStatus[] };
-    const before = (status.parents ?? []).filter((p) => p.controllerName === SELF_SERVICE_CONTROLLER);
-    // lastTransitionTime kept where nothing changed: the status is written only when something did.
-    for (const p of ours)
-      for (const [i, c] of (p.conditions as { type: string; status: string; lastTransitionTime: string }[]).entries()) {
-        const old = before
-          .find((b) => b.parentRef.namespace === p.parentRef.namespace && b.parentRef.name === p.parentRef.name)
-          ?.conditions.find((x) => (x as { type: string }).type === c.type) as { status: string; lastTransitionTime: string } | undefined;
-        if (old?.status === c.status) p.conditions[i] = { ...c, lastTransitionTime: old.lastTransitionTime };
-      }
-    const refusedNow = ours
-      .filter((p) => (p.conditions[0] as { status: string }).status === 'False')
-      .map((p) => (p.conditions[0] as { message: string }).message);
-    const refusedBefore = new Set(
-      before
-        .map((p) => p.conditions[0] as { status: string; message: string })
-        .filter((c) => c.status === 'False')
-        .map((c) => c.message),
-    );
-    for (const m of refusedNow) if (!refusedBefore.has(m)) ctx.recorder.warning(route, 'SelfServiceRefused', m);
+    const refusals = (entries: ParentStatus[]) =>
+      entries.map((p) => getCondition(p.conditions, 'SelfService')).flatMap((c) => (c?.status === 'False' ? [c.message] : []));
+    const refusedBefore = new Set(refusals(before));
+    for (const m of refusals(ours)) if (!refusedBefore.has(m)) ctx.recorder.warning(route, 'SelfServiceRefused', m);
     const others = (status.parents ?? []).filter((p) => p.controllerName !== SELF_SERVICE_CONTROLLER);
     // status.parents holds 32 entries: the Gateway implementations' come first, ours fill what is left.
     const kept = ours.slice(0, Math.max(0, MAX_PARENTS - others.length));
@@ -271,15 +255,10 @@ export function selfServiceGatewayController(cfg: CertOperatorConfig) {
     .watches(Route, async (r) => parentGateways(r as HTTPRouteObject))
     .watches(
       Namespace,
-      async (ns, { cache }) => [...new Set((await cache.list(Route, { namespace: ns.metadata.name })).flatMap(parentKeys))].map(keyToRequest),
+      async (ns, { cache }) => (await cache.list(Route, { namespace: ns.metadata.name })).flatMap((r) => parentGateways(r as HTTPRouteObject)),
       {
         informer: { metadataOnly: true },
       },
     )
     .reconcile(reconcile);
 }
-
-const keyToRequest = (k: string) => {
-  const [namespace, name] = k.split('/');
-  return { namespace: namespace!, name: name! };
-};
