@@ -72,6 +72,7 @@ export { parseLabelSelector, formatLabelSelector, SelectorError } from './cache/
 export { deepFreeze, thaw } from './cache/freeze.js';
 
 // Queue
+export { finishing, type EventPriority } from './controller/event-priority.js';
 export { Priority, WorkQueue, type QueueMetrics, type WorkQueueOptions } from './queue/work-queue.js';
 export {
   ItemExponentialRateLimiter,

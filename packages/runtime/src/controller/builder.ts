@@ -3,6 +3,7 @@ import type { IndexFunc } from '../cache/store.js';
 import { kindKey, type Kind } from '../client/kind.js';
 import type { Cached, KubeObject, ObjectKey } from '../client/types.js';
 import type { ControllerOptions, Reconciler, WatchSpec } from './controller.js';
+import type { EventPriority } from './event-priority.js';
 import { requestForObject, requestsForOwner, type MapFunc } from './handlers.js';
 import { rule as rbacRule, type PolicyRule } from '../rbac/rules.js';
 import type { Predicate } from './predicates.js';
@@ -32,11 +33,12 @@ interface WatchOptions<T extends KubeObject> {
   /** Which informer feeds this watch (selector, metadata-only). */
   informer?: InformerOptions;
   /**
-   * The queue priority of this watch's events (not of the initial list): `Priority.high` for an
-   * owned object that reports the result of work the owner started (a request signed, a job
-   * done), so the owner finishes it ahead of new work queued before. Default `Priority.normal`.
+   * The queue priority of this watch's events (not of the initial list), or a function of the
+   * object now and before: `finishing(done)` queues the owner high when an owned object reports
+   * the result of work the owner started (a request signed, a job done), so the owner finishes it
+   * ahead of new work queued before. Default `Priority.normal`.
    */
-  priority?: number;
+  priority?: EventPriority<Cached<T>>;
 }
 
 /**
@@ -73,7 +75,7 @@ export class ControllerBuilder<T extends KubeObject> {
       map: requestsForOwner(this.primary) as MapFunc<KubeObject>,
       predicates: (options.predicates ?? []) as Predicate[],
       informer: options.informer,
-      priority: options.priority,
+      priority: options.priority as EventPriority | undefined,
     });
     return this;
   }
@@ -85,7 +87,7 @@ export class ControllerBuilder<T extends KubeObject> {
       map: map as MapFunc<KubeObject>,
       predicates: (options.predicates ?? []) as Predicate[],
       informer: options.informer,
-      priority: options.priority,
+      priority: options.priority as EventPriority | undefined,
     });
     return this;
   }

@@ -21,6 +21,7 @@ import { DeniedPermissions, deniedPermissionOf } from './denied-permissions.js';
 import { FailureReports, type ErrorStatus } from './failure-report.js';
 import { classify, type AttemptOutcome, type Decision } from './outcome.js';
 import { evaluatePredicate } from './predicates.js';
+import { priorityOf } from './event-priority.js';
 import { Provenance, triggerLabel, type Trigger } from './provenance.js';
 import { ReferenceReader } from './reference-reader.js';
 import { requestKey, type Request } from './result.js';
@@ -272,7 +273,7 @@ export class Controller {
       };
       // What was there before the term began waits behind what users change now; a watch may say
       // its events finish work in flight (Priority.high).
-      const priority = event === 'list' ? this.background : (w.priority ?? Priority.normal);
+      const priority = event === 'list' ? this.background : priorityOf(w.priority, obj, event === 'update' ? objs[0] : event === 'delete' ? obj : undefined);
       const debouncer = this.term?.debouncer;
       // A primary object's event is for that object itself (requestForObject), and tells its uid:
       // sharding places keys by it, and a deleted object is gone from the cache.

@@ -7,6 +7,7 @@ import { testManager } from '../testing/harness.js';
 import { useControlPlane } from '../testing/control-plane-suite.js';
 import { Priority } from '../queue/work-queue.js';
 import { controllerFor } from './builder.js';
+import { finishing } from './event-priority.js';
 import type { Trigger } from './provenance.js';
 
 // When reconciles run, seen from what a user cares about: an edit is not stuck behind a start's
@@ -73,6 +74,43 @@ describe('priorities, resync, debounce and per-object limits against a real API 
     // First-in-first-out it would run after all 200.
     expect(newDone).toBeLessThan(100);
     await waitFor('the new work done', () => order.filter((n) => n.startsWith('new-')).length === 200, { timeoutMs: 30_000 });
+  });
+
+  it('finishes on the report that work is done (finishing): a progress report waits its turn, the report of the end runs the owner ahead of 200 new objects', async () => {
+    const ns = await freshNamespace();
+    const order: string[] = [];
+    const t = testManager(suite.plane.kubeConfig, { namespaces: [ns] });
+    manager = t.manager;
+    manager.add(
+      controllerFor(ConfigMap)
+        .owns(Secret, { priority: finishing((s) => s.metadata.labels?.phase === 'Done') })
+        .reconcile(async (req) => {
+          order.push(req.name);
+          await new Promise((r) => setTimeout(r, 20)); // 200 × 20 ms: 4 s of new work queued
+        }),
+    );
+    await manager.start();
+    const job = await suite.admin.create(ConfigMap, { metadata: { name: 'job', namespace: ns } });
+    await waitFor('the job started', () => order.includes('job'));
+    const owner = [controllerReference(ConfigMap, job)];
+    const queueNew = async (from: number) => {
+      for (let i = from; i < from + 200; i += 50)
+        await Promise.all(Array.from({ length: 50 }, (_, j) => suite.admin.create(ConfigMap, { metadata: { name: `new-${i + j}`, namespace: ns } })));
+    };
+    const newBefore = (index: number, from = 0) => order.slice(0, index).filter((n) => n.startsWith('new-') && Number(n.slice(4)) >= from).length;
+
+    // A progress report after 200 new objects: it waits behind them (at high priority it would not).
+    await queueNew(0);
+    await suite.admin.create(Secret, { metadata: { name: 'result', namespace: ns, labels: { phase: 'Running' }, ownerReferences: owner } });
+    await waitFor('the progress report reconciled', () => order.indexOf('job', 1) > 0, { timeoutMs: 30_000 });
+    expect(newBefore(order.indexOf('job', 1))).toBeGreaterThanOrEqual(195);
+
+    // The report of the end, after 200 more: the owner runs ahead of them.
+    await queueNew(200);
+    await suite.admin.patch(Secret, { namespace: ns, name: 'result' }, { metadata: { labels: { phase: 'Done' } } }, 'merge');
+    await waitFor('the job finished', () => order.lastIndexOf('job') > order.indexOf('job', 1), { timeoutMs: 30_000 });
+    expect(newBefore(order.lastIndexOf('job'), 200)).toBeLessThan(100);
+    await waitFor('the new work done', () => order.filter((n) => n.startsWith('new-')).length === 400, { timeoutMs: 60_000 });
   });
 
   it('reconciles every object again each resync period, past the predicates, and not when resync is off', async () => {

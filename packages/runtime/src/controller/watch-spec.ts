@@ -1,6 +1,7 @@
 import type { InformerOptions } from '../cache/cache.js';
 import type { Kind } from '../client/kind.js';
 import type { KubeObject } from '../client/types.js';
+import type { EventPriority } from './event-priority.js';
 import type { MapFunc } from './handlers.js';
 import type { Predicate } from './predicates.js';
 
@@ -11,5 +12,5 @@ export interface WatchSpec<T extends KubeObject = KubeObject> {
   predicates: Predicate<T>[];
   informer?: InformerOptions;
   /** The queue priority of this watch's events (the initial list's is the controller's background priority). */
-  priority?: number;
+  priority?: EventPriority<T>;
 }
