@@ -3,6 +3,7 @@ import {
   CONTROLLER_INDEX,
   controllerFor,
   controllerReference,
+  finishing,
   parseDuration,
   rfc3339,
   type ReconcileContext,
@@ -21,6 +22,7 @@ import { FAILED_STATES, type OrderObject, type OrderState } from '../../api/acme
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
 import { isProgress } from './challenges.js';
+import { isFinalChallenge } from './scheduler.js';
 import { classify } from './errors.js';
 import { recordFailure, RETRY_CLEARED, retryRecords, waitBeforeRetry } from './retry.js';
 import { acmeRbac } from '../rbac.js';
@@ -276,7 +278,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
   return controllerFor(Order.kind)
     .withRbac(acmeRbac(cfg.api))
     .named('order')
-    .owns(Challenge.kind)
+    .owns(Challenge.kind, { priority: finishing(isFinalChallenge) })
     .withIndex(Challenge.kind, CONTROLLER_INDEX, byController)
     .withOptions({ maxConcurrentReconciles: 4 })
     .reconcile(reconcile);

@@ -2,6 +2,7 @@ import {
   byController,
   CONTROLLER_INDEX,
   controllerFor,
+  finishing,
   isForbidden,
   parseDuration,
   rfc3339,
@@ -11,6 +12,7 @@ import {
   type Request,
   type Result,
 } from '@opkit/runtime';
+import { orderEnded } from '../../api/acme/v1/order.js';
 import type { CertApi } from '../../api/index.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import type { KeyUsage } from '../../api/v1/shared.js';
@@ -208,6 +210,6 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     .watches(Issuer.kind, byIssuer('Issuer'))
     .watches(ClusterIssuer.kind, byIssuer('ClusterIssuer'));
   // ACME requests complete through their Order, found by its controller (signer.ts) without a scan.
-  if (signers.acme) builder = builder.owns(Order.kind).withIndex(Order.kind, CONTROLLER_INDEX, byController);
+  if (signers.acme) builder = builder.owns(Order.kind, { priority: finishing(orderEnded) }).withIndex(Order.kind, CONTROLLER_INDEX, byController);
   return builder.withOptions({ maxConcurrentReconciles: 4, errorCondition: 'Ready' }).reconcile(reconcile);
 }

@@ -1,4 +1,4 @@
-import { byController, CONTROLLER_INDEX, controllerFor, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
+import { byController, CONTROLLER_INDEX, controllerFor, finishing, Secret, type ReconcileContext, type Request, type Result } from '@opkit/runtime';
 import { annotationIn } from '../../api/groups.js';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertOperatorConfig } from '../../config.js';
@@ -14,7 +14,7 @@ import { nextPrivateKey } from './next-key.js';
 import { keystorePasswordSecrets } from './outputs.js';
 import { issuanceReason, keepsReady } from './policies.js';
 import type { IssuerRenewal } from './renewal-plan.js';
-import { currentRequest, manageRequest, requestsOf } from './requests.js';
+import { currentRequest, manageRequest, requestEnded, requestsOf } from './requests.js';
 import { applySecret } from './secret.js';
 import { readSecretState, type SecretState } from './secret-state.js';
 import { conditionOf, notReady, writeStatus, type StatusEdit } from './status.js';
@@ -221,7 +221,9 @@ export function certificateController(cfg: CertOperatorConfig) {
       .withIndex(api.Certificate.kind, KEYSTORE_PASSWORD_INDEX, keystorePasswordSecrets)
       .withIndex(api.CertificateRequest.kind, CONTROLLER_INDEX, byController)
       .withIndex(Secret, CONTROLLER_INDEX, byController, api.labelled)
-      .owns(api.CertificateRequest.kind)
+      // A request's end (signed, failed or denied) finishes the issuance ahead of new work; its
+      // progress reports wait their turn (docs/runtime.md, "Finish what was started").
+      .owns(api.CertificateRequest.kind, { priority: finishing(requestEnded) })
       // The target Secret: through the metadata cache (it may not carry our label yet) and through
       // the full cache of labelled Secrets, which is what the reconcile reads (each informer delivers
       // on its own, so both must trigger). Then the other Certificates naming the same Secret.

@@ -1,5 +1,5 @@
 import type { CertApi } from '../../api/index.js';
-import { rfc3339, type ReconcileContext, type Result } from '@opkit/runtime';
+import { Priority, rfc3339, type ReconcileContext, type Result } from '@opkit/runtime';
 import type { CertificateObject } from '../../api/v1/certificate.js';
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import type { CertOperatorConfig } from '../../config.js';
@@ -19,13 +19,16 @@ import { conditionOf, notReady, writeStatus, type CertificateStatus, type Status
 const READY = { type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired' } as const;
 
 /**
- * The wait until the renewal is due (one second past it), at most a day; while renewal is paused,
- * until the time it would have renewed (readiness then says the expiry is near), then expiry.
+ * The next look at an issued certificate: when its renewal is due (one second past it), at most a
+ * day ahead; while renewal is paused, when it would have renewed (readiness then says the expiry is
+ * near), then at expiry. At high priority: a renewal has a deadline (the CA's window, the expiry)
+ * and new work queued meanwhile has none, so at scale the renewal is not served after it
+ * (bench/README.md, "Short lifetimes at 10,000").
  */
-function untilRenewal(plan: RenewalPlan, notAfter: Date, now: number): number {
+function untilRenewal(plan: RenewalPlan, notAfter: Date, now: number): Result {
   const would = plan.paused?.wouldRenewAt?.getTime();
   const next = plan.at?.getTime() ?? (would !== undefined && would > now ? would : notAfter.getTime());
-  return Math.min(MAX_REQUEUE_MS, Math.max(1_000, next - now + 1_000));
+  return { requeueAfter: Math.min(MAX_REQUEUE_MS, Math.max(1_000, next - now + 1_000)), priority: Priority.high };
 }
 
 /**
@@ -99,7 +102,7 @@ export async function upToDate(
     ...also,
   );
   await prune(api, c, ctx);
-  return { requeueAfter: untilRenewal(plan, cert.notAfter, now.getTime()) };
+  return untilRenewal(plan, cert.notAfter, now.getTime());
 }
 
 /**
@@ -153,5 +156,5 @@ export async function completeIssuance(
   // Pruned against the revision just written, in this reconcile: the cache has not seen it yet,
   // and a prune left to the next reconcile lands whenever the queue reaches this key.
   await prune(api, issued, ctx);
-  return { requeueAfter: untilRenewal(plan, info.notAfter, ctx.clock.now()) };
+  return untilRenewal(plan, info.notAfter, ctx.clock.now());
 }

@@ -25,6 +25,15 @@ import { childName } from '../../names.js';
 import { certificateNameLabel } from './name-label.js';
 import { PROGRESS_QUIET_MS } from '../progress.js';
 
+/** The request failed for good (its Ready condition says Failed or Denied). */
+const requestFailed = (cr: CertificateRequestObject): boolean => {
+  const ready = conditionOf(cr.status?.conditions, 'Ready');
+  return ready?.status === 'False' && (ready.reason === 'Failed' || ready.reason === 'Denied');
+};
+
+/** The request has ended: signed (Ready), or failed for good. */
+export const requestEnded = (cr: CertificateRequestObject): boolean => conditionOf(cr.status?.conditions, 'Ready')?.status === 'True' || requestFailed(cr);
+
 /**
  * The request manager: the CertificateRequests of a Certificate, one per revision
  * (`<name>-<revision>`, shortened with a hash when too long: childName), created for the next key, replaced when outdated, pruned when done.
@@ -147,7 +156,7 @@ export async function manageRequest(
     return { wait: undefined };
   }
   const crReady = conditionOf(cr.status?.conditions, 'Ready');
-  const crFailed = crReady?.status === 'False' && (crReady.reason === 'Failed' || crReady.reason === 'Denied');
+  const crFailed = requestFailed(cr);
   // A failure already counted, or a request for an outdated spec or key: replace it.
   const counted = crFailed && c.status?.lastFailureTime && cr.status?.failureTime && c.status.lastFailureTime >= cr.status.failureTime;
   if (counted || !(await requestStillWanted(api, cr, c, next))) {

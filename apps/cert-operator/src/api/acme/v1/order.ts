@@ -89,3 +89,7 @@ export const orderResource = (group: string) =>
 
 /** As the cache holds it (name and namespace always set); see Cached. */
 export type OrderObject = Cached<NonNullable<ReturnType<typeof orderResource>['kind']['__type']>>;
+
+/** The Order has ended for its request: failed for good, or valid with the certificate in its status. */
+export const orderEnded = (o: OrderObject): boolean =>
+  (!!o.status?.state && FAILED_STATES.includes(o.status.state)) || (o.status?.state === 'valid' && !!o.status.certificate);
