@@ -15,6 +15,7 @@ import { loadAverage, runBench, table } from '../report.js';
 import { CERT_APIS } from '../../apps/cert-operator/src/api/index.js';
 import { startAriScaler } from './ari-scaler.js';
 import { startCertOperator } from './operator.js';
+import { watchQueues } from './queue-watch.js';
 
 const { Certificate, CertificateRequest, Issuer, A } = CERT_APIS.opkit;
 const N = Number(process.env.OPKIT_BENCH_SHORT_N ?? 10_000);
@@ -69,15 +70,25 @@ async function main() {
     };
     certs.addHandler({ onAdd: seen, onUpdate: (_, c) => seen(c) });
     const requests: { name: string; revision: number; created: number }[] = [];
+    /** Certificates whose request for the first revision is Ready: their issuance is the Certificate's to finish. */
+    const firstSigned = new Set<string>();
     const crs = new Informer(transport, CertificateRequest.kind, silentLogger(), { namespace: NS });
+    const signed = (cr: ObjectOf<typeof CertificateRequest.kind>) => {
+      if (cr.metadata.annotations?.[A.revision] === '1' && cr.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        firstSigned.add(cr.metadata.annotations[A.certificateName] ?? '');
+    };
     crs.addHandler({
-      onAdd: (cr) =>
+      onAdd: (cr) => {
+        signed(cr);
         requests.push({
           name: cr.metadata.annotations?.[A.certificateName] ?? '',
           revision: Number(cr.metadata.annotations?.[A.revision] ?? 0),
           created: Date.parse(cr.metadata.creationTimestamp!),
-        }),
+        });
+      },
+      onUpdate: (_, cr) => signed(cr),
     });
+    const queues = watchQueues(manager, admin, Certificate.kind);
     certs.start();
     crs.start();
     await Promise.all([certs.waitForSync(), crs.waitForSync()]);
@@ -94,12 +105,21 @@ async function main() {
       );
     }
     const issued = () => [...validity.values()].filter((v) => v[1] !== undefined).length;
-    for (let last = 0; issued() < N;) {
+    for (let last = 0, lastCount = -1; issued() < N;) {
       await new Promise((r) => setTimeout(r, 1_000));
       if (Date.now() - t0 > Math.max(600_000, N * 300)) throw new Error(`${issued()} of ${N} issued after ${(Date.now() - t0) / 1000} s`);
       if (Date.now() - last >= 30_000) {
         last = Date.now();
-        console.log(`  … ${issued()} of ${N} issued after ${((Date.now() - t0) / 1000).toFixed(0)} s (load ${loadAverage()})`);
+        const done = issued();
+        const signedNotRecorded = [...firstSigned].filter((n) => validity.get(n)?.[1] === undefined);
+        console.log(
+          `  … ${done} of ${N} issued after ${((Date.now() - t0) / 1000).toFixed(0)} s, ${signedNotRecorded.length} signed and not yet recorded (load ${loadAverage()})`,
+        );
+        await queues.print();
+        // No progress for 30 s: say where the signed ones wait.
+        if (done === lastCount)
+          for (const n of signedNotRecorded.slice(0, 2)) console.log(`    why ${NS}/${n} waits:`, JSON.stringify(queues.explain(`${NS}/${n}`)));
+        lastCount = done;
       }
     }
     const firstRound = (Date.now() - t0) / 1000;
@@ -110,7 +130,10 @@ async function main() {
     const ariAtSteady = scaler.requests;
     const periodMs = ((LIFETIME_S * 2) / 3) * 1000;
     for (let p = 1; p <= PERIODS; p++) {
-      await new Promise((r) => setTimeout(r, periodMs));
+      for (const end = Date.now() + periodMs; Date.now() < end;) {
+        await new Promise((r) => setTimeout(r, Math.min(60_000, end - Date.now())));
+        await queues.print();
+      }
       const renewed = requests.filter((r) => r.revision >= 2 && r.created >= steadyFrom).length;
       console.log(`  period ${p}: ${renewed} renewals so far; load ${loadAverage()}`);
     }
@@ -173,6 +196,7 @@ async function main() {
     console.log(
       `bench process (operator in-process): ${((cpu.user + cpu.system) / 1e6).toFixed(1)} CPU-s, RSS ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB; first issuance ${firstRound.toFixed(0)} s; load average ${loadAverage()}`,
     );
+    queues.stop();
     await Promise.all([certs.stop(), crs.stop(), manager.stop()]);
   } finally {
     await scaler.stop();
