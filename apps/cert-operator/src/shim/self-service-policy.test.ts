@@ -72,6 +72,9 @@ describe('selfServicePolicy and refusal', () => {
     ],
     ['a listener limit past the Gateway', { ...gatewayAnnotations, [SELF_SERVICE.listenersPerNamespace]: '65' }, ask(), /"65" is not a number from 0 to 64/],
     ['a listener limit', { ...gatewayAnnotations, [SELF_SERVICE.listenersPerNamespace]: '2' }, ask(), undefined],
+    ['a port', { ...gatewayAnnotations, [SELF_SERVICE.port]: '8443' }, ask(), undefined],
+    ['a port that is not one', { ...gatewayAnnotations, [SELF_SERVICE.port]: '0443' }, ask(), /self-service-port: "0443" is not a port from 1 to 65535/],
+    ['a port past 65535', { ...gatewayAnnotations, [SELF_SERVICE.port]: '65536' }, ask(), /"65536" is not a port/],
   ])('%s', (_name, annotations, req, want) => {
     const r = refusal(selfServicePolicy(annotations), 'gw', req);
     if (want) expect(r).toMatch(want);

@@ -19,15 +19,22 @@ export const SELF_SERVICE = {
   issuers: 'cert.opkit.dev/self-service-issuers',
   /** How many listeners one namespace may have on the Gateway (default 8): a Gateway has 64 at most, shared by every tenant. */
   listenersPerNamespace: 'cert.opkit.dev/self-service-listeners-per-namespace',
+  /**
+   * The port of the HTTPS listeners made on the Gateway (default 443). Implementations that bind a
+   * listener to an entry point of the same port want theirs: Traefik's HTTPS entry point is 8443.
+   */
+  port: 'cert.opkit.dev/self-service-port',
 } as const;
 
 export const DEFAULT_LISTENERS_PER_NAMESPACE = 8;
+export const DEFAULT_SELF_SERVICE_PORT = 443;
 
 export interface SelfServicePolicy {
   namespaces: LabelMatcher;
   hostnames: string[];
   issuers: { kind: 'Issuer' | 'ClusterIssuer'; name: string }[];
   listenersPerNamespace: number;
+  port: number;
 }
 
 /** The Gateway's policy; `undefined` when it offers none; an error string when it is written wrong. */
@@ -60,7 +67,10 @@ export function selfServicePolicy(annotations: Record<string, string> | undefine
   const perNs = annotations?.[SELF_SERVICE.listenersPerNamespace];
   const listenersPerNamespace = perNs === undefined ? DEFAULT_LISTENERS_PER_NAMESPACE : Number(perNs);
   if (!/^\d{1,2}$/.test(perNs ?? '0') || listenersPerNamespace > 64) return `${SELF_SERVICE.listenersPerNamespace}: "${perNs}" is not a number from 0 to 64`;
-  return { namespaces, hostnames, issuers, listenersPerNamespace };
+  const portText = annotations?.[SELF_SERVICE.port];
+  const port = portText === undefined ? DEFAULT_SELF_SERVICE_PORT : Number(portText);
+  if (!/^[1-9]\d{0,4}$/.test(portText ?? '1') || port > 65_535) return `${SELF_SERVICE.port}: "${portText}" is not a port from 1 to 65535`;
+  return { namespaces, hostnames, issuers, listenersPerNamespace, port };
 }
 
 /**

@@ -122,6 +122,16 @@ describe('gatewayPlan (Gateway API self-service)', () => {
     expect(plan.routes.get('team-a/shop')).toEqual({ refused: [expect.stringMatching(/served by listener shop-https of Gateway infra\/public/)] });
   });
 
+  it("makes its listeners on the policy's port (Traefik's HTTPS entry point is 8443), where only the platform team's listeners on that port hold a hostname", () => {
+    const gw = gateway([{ name: 'shop-https', hostname: 'shop.apps.example.com', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'x' }] } }], {
+      ...policy,
+      [SELF_SERVICE.port]: '8443',
+    });
+    const plan = gatewayPlan(gw, [route('team-a', 'shop', ['shop.apps.example.com'])], tenants);
+    expect(plan.routes.get('team-a/shop')).toMatchObject({ hostnames: ['shop.apps.example.com'], refused: [] });
+    expect(plan.listeners).toEqual([expect.objectContaining({ hostname: 'shop.apps.example.com', port: 8443, protocol: 'HTTPS' })]);
+  });
+
   it('ignores routes that do not ask, or that name another Gateway', () => {
     const quiet = route('team-a', 'quiet', ['q.apps.example.com'], { annotations: {} });
     const elsewhere = {

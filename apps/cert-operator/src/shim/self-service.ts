@@ -3,7 +3,7 @@ import { defineKind, type KubeObject } from '@opkit/runtime';
 import { childName } from '../names.js';
 import { hasShimTrigger, issuerFromAnnotations, shimReadable, type IssuerChoice, type ShimOptions } from './annotations.js';
 import type { GatewayObject } from './gateway.js';
-import { refusal, selfServicePolicy } from './self-service-policy.js';
+import { DEFAULT_SELF_SERVICE_PORT, refusal, selfServicePolicy } from './self-service-policy.js';
 
 /**
  * Gateway API self-service (issue 31): an application team annotates its own HTTPRoute with an
@@ -63,8 +63,6 @@ export interface GatewayPlan {
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 /** Gateway API's limit on a Gateway's listeners. */
 export const MAX_LISTENERS = 64;
-/** The port of the listeners made here: HTTPS's. */
-export const SELF_SERVICE_PORT = 443;
 /** The prefix of this operator's listener names: a platform team's listener is never one of them. */
 export const LISTENER_PREFIX = 'opkit-';
 
@@ -99,7 +97,8 @@ export function listenerName(route: HTTPRouteObject, hostname: string): string {
 /**
  * The plan of a Gateway: for each route naming it and asking, in order of age (then name: the
  * first to ask keeps a hostname), the policy's verdict and the hostnames no other listener holds.
- * A hostname the platform team's own listener serves on port 443 is left to that listener, said.
+ * A hostname the platform team's own listener serves on the self-service port (443 unless the
+ * policy names another) is left to that listener, said.
  */
 export function gatewayPlan(
   gateway: GatewayObject,
@@ -109,9 +108,10 @@ export function gatewayPlan(
 ): GatewayPlan {
   const gwName = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
   const policy = selfServicePolicy(gateway.metadata.annotations);
+  const port = typeof policy === 'object' ? policy.port : DEFAULT_SELF_SERVICE_PORT;
   const foreign = new Map<string, string>();
   const theirs = (gateway.spec.listeners ?? []).filter((l) => !l.name.startsWith(LISTENER_PREFIX));
-  for (const l of theirs) if (l.hostname && (l.port ?? SELF_SERVICE_PORT) === SELF_SERVICE_PORT) foreign.set(l.hostname.toLowerCase(), l.name);
+  for (const l of theirs) if (l.hostname && l.port === port) foreign.set(l.hostname.toLowerCase(), l.name);
   // A Gateway holds 64 listeners at most, the platform team's among them: what is left is shared,
   // each namespace taking no more than the policy allows, so no tenant can fill it for the others.
   const room = MAX_LISTENERS - theirs.length;
@@ -148,7 +148,7 @@ export function gatewayPlan(
         perNamespace.set(route.metadata.namespace, used + 1);
         claimed.set(h, routeKey(route));
         granted.push(h);
-        listeners.push(listenerFor(route, h));
+        listeners.push(listenerFor(route, h, port));
       }
     }
     verdicts.set(routeKey(route), granted.length ? { hostnames: granted, issuer, refused } : { refused });
@@ -156,11 +156,11 @@ export function gatewayPlan(
   return { listeners: listeners.sort((a, b) => a.name.localeCompare(b.name)), routes: verdicts };
 }
 
-function listenerFor(route: HTTPRouteObject, hostname: string): SelfServiceListener {
+function listenerFor(route: HTTPRouteObject, hostname: string, port: number): SelfServiceListener {
   return {
     name: listenerName(route, hostname),
     hostname,
-    port: SELF_SERVICE_PORT,
+    port,
     protocol: 'HTTPS',
     tls: { mode: 'Terminate', certificateRefs: [{ group: '', kind: 'Secret', name: selfServiceSecretName(route), namespace: route.metadata.namespace }] },
     // Only routes of the team's own namespace attach to its listener.
