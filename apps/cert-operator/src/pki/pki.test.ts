@@ -33,6 +33,19 @@ describe('keys', () => {
 });
 
 describe('CSRs and signing', () => {
+  it('parses and verifies a CSR once: the same request gives the same read-only result, a forged one fails each time', async () => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
+    const pem = await createCSR(spec({ dnsNames: ['memo.example.com'] }), key);
+    const first = await parseCSR(pem);
+    expect(await parseCSR(pem)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    // The same CSR with one byte of its signature flipped.
+    const der = Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    der[der.length - 2]! ^= 1;
+    const forged = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+    for (let i = 0; i < 2; i++) await expect(parseCSR(forged)).rejects.toThrow(/invalid signature|cannot be checked/);
+  });
+
   it('self-signs a CA, then signs a leaf that chains to it with the requested SANs and usages', async () => {
     const caKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256, encoding: 'PKCS1' });
     const caCsr = await parseCSR(await createCSR(spec({ commonName: 'opkit test CA', isCA: true, subject: { organizations: ['opkit'] } }), caKey));
