@@ -28,32 +28,68 @@ export interface AuditFilter {
 
 export const WRITE_VERBS = ['create', 'update', 'patch', 'delete', 'deletecollection'];
 
+/** How much of the log is read at once: a whole long run's log is more than one string can hold. */
+const CHUNK_BYTES = 32 * 2 ** 20;
+
+/** The complete lines of `path` from byte `from` on, a chunk at a time; and the offset after the last. */
+export function* linesOf(path: string, from: number, chunkBytes = CHUNK_BYTES): Generator<string, number> {
+  if (!existsSync(path)) return from;
+  const size = statSync(path).size;
+  const fd = openSync(path, 'r');
+  let offset = from;
+  let partial = Buffer.alloc(0);
+  try {
+    while (offset < size) {
+      const buf = Buffer.alloc(Math.min(chunkBytes, size - offset));
+      const n = readSync(fd, buf, 0, buf.length, offset);
+      if (n <= 0) break;
+      offset += n;
+      const data = partial.length ? Buffer.concat([partial, buf.subarray(0, n)]) : buf.subarray(0, n);
+      const end = data.lastIndexOf(0x0a);
+      if (end < 0) {
+        partial = data;
+        continue;
+      }
+      for (const line of data.subarray(0, end).toString('utf8').split('\n')) if (line.trim()) yield line;
+      partial = data.subarray(end + 1);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  // A line still being written is read again next time.
+  return offset - partial.length;
+}
+
+const matches = (e: AuditEvent, filter: AuditFilter, since: number | undefined): boolean => {
+  if (e.stage !== 'ResponseComplete') return false;
+  if (filter.user) {
+    const who = e.impersonatedUser?.username ?? e.user.username;
+    if (who !== filter.user) return false;
+  }
+  if (since !== undefined && Date.parse(e.requestReceivedTimestamp) < since) return false;
+  if (filter.resource && e.objectRef?.resource !== filter.resource) return false;
+  if (filter.verbs && !filter.verbs.includes(e.verb)) return false;
+  return true;
+};
+
 /**
  * The apiserver's own record of every request (level Metadata, blocking mode), so tests can count
  * what an operator really sent: no client-side counting to trust.
  */
 export class AuditLog {
   private offset = 0;
-  private partial = '';
   private readonly events: AuditEvent[] = [];
 
   constructor(readonly path: string) {}
 
   private read(): void {
-    if (!existsSync(this.path)) return;
-    const size = statSync(this.path).size;
-    if (size <= this.offset) return;
-    const fd = openSync(this.path, 'r');
-    try {
-      const buf = Buffer.alloc(size - this.offset);
-      readSync(fd, buf, 0, buf.length, this.offset);
-      this.offset = size;
-      const text = this.partial + buf.toString('utf8');
-      const lines = text.split('\n');
-      this.partial = lines.pop() ?? '';
-      for (const line of lines) if (line.trim()) this.events.push(JSON.parse(line) as AuditEvent);
-    } finally {
-      closeSync(fd);
+    const lines = linesOf(this.path, this.offset);
+    for (let r = lines.next(); ; r = lines.next()) {
+      if (r.done) {
+        this.offset = r.value;
+        return;
+      }
+      this.events.push(JSON.parse(r.value) as AuditEvent);
     }
   }
 
@@ -61,21 +97,27 @@ export class AuditLog {
   query(filter: AuditFilter = {}): AuditEvent[] {
     this.read();
     const since = filter.since?.getTime();
-    return this.events.filter((e) => {
-      if (e.stage !== 'ResponseComplete') return false;
-      if (filter.user) {
-        const who = e.impersonatedUser?.username ?? e.user.username;
-        if (who !== filter.user) return false;
-      }
-      if (since !== undefined && Date.parse(e.requestReceivedTimestamp) < since) return false;
-      if (filter.resource && e.objectRef?.resource !== filter.resource) return false;
-      if (filter.verbs && !filter.verbs.includes(e.verb)) return false;
-      return true;
-    });
+    return this.events.filter((e) => matches(e, filter, since));
   }
 
   /** Write requests (create, update, patch, delete) matching the filter. */
   writes(filter: Omit<AuditFilter, 'verbs'> = {}): AuditEvent[] {
     return this.query({ ...filter, verbs: WRITE_VERBS });
+  }
+
+  /**
+   * Every write matching the filter, read through once from the start of the log and kept nowhere:
+   * for a bench whose log outgrows memory (a gigabyte an hour at 200 requests a second).
+   */
+  scanWrites(filter: Omit<AuditFilter, 'verbs'>, visit: (e: AuditEvent) => void): void {
+    const since = filter.since?.getTime();
+    const f = { ...filter, verbs: WRITE_VERBS };
+    const lines = linesOf(this.path, 0);
+    for (let r = lines.next(); !r.done; r = lines.next()) {
+      // Cheap before parsing: only write verbs are wanted.
+      if (!/"verb":"(create|update|patch|delete|deletecollection)"/.test(r.value)) continue;
+      const e = JSON.parse(r.value) as AuditEvent;
+      if (matches(e, f, since)) visit(e);
+    }
   }
 }
