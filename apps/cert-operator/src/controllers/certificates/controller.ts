@@ -233,9 +233,7 @@ export function certificateController(cfg: CertOperatorConfig) {
       .watches(api.Certificate.kind, bySharedSecret)
       .watches(api.Issuer.kind, byIssuer('Issuer'))
       .watches(api.ClusterIssuer.kind, byIssuer('ClusterIssuer'))
-      // A reconcile is a few API round trips in a row: at 10,000 certificates four workers left the
-      // CPU a third idle and renewals due took every one of them (bench/README.md).
-      .withOptions({ maxConcurrentReconciles: 8, errorCondition: 'Ready' })
+      .withOptions({ maxConcurrentReconciles: 4, errorCondition: 'Ready' })
       .reconcile(reconcile)
   );
 }
