@@ -9,6 +9,10 @@ import type { Client, Kind, Manager } from '@opkit/runtime';
  * can be told apart: work not queued, queued behind other work, parked in backoff, or held for a
  * cache that lags.
  */
+type ControllerView = ReturnType<Manager['debugQueue']>['controllers'][number];
+/** Keys the controller has anything to do with right now. */
+const pending = (c: ControllerView) => c.queued.length + c.waiting.length + c.heldForCache.length + c.inFlight.length;
+
 export function watchQueues(manager: Manager, admin: Client, probe: Kind) {
   const loop = monitorEventLoopDelay({ resolution: 20 });
   loop.enable();
@@ -19,8 +23,7 @@ export function watchQueues(manager: Manager, admin: Client, probe: Kind) {
       for (const c of q.controllers) {
         if (!c.running) continue;
         const retrying = c.waiting.filter((w) => w.retries);
-        const busy = c.queued.length + c.waiting.length + c.heldForCache.length + c.inFlight.length;
-        if (!busy) continue;
+        if (!pending(c)) continue;
         console.log(
           `    ${c.controller}: queued ${c.queued.length}, waiting ${c.waiting.length} (retries ${retrying.length}, latest in ${(Math.max(0, ...c.waiting.map((w) => w.inMs)) / 1000).toFixed(0)} s), held ${c.heldForCache.length}, in flight ${c.inFlight.length} (oldest ${(Math.max(0, ...c.inFlight.map((f) => f.forMs)) / 1000).toFixed(0)} s)`,
         );
@@ -35,7 +38,7 @@ export function watchQueues(manager: Manager, admin: Client, probe: Kind) {
     },
     /** Why one key is not done: where it is in each controller's queue, and its last reconcile. */
     explain(key: string): unknown {
-      return manager.debugQueue(key).controllers.filter((c) => c.queued.length + c.waiting.length + c.heldForCache.length + c.inFlight.length + c.last.length);
+      return manager.debugQueue(key).controllers.filter((c) => pending(c) + c.last.length);
     },
     stop: () => loop.disable(),
   };

@@ -273,7 +273,8 @@ export class Controller {
       };
       // What was there before the term began waits behind what users change now; a watch may say
       // its events finish work in flight (Priority.high).
-      const priority = event === 'list' ? this.background : priorityOf(w.priority, obj, event === 'update' ? objs[0] : event === 'delete' ? obj : undefined);
+      // objs is [before, now] for an update, [the object] for a create or delete.
+      const priority = event === 'list' ? this.background : priorityOf(w.priority, obj, event === 'add' ? undefined : objs[0]);
       const debouncer = this.term?.debouncer;
       // A primary object's event is for that object itself (requestForObject), and tells its uid:
       // sharding places keys by it, and a deleted object is gone from the cache.

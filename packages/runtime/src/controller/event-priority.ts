@@ -4,8 +4,8 @@ import { Priority } from '../queue/work-queue.js';
 /**
  * The queue priority of one watch event: a number for every event of the watch, or a function of
  * the object now and before, for a watch whose events differ in urgency: `before` is undefined
- * for a create, and a delete passes the deleted object as both (nothing became anything). The initial list is never asked: it runs at the controller's background
- * priority.
+ * for a create, and a delete passes the deleted object as both (nothing became anything). The
+ * initial list is never asked: it runs at the controller's background priority.
  */
 export type EventPriority<T extends KubeObject = KubeObject> = number | ((now: T, before: T | undefined) => number);
 

@@ -8,12 +8,8 @@ const dir = mkdtempSync(join(tmpdir(), 'opkit-audit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const all = (path: string, from: number, chunk: number) => {
-  const out: string[] = [];
-  const it = linesOf(path, from, chunk);
-  for (let r = it.next(); ; r = it.next()) {
-    if (r.done) return { lines: out, next: r.value };
-    out.push(r.value);
-  }
+  const lines = [...linesOf(path, from, chunk)];
+  return { lines: lines.map((l) => l.text), next: lines.at(-1)?.end ?? from };
 };
 
 describe('reading the audit log a chunk at a time', () => {

@@ -31,9 +31,12 @@ export const WRITE_VERBS = ['create', 'update', 'patch', 'delete', 'deletecollec
 /** How much of the log is read at once: a whole long run's log is more than one string can hold. */
 const CHUNK_BYTES = 32 * 2 ** 20;
 
-/** The complete lines of `path` from byte `from` on, a chunk at a time; and the offset after the last. */
-export function* linesOf(path: string, from: number, chunkBytes = CHUNK_BYTES): Generator<string, number> {
-  if (!existsSync(path)) return from;
+/**
+ * The complete lines of `path` from byte `from` on, read a chunk at a time, each with the byte
+ * offset just past it (where the next read starts). A line still being written is not given.
+ */
+export function* linesOf(path: string, from: number, chunkBytes = CHUNK_BYTES): Generator<{ text: string; end: number }> {
+  if (!existsSync(path)) return;
   const size = statSync(path).size;
   const fd = openSync(path, 'r');
   let offset = from;
@@ -43,21 +46,19 @@ export function* linesOf(path: string, from: number, chunkBytes = CHUNK_BYTES): 
       const buf = Buffer.alloc(Math.min(chunkBytes, size - offset));
       const n = readSync(fd, buf, 0, buf.length, offset);
       if (n <= 0) break;
+      const data = Buffer.concat([partial, buf.subarray(0, n)]);
+      const base = offset - partial.length;
       offset += n;
-      const data = partial.length ? Buffer.concat([partial, buf.subarray(0, n)]) : buf.subarray(0, n);
-      const end = data.lastIndexOf(0x0a);
-      if (end < 0) {
-        partial = data;
-        continue;
+      let start = 0;
+      for (let nl = data.indexOf(0x0a); nl >= 0; start = nl + 1, nl = data.indexOf(0x0a, start)) {
+        const text = data.toString('utf8', start, nl);
+        if (text.trim()) yield { text, end: base + nl + 1 };
       }
-      for (const line of data.subarray(0, end).toString('utf8').split('\n')) if (line.trim()) yield line;
-      partial = data.subarray(end + 1);
+      partial = data.subarray(start);
     }
   } finally {
     closeSync(fd);
   }
-  // A line still being written is read again next time.
-  return offset - partial.length;
 }
 
 const matches = (e: AuditEvent, filter: AuditFilter, since: number | undefined): boolean => {
@@ -83,13 +84,9 @@ export class AuditLog {
   constructor(readonly path: string) {}
 
   private read(): void {
-    const lines = linesOf(this.path, this.offset);
-    for (let r = lines.next(); ; r = lines.next()) {
-      if (r.done) {
-        this.offset = r.value;
-        return;
-      }
-      this.events.push(JSON.parse(r.value) as AuditEvent);
+    for (const { text, end } of linesOf(this.path, this.offset)) {
+      this.events.push(JSON.parse(text) as AuditEvent);
+      this.offset = end;
     }
   }
 
@@ -112,11 +109,10 @@ export class AuditLog {
   scanWrites(filter: Omit<AuditFilter, 'verbs'>, visit: (e: AuditEvent) => void): void {
     const since = filter.since?.getTime();
     const f = { ...filter, verbs: WRITE_VERBS };
-    const lines = linesOf(this.path, 0);
-    for (let r = lines.next(); !r.done; r = lines.next()) {
+    for (const { text } of linesOf(this.path, 0)) {
       // Cheap before parsing: only write verbs are wanted.
-      if (!/"verb":"(create|update|patch|delete|deletecollection)"/.test(r.value)) continue;
-      const e = JSON.parse(r.value) as AuditEvent;
+      if (!/"verb":"(create|update|patch|delete|deletecollection)"/.test(text)) continue;
+      const e = JSON.parse(text) as AuditEvent;
       if (matches(e, f, since)) visit(e);
     }
   }
