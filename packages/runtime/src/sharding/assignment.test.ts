@@ -1,9 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatAssignment, handOver, holdings, isAssignment, parseAssignment, plan, ring, target, UNASSIGNED, type Assignment } from './assignment.js';
+import {
+  formatAssignment,
+  handOver,
+  holdings,
+  isAssignment,
+  owners,
+  parseAssignment,
+  plan,
+  release,
+  ring,
+  target,
+  UNASSIGNED,
+  type Assignment,
+} from './assignment.js';
 import { EMPTY, intersect, isEmpty, SPACE_END, share, subtract, union, WHOLE, type RangeSet } from './ranges.js';
 
-const owners = (a: Assignment) => new Set(a.map((s) => s.owner));
 const shareOf = (a: Assignment, m: string) => share(holdings(a, m).active);
 
 describe('the ring', () => {
@@ -108,6 +120,8 @@ interface Replica {
   connected: boolean;
   /** Its Lease is current (the coordinator counts it live). */
   live: boolean;
+  /** Its Lease exists (deleted: it left, or someone deleted it under it). */
+  lease: boolean;
   /** What it is reconciling now: the ground truth the invariant is about. */
   working: RangeSet;
   /** The assignment as it last read it, and that read's version; undefined: it must read first. */
@@ -115,7 +129,7 @@ interface Replica {
 }
 
 type Step =
-  | { do: 'join' | 'leave' | 'kill' | 'cut' | 'fence' | 'expire' | 'heal' | 'read' | 'handOver' | 'renew'; who: number }
+  | { do: 'join' | 'leave' | 'quit' | 'remove' | 'kill' | 'cut' | 'fence' | 'expire' | 'heal' | 'read' | 'handOver' | 'renew'; who: number }
   | { do: 'coordinate' }
   | { do: 'failover' };
 
@@ -133,7 +147,9 @@ function simulate(steps: Step[]) {
     for (const [i, [m, x]] of list.entries())
       for (const [n, y] of list.slice(i + 1)) if (!isEmpty(intersect(x.working, y.working))) throw new Error(`${m} and ${n} both reconcile part of the space`);
   };
-  const liveSet = () => new Set([...replicas].filter(([, r]) => r.live).map(([m]) => m));
+  // A member whose Lease is gone counts live while the assignment names it owner, until its
+  // departure expires (departures.ts); one it no longer names is gone at once.
+  const liveSet = () => new Set([...replicas].filter(([m, r]) => r.live && (r.lease || owners(assignment).has(m))).map(([m]) => m));
   // The coordinator's knowledge: a Lease is live until it expires (a killed replica's too), and a
   // member is proven once the coordinator has seen it renew. A new coordinator has seen nobody.
   const proven = new Set<string>();
@@ -152,15 +168,25 @@ function simulate(steps: Step[]) {
     const r = replicas.get(name);
     switch (s.do) {
       case 'join':
-        if (!r) replicas.set(name, { connected: true, live: true, working: EMPTY });
+        if (!r) replicas.set(name, { connected: true, live: true, lease: true, working: EMPTY });
         return;
-      case 'leave': // graceful: stops and drains everything, then deletes its Lease
+      case 'leave': // graceful: stops and drains everything, gives its parts up, then deletes its Lease
+      case 'quit': // the same, its parts not given up (the assignment not writable): they wait for its departure
       case 'kill': // SIGKILL: stops at once; its Lease expires later
         if (!r) return;
         r.working = EMPTY;
         r.connected = false;
         r.view = undefined;
-        if (s.do === 'leave') replicas.delete(name);
+        if (s.do === 'leave') {
+          write(release(assignment, name));
+          replicas.delete(name);
+        }
+        if (s.do === 'quit') r.lease = false;
+        return;
+      case 'remove': // its Lease deleted under it (a force-deleted pod's, by the garbage collector): it works on
+        if (!r?.lease) return;
+        r.lease = false;
+        proven.delete(name);
         return;
       case 'cut': // partitioned from the API server: keeps working on what it has, for now
         if (r) r.connected = false;
@@ -175,13 +201,21 @@ function simulate(steps: Step[]) {
         if (r && !r.connected && isEmpty(r.working)) {
           r.live = false;
           proven.delete(name);
+          // Removed from the ring: it takes no further part (a restart joins anew).
+          if (!r.lease) replicas.delete(name);
         }
         return;
-      case 'renew': // the coordinator sees its Lease renewed
-        if (r?.connected) proven.add(name);
+      case 'renew': // it renews its Lease, which the coordinator sees; or finds it gone and stops at once
+        if (!r?.connected) return;
+        if (r.lease) proven.add(name);
+        else {
+          r.working = EMPTY;
+          r.view = undefined;
+          r.connected = false;
+        }
         return;
       case 'heal':
-        if (r && !r.connected && isEmpty(r.working)) {
+        if (r?.lease && !r.connected && isEmpty(r.working)) {
           r.connected = true;
           r.live = true;
         }
@@ -237,12 +271,53 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc
-      .tuple(fc.constantFrom('join' as const, 'leave' as const, 'kill' as const, 'cut' as const, 'fence' as const, 'expire' as const, 'heal' as const), who)
+      .tuple(
+        fc.constantFrom(
+          'join' as const,
+          'leave' as const,
+          'quit' as const,
+          'remove' as const,
+          'kill' as const,
+          'cut' as const,
+          'fence' as const,
+          'expire' as const,
+          'heal' as const,
+        ),
+        who,
+      )
       .map(([d, w]) => ({ do: d, who: w })),
   },
 );
 
 describe('the handover protocol, under joins, leaves, kills, partitions and any interleaving', () => {
+  const settled: Step[] = [
+    { do: 'join', who: 0 },
+    { do: 'join', who: 1 },
+    { do: 'renew', who: 0 },
+    { do: 'renew', who: 1 },
+    { do: 'coordinate' },
+    { do: 'read', who: 0 },
+    { do: 'read', who: 1 },
+  ];
+
+  it("keeps a member's parts its own while its Lease is gone and it may still work, then gives them away", () => {
+    const sim = simulate([...settled, { do: 'remove', who: 1 }, { do: 'coordinate' }, { do: 'read', who: 0 }]);
+    expect(holdings(sim.assignment(), 'r0').active).not.toEqual(WHOLE);
+    // It finds out at its next renewal and stops; once its departure expires, r0 gets everything.
+    sim.act({ do: 'renew', who: 1 });
+    sim.act({ do: 'expire', who: 1 });
+    sim.act({ do: 'coordinate' });
+    sim.act({ do: 'read', who: 0 });
+    expect(sim.replicas.get('r0')!.working).toEqual(WHOLE);
+  });
+
+  it('gives up the parts of a member that left at once, and waits for one that could not give them up', () => {
+    const left = simulate([...settled, { do: 'leave', who: 1 }, { do: 'coordinate' }, { do: 'read', who: 0 }]);
+    expect(left.replicas.get('r0')!.working).toEqual(WHOLE);
+    const quit = simulate([...settled, { do: 'quit', who: 1 }, { do: 'coordinate' }, { do: 'read', who: 0 }]);
+    expect(quit.replicas.get('r0')!.working).not.toEqual(WHOLE);
+  });
+
   it('never has two replicas reconcile the same part of the hash space', () => {
     fc.assert(
       fc.property(fc.array(step, { minLength: 10, maxLength: 80, size: 'max' }), (steps) => {
@@ -256,11 +331,12 @@ describe('the handover protocol, under joins, leaves, kills, partitions and any 
     fc.assert(
       fc.property(fc.array(step, { minLength: 10, maxLength: 60, size: 'max' }), (steps) => {
         const sim = simulate([{ do: 'join', who: 0 }, ...steps]);
-        // Faults stop: every replica still cut off stops, expires and comes back.
+        // Faults stop: every replica still cut off stops, expires and comes back; one whose Lease
+        // was deleted finds out at its renewal, stops and departs.
         for (const [m, r] of sim.replicas) {
-          if (r.connected) continue;
           const i = Number(m.slice(1));
-          for (const d of ['fence', 'expire', 'heal'] as const) sim.act({ do: d, who: i });
+          if (!r.lease) for (const d of ['renew', 'fence', 'expire'] as const) sim.act({ do: d, who: i });
+          else if (!r.connected) for (const d of ['fence', 'expire', 'heal'] as const) sim.act({ do: d, who: i });
         }
         // Rounds of renew, coordinate, read, hand over, read.
         for (let round = 0; round < 3; round++) {

@@ -145,6 +145,21 @@ export function handOver(a: Assignment, member: string, drained: RangeSet): Assi
   );
 }
 
+/**
+ * A leaving member's step, once it has stopped all work: each of its parts goes to its `next`
+ * where a handover was pending, else to nobody (the coordinator deals it at its next step). Done
+ * before its Lease goes, so that the coordinator can tell a member that left from one whose Lease
+ * vanished while it may still be working (departures.ts).
+ */
+export function release(a: Assignment, member: string): Assignment {
+  return normalize(a.map((s) => (s.owner === member ? { start: s.start, end: s.end, owner: s.next } : s)));
+}
+
+/** The members that own some part of `a`. */
+export function owners(a: Assignment): Set<string> {
+  return new Set(a.flatMap((s) => (s.owner === undefined ? [] : [s.owner])));
+}
+
 function complement(set: RangeSet): RangeSet {
   const out: { start: bigint; end: bigint }[] = [];
   let at = 0n;

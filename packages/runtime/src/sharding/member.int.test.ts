@@ -18,8 +18,12 @@ const timing = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 
 /** A replica's connection to the API server, which a SIGKILL ends: nothing it sends from then on arrives. */
 class KillableTransport extends Transport {
   killed = false;
-  override request<T>(spec: RequestSpec): Promise<T> {
-    return this.killed ? Promise.reject(new Error('the process was killed')) : super.request<T>(spec);
+  /** A slow connection: each request waits this long before it is sent. */
+  delayMs = 0;
+  override async request<T>(spec: RequestSpec): Promise<T> {
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.killed) throw new Error('the process was killed');
+    return super.request<T>(spec);
   }
 }
 
@@ -117,7 +121,7 @@ describe('a shard ring of replicas against a real API server', () => {
     await waitFor("the killed replica's Lease removed", async () => !(await client.find(Lease, memberLease('r-b'))) || undefined, { timeoutMs: 10_000 });
   });
 
-  it('takes a replica that leaves gracefully out at once (it releases its Lease), and one that comes back in, even when the one leaving coordinated', async () => {
+  it('takes a replica that leaves gracefully out at once (it gives its parts up, then deletes its Lease), and one that comes back in, even when the one leaving coordinated', async () => {
     // The coordinator leaves: the one left takes over with no history of the killed r-b's Lease,
     // which it sees held for all it can tell; it must not hand r-b the leaver's parts.
     const coordinator = (await client.get(Lease, { namespace: 'operators', name: 'memcached-operator-coordinator' })).spec?.holderIdentity;
@@ -184,12 +188,20 @@ describe('a shard ring of replicas against a real API server', () => {
     expect((await client.get(Lease, lease)).metadata.ownerReferences).toEqual([
       { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid },
     ]);
+    // Its connection is slow (each request 2.5 s late, within its 4 s renew deadline): it learns
+    // that its Lease is gone only at a renewal that comes late, long after the coordinator saw it
+    // gone. Found by CI: the coordinator gave its parts away at once, to r-c, while it still worked.
+    replicas.get('r-p')!.transport.delayMs = 2_500;
     // What the garbage collector does once the pod object is gone.
     await client.delete(Lease, lease);
-    await waitFor('r-p to stop all work', () => isEmpty(working.get('r-p') ?? EMPTY) || undefined, { timeoutMs: 5_000 });
+    const deletedAt = Date.now();
+    await waitFor('r-p to stop all work', () => isEmpty(working.get('r-p') ?? EMPTY) || undefined, { timeoutMs: 10_000 });
+    replicas.get('r-p')!.transport.delayMs = 0;
     const member = replicas.get('r-p')!.member;
     await waitFor('r-p to leave the ring for good', () => member.removed, { timeoutMs: 5_000 });
     await waitFor('the others to cover the space', converged(['r-a', 'r-c', 'r-new']), { timeoutMs: 20_000 });
+    // Its parts waited a lease duration from when the coordinator found its Lease gone.
+    expect(Date.now() - deletedAt).toBeGreaterThanOrEqual(timing.leaseDurationMs);
     // It did not make its Lease again.
     expect(await client.find(Lease, lease)).toBeUndefined();
     expect(overlaps).toEqual([]);

@@ -5,7 +5,8 @@ import { Lease, type ObjectOf } from '../client/kind.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { LeaderElector } from '../manager/leader-election.js';
 import { judgeLease, type ElectionTiming, type Observation } from '../manager/leader-election-state.js';
-import { formatAssignment, handOver, holdings, parseAssignment, plan, target, UNASSIGNED, type Assignment } from './assignment.js';
+import { formatAssignment, handOver, holdings, owners, parseAssignment, plan, release, target, UNASSIGNED, type Assignment } from './assignment.js';
+import { judgeDepartures, type Departures } from './departures.js';
 import { shardHash } from './hash.js';
 import { EMPTY, isEmpty, sameRanges, type RangeSet } from './ranges.js';
 
@@ -40,7 +41,8 @@ export interface ShardMemberConfig {
    * RBAC may be gone before the replica could delete it itself; a scale-down; a lost node). A pod
    * object goes only after its processes ended, except when force-deleted: then a replica still
    * running finds its Lease gone at its next renewal, stops at once and takes no further part
-   * (`removed`; the manager's liveness check fails, so a kubelet restarts it if its pod remains).
+   * (`removed`; the manager's liveness check fails, so a kubelet restarts it if its pod remains),
+   * and the coordinator gives its parts away only a lease duration after it found the Lease gone.
    */
   pod?: { name: string; uid: string };
 }
@@ -84,6 +86,8 @@ export class ShardMember {
   private activeRanges: RangeSet = EMPTY;
   /** Each member Lease as this replica last saw it while coordinating, and whether it saw it renewed. */
   private readonly observations = new Map<string, { observed: Observation; renewed: boolean }>();
+  /** Owners whose Lease is gone while they may still work, and when they have certainly stopped (departures.ts). */
+  private departures: Departures = new Map();
   private readonly member: LeaderElector;
   private readonly coordinator: LeaderElector;
 
@@ -159,7 +163,13 @@ export class ShardMember {
     });
     // What it saw while coordinating before is no evidence now: a record that changed since then
     // may have changed long ago.
-    const coordinatorRun = this.coordinator.run(part.signal, { onStartedLeading: () => this.observations.clear(), onStoppedLeading: () => undefined });
+    const coordinatorRun = this.coordinator.run(part.signal, {
+      onStartedLeading: () => {
+        this.observations.clear();
+        this.departures = new Map();
+      },
+      onStoppedLeading: () => undefined,
+    });
     while (!part.signal.aborted) {
       try {
         const term = this.term;
@@ -179,10 +189,14 @@ export class ShardMember {
   }
 
   /**
-   * Leaves the ring, having stopped all work: its Lease deleted (if still its own, and unchanged
-   * since read), so the coordinator gives its parts away at once and nothing is left behind.
+   * Leaves the ring, having stopped all work: its parts given up in the assignment, then its Lease
+   * deleted (if still its own, and unchanged since read), so the coordinator gives its parts away
+   * at once and nothing is left behind. Parts it could not give up (the assignment written by
+   * others each time, or no longer writable) wait a lease duration in the coordinator's eyes, as a
+   * vanished member's do (departures.ts).
    */
   private async leave(): Promise<void> {
+    await this.releaseParts();
     const key = { namespace: this.config.namespace, name: memberLeaseName(this.config.ring, this.config.identity) };
     try {
       const lease = await this.client.find(Lease, key);
@@ -191,6 +205,21 @@ export class ShardMember {
       this.log.info('left the shard ring');
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, "could not delete this replica's shard Lease; the coordinator removes it once it expires");
+    }
+  }
+
+  /** Gives up every part the assignment names this replica owner of (it stopped all work): a few tries, each over the version read. */
+  private async releaseParts(): Promise<void> {
+    const signal = AbortSignal.timeout(this.timing.renewDeadlineMs);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const read = await this.readAssignment(signal);
+        if (!owners(read.assignment).has(this.config.identity)) return;
+        if (await this.writeAssignment(read.lease, release(read.assignment, this.config.identity), signal)) return;
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message }, 'could not give up its shard parts; the coordinator gives them away once a lease duration has passed');
+        return;
+      }
     }
   }
 
@@ -272,16 +301,20 @@ export class ShardMember {
 
   /**
    * The members whose Lease is held in this replica's eyes (`alive`: record changed within its
-   * duration, by this replica's clock; a Lease first seen counts from then), and those among them
-   * it has seen renew (`proven`: the record changed between two of its reads, or is its own).
+   * duration, by this replica's clock; a Lease first seen counts from then; and owners in
+   * `assignment` whose Lease vanished while they may still work, departures.ts), and those among
+   * them it has seen renew (`proven`: the record changed between two of its reads, or is its own).
    */
-  private async members(signal: AbortSignal): Promise<{ alive: Set<string>; proven: Set<string> }> {
+  private async members(assignment: Assignment, signal: AbortSignal): Promise<{ alive: Set<string>; proven: Set<string> }> {
     // Judged as of before the LIST: an answer that comes late must not make a renewal look old.
     const at = this.clock.monotonic();
     const wall = this.clock.now();
     const leases = await this.client
       .withSignal(signal)
       .listAll(Lease, { namespace: this.config.namespace, labelSelector: `${RING_LABEL}=${this.config.ring}` });
+    // A Lease gone is judged as of after the LIST: its holder may have renewed until then.
+    const listedAt = this.clock.monotonic();
+    const expired = new Set<string>();
     const alive = new Set<string>();
     const proven = new Set<string>();
     if (this.member.isLeader) proven.add(this.config.identity);
@@ -297,6 +330,7 @@ export class ShardMember {
       const renewed = held && (before?.renewed || (before !== undefined && before.observed.record !== observed.record));
       this.observations.set(name, { observed, renewed });
       if (!held) {
+        if (holder) expired.add(holder);
         await this.removeExpired(lease, signal);
         continue;
       }
@@ -304,6 +338,23 @@ export class ShardMember {
       if (renewed) proven.add(holder);
     }
     for (const name of this.observations.keys()) if (!seen.has(name)) this.observations.delete(name);
+    const before = this.departures;
+    const { departures, holding } = judgeDepartures(before, {
+      at: listedAt,
+      held: alive,
+      expired,
+      owners: owners(assignment),
+      leaseDurationMs: this.timing.leaseDurationMs,
+    });
+    this.departures = departures;
+    for (const m of holding) {
+      alive.add(m);
+      if (!before.has(m))
+        this.log.warn(
+          { member: m, leaseDurationMs: this.timing.leaseDurationMs },
+          'a shard member Lease is gone while its replica owns parts (a force-deleted pod?): they stay its own until a lease duration has passed, as it may still be working',
+        );
+    }
     return { alive, proven };
   }
 
@@ -332,8 +383,8 @@ export class ShardMember {
 
   /** Moves the assignment towards the ring over the live members; returns it as it now stands. */
   private async coordinate(signal: AbortSignal): Promise<Read> {
-    const { alive, proven } = await this.members(signal);
     const read = await this.readAssignment(signal);
+    const { alive, proven } = await this.members(read.assignment, signal);
     const next = plan(read.assignment, target(read.assignment, proven, alive), alive);
     if (formatAssignment(next) === read.lease.metadata.annotations?.[ASSIGNMENT_ANNOTATION]) return read;
     const written = await this.writeAssignment(read.lease, next, signal);
