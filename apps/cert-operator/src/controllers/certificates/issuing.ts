@@ -134,7 +134,7 @@ export async function completeIssuance(
   if (wrote.problem) return outputProblem(api, c, ctx, wrote.problem);
   const info = inspectCertificate(chainPem);
   // A new certificate: no renewal info about it yet (the renewal-info controller asks the CA next).
-  const plan = renewalPlan(c, info, new Date(ctx.clock.now()), issuer);
+  const plan = renewalPlan(c, info, new Date(ctx.clock.now()), issuer, true);
   const renewAt = plan.at;
   ctx.recorder.normal(c, 'Issued', `The certificate has been successfully issued (revision ${revision}, valid until ${info.notAfter.toISOString()})`);
   const issued = await writeStatus(

@@ -89,6 +89,13 @@ describe('renewalPlan', () => {
     expect(plan.why).not.toBe('');
   });
 
+  it('plans a certificate just issued by renewBefore, whatever window the status keeps for the one it replaced (same notAfter to the second)', () => {
+    const replaced = certificate(undefined, ['2026-11-20T00:00:00Z', '2026-11-21T00:00:00Z']);
+    // The status's window, in the past, is taken for this certificate's when it is not new:
+    expect(renewalPlan(replaced, cert, DAY1).at?.toISOString()).toMatch(/^2026-11-20/);
+    expect(renewalPlan(replaced, cert, DAY1, undefined, true).at?.toISOString()).toBe('2027-01-24T00:00:00.000Z');
+  });
+
   it('says why, naming the windows', () => {
     expect(renewalPlan(certificate({ windows: weekdays }), cert, DAY1).why).toBe(
       "before expiry by renewBefore (a third of the lifetime unless set), at the next opening of the Certificate's renewal windows",

@@ -42,9 +42,21 @@ export interface RenewalPlan {
  *    window is worth an expired certificate (cert-manager would let it expire).
  * The time wanted is never later than that tenth either (a CA's window that reaches expiry).
  */
-export function renewalPlan(c: CertificateObject, cert: { notBefore: Date; notAfter: Date }, now: Date, issuer?: IssuerRenewal): RenewalPlan {
+export function renewalPlan(
+  c: CertificateObject,
+  cert: { notBefore: Date; notAfter: Date },
+  now: Date,
+  issuer?: IssuerRenewal,
+  /**
+   * `cert` was just issued: there is no renewal info about it yet. What the status holds is about
+   * the certificate it replaces, whose notAfter may be the same to the second (a renewal on reused
+   * authorizations takes under a second: renewal-info.ts); used, it put the new certificate's
+   * renewal inside the old one's window, in the past.
+   */
+  newlyIssued = false,
+): RenewalPlan {
   const own = c.spec.renewal;
-  const ari = renewalInfoFor(c, cert);
+  const ari = newlyIssued ? undefined : renewalInfoFor(c, cert);
   // Never later than a tenth of the lifetime before expiry, whatever a CA's window or the renewal
   // windows say: a failed attempt then still has hours (six-day certificates) or days to retry.
   const latest = cert.notAfter.getTime() - (cert.notAfter.getTime() - cert.notBefore.getTime()) / 10;
