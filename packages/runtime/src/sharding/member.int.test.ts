@@ -188,10 +188,11 @@ describe('a shard ring of replicas against a real API server', () => {
     expect((await client.get(Lease, lease)).metadata.ownerReferences).toEqual([
       { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid },
     ]);
-    // Its connection is slow (each request 2.5 s late, within its 4 s renew deadline): it learns
-    // that its Lease is gone only at a renewal that comes late, long after the coordinator saw it
-    // gone. Found by CI: the coordinator gave its parts away at once, to r-c, while it still worked.
-    replicas.get('r-p')!.transport.delayMs = 2_500;
+    // Its connection is slow (each request 1 s late: a renewal, a read and a write, still lands
+    // within its 4 s renew deadline, so it keeps its Lease until it finds it gone): it learns that
+    // its Lease is gone a second or two after the coordinator does. Found by CI: the coordinator
+    // gave its parts away at once, to r-c, while it still worked.
+    replicas.get('r-p')!.transport.delayMs = 1_000;
     // What the garbage collector does once the pod object is gone.
     await client.delete(Lease, lease);
     const deletedAt = Date.now();

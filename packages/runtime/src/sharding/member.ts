@@ -189,23 +189,25 @@ export class ShardMember {
   }
 
   /**
-   * Leaves the ring, having stopped all work: its parts given up in the assignment, then its Lease
-   * deleted (if still its own, and unchanged since read), so the coordinator gives its parts away
-   * at once and nothing is left behind. Parts it could not give up (the assignment written by
-   * others each time, or no longer writable) wait a lease duration in the coordinator's eyes, as a
-   * vanished member's do (departures.ts).
+   * Leaves the ring, having stopped all work: its Lease deleted (if still its own, and unchanged
+   * since read), then its parts given up in the assignment, so the coordinator gives them away at
+   * once and nothing is left behind. In that order: with its Lease still there, a coordinator
+   * could deal the parts it gave up back to it. Between the two, and when it cannot give them up
+   * (the assignment written by others each time, or no longer writable), the coordinator keeps
+   * them its own for a lease duration, as a vanished member's (departures.ts).
    */
   private async leave(): Promise<void> {
-    await this.releaseParts();
     const key = { namespace: this.config.namespace, name: memberLeaseName(this.config.ring, this.config.identity) };
     try {
       const lease = await this.client.find(Lease, key);
-      if (lease?.spec?.holderIdentity !== this.config.identity) return;
-      await this.client.delete(Lease, key, { preconditions: { resourceVersion: lease.metadata.resourceVersion } });
-      this.log.info('left the shard ring');
+      if (lease?.spec?.holderIdentity === this.config.identity) {
+        await this.client.delete(Lease, key, { preconditions: { resourceVersion: lease.metadata.resourceVersion } });
+        this.log.info('left the shard ring');
+      }
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, "could not delete this replica's shard Lease; the coordinator removes it once it expires");
     }
+    await this.releaseParts();
   }
 
   /** Gives up every part the assignment names this replica owner of (it stopped all work): a few tries, each over the version read. */
