@@ -7,6 +7,11 @@ export interface AcmeEnv {
   tlsCaPem: string;
   /** The ingress class solver Ingresses must use to be served. */
   ingressClass: string;
+  /**
+   * The Gateway API implementation in the cluster (kind: Traefik), whose HTTP listeners the ACME
+   * server's DNS also reaches; its HTTPS port is reached from this host through `service` in `namespace`.
+   */
+  gateway?: { className: string; ports: { http: number; https: number }; namespace: string; service: string };
   /** Chart values that point the self-check where the ACME server's DNS points. */
   chartValues: Record<string, unknown>;
   root(): Promise<string>;
@@ -150,6 +155,7 @@ export async function kindAcme(cluster: E2ECluster): Promise<AcmeEnv> {
     directoryUrl: `https://pebble.${ns}.svc:14000/dir`,
     tlsCaPem: ca.cert,
     ingressClass: ingress.ingressClass,
+    gateway: { className: ingress.gatewayClass, ports: ingress.gatewayPorts, namespace: 'traefik', service: 'traefik' },
     chartValues: { acme: { selfCheck: { nameservers: [`${dnsIP}:8053`] } } },
     // The API server's service proxy reaches Pebble's management port from outside the cluster.
     root: () =>

@@ -5,6 +5,7 @@ import {
   leftovers,
   operatorIdentities,
   operatorPods,
+  portForward,
   resourceVersions,
   restartOperator,
   startE2ECluster,
@@ -16,6 +17,8 @@ import {
 } from '@opkit/testing';
 import { appImageNotices } from '@opkit/testing/containers';
 import { X509Certificate } from 'node:crypto';
+import { request } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,7 +78,7 @@ for (const mode of e2eModes()) {
               : undefined;
           return `${group ? `${kind}.${group}` : kind}${name ? `/${name}` : ''}`;
         };
-        const get = async (what: string, ns = NS) => JSON.parse((await kubectl('get', q(what), '-n', ns, '-o', 'json')).stdout) as Obj;
+        const get = async (what: string, ns: string = NS) => JSON.parse((await kubectl('get', q(what), '-n', ns, '-o', 'json')).stdout) as Obj;
         const ready = (o: Obj) => o.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
         const waitReady = (what: string, timeoutMs = 90_000) => waitFor(`${what} Ready`, async () => ready(await get(what)), { timeoutMs, intervalMs: 500 });
 
@@ -83,6 +86,8 @@ for (const mode of e2eModes()) {
           // In real containers, the webhooks on 10250 (what GKE private clusters let the control plane
           // reach): every request created below passes the identity webhook there, or is refused.
           values = { ...acme.chartValues, ...api.values, ...(mode.name === 'kind' ? { webhook: { port: 10250 } } : {}) };
+          // Gateway API self-service, where a Gateway implementation runs (kind: Traefik).
+          if (acme.gateway && api.name === 'opkit') values = { ...values, acme: { ...(values.acme as object), gatewayAPI: true, gatewaySelfService: true } };
           await kubectl('create', 'namespace', NS);
         });
 
@@ -256,6 +261,237 @@ for (const mode of e2eModes()) {
           );
           await kubectl('delete', 'secret/store-tls', '-n', NS);
         });
+
+        it.runIf(mode.name === 'kind' && api.name === 'opkit')(
+          "Gateway API self-service: a team annotates its own HTTPRoute; the operator adds an HTTPS listener to the platform's Gateway, HTTP-01 passes through the Gateway (Traefik), and the host is served over TLS with the certificate",
+          async () => {
+            const gw = acme.gateway!;
+            const host = 'shop.apps.example.test';
+            const apply = (obj: object, manager: string) =>
+              cluster.kubectl(['apply', '--server-side', `--field-manager=${manager}`, '-f', '-'], { input: JSON.stringify(obj) });
+            const t0 = Date.now();
+            try {
+              // The platform team: a shared Gateway (HTTP on Traefik's web entry point) offering
+              // self-service to tenant namespaces under *.apps.example.test, through its ClusterIssuer.
+              await apply(
+                {
+                  apiVersion: 'v1',
+                  kind: 'List',
+                  items: [
+                    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'infra' } },
+                    {
+                      apiVersion: `${api.cert}/v1`,
+                      kind: 'ClusterIssuer',
+                      metadata: { name: 'platform' },
+                      spec: {
+                        acme: {
+                          server: acme.directoryUrl,
+                          email: 'platform@example.test',
+                          caBundle: Buffer.from(acme.tlsCaPem).toString('base64'),
+                          privateKeySecretRef: { name: 'platform-acme-account' },
+                          solvers: [{ http01: { gatewayHTTPRoute: { parentRefs: [{ kind: 'Gateway', name: 'public', namespace: 'infra' }] } } }],
+                        },
+                      },
+                    },
+                    {
+                      apiVersion: 'gateway.networking.k8s.io/v1',
+                      kind: 'Gateway',
+                      metadata: {
+                        name: 'public',
+                        namespace: 'infra',
+                        annotations: {
+                          'cert.opkit.dev/self-service-namespaces': 'tenant=true',
+                          'cert.opkit.dev/self-service-hostnames': '*.apps.example.test',
+                          'cert.opkit.dev/self-service-issuers': 'ClusterIssuer/platform',
+                          'cert.opkit.dev/self-service-port': String(gw.ports.https),
+                        },
+                      },
+                      spec: {
+                        gatewayClassName: gw.className,
+                        listeners: [{ name: 'http', port: gw.ports.http, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+                      },
+                    },
+                  ],
+                },
+                'platform-team',
+              );
+              // The application team: its namespace, its backend (a responder that answers one path
+              // for its host) and its route, annotated with the issuer; nothing on the Gateway.
+              // The solver image, as the chart gave it to the operator (kind: from the local registry, by digest).
+              const solverArg = (await operatorPods(cluster, r))[0]?.args.find((a) => a.startsWith('--acme-http01-solver-image='));
+              if (!solverArg) throw new Error('the operator was given no --acme-http01-solver-image');
+              const backend = solverArg.slice('--acme-http01-solver-image='.length);
+              await apply(
+                {
+                  apiVersion: 'v1',
+                  kind: 'List',
+                  items: [
+                    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tenant: 'true' } } },
+                    {
+                      apiVersion: 'apps/v1',
+                      kind: 'Deployment',
+                      metadata: { name: 'web', namespace: 'team-a' },
+                      spec: {
+                        selector: { matchLabels: { app: 'web' } },
+                        template: {
+                          metadata: { labels: { app: 'web' } },
+                          spec: {
+                            securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+                            containers: [
+                              {
+                                name: 'web',
+                                image: backend,
+                                imagePullPolicy: 'IfNotPresent',
+                                args: ['--listen-port=8089', `--domain=${host}`, '--token=hello', '--key=hello.from-team-a'],
+                                ports: [{ containerPort: 8089 }],
+                                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+                              },
+                            ],
+                          },
+                        },
+                      },
+                    },
+                    {
+                      apiVersion: 'v1',
+                      kind: 'Service',
+                      metadata: { name: 'web', namespace: 'team-a' },
+                      spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8089 }] },
+                    },
+                    {
+                      apiVersion: 'gateway.networking.k8s.io/v1',
+                      kind: 'HTTPRoute',
+                      metadata: { name: 'shop', namespace: 'team-a', annotations: { 'cert.opkit.dev/cluster-issuer': 'platform' } },
+                      spec: { parentRefs: [{ name: 'public', namespace: 'infra' }], hostnames: [host], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
+                    },
+                  ],
+                },
+                'team-a',
+              );
+              await waitReady('clusterissuer/platform', 60_000);
+              await waitFor(
+                'certificate shop-tls Ready in team-a',
+                async () => {
+                  const cert = await get('certificate/shop-tls', 'team-a').catch(() => undefined);
+                  return (cert && ready(cert)) || undefined;
+                },
+                { timeoutMs: 180_000, intervalMs: 1_000 },
+              );
+              console.log(`gateway self-service (kind): HTTPRoute created → Certificate Ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+              type Route = { status?: { parents?: { controllerName: string; conditions?: { type: string; status: string; reason?: string }[] }[] } };
+              const parents = async () => ((await get('httproute/shop', 'team-a')) as unknown as Route).status?.parents ?? [];
+              const condition = (p: Awaited<ReturnType<typeof parents>>, controller: string, type: string) =>
+                p.find((x) => x.controllerName === controller)?.conditions?.find((c) => c.type === type)?.status;
+              await waitFor(
+                "the route's verdicts: self-service accepted, its certificate ready, and Traefik's Accepted",
+                async () => {
+                  const p = await parents();
+                  return (
+                    (condition(p, 'cert.opkit.dev/self-service', 'SelfService') === 'True' &&
+                      condition(p, 'cert.opkit.dev/self-service', 'CertificateReady') === 'True' &&
+                      condition(p, 'traefik.io/gateway-controller', 'Accepted') === 'True') ||
+                    undefined
+                  );
+                },
+                { timeoutMs: 60_000, intervalMs: 1_000 },
+              );
+              type GatewayObj = {
+                spec: {
+                  listeners: {
+                    name: string;
+                    hostname?: string;
+                    port: number;
+                    protocol: string;
+                    tls?: { certificateRefs?: { name: string; namespace?: string }[] };
+                  }[];
+                };
+                status?: { listeners?: { name: string; conditions?: { type: string; status: string }[] }[] };
+              };
+              const gateway = async () => (await get('gateway/public', 'infra')) as unknown as GatewayObj;
+              const listener = (await gateway()).spec.listeners.find((l) => l.hostname === host);
+              expect(listener).toMatchObject({
+                port: gw.ports.https,
+                protocol: 'HTTPS',
+                tls: { certificateRefs: [{ name: 'shop-tls', namespace: 'team-a' }] },
+              });
+              // The platform team's own listener is untouched.
+              expect((await gateway()).spec.listeners.find((l) => l.name === 'http')).toMatchObject({ port: gw.ports.http, protocol: 'HTTP' });
+              await waitFor(
+                'Traefik to program the HTTPS listener',
+                async () =>
+                  (await gateway()).status?.listeners
+                    ?.find((l) => l.name === listener!.name)
+                    ?.conditions?.some((c) => c.type === 'Programmed' && c.status === 'True') || undefined,
+                { timeoutMs: 60_000, intervalMs: 1_000 },
+              );
+
+              // A client of the shop: HTTPS to the Gateway for the host, trusting only the ACME CA's root.
+              const [leaf] = chainOf(pem(await get('secret/shop-tls', 'team-a'), 'tls.crt'));
+              const root = await acme.root();
+              const forward = await portForward(cluster, gw.namespace, `svc/${gw.service}`, 443);
+              try {
+                const fetchShop = () =>
+                  new Promise<{ status: number; body: string; peer: string }>((resolve, reject) => {
+                    const req = request(
+                      {
+                        host: '127.0.0.1',
+                        port: forward.port,
+                        servername: host,
+                        path: '/.well-known/acme-challenge/hello',
+                        headers: { host },
+                        ca: root,
+                        timeout: 5_000,
+                      },
+                      (res) => {
+                        // Read now: the socket is detached from the response once it has ended.
+                        const peer = (res.socket as TLSSocket).getPeerX509Certificate()?.fingerprint256 ?? '';
+                        let body = '';
+                        res.on('data', (c: Buffer) => (body += c.toString()));
+                        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, peer }));
+                        res.on('error', reject);
+                      },
+                    );
+                    req.on('error', reject);
+                    req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
+                    req.end();
+                  });
+                // Not at once: Traefik loads the certificate, and the backend's endpoints, a moment after.
+                const answer = await waitFor(
+                  `https://${host}/ served through the Gateway with the issued certificate`,
+                  async () => {
+                    const a = await fetchShop();
+                    if (a.status === 200) return a;
+                    const pods = (await kubectl('get', 'pods,endpointslices', '-n', 'team-a', '-o', 'wide')).stdout;
+                    throw new Error(`HTTP ${a.status} ${a.body.trim()}\n${pods}`);
+                  },
+                  { timeoutMs: 90_000, intervalMs: 1_000 },
+                );
+                expect(answer).toEqual({ status: 200, body: 'hello.from-team-a', peer: leaf!.fingerprint256 });
+              } finally {
+                forward.stop();
+              }
+
+              // The team stops asking: its Certificate, grant and listener go; the platform's stays.
+              await kubectl('annotate', 'httproute/shop', '-n', 'team-a', 'cert.opkit.dev/cluster-issuer-');
+              await waitFor(
+                'the self-service listener and Certificate removed',
+                async () =>
+                  (!(await gateway()).spec.listeners.some((l) => l.hostname === host) &&
+                    !(await kubectl('get', q('certificates'), '-n', 'team-a', '-o', 'name')).stdout.includes('shop-tls')) ||
+                  undefined,
+                { timeoutMs: 60_000, intervalMs: 1_000 },
+              );
+              expect((await gateway()).spec.listeners.map((l) => l.name)).toEqual(['http']);
+            } finally {
+              // Whatever happened, the rest of this pass starts without it (its uninstall counts leftovers).
+              await kubectl('delete', 'namespace', 'team-a', 'infra', '--ignore-not-found', '--wait=true', '--timeout=120s');
+              await kubectl('delete', q('clusterissuer/platform'), '--ignore-not-found', '--wait=true');
+              // Its account key, kept as every ACME account key is, goes with the rest of this pass.
+              await kubectl('delete', 'secret', 'platform-acme-account', '-n', r.namespace, '--ignore-not-found');
+            }
+          },
+          420_000,
+        );
 
         it.runIf(mode.name === 'kind')(
           "helm test: the chart's test Pod reads the operator's metrics through its Service, cert-manager's certificate metrics among them",

@@ -65,6 +65,7 @@ export { workspaceRoot, workspaceApp, localImages, requireBuilt, type WorkspaceA
 export { containerArgv, localProcess, dockerfileImageConfig, type LocalImage } from './e2e/image-command.js';
 export { runInCluster, type InClusterRun } from './e2e/in-cluster.js';
 export { installTraefik, type InClusterIngress } from './e2e/traefik.js';
+export { portForward, type PortForward } from './e2e/port-forward.js';
 export {
   e2eModes,
   startE2ECluster,
