@@ -351,10 +351,11 @@ export class ShardMember {
     this.departures = departures;
     for (const m of holding) {
       alive.add(m);
+      // Also seen for a moment whenever a replica leaves (its Lease goes first, then its parts).
       if (!before.has(m))
-        this.log.warn(
+        this.log.info(
           { member: m, leaseDurationMs: this.timing.leaseDurationMs },
-          'a shard member Lease is gone while its replica owns parts (a force-deleted pod?): they stay its own until a lease duration has passed, as it may still be working',
+          "a shard member's Lease is gone while the assignment names it owner: its parts stay its own until it gives them up or a lease duration has passed (a force-deleted pod's replica may still be working)",
         );
     }
     return { alive, proven };
