@@ -9,9 +9,9 @@ export interface AcmeEnv {
   ingressClass: string;
   /**
    * The Gateway API implementation in the cluster (kind: Traefik), whose HTTP listeners the ACME
-   * server's DNS also reaches; its HTTPS port is reached from this host through `service` in `namespace`.
+   * server's DNS also reaches; its HTTPS port is reached from this host through `service`.
    */
-  gateway?: { className: string; ports: { http: number; https: number }; namespace: string; service: string };
+  gateway?: { className: string; ports: { http: number; https: number }; service: { namespace: string; name: string } };
   /** Chart values that point the self-check where the ACME server's DNS points. */
   chartValues: Record<string, unknown>;
   root(): Promise<string>;
@@ -155,7 +155,7 @@ export async function kindAcme(cluster: E2ECluster): Promise<AcmeEnv> {
     directoryUrl: `https://pebble.${ns}.svc:14000/dir`,
     tlsCaPem: ca.cert,
     ingressClass: ingress.ingressClass,
-    gateway: { className: ingress.gatewayClass, ports: ingress.gatewayPorts, namespace: 'traefik', service: 'traefik' },
+    gateway: { className: ingress.gatewayClass, ports: ingress.gatewayPorts, service: ingress.service },
     chartValues: { acme: { selfCheck: { nameservers: [`${dnsIP}:8053`] } } },
     // The API server's service proxy reaches Pebble's management port from outside the cluster.
     root: () =>

@@ -428,7 +428,7 @@ for (const mode of e2eModes()) {
               // A client of the shop: HTTPS to the Gateway for the host, trusting only the ACME CA's root.
               const [leaf] = chainOf(pem(await get('secret/shop-tls', 'team-a'), 'tls.crt'));
               const root = await acme.root();
-              const forward = await portForward(cluster, gw.namespace, `svc/${gw.service}`, 443);
+              const forward = await portForward(cluster, gw.service.namespace, `svc/${gw.service.name}`, 443);
               try {
                 const fetchShop = () =>
                   new Promise<{ status: number; body: string; peer: string }>((resolve, reject) => {

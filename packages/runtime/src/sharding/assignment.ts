@@ -148,8 +148,8 @@ export function handOver(a: Assignment, member: string, drained: RangeSet): Assi
 /**
  * A leaving member's step, once it has stopped all work: each of its parts goes to its `next`
  * where a handover was pending, else to nobody (the coordinator deals it at its next step). Done
- * before its Lease goes, so that the coordinator can tell a member that left from one whose Lease
- * vanished while it may still be working (departures.ts).
+ * right after its Lease goes: until then the coordinator keeps the parts of an owner whose Lease
+ * vanished, as it may still be working (departures.ts).
  */
 export function release(a: Assignment, member: string): Assignment {
   return normalize(a.map((s) => (s.owner === member ? { start: s.start, end: s.end, owner: s.next } : s)));

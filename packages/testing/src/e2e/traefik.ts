@@ -14,6 +14,8 @@ export interface InClusterIngress {
   gatewayPorts: { http: number; https: number };
   /** The ClusterIP of its Service: port 80 serves every Ingress of the class and every HTTP listener, 443 every HTTPS listener. */
   address: string;
+  /** That Service, for a port-forward from this host. */
+  service: { namespace: string; name: string };
   uninstall(): Promise<void>;
 }
 
@@ -26,7 +28,8 @@ const NS = 'traefik';
  * Traefik as the cluster's ingress controller and Gateway API implementation (kind mode), from the
  * `traefik` workload image: its Kubernetes Ingress provider serves the Ingresses of IngressClass
  * `traefik` on its Service's port 80, and its Gateway provider the Gateways of GatewayClass
- * `traefik` (the Gateway API's standard CRDs are installed first, from the pinned module). Traefik because it is one Go binary (built here from its module where Docker Hub cannot be
+ * `traefik` (the Gateway API's standard CRDs are installed first, from the pinned module).
+ * Traefik because it is one Go binary (built here from its module where Docker Hub cannot be
  * reached) with a full Ingress implementation; ingress-nginx needs OpenResty. Installed from plain
  * manifests: its chart repository may be out of reach too.
  */
@@ -135,6 +138,7 @@ export async function installTraefik(cluster: E2ECluster): Promise<InClusterIngr
     gatewayClass: 'traefik',
     gatewayPorts: { http: 8000, https: 8443 },
     address,
+    service: { namespace: NS, name: 'traefik' },
     async uninstall() {
       await cluster.kubectl(['delete', '-f', '-', '--wait=false', '--ignore-not-found'], { input: list, check: false });
     },
