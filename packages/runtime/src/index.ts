@@ -68,7 +68,7 @@ export { Cache, KindInformer, CacheSyncError, MissingInformerError, type CacheOp
 export { Informer, type EventHandler } from './cache/informer.js';
 export { Watcher, type WatcherOptions, type WatcherHealth } from './cache/watcher.js';
 export { Store, type IndexFunc } from './cache/store.js';
-export { parseLabelSelector, formatLabelSelector, SelectorError } from './cache/label-selector.js';
+export { parseLabelSelector, formatLabelSelector, labelSelectorMatcher, SelectorError, type LabelSelector } from './cache/label-selector.js';
 export { deepFreeze, thaw } from './cache/freeze.js';
 
 // Queue

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseLabelSelector } from './label-selector.js';
+import { labelSelectorMatcher, parseLabelSelector } from './label-selector.js';
 
 describe('parseLabelSelector', () => {
   const labels = { app: 'web', tier: 'front', env: 'prod' };
@@ -25,5 +25,25 @@ describe('parseLabelSelector', () => {
 
   it('rejects nonsense with the offending term', () => {
     expect(() => parseLabelSelector('a in b')).toThrow(/invalid label selector term: "a in b"/);
+  });
+});
+
+describe('labelSelectorMatcher (a selector written in an object)', () => {
+  it.each<[string, Parameters<typeof labelSelectorMatcher>[0], Record<string, string> | undefined, boolean]>([
+    ['no selector matches everything', undefined, { a: 'b' }, true],
+    ['an empty selector matches everything', {}, undefined, true],
+    ['matchLabels: equal', { matchLabels: { tenant: 'true' } }, { tenant: 'true', x: 'y' }, true],
+    ['matchLabels: other value', { matchLabels: { tenant: 'true' } }, { tenant: 'false' }, false],
+    ['matchLabels: missing', { matchLabels: { tenant: 'true' } }, undefined, false],
+    ['In', { matchExpressions: [{ key: 'env', operator: 'In', values: ['a', 'b'] }] }, { env: 'b' }, true],
+    ['NotIn with the label absent', { matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['a'] }] }, {}, true],
+    ['NotIn', { matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['a'] }] }, { env: 'a' }, false],
+    ['Exists', { matchExpressions: [{ key: 'env', operator: 'Exists' }] }, { env: '' }, true],
+    ['DoesNotExist', { matchExpressions: [{ key: 'env', operator: 'DoesNotExist' }] }, { env: 'a' }, false],
+    ['terms are ANDed', { matchLabels: { a: '1' }, matchExpressions: [{ key: 'b', operator: 'Exists' }] }, { a: '1' }, false],
+    ['an unknown operator matches nothing', { matchExpressions: [{ key: 'env', operator: 'Like', values: ['a'] }] }, { env: 'a' }, false],
+    ['a label named like an Object method is not inherited', { matchExpressions: [{ key: 'constructor', operator: 'Exists' }] }, {}, false],
+  ])('%s', (_, selector, labels, expected) => {
+    expect(labelSelectorMatcher(selector)(labels)).toBe(expected);
   });
 });

@@ -107,3 +107,27 @@ export const formatLabelSelector = (labels: Record<string, string>): string =>
   Object.entries(labels)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
+
+/** A label selector as objects carry it (`metav1.LabelSelector`): the terms are ANDed. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/**
+ * The matcher of a selector written in an object (a Gateway's `allowedListeners`, a webhook's
+ * `namespaceSelector`), with the API server's meaning: an empty selector matches everything, and
+ * an operator it does not know matches nothing (such a selector would be refused on write, so a
+ * guess either way could only widen what the writer meant).
+ */
+export function labelSelectorMatcher(selector: LabelSelector | undefined): LabelMatcher {
+  const reqs: (Requirement | undefined)[] = [
+    ...Object.entries(selector?.matchLabels ?? {}).map(([key, v]): Requirement => ({ key, op: 'in', values: [v] })),
+    ...(selector?.matchExpressions ?? []).map((e): Requirement | undefined => {
+      const op = ({ In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: '!exists' } as const)[e.operator];
+      return op && { key: e.key, op, values: e.values ?? [] };
+    }),
+  ];
+  if (reqs.some((r) => r === undefined)) return () => false;
+  return matcherOf(reqs as Requirement[]);
+}
