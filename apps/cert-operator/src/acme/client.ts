@@ -92,9 +92,19 @@ interface Response {
   data: { type?: string; detail?: string } | unknown;
 }
 
-/** What one `call` saw on the wire, kept apart from concurrent calls on the same session. */
+/**
+ * What one `call` saw on the wire, kept apart from concurrent calls on the same session. Only what
+ * its errors need of the last answer, copied: the answer itself holds the request, its socket and
+ * its timeout signal, and timers, sockets and promises made during the call keep this trace.
+ */
+interface LastAnswer {
+  status: number;
+  retryAfter?: string;
+  problem: { type?: string; detail?: string };
+}
+
 interface CallTrace {
-  lastResponse?: Response;
+  lastAnswer?: LastAnswer;
   socketError?: Error;
   /** Requests so far in this operation, by method and URL, and in all: a server's answers can make acme-client loop. */
   sent: Map<string, number>;
@@ -123,6 +133,14 @@ export const parseRetryAfter = (value: string | undefined, nowMs: number): numbe
   const at = Date.parse(value);
   return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
 };
+
+/** What `call` keeps of an answer: its status, Retry-After, and a problem document's type and detail, bounded. */
+function lastAnswer(resp: Response): LastAnswer {
+  const data = resp.data as { type?: unknown; detail?: unknown } | undefined;
+  const text = (v: unknown) => (typeof v === 'string' ? boundedText(v) : undefined);
+  const problem = data && typeof data === 'object' ? { type: text(data.type), detail: text(data.detail) } : {};
+  return { status: resp.status, retryAfter: text(resp.headers['retry-after']), problem };
+}
 
 /** What the directory offers beyond RFC 8555's resources. */
 export interface DirectoryFeatures {
@@ -236,14 +254,18 @@ export class AcmeSession {
       let resp: Response;
       const seen: Observed = { timedOut: false, bytes: 0, redirects: 0 };
       const { timeoutMs = REQUEST_TIMEOUT_MS, ...axiosOpts } = opts as { timeoutMs?: number };
-      const deadline = AbortSignal.timeout(timeoutMs);
+      // Not AbortSignal.timeout: Node keeps its timer (made in this call's async context, so holding
+      // the trace) until the signal is collected, and the answer holds the signal: nothing of any
+      // request was ever freed. A timer cleared when the request ends holds nothing afterwards.
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
       try {
         // Bounded in time as a whole (not only between bytes: a server may trickle) and in size.
         resp = await request(url, method, {
           ...axiosOpts,
           ...agents,
           timeout: timeoutMs,
-          signal: deadline,
+          signal: deadline.signal,
           maxContentLength: MAX_RESPONSE_BYTES,
           maxBodyLength: MAX_RESPONSE_BYTES,
           maxRedirects: MAX_REDIRECTS,
@@ -253,15 +275,17 @@ export class AcmeSession {
         observe(resp.status);
       } catch (err) {
         observe('error');
-        seen.timedOut = deadline.aborted;
+        seen.timedOut = deadline.signal.aborted;
         const f = requestFailure(err as Error & { code?: string }, t?.socketError ?? this.recent.error, seen, {
           timeoutMs,
           maxBytes: MAX_RESPONSE_BYTES,
           maxRedirects: MAX_REDIRECTS,
         });
         throw f.kind === 'protocol' ? new AcmeProtocolError(options.directoryUrl, f.cause) : new AcmeUnavailableError(options.directoryUrl, f.cause);
+      } finally {
+        clearTimeout(timer);
       }
-      if (t) t.lastResponse = resp;
+      if (t) t.lastAnswer = lastAnswer(resp);
       const nonce = resp.headers['replay-nonce'];
       // A badNonce answer's fresh nonce is used by acme-client's own retry: do not hand it out twice.
       const badNonce = (resp.data as { type?: string } | undefined)?.type === 'urn:ietf:params:acme:error:badNonce';
@@ -310,17 +334,17 @@ export class AcmeSession {
       return await this.trace.run(t, () => fn(this.client));
     } catch (err) {
       if (err instanceof AcmeUnavailableError || err instanceof AcmeProtocolError) throw err;
-      const resp = t.lastResponse;
-      const problem = (resp?.data ?? {}) as { type?: string; detail?: string };
+      const resp = t.lastAnswer;
+      const problem = resp?.problem ?? {};
       // A server's words reach status fields and events: bounded, since a tenant's server may send
       // a megabyte of them for every certificate (and status is stored in etcd and every cache).
-      const detail = boundedText(String(problem.detail ?? (err as Error).message));
+      // (A problem document's words were bounded when kept.)
+      const detail = problem.detail ?? boundedText(String((err as Error).message));
       if (resp && (resp.status === 429 || problem.type?.endsWith(':rateLimited'))) {
-        throw new AcmeRateLimitError(parseRetryAfter(resp.headers['retry-after'], Date.now()) ?? 60_000, detail);
+        throw new AcmeRateLimitError(parseRetryAfter(resp.retryAfter, Date.now()) ?? 60_000, detail);
       }
       if (resp && resp.status >= 500) throw new AcmeUnavailableError(this.options.directoryUrl, `${resp.status}: ${detail}`, resp.status);
-      if (resp && resp.status >= 400)
-        throw new AcmeProblemError(typeof problem.type === 'string' ? boundedText(problem.type) : 'about:blank', resp.status, detail);
+      if (resp && resp.status >= 400) throw new AcmeProblemError(problem.type ?? 'about:blank', resp.status, detail);
       // Anything else acme-client tripped over is the server's answer, not ours to crash on.
       throw new AcmeProtocolError(this.options.directoryUrl, boundedText((err as Error).message));
     }
