@@ -28,6 +28,12 @@ export interface CertOperatorConfig {
    * CRDs, ReferenceGrant among them.
    */
   gatewaySelfService: boolean;
+  /**
+   * With self-service, ListenerSets (Gateway API v1.5): a route's listeners go in a ListenerSet of
+   * its own where its Gateway admits them, and an annotated ListenerSet gets its Certificates
+   * (shim/listener-set.ts). Needs the ListenerSet CRD.
+   */
+  gatewayListenerSets: boolean;
   /** Run the ACME Order and Challenge controllers (needs their CRDs). */
   acme: boolean;
   /** DNS-01: the resolvers for zone lookups and the self-check, and how often the self-check runs. */
@@ -53,6 +59,7 @@ export const defaultConfig = ({ clusterResourceNamespace, ...overrides }: Partia
   selfCheckPort: 80,
   enableGatewayAPI: false,
   gatewaySelfService: false,
+  gatewayListenerSets: false,
   acme: true,
   ingressShim: true,
   shimIgnoreCertManagerAnnotations: false,

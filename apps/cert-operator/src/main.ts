@@ -40,6 +40,9 @@ void runOperator({
     enableGatewaySelfService: flag.boolean({
       help: "certificates and listeners for annotated HTTPRoutes on Gateways whose owner offers them (needs the Gateway API's standard CRDs)",
     }),
+    enableGatewayListenerSets: flag.boolean({
+      help: 'with --enable-gateway-self-service: listeners in ListenerSets where the Gateway admits them, and certificates for annotated ListenerSets (needs Gateway API v1.5)',
+    }),
     dns01RecursiveNameservers: flag.list({
       metavar: '<host:port,...>',
       help: 'resolvers for DNS-01 zone lookups and self-checks',
@@ -82,6 +85,7 @@ void runOperator({
       selfCheck: { ...defaults.selfCheck, timeoutMs: v.acmeHttp01SelfCheckTimeout },
       enableGatewayAPI: v.enableGatewayApi,
       gatewaySelfService: v.enableGatewaySelfService,
+      gatewayListenerSets: v.enableGatewaySelfService && v.enableGatewayListenerSets,
       ingressShim: !v.disableIngressShim,
       shimIgnoreCertManagerAnnotations: v.shimIgnoreCertManagerAnnotations,
       dns01: { recursiveNameservers: v.dns01RecursiveNameservers, recursiveOnly: v.dns01RecursiveNameserversOnly, checkIntervalMs: v.dns01CheckRetryPeriod },

@@ -1076,3 +1076,46 @@
     - list
     - watch
 {{- end }}
+
+{{- define "cert-operator.listenerSets.rules" -}}
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - listenersets
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - update
+    - patch
+    - delete
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - listenersets/finalizers
+  verbs:
+    - update
+{{- end }}
+{{- define "cert-operator.listenerSets.namespacedRules" -}}
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - listenersets
+  verbs:
+    - get
+    - list
+    - watch
+    - create
+    - update
+    - patch
+    - delete
+- apiGroups:
+    - gateway.networking.k8s.io
+  resources:
+    - listenersets/finalizers
+  verbs:
+    - update
+{{- end }}
+{{- define "cert-operator.listenerSets.clusterRules" -}}
+{{- end }}

@@ -87,7 +87,8 @@ for (const mode of e2eModes()) {
           // reach): every request created below passes the identity webhook there, or is refused.
           values = { ...acme.chartValues, ...api.values, ...(mode.name === 'kind' ? { webhook: { port: 10250 } } : {}) };
           // Gateway API self-service, where a Gateway implementation runs (kind: Traefik).
-          if (acme.gateway && api.name === 'opkit') values = { ...values, acme: { ...(values.acme as object), gatewayAPI: true, gatewaySelfService: true } };
+          if (acme.gateway && api.name === 'opkit')
+            values = { ...values, acme: { ...(values.acme as object), gatewayAPI: true, gatewaySelfService: true, gatewayListenerSets: true } };
           await kubectl('create', 'namespace', NS);
         });
 

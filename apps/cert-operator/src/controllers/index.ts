@@ -16,6 +16,7 @@ import { issuerControllers } from './issuers/controller.js';
 import { gatewayShimController } from './shims/gateway-shim.js';
 import { ingressShimController } from './shims/ingress-shim.js';
 import { selfServiceGatewayController, selfServiceRouteController } from './shims/self-service.js';
+import { listenerSetShimController } from './shims/listener-set-shim.js';
 import { certWebhooks } from '../webhooks/index.js';
 
 /** Everything the cert operator runs, on one manager: its controllers and its admission webhook. */
@@ -46,6 +47,7 @@ export function addCertificateControllers(manager: Manager, cfg: CertOperatorCon
   if (cfg.gatewaySelfService) {
     manager.add(selfServiceRouteController(cfg));
     manager.add(selfServiceGatewayController(cfg));
+    if (cfg.gatewayListenerSets) manager.add(listenerSetShimController(cfg));
   }
   if (accounts) {
     manager.add(orderController(cfg, accounts));

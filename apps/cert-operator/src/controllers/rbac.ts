@@ -3,6 +3,7 @@ import { CertManagerCertificate } from './certificates/cert-manager-owner.js';
 import { HTTPRoute } from '../acme/solver-resources.js';
 import type { CertApi } from '../api/index.js';
 import { Gateway } from '../shim/gateway.js';
+import { ListenerSet } from '../shim/listener-set.js';
 import { ReferenceGrant } from '../shim/self-service.js';
 
 /** Exactly what the issuer, certificate and request controllers do with the API (of the mode `api` serves). */
@@ -86,4 +87,14 @@ export const selfServiceRbac = (): PolicyRule[] => [
   rule(Gateway, ['get', 'list', 'watch', 'patch']),
   rule(Namespace, ['get', 'list', 'watch']),
   rule(CoreEvent, ['create', 'patch']),
+];
+
+/**
+ * What ListenerSets add to self-service (`--enable-gateway-listener-sets`): the routes' own
+ * ListenerSets (made, applied, removed), the teams' annotated ones read, and their finalizers
+ * (a Certificate's owner reference blocks its owner's deletion).
+ */
+export const listenerSetRbac = (): PolicyRule[] => [
+  rule(ListenerSet, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']),
+  rule(ListenerSet, ['update'], 'finalizers'),
 ];

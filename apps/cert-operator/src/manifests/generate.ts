@@ -13,7 +13,7 @@ import { certWebhooks } from '../webhooks/index.js';
 import { join } from 'node:path';
 import { API_MODES, CERT_APIS, type ApiMode, type CertApi } from '../api/index.js';
 import { Ingress } from '@opkit/runtime';
-import { acmeRbac, certificatesRbac, selfServiceRbac, shimRbac } from '../controllers/rbac.js';
+import { acmeRbac, certificatesRbac, listenerSetRbac, selfServiceRbac, shimRbac } from '../controllers/rbac.js';
 import { Gateway } from '../shim/gateway.js';
 
 export const CHART = 'cert-operator';
@@ -43,6 +43,8 @@ function rulesTemplate(): string {
     ...perMode,
     // Gateway API self-service's own ClusterRole (rbac.yaml), the same in both modes.
     withoutHeader(renderRulesTemplate(`${CHART}.selfService`, selfServiceRbac(), GENERATOR)),
+    // …and what ListenerSets add to it (acme.gatewayListenerSets).
+    withoutHeader(renderRulesTemplate(`${CHART}.listenerSets`, listenerSetRbac(), GENERATOR)),
   ].join('\n');
 }
 

@@ -1,9 +1,9 @@
-import { defineKind, type KubeObject } from '@opkit/runtime';
+import { defineKind, type KubeObject, type LabelSelector } from '@opkit/runtime';
 import { SOLVER_OVERRIDES } from '../acme/solver-overrides.js';
 import { hasShimTrigger, issuerFromAnnotations, shimReadable, specFromAnnotations, type ShimOptions } from './annotations.js';
 import { shimCertificate, type DesiredCertificate, type ShimPlan } from './ingress.js';
 
-interface Listener {
+export interface Listener {
   name: string;
   hostname?: string;
   port?: number;
@@ -11,7 +11,15 @@ interface Listener {
   tls?: { mode?: string; certificateRefs?: { name: string; namespace?: string; kind?: string; group?: string }[] };
 }
 
-export type GatewayObject = KubeObject & { metadata: { name: string; namespace: string }; spec: { gatewayClassName?: string; listeners?: Listener[] } };
+export type GatewayObject = KubeObject & {
+  metadata: { name: string; namespace: string };
+  spec: {
+    gatewayClassName?: string;
+    listeners?: Listener[];
+    /** Which namespaces' ListenerSets may attach (Gateway API v1.5; absent: none). */
+    allowedListeners?: { namespaces?: { from?: 'All' | 'Selector' | 'Same' | 'None'; selector?: LabelSelector } };
+  };
+};
 
 export const Gateway = defineKind<GatewayObject>({ group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway', plural: 'gateways', namespaced: true });
 
@@ -37,6 +45,26 @@ function listenerProblems(l: Listener, i: number, namespace: string): string[] {
 }
 
 /**
+ * The Secrets a list of listeners (a Gateway's, a ListenerSet's) references from its TLS
+ * listeners, each with the hostnames of every listener that uses it; a listener that cannot be
+ * served is skipped with a reason.
+ */
+export function tlsListenerHosts(listeners: Listener[], namespace: string): { hosts: Map<string, string[]>; skipped: string[] } {
+  const skipped: string[] = [];
+  const hosts = new Map<string, string[]>();
+  for (const [i, l] of listeners.entries()) {
+    if (!terminatesTls(l)) continue;
+    const wrong = listenerProblems(l, i, namespace);
+    if (wrong.length) {
+      skipped.push(`Skipped a listener block: ${wrong.join(', ')}`);
+      continue;
+    }
+    for (const ref of l.tls!.certificateRefs!) hosts.set(ref.name, [...(hosts.get(ref.name) ?? []), l.hostname!]);
+  }
+  return { hosts, skipped };
+}
+
+/**
  * gateway-shim: what an annotated Gateway asks for. One Certificate per Secret its TLS listeners
  * reference, with the hostnames of every listener that uses it; a listener that cannot be served
  * is skipped with a reason. The ACME solver is pointed at this Gateway (its HTTPRoute's parent).
@@ -48,17 +76,7 @@ export function planForGateway(gw: GatewayObject, opts: ShimOptions = {}): ShimP
   if ('problem' in issuer) return { blocked: `Could not determine the issuer: ${issuer.problem}` };
   const { spec, problems } = specFromAnnotations(a);
   if (problems.length) return { blocked: problems.join('; ') };
-  const skipped: string[] = [];
-  const hosts = new Map<string, string[]>();
-  for (const [i, l] of (gw.spec.listeners ?? []).entries()) {
-    if (!terminatesTls(l)) continue;
-    const wrong = listenerProblems(l, i, gw.metadata.namespace);
-    if (wrong.length) {
-      skipped.push(`Skipped a listener block: ${wrong.join(', ')}`);
-      continue;
-    }
-    for (const ref of l.tls!.certificateRefs!) hosts.set(ref.name, [...(hosts.get(ref.name) ?? []), l.hostname!]);
-  }
+  const { hosts, skipped } = tlsListenerHosts(gw.spec.listeners ?? [], gw.metadata.namespace);
   const overrides = { [SOLVER_OVERRIDES.parentRefKind]: 'Gateway', [SOLVER_OVERRIDES.parentRefName]: gw.metadata.name };
   const certificates: DesiredCertificate[] = [...hosts].map(([secretName, names]) => shimCertificate(Gateway, gw, secretName, names, issuer, spec, overrides));
   return { certificates, secretNames: [...hosts.keys()], skipped };

@@ -156,6 +156,81 @@ describe('gatewayPlan (Gateway API self-service)', () => {
   });
 });
 
+describe('gatewayPlan with ListenerSets (the Gateway admits them from the namespace)', () => {
+  const admitting = (from: NonNullable<NonNullable<GatewayObject['spec']['allowedListeners']>['namespaces']>): GatewayObject => ({
+    ...gateway(),
+    spec: { ...gateway().spec, allowedListeners: { namespaces: from } },
+  });
+
+  it("puts an admitted namespace's listeners in a ListenerSet of its own, using its Secret without a grant, and none on the Gateway", () => {
+    const gw = admitting({ from: 'Selector', selector: { matchLabels: { tenant: 'true' } } });
+    const plan = gatewayPlan(gw, [route('team-a', 'shop', ['shop.apps.example.com', 'www.apps.example.com'])], tenants, { listenerSets: true });
+    expect(plan.listeners).toEqual([]);
+    const verdict = plan.routes.get('team-a/shop');
+    expect(verdict).toMatchObject({ hostnames: ['shop.apps.example.com', 'www.apps.example.com'], refused: [] });
+    expect(verdict?.listenerSet).toMatchObject({
+      kind: 'ListenerSet',
+      metadata: { name: 'shop-public-https', namespace: 'team-a' },
+      spec: { parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra', name: 'public' } },
+    });
+    expect(verdict?.listenerSet?.spec.listeners.map((l) => l.hostname).sort()).toEqual(['shop.apps.example.com', 'www.apps.example.com']);
+    expect(verdict?.listenerSet?.spec.listeners[0]).toMatchObject({
+      port: 443,
+      protocol: 'HTTPS',
+      tls: { mode: 'Terminate', certificateRefs: [{ group: '', kind: 'Secret', name: 'shop-tls' }] },
+      allowedRoutes: { namespaces: { from: 'Same' } },
+    });
+    expect(verdict?.listenerSet?.spec.listeners[0]!.tls!.certificateRefs![0]).not.toHaveProperty('namespace');
+  });
+
+  it.each<[string, Parameters<typeof admitting>[0] | undefined, boolean]>([
+    ['no allowedListeners (Gateway API: none)', undefined, false],
+    ['from None', { from: 'None' }, false],
+    ['from Same, another namespace', { from: 'Same' }, false],
+    ['from Selector without a selector', { from: 'Selector' }, false],
+    ['from Selector, not selected', { from: 'Selector', selector: { matchLabels: { gold: 'true' } } }, false],
+    ['from All', { from: 'All' }, true],
+  ])('%s: in a ListenerSet %s', (_, from, inSet) => {
+    const gw = from ? admitting(from) : gateway();
+    const plan = gatewayPlan(gw, [route('team-a', 'shop', ['shop.apps.example.com'])], tenants, { listenerSets: true });
+    expect(!!plan.routes.get('team-a/shop')?.listenerSet).toBe(inSet);
+    expect(plan.listeners).toHaveLength(inSet ? 0 : 1);
+  });
+
+  it('keeps Gateway listeners when the operator runs without ListenerSets, whatever the Gateway admits', () => {
+    const plan = gatewayPlan(admitting({ from: 'All' }), [route('team-a', 'shop', ['shop.apps.example.com'])], tenants);
+    expect(plan.routes.get('team-a/shop')?.listenerSet).toBeUndefined();
+    expect(plan.listeners).toHaveLength(1);
+  });
+
+  it('still gives a hostname to the route that asked first, and holds a namespace to its listener limit', () => {
+    const gw = { ...admitting({ from: 'All' }), metadata: { ...gateway().metadata, annotations: { ...policy, [SELF_SERVICE.listenersPerNamespace]: '1' } } };
+    const first = route('team-a', 'shop', ['shop.apps.example.com']);
+    const second = route('team-b', 'copy', ['shop.apps.example.com', 'copy.apps.example.com', 'more.apps.example.com']);
+    const plan = gatewayPlan(gw, [second, first], tenants, { listenerSets: true });
+    expect(plan.routes.get('team-b/copy')).toMatchObject({
+      hostnames: ['copy.apps.example.com'],
+      refused: [
+        'shop.apps.example.com is self-served on Gateway infra/public by route team-a/shop, which asked first',
+        'more.apps.example.com: this namespace has the 1 listeners Gateway infra/public allows a namespace',
+      ],
+    });
+    expect(plan.routes.get('team-b/copy')?.listenerSet?.spec.listeners.map((l) => l.hostname)).toEqual(['copy.apps.example.com']);
+  });
+
+  it("is not bounded by the Gateway's 64 listeners (the implementation merges and bounds ListenerSets)", () => {
+    const teams = Array.from({ length: 10 }, (_, i) =>
+      route(
+        `team-${i}`,
+        'r',
+        Array.from({ length: 8 }, (_, j) => `h${j}.team-${i}.apps.example.com`),
+      ),
+    );
+    const plan = gatewayPlan(admitting({ from: 'All' }), teams, tenants, { listenerSets: true });
+    expect([...plan.routes.values()].every((v) => v.refused.length === 0 && v.listenerSet?.spec.listeners.length === 8)).toBe(true);
+  });
+});
+
 describe('names', () => {
   it('a listener name is a DNS label of at most 63 characters, distinct per route and hostname', () => {
     const long = route('team-a', 'r'.repeat(200), ['a-very-long-hostname-that-goes-on.and-on-and-on.apps.example.com']);

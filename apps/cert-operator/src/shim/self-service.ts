@@ -3,6 +3,7 @@ import { defineKind, type KubeObject } from '@opkit/runtime';
 import { childName } from '../names.js';
 import { hasShimTrigger, issuerFromAnnotations, shimReadable, type IssuerChoice, type ShimOptions } from './annotations.js';
 import type { GatewayObject } from './gateway.js';
+import { admitsListenerSets, routeListenerSetName, type ListenerSetObject } from './listener-set.js';
 import { DEFAULT_SELF_SERVICE_PORT, refusal, selfServicePolicy } from './self-service-policy.js';
 
 /**
@@ -50,11 +51,16 @@ export interface SelfServiceListener {
   allowedRoutes: { namespaces: { from: 'Selector'; selector: { matchLabels: Record<string, string> } }; kinds: { group: string; kind: 'HTTPRoute' }[] };
 }
 
-/** What one route gets on one Gateway: the hostnames it may have certified there, or why not. */
-export type RouteVerdict = { hostnames: string[]; issuer: IssuerChoice; refused: string[] } | { refused: string[]; hostnames?: undefined };
+/**
+ * What one route gets on one Gateway: the hostnames it may have certified there (and, where their
+ * listeners go in a ListenerSet rather than on the Gateway, that ListenerSet), or why not.
+ */
+export type RouteVerdict =
+  | { hostnames: string[]; issuer: IssuerChoice; refused: string[]; listenerSet?: ListenerSetObject }
+  | { refused: string[]; hostnames?: undefined; listenerSet?: undefined };
 
 export interface GatewayPlan {
-  /** This operator's listeners on the Gateway, in a stable order. */
+  /** This operator's listeners on the Gateway, in a stable order (none for routes served through ListenerSets). */
   listeners: SelfServiceListener[];
   /** Per route naming the Gateway and asking (`namespace/name`). */
   routes: Map<string, RouteVerdict>;
@@ -98,13 +104,16 @@ export function listenerName(route: HTTPRouteObject, hostname: string): string {
  * The plan of a Gateway: for each route naming it and asking, in order of age (then name: the
  * first to ask keeps a hostname), the policy's verdict and the hostnames no other listener holds.
  * A hostname the platform team's own listener serves on the self-service port (443 unless the
- * policy names another) is left to that listener, said.
+ * policy names another) is left to that listener, said. With `listenerSets`, a route whose
+ * namespace the Gateway admits ListenerSets from gets its listeners in a ListenerSet of its own
+ * instead of on the Gateway; the per-namespace limit and who asked first hold all the same (the
+ * Gateway's 64 do not: its implementation merges and bounds the ListenerSets' listeners).
  */
 export function gatewayPlan(
   gateway: GatewayObject,
   routes: HTTPRouteObject[],
   namespaceLabels: (namespace: string) => Record<string, string> | undefined,
-  opts: ShimOptions = {},
+  opts: ShimOptions & { listenerSets?: boolean } = {},
 ): GatewayPlan {
   const gwName = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
   const policy = selfServicePolicy(gateway.metadata.annotations);
@@ -136,6 +145,8 @@ export function gatewayPlan(
     }
     const granted: string[] = [];
     const refused: string[] = [];
+    const inSet = !!opts.listenerSets && admitsListenerSets(gateway, route.metadata.namespace, namespaceLabels(route.metadata.namespace));
+    const own: SelfServiceListener[] = [];
     for (const h of hostnames) {
       const holder = claimed.get(h);
       const used = perNamespace.get(route.metadata.namespace) ?? 0;
@@ -143,17 +154,41 @@ export function gatewayPlan(
       if (foreign.has(h)) refused.push(`${h} is served by listener ${foreign.get(h)} of Gateway ${gwName}, which its owner configures`);
       else if (holder) refused.push(`${h} is self-served on Gateway ${gwName} by route ${holder}, which asked first`);
       else if (used >= limit) refused.push(`${h}: this namespace has the ${limit} listeners Gateway ${gwName} allows a namespace`);
-      else if (listeners.length >= room) refused.push(`${h}: Gateway ${gwName} has no room for another listener (${MAX_LISTENERS} at most)`);
+      else if (!inSet && listeners.length >= room) refused.push(`${h}: Gateway ${gwName} has no room for another listener (${MAX_LISTENERS} at most)`);
       else {
         perNamespace.set(route.metadata.namespace, used + 1);
         claimed.set(h, routeKey(route));
         granted.push(h);
-        listeners.push(listenerFor(route, h, port));
+        (inSet ? own : listeners).push(listenerFor(route, h, port));
       }
     }
-    verdicts.set(routeKey(route), granted.length ? { hostnames: granted, issuer, refused } : { refused });
+    if (!granted.length) verdicts.set(routeKey(route), { refused });
+    else if (!inSet) verdicts.set(routeKey(route), { hostnames: granted, issuer, refused });
+    else verdicts.set(routeKey(route), { hostnames: granted, issuer, refused, listenerSet: routeListenerSet(route, gateway, own) });
   }
   return { listeners: listeners.sort((a, b) => a.name.localeCompare(b.name)), routes: verdicts };
+}
+
+/**
+ * A route's ListenerSet on a Gateway: its listeners, each using the route's Secret (its own
+ * namespace: no ReferenceGrant) and open to routes of that namespace only (`Same`, the default).
+ */
+function routeListenerSet(route: HTTPRouteObject, gateway: GatewayObject, listeners: SelfServiceListener[]): ListenerSetObject {
+  return {
+    apiVersion: `${GATEWAY_GROUP}/v1`,
+    kind: 'ListenerSet',
+    metadata: { name: routeListenerSetName(route.metadata.name, gateway.metadata), namespace: route.metadata.namespace },
+    spec: {
+      parentRef: { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gateway.metadata.namespace, name: gateway.metadata.name },
+      listeners: listeners
+        .map((l) => ({
+          ...l,
+          tls: { mode: 'Terminate' as const, certificateRefs: [{ group: '' as const, kind: 'Secret' as const, name: selfServiceSecretName(route) }] },
+          allowedRoutes: { namespaces: { from: 'Same' as const }, kinds: l.allowedRoutes.kinds },
+        }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    },
+  };
 }
 
 function listenerFor(route: HTTPRouteObject, hostname: string, port: number): SelfServiceListener {

@@ -19,8 +19,12 @@ export interface InClusterIngress {
   uninstall(): Promise<void>;
 }
 
-/** The Gateway API's standard CRDs: Traefik's provider waits, silently, until every one of them is served. */
-const GATEWAY_KINDS = ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'referencegrants', 'backendtlspolicies'];
+/**
+ * The Gateway API's standard CRDs: Traefik's provider waits, silently, until every one of them is
+ * served. ListenerSet too (Traefik 3.6 serves none, but the operator's ListenerSet controllers
+ * watch them: the chart's flag and RBAC run in the kind mode).
+ */
+const GATEWAY_KINDS = ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'referencegrants', 'backendtlspolicies', 'listenersets'];
 
 const NS = 'traefik';
 

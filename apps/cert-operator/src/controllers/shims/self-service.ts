@@ -21,7 +21,8 @@ import { shimOptions, type CertOperatorConfig } from '../../config.js';
 import { childName } from '../../names.js';
 import { Gateway, type GatewayObject } from '../../shim/gateway.js';
 import { shimCertificate } from '../../shim/ingress.js';
-import { selfServiceRbac, shimRbac } from '../rbac.js';
+import { listenerSetRbac, selfServiceRbac, shimRbac } from '../rbac.js';
+import { ListenerSet, type ListenerSetObject } from '../../shim/listener-set.js';
 import {
   asksSelfService,
   ReferenceGrant,
@@ -63,7 +64,7 @@ async function planOf(cfg: CertOperatorConfig, cache: Cache, gw: GatewayObject) 
   const labels = new Map<string, Record<string, string> | undefined>();
   for (const ns of new Set(routes.map((r) => r.metadata.namespace)))
     labels.set(ns, (await cache.get(Namespace, { name: ns }, { metadataOnly: true }))?.metadata.labels);
-  return gatewayPlan(gw, routes, (ns) => labels.get(ns), shimOptions(cfg));
+  return gatewayPlan(gw, routes, (ns) => labels.get(ns), { ...shimOptions(cfg), listenerSets: cfg.gatewayListenerSets });
 }
 
 type ParentStatus = { parentRef: { group: string; kind: string; namespace: string; name: string }; controllerName: string; conditions: Condition[] };
@@ -76,7 +77,7 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
     const route = (await ctx.cache.get(Route, req)) as HTTPRouteObject | undefined;
     if (!route || route.metadata.deletionTimestamp) return;
     const asking = asksSelfService(route, shimOptions(cfg));
-    const allowed = new Map<string, { gateway: GatewayObject; hostnames: string[] }>();
+    const allowed = new Map<string, { gateway: GatewayObject; hostnames: string[]; listenerSet?: ListenerSetObject }>();
     const verdicts: { gateway: { namespace: string; name: string }; ok: boolean; message: string }[] = [];
     let issuer: { name: string; kind: string; group?: string } | undefined;
     if (asking) {
@@ -89,10 +90,14 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
         const verdict = (await planOf(cfg, ctx.cache, gw)).routes.get(routeKey(route));
         if (!verdict) continue;
         if (verdict.hostnames) {
-          allowed.set(`${ref.namespace}/${ref.name}`, { gateway: gw, hostnames: verdict.hostnames });
+          allowed.set(`${ref.namespace}/${ref.name}`, { gateway: gw, hostnames: verdict.hostnames, listenerSet: verdict.listenerSet });
           issuer ??= verdict.issuer;
         }
-        const granted = verdict.hostnames ? `certificate for ${verdict.hostnames.join(', ')} served by Gateway ${ref.namespace}/${ref.name}` : '';
+        const granted = !verdict.hostnames
+          ? ''
+          : verdict.listenerSet
+            ? servedBySet(route, verdict.hostnames, verdict.listenerSet)
+            : `certificate for ${verdict.hostnames.join(', ')} served by Gateway ${ref.namespace}/${ref.name}`;
         verdicts.push({
           gateway: ref,
           ok: !!verdict.hostnames,
@@ -135,9 +140,17 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
         ctx.recorder.normal(route, 'DeleteCertificate', `Deleted Certificate "${secretName}": no Gateway serves it now`);
     }
 
-    // The Gateways in other namespaces read the Secret through a grant in this one.
+    // The Gateways in other namespaces read the Secret through a grant in this one (a ListenerSet
+    // in this namespace needs none).
     const grantName = childName(route.metadata.name, 'gateway-tls');
-    const from = [...new Set([...allowed.values()].map((a) => a.gateway.metadata.namespace).filter((n) => n !== route.metadata.namespace))].sort();
+    const from = [
+      ...new Set(
+        [...allowed.values()]
+          .filter((a) => !a.listenerSet)
+          .map((a) => a.gateway.metadata.namespace)
+          .filter((n) => n !== route.metadata.namespace),
+      ),
+    ].sort();
     const grant = await ctx.cache.get(ReferenceGrant, { namespace: route.metadata.namespace, name: grantName });
     if (from.length && !certificateTaken) {
       await ctx.apply(
@@ -159,6 +172,34 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
         grant,
       );
     } else if (grant && controlled(grant)) await ctx.delete(ReferenceGrant, grant);
+
+    // The HTTPS listeners of routes whose Gateway admits ListenerSets: one ListenerSet per Gateway,
+    // the route's own; those it no longer gets go.
+    if (cfg.gatewayListenerSets) {
+      const sets = new Map(
+        [...allowed.values()].flatMap((a) => (a.listenerSet && !certificateTaken ? [[a.listenerSet.metadata.name, a.listenerSet] as const] : [])),
+      );
+      for (const want of sets.values()) {
+        const have = await ctx.cache.get(ListenerSet, { namespace: want.metadata.namespace, name: want.metadata.name });
+        if (have && !controlled(have)) {
+          ctx.recorder.warning(route, 'SelfServiceRefused', `ListenerSet "${want.metadata.name}" exists and is not this route's: left as it is`);
+          continue;
+        }
+        const desired = {
+          ...want,
+          metadata: { ...want.metadata, labels: { [SELF_SERVICE_LABEL]: 'true' }, ownerReferences: [controllerReference(Route, route)] },
+        };
+        const res = await ctx.apply(ListenerSet, desired, have);
+        if (res.outcome === 'created')
+          ctx.recorder.normal(
+            route,
+            'CreateListenerSet',
+            `Created ListenerSet "${want.metadata.name}" for ${want.spec.listeners.map((l) => l.hostname).join(', ')}`,
+          );
+      }
+      for (const ls of await ctx.cache.list(ListenerSet, { namespace: route.metadata.namespace, labelSelector: { [SELF_SERVICE_LABEL]: 'true' } }))
+        if (controlled(ls) && !sets.has(ls.metadata.name)) await ctx.delete(ListenerSet, ls);
+    }
 
     // The verdict, on the route: one entry per Gateway asked, under this operator's name.
     // (The Certificate's readiness as the cache has it: the apply above changes only its spec.)
@@ -197,13 +238,14 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
     return;
   }
 
+  const builder = controllerFor(Route)
+    .named('gateway-self-service-routes')
+    .withRbac([...shimRbac(api, Route), ...selfServiceRbac(), ...(cfg.gatewayListenerSets ? listenerSetRbac() : [])])
+    .withIndex(Route, PARENT_INDEX, parentKeys)
+    .owns(Certificate.kind)
+    .owns(ReferenceGrant);
   return (
-    controllerFor(Route)
-      .named('gateway-self-service-routes')
-      .withRbac([...shimRbac(api, Route), ...selfServiceRbac()])
-      .withIndex(Route, PARENT_INDEX, parentKeys)
-      .owns(Certificate.kind)
-      .owns(ReferenceGrant)
+    (cfg.gatewayListenerSets ? builder.owns(ListenerSet) : builder)
       // A Gateway's policy or listeners, and any route naming it (who asked first), change the plan
       // of every route naming it; a namespace's labels, its routes'.
       .watches(Gateway, async (gw, { cache }) => routesNaming(cache, `${gw.metadata.namespace}/${gw.metadata.name}`))
@@ -216,6 +258,26 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
 }
 
 const requestOf = (o: KubeObject) => ({ namespace: o.metadata.namespace, name: o.metadata.name! });
+
+/**
+ * The verdict of a route served through its ListenerSet. The route attaches to the ListenerSet's
+ * listeners only by naming it as a parent, which the team writes (the operator does not take the
+ * route's parentRefs from it): until it does, the message says how.
+ */
+function servedBySet(route: HTTPRouteObject, hostnames: string[], ls: ListenerSetObject): string {
+  const p = ls.spec.parentRef;
+  const said = `certificate for ${hostnames.join(', ')} served by ListenerSet ${ls.metadata.namespace}/${ls.metadata.name} on Gateway ${p.namespace}/${p.name}`;
+  const named = (route.spec?.parentRefs ?? []).some(
+    (r) =>
+      r.kind === 'ListenerSet' &&
+      (r.group ?? 'gateway.networking.k8s.io') === 'gateway.networking.k8s.io' &&
+      r.name === ls.metadata.name &&
+      (r.namespace ?? route.metadata.namespace) === ls.metadata.namespace,
+  );
+  return named
+    ? said
+    : `${said}; to be served on its HTTPS listeners the route names it in spec.parentRefs: {group: gateway.networking.k8s.io, kind: ListenerSet, name: ${ls.metadata.name}}`;
+}
 const routesNaming = async (cache: Cache, gatewayKey: string) => (await cache.list(Route, { index: { name: PARENT_INDEX, value: gatewayKey } })).map(requestOf);
 
 /** What this operator applies to a Gateway: its listeners only. */
