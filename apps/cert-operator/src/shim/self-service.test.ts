@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { GatewayObject } from './gateway.js';
 import { gatewayPlan, listenerName, parentGateways, selfServiceSecretName, type HTTPRouteObject } from './self-service.js';
@@ -247,5 +248,74 @@ describe('names', () => {
       spec: { parentRefs: [{ name: 'gw' }, { name: 'svc', kind: 'Service', group: '' }, { name: 'gw', namespace: 'team-a', sectionName: 'https' }] },
     };
     expect(parentGateways(r)).toEqual([{ namespace: 'team-a', name: 'gw' }]);
+  });
+});
+
+describe('gatewayPlan: what no mix of tenants can break (properties)', () => {
+  it('one route per hostname, each namespace within its share, the Gateway within 64, only what the policy offers, whatever order the routes come in', () => {
+    const namespaces = ['team-a', 'team-b', 'team-c', 'other'];
+    const hosts = ['a', 'b', 'c', 'd', 'e'].map((h) => `${h}.apps.example.com`).concat(['x.example.org']);
+    const routeArb = fc.record({
+      ns: fc.constantFrom(...namespaces),
+      name: fc.constantFrom('r1', 'r2', 'r3'),
+      hostnames: fc.uniqueArray(fc.constantFrom(...hosts), { maxLength: 4 }),
+      second: fc.integer({ min: 0, max: 59 }),
+      asks: fc.boolean(),
+    });
+    const arb = fc.record({
+      routes: fc.uniqueArray(routeArb, { maxLength: 8, selector: (r) => `${r.ns}/${r.name}` }),
+      perNamespace: fc.integer({ min: 0, max: 8 }),
+      platform: fc.integer({ min: 0, max: 63 }),
+      from: fc.constantFrom(undefined, 'All', 'Same', 'None', 'Selector'),
+      listenerSets: fc.boolean(),
+      seed: fc.integer(),
+    });
+    fc.assert(
+      fc.property(arb, ({ routes, perNamespace, platform, from, listenerSets, seed }) => {
+        const theirs = Array.from({ length: platform }, (_, i) => ({ name: `p${i}`, port: 8080 + i, protocol: 'HTTP' }));
+        const gw = gateway(theirs, { ...policy, [SELF_SERVICE.listenersPerNamespace]: String(perNamespace) });
+        if (from) gw.spec.allowedListeners = { namespaces: from === 'Selector' ? { from, selector: { matchLabels: { tenant: 'true' } } } : { from } };
+        const objs = routes.map((r) =>
+          route(r.ns, r.name, r.hostnames, {
+            creationTimestamp: `2026-11-27T10:00:${String(r.second).padStart(2, '0')}Z`,
+            annotations: r.asks ? { 'cert.opkit.dev/cluster-issuer': 'letsencrypt' } : {},
+          }),
+        );
+        const plan = gatewayPlan(gw, objs, tenants, { listenerSets });
+        // The same plan whatever order the cache lists the routes in.
+        const turn = objs.length ? Math.abs(seed) % objs.length : 0;
+        const shuffled = [...objs.slice(turn), ...objs.slice(0, turn)].reverse();
+        const again = gatewayPlan(gw, shuffled, tenants, { listenerSets });
+        expect(again.listeners).toEqual(plan.listeners);
+        expect(new Map([...again.routes].sort())).toEqual(new Map([...plan.routes].sort()));
+
+        const holder = new Map<string, string>();
+        const perNs = new Map<string, number>();
+        for (const [key, v] of plan.routes) {
+          const ns = key.split('/')[0]!;
+          for (const h of v.hostnames ?? []) {
+            expect(holder.get(h), `${h} granted twice`).toBeUndefined();
+            holder.set(h, key);
+            expect(h.endsWith('.apps.example.com')).toBe(true);
+            expect(tenants(ns).tenant).toBe('true');
+            perNs.set(ns, (perNs.get(ns) ?? 0) + 1);
+          }
+          // A route's listeners are all in one place: its ListenerSet, or the Gateway.
+          const onGateway = plan.listeners.filter(
+            (l) => l.tls.certificateRefs[0]!.namespace === ns && l.tls.certificateRefs[0]!.name === `${key.split('/')[1]}-tls`,
+          );
+          if (v.listenerSet) {
+            expect(listenerSets).toBe(true);
+            expect(onGateway).toEqual([]);
+            expect(v.listenerSet.spec.listeners.map((l) => l.hostname).sort()).toEqual([...v.hostnames!].sort());
+            expect(v.listenerSet.metadata.namespace).toBe(ns);
+          } else expect(onGateway.map((l) => l.hostname).sort()).toEqual([...(v.hostnames ?? [])].sort());
+        }
+        for (const n of perNs.values()) expect(n).toBeLessThanOrEqual(perNamespace);
+        expect(plan.listeners.length + platform + 1).toBeLessThanOrEqual(64);
+        expect(new Set(plan.listeners.map((l) => l.name)).size).toBe(plan.listeners.length);
+      }),
+      { numRuns: 1_000 },
+    );
   });
 });
