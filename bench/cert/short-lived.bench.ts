@@ -9,6 +9,8 @@
 //   OPKIT_BENCH_SHORT_N=10000            certificates
 //   OPKIT_BENCH_SHORT_LIFETIME_S=1800    their lifetime (six days is 518400)
 //   OPKIT_BENCH_SHORT_PERIODS=3          renewal periods followed after the first issuance (renewals during it count too)
+//   OPKIT_BENCH_HEAP_SNAPSHOT=FILE       write a V8 heap snapshot of the process (operator in-process) there after the first issuance
+import { writeHeapSnapshot } from 'node:v8';
 import { Informer, silentLogger, Transport, type ObjectOf } from '@opkit/runtime';
 import { startControlPlane, startPebble, waitFor } from '@opkit/testing';
 import { loadAverage, runBench, table } from '../report.js';
@@ -125,6 +127,11 @@ async function main() {
       }
     }
     const firstRound = (Date.now() - t0) / 1000;
+    const m = process.memoryUsage();
+    console.log(
+      `after the first issuance: RSS ${(m.rss / 2 ** 20).toFixed(0)} MiB, heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MiB, external ${(m.external / 2 ** 20).toFixed(0)} MiB`,
+    );
+    if (process.env.OPKIT_BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot: ${writeHeapSnapshot(process.env.OPKIT_BENCH_HEAP_SNAPSHOT)}`);
     console.log(`first issuance of ${N}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${((LIFETIME_S * 2) / 3 / 60).toFixed(1)} min`);
 
     const since = new Date();
