@@ -3,6 +3,22 @@ import { SOLVER_OVERRIDES } from '../acme/solver-overrides.js';
 import { hasShimTrigger, issuerFromAnnotations, shimReadable, specFromAnnotations, type ShimOptions } from './annotations.js';
 import { shimCertificate, type DesiredCertificate, type ShimPlan } from './ingress.js';
 
+/** Gateway API's group: its Gateways, routes, ListenerSets and grants. */
+export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+
+/**
+ * Where a Gateway API parent reference points, when it names a `kind` of Gateway API's own group
+ * (Gateway API's defaults: the Gateway kind, the referring object's namespace).
+ */
+export function parentOfKind(
+  ref: { group?: string; kind?: string; namespace?: string; name: string },
+  kind: string,
+  namespace: string,
+): { namespace: string; name: string } | undefined {
+  if ((ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== kind) return undefined;
+  return { namespace: ref.namespace ?? namespace, name: ref.name };
+}
+
 export interface Listener {
   name: string;
   hostname?: string;
@@ -21,7 +37,7 @@ export type GatewayObject = KubeObject & {
   };
 };
 
-export const Gateway = defineKind<GatewayObject>({ group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway', plural: 'gateways', namespaced: true });
+export const Gateway = defineKind<GatewayObject>({ group: GATEWAY_GROUP, version: 'v1', kind: 'Gateway', plural: 'gateways', namespaced: true });
 
 /** Listeners that terminate TLS: HTTPS and TLS, in Terminate mode (Passthrough carries no certificate). */
 const terminatesTls = (l: Listener) => (l.protocol === 'HTTPS' || l.protocol === 'TLS') && l.tls?.mode !== 'Passthrough';

@@ -2,7 +2,7 @@ import { defineKind, labelSelectorMatcher, type KubeObject } from '@opkit/runtim
 import { SOLVER_OVERRIDES } from '../acme/solver-overrides.js';
 import { childName } from '../names.js';
 import { hasShimTrigger, issuerFromAnnotations, shimReadable, specFromAnnotations, type ShimOptions } from './annotations.js';
-import { tlsListenerHosts, type GatewayObject, type Listener } from './gateway.js';
+import { GATEWAY_GROUP, parentOfKind, tlsListenerHosts, type GatewayObject, type Listener } from './gateway.js';
 import { shimCertificate, type ShimPlan } from './ingress.js';
 import { refusal, selfServicePolicy } from './self-service-policy.js';
 
@@ -23,8 +23,6 @@ import { refusal, selfServicePolicy } from './self-service-policy.js';
  * Pure; the controllers read the cache and write.
  */
 
-const GATEWAY_GROUP = 'gateway.networking.k8s.io';
-
 export type ListenerSetObject = KubeObject & {
   metadata: { name: string; namespace: string };
   spec: { parentRef: { group?: string; kind?: string; namespace?: string; name: string }; listeners: Listener[] };
@@ -39,11 +37,7 @@ export const ListenerSet = defineKind<ListenerSetObject>({
 });
 
 /** The Gateway a ListenerSet names as its parent (`namespace/name`), if it names a Gateway. */
-export function listenerSetParent(ls: ListenerSetObject): { namespace: string; name: string } | undefined {
-  const p = ls.spec.parentRef;
-  if ((p.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (p.kind ?? 'Gateway') !== 'Gateway') return undefined;
-  return { namespace: p.namespace ?? ls.metadata.namespace, name: p.name };
-}
+export const listenerSetParent = (ls: ListenerSetObject) => parentOfKind(ls.spec.parentRef, 'Gateway', ls.metadata.namespace);
 
 /** Whether the Gateway lets ListenerSets of `namespace` attach: its `allowedListeners`, default none. */
 export function admitsListenerSets(gw: GatewayObject, namespace: string, namespaceLabels: Record<string, string> | undefined): boolean {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { defineKind, type KubeObject } from '@opkit/runtime';
 import { childName } from '../names.js';
 import { hasShimTrigger, issuerFromAnnotations, shimReadable, type IssuerChoice, type ShimOptions } from './annotations.js';
-import type { GatewayObject } from './gateway.js';
+import { GATEWAY_GROUP, parentOfKind, type GatewayObject } from './gateway.js';
 import { admitsListenerSets, routeListenerSetName, type ListenerSetObject } from './listener-set.js';
 import { DEFAULT_SELF_SERVICE_PORT, refusal, selfServicePolicy } from './self-service-policy.js';
 
@@ -47,8 +47,12 @@ export interface SelfServiceListener {
   hostname: string;
   port: number;
   protocol: 'HTTPS';
-  tls: { mode: 'Terminate'; certificateRefs: { group: ''; kind: 'Secret'; name: string; namespace: string }[] };
-  allowedRoutes: { namespaces: { from: 'Selector'; selector: { matchLabels: Record<string, string> } }; kinds: { group: string; kind: 'HTTPRoute' }[] };
+  /** The Secret's namespace: on a Gateway's listener only (a ListenerSet's reads its own namespace). */
+  tls: { mode: 'Terminate'; certificateRefs: { group: ''; kind: 'Secret'; name: string; namespace?: string }[] };
+  allowedRoutes: {
+    namespaces: { from: 'Selector'; selector: { matchLabels: Record<string, string> } } | { from: 'Same' };
+    kinds: { group: string; kind: 'HTTPRoute' }[];
+  };
 }
 
 /**
@@ -66,7 +70,6 @@ export interface GatewayPlan {
   routes: Map<string, RouteVerdict>;
 }
 
-const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 /** Gateway API's limit on a Gateway's listeners. */
 export const MAX_LISTENERS = 64;
 /** The prefix of this operator's listener names: a platform team's listener is never one of them. */
@@ -78,9 +81,8 @@ export const routeKey = (r: { metadata: { namespace: string; name: string } }) =
 export function parentGateways(route: HTTPRouteObject): { namespace: string; name: string }[] {
   const out = new Map<string, { namespace: string; name: string }>();
   for (const p of route.spec?.parentRefs ?? []) {
-    if ((p.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (p.kind ?? 'Gateway') !== 'Gateway') continue;
-    const ref = { namespace: p.namespace ?? route.metadata.namespace, name: p.name };
-    out.set(`${ref.namespace}/${ref.name}`, ref);
+    const ref = parentOfKind(p, 'Gateway', route.metadata.namespace);
+    if (ref) out.set(`${ref.namespace}/${ref.name}`, ref);
   }
   return [...out.values()];
 }
@@ -159,7 +161,7 @@ export function gatewayPlan(
         perNamespace.set(route.metadata.namespace, used + 1);
         claimed.set(h, routeKey(route));
         granted.push(h);
-        (inSet ? own : listeners).push(listenerFor(route, h, port));
+        (inSet ? own : listeners).push(listenerFor(route, h, port, inSet));
       }
     }
     if (!granted.length) verdicts.set(routeKey(route), { refused });
@@ -180,27 +182,26 @@ function routeListenerSet(route: HTTPRouteObject, gateway: GatewayObject, listen
     metadata: { name: routeListenerSetName(route.metadata.name, gateway.metadata), namespace: route.metadata.namespace },
     spec: {
       parentRef: { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gateway.metadata.namespace, name: gateway.metadata.name },
-      listeners: listeners
-        .map((l) => ({
-          ...l,
-          tls: { mode: 'Terminate' as const, certificateRefs: [{ group: '' as const, kind: 'Secret' as const, name: selfServiceSecretName(route) }] },
-          allowedRoutes: { namespaces: { from: 'Same' as const }, kinds: l.allowedRoutes.kinds },
-        }))
-        .sort((a, b) => a.name.localeCompare(b.name)),
+      listeners: listeners.sort((a, b) => a.name.localeCompare(b.name)),
     },
   };
 }
 
-function listenerFor(route: HTTPRouteObject, hostname: string, port: number): SelfServiceListener {
+/**
+ * A route's listener for one hostname, open to routes of the team's own namespace only. On the
+ * Gateway it names the Secret's namespace and selects that namespace; in the route's own
+ * ListenerSet neither is needed (`Same` is the default there too, said for whoever reads it).
+ */
+function listenerFor(route: HTTPRouteObject, hostname: string, port: number, inSet: boolean): SelfServiceListener {
+  const ns = route.metadata.namespace;
   return {
     name: listenerName(route, hostname),
     hostname,
     port,
     protocol: 'HTTPS',
-    tls: { mode: 'Terminate', certificateRefs: [{ group: '', kind: 'Secret', name: selfServiceSecretName(route), namespace: route.metadata.namespace }] },
-    // Only routes of the team's own namespace attach to its listener.
+    tls: { mode: 'Terminate', certificateRefs: [{ group: '', kind: 'Secret', name: selfServiceSecretName(route), ...(inSet ? {} : { namespace: ns }) }] },
     allowedRoutes: {
-      namespaces: { from: 'Selector', selector: { matchLabels: { 'kubernetes.io/metadata.name': route.metadata.namespace } } },
+      namespaces: inSet ? { from: 'Same' } : { from: 'Selector', selector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
       kinds: [{ group: GATEWAY_GROUP, kind: 'HTTPRoute' }],
     },
   };

@@ -1,4 +1,4 @@
-import { controllerFor, Namespace, type KubeObject, type ReconcileContext, type Request } from '@opkit/runtime';
+import { controllerFor, Namespace, requestForObject, type KubeObject, type ReconcileContext, type Request } from '@opkit/runtime';
 import { shimOptions, type CertOperatorConfig } from '../../config.js';
 import { Gateway } from '../../shim/gateway.js';
 import { ListenerSet, listenerSetParent, planForListenerSet, type ListenerSetObject } from '../../shim/listener-set.js';
@@ -29,9 +29,9 @@ export function listenerSetShimController(cfg: CertOperatorConfig) {
       .owns(cfg.api.Certificate.kind)
       // The parent's policy and allowedListeners, and the namespace's labels, decide too.
       .watches(Gateway, async (gw, { cache }) =>
-        (await cache.list(ListenerSet, { index: { name: PARENT_INDEX, value: `${gw.metadata.namespace}/${gw.metadata.name}` } })).map(requestOf),
+        (await cache.list(ListenerSet, { index: { name: PARENT_INDEX, value: `${gw.metadata.namespace}/${gw.metadata.name}` } })).flatMap(requestForObject),
       )
-      .watches(Namespace, async (ns, { cache }) => (await cache.list(ListenerSet, { namespace: ns.metadata.name })).map(requestOf), {
+      .watches(Namespace, async (ns, { cache }) => (await cache.list(ListenerSet, { namespace: ns.metadata.name })).flatMap(requestForObject), {
         informer: { metadataOnly: true },
       })
       .reconcile(async (req: Request, ctx: ReconcileContext) => {
@@ -47,5 +47,3 @@ export function listenerSetShimController(cfg: CertOperatorConfig) {
       })
   );
 }
-
-const requestOf = (o: KubeObject) => ({ namespace: o.metadata.namespace, name: o.metadata.name! });

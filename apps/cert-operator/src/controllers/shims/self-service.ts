@@ -7,6 +7,7 @@ import {
   isControlledBy,
   isSubset,
   Namespace,
+  requestForObject,
   removeCondition,
   type Cache,
   type Condition,
@@ -19,7 +20,7 @@ import { SOLVER_OVERRIDES } from '../../acme/solver-overrides.js';
 import { HTTPRoute } from '../../acme/solver-resources.js';
 import { shimOptions, type CertOperatorConfig } from '../../config.js';
 import { childName } from '../../names.js';
-import { Gateway, type GatewayObject } from '../../shim/gateway.js';
+import { Gateway, parentOfKind, type GatewayObject } from '../../shim/gateway.js';
 import { shimCertificate } from '../../shim/ingress.js';
 import { listenerSetRbac, selfServiceRbac, shimRbac } from '../rbac.js';
 import { ListenerSet, type ListenerSetObject } from '../../shim/listener-set.js';
@@ -250,14 +251,12 @@ export function selfServiceRouteController(cfg: CertOperatorConfig) {
       // of every route naming it; a namespace's labels, its routes'.
       .watches(Gateway, async (gw, { cache }) => routesNaming(cache, `${gw.metadata.namespace}/${gw.metadata.name}`))
       .watches(Route, async (r, { cache }) => (await Promise.all(parentKeys(r).map((k) => routesNaming(cache, k)))).flat())
-      .watches(Namespace, async (ns, { cache }) => (await cache.list(Route, { namespace: ns.metadata.name })).map(requestOf), {
+      .watches(Namespace, async (ns, { cache }) => (await cache.list(Route, { namespace: ns.metadata.name })).flatMap(requestForObject), {
         informer: { metadataOnly: true },
       })
       .reconcile(reconcile)
   );
 }
-
-const requestOf = (o: KubeObject) => ({ namespace: o.metadata.namespace, name: o.metadata.name! });
 
 /**
  * The verdict of a route served through its ListenerSet. The route attaches to the ListenerSet's
@@ -265,20 +264,18 @@ const requestOf = (o: KubeObject) => ({ namespace: o.metadata.namespace, name: o
  * route's parentRefs from it): until it does, the message says how.
  */
 function servedBySet(route: HTTPRouteObject, hostnames: string[], ls: ListenerSetObject): string {
-  const p = ls.spec.parentRef;
-  const said = `certificate for ${hostnames.join(', ')} served by ListenerSet ${ls.metadata.namespace}/${ls.metadata.name} on Gateway ${p.namespace}/${p.name}`;
-  const named = (route.spec?.parentRefs ?? []).some(
-    (r) =>
-      r.kind === 'ListenerSet' &&
-      (r.group ?? 'gateway.networking.k8s.io') === 'gateway.networking.k8s.io' &&
-      r.name === ls.metadata.name &&
-      (r.namespace ?? route.metadata.namespace) === ls.metadata.namespace,
-  );
+  const gw = ls.spec.parentRef;
+  const said = `certificate for ${hostnames.join(', ')} served by ListenerSet ${ls.metadata.namespace}/${ls.metadata.name} on Gateway ${gw.namespace}/${gw.name}`;
+  const named = (route.spec?.parentRefs ?? []).some((r) => {
+    const p = parentOfKind(r, 'ListenerSet', route.metadata.namespace);
+    return p?.name === ls.metadata.name && p.namespace === ls.metadata.namespace;
+  });
   return named
     ? said
     : `${said}; to be served on its HTTPS listeners the route names it in spec.parentRefs: {group: gateway.networking.k8s.io, kind: ListenerSet, name: ${ls.metadata.name}}`;
 }
-const routesNaming = async (cache: Cache, gatewayKey: string) => (await cache.list(Route, { index: { name: PARENT_INDEX, value: gatewayKey } })).map(requestOf);
+const routesNaming = async (cache: Cache, gatewayKey: string) =>
+  (await cache.list(Route, { index: { name: PARENT_INDEX, value: gatewayKey } })).flatMap(requestForObject);
 
 /** What this operator applies to a Gateway: its listeners only. */
 const desiredGateway = (gw: GatewayObject, listeners: SelfServiceListener[]) => ({
