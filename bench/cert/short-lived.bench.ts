@@ -137,38 +137,46 @@ async function main() {
     const since = new Date();
     const steadyFrom = Date.now();
     const ariAtSteady = scaler.requests;
+
+    // Each renewal started by `until`, against the window the CA gave for the certificate it
+    // replaced: every renewal, those that came due while the first issuance was still going on
+    // included (the first certificates renew before the last are issued).
+    const judge = (until: number) => {
+      const verdicts = { inWindow: 0, early: 0, late: 0, noWindow: 0, afterExpiry: 0, worstLateMs: 0 };
+      const renewals = requests.filter((r) => r.revision >= 2 && r.created <= until);
+      for (const r of renewals) {
+        const prevNotAfter = validity.get(r.name)?.[r.revision - 1];
+        if (prevNotAfter !== undefined && r.created > prevNotAfter) verdicts.afterExpiry++;
+        const w = prevNotAfter === undefined ? undefined : windows.get(`${r.name}@${prevNotAfter}`);
+        if (!w) verdicts.noWindow++;
+        else if (r.created < w.start - 1_000) verdicts.early++;
+        else if (r.created > w.end + GRACE_MS) {
+          verdicts.late++;
+          verdicts.worstLateMs = Math.max(verdicts.worstLateMs, r.created - w.end);
+        } else verdicts.inWindow++;
+      }
+      // Certificates whose newest certificate has expired without a renewal started in time.
+      const expired = [...validity.values()].filter((v) => v[v.length - 1]! < until).length;
+      return { renewals, verdicts, expired, steady: renewals.filter((r) => r.created >= steadyFrom).length };
+    };
+
     const periodMs = ((LIFETIME_S * 2) / 3) * 1000;
     for (let p = 1; p <= PERIODS; p++) {
       for (const end = Date.now() + periodMs; Date.now() < end;) {
         await new Promise((r) => setTimeout(r, Math.min(60_000, end - Date.now())));
         await queues.print();
       }
-      const renewed = requests.filter((r) => r.revision >= 2 && r.created >= steadyFrom).length;
-      console.log(`  period ${p}: ${renewed} renewals so far; load ${loadAverage()}`);
+      // Judged as it goes, so a run stopped early still says what its finished periods did.
+      const { renewals, verdicts: v, expired, steady } = judge(Date.now());
+      console.log(
+        `  period ${p}: ${renewals.length} renewals (${steady} in the periods): ${v.inWindow} in the window, ${v.early} before, ${v.late} after (worst ${(v.worstLateMs / 1000).toFixed(1)} s), ${v.noWindow} without one, ${v.afterExpiry} after expiry; ${expired} expired now; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; load ${loadAverage()}`,
+      );
     }
     const until = Date.now();
-
-    // Each renewal, against the window the CA gave for the certificate it replaced.
-    const verdicts = { inWindow: 0, early: 0, late: 0, noWindow: 0, afterExpiry: 0 };
-    let worstLateMs = 0;
-    // Every renewal, those that came due while the first issuance was still going on included (the
-    // first certificates renew before the last are issued); the writes and renewal-info requests
-    // per renewal are counted over the followed periods only, where no first issuance runs.
-    const renewals = requests.filter((r) => r.revision >= 2 && r.created <= until);
-    const steadyRenewals = renewals.filter((r) => r.created >= steadyFrom).length;
-    for (const r of renewals) {
-      const prevNotAfter = validity.get(r.name)?.[r.revision - 1];
-      if (prevNotAfter !== undefined && r.created > prevNotAfter) verdicts.afterExpiry++;
-      const w = prevNotAfter === undefined ? undefined : windows.get(`${r.name}@${prevNotAfter}`);
-      if (!w) verdicts.noWindow++;
-      else if (r.created < w.start - 1_000) verdicts.early++;
-      else if (r.created > w.end + GRACE_MS) {
-        verdicts.late++;
-        worstLateMs = Math.max(worstLateMs, r.created - w.end);
-      } else verdicts.inWindow++;
-    }
-    // Certificates that expired without a renewal started in time (at the end of the run).
-    const expiredNow = [...validity.values()].filter((v) => v[v.length - 1]! < until).length;
+    // The writes and renewal-info requests per renewal are counted over the followed periods only,
+    // where no first issuance runs.
+    const { renewals, verdicts, expired: expiredNow, steady: steadyRenewals } = judge(until);
+    const worstLateMs = verdicts.worstLateMs;
 
     // Counted as the log is read through, nothing kept: an hour's log is over a gigabyte.
     const byKind = new Map<string, number>();
