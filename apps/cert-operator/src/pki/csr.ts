@@ -3,6 +3,7 @@ import type { CertificateSpecType } from '../api/v1/certificate.js';
 import type { KeyUsage } from '../api/v1/shared.js';
 import { x509 } from './crypto-provider.js';
 import { publicKeyDer, signingAlgorithm, toCryptoKeys } from './keys.js';
+import { textMemo } from './parse-memo.js';
 import { effectiveUsages, usageExtensions } from './usages.js';
 import { nameConstraintsExtension, OID_NAME_CONSTRAINTS, OID_SAN, sanNames, sanWithOtherNames, type OtherName } from './general-names.js';
 
@@ -181,31 +182,14 @@ export class CsrError extends Error {
 }
 
 /**
- * CSRs parsed lately, by their PEM: a request's CSR never changes, and it is read again at each
- * reconcile of the request and of its Certificate (the trigger compares it with the spec). Parsing
- * and verifying one took a sixth of the operator's CPU at 10,000 certificates (bench/README.md).
- * The least recently used go first; a CSR over MEMO_MAX_PEM (no real one is) is not kept, so a
- * tenant's oversized requests cannot fill the memory. The parsed object is shared: read-only.
+ * Parses and verifies a PEM CSR: its self-signature must hold. Anything else is a CsrError.
+ * Kept for the 256 CSRs read last, by their PEM: a request's CSR never changes, and it is read
+ * again at each reconcile of the request and of its Certificate (the trigger compares it with the
+ * spec). Parsing and verifying one took a sixth of the operator's CPU at 10,000 certificates
+ * (bench/README.md). A CSR over 8 KiB (no real one is) is not kept, so a tenant's oversized
+ * requests cannot fill the memory. The parsed object is shared: read-only.
  */
-const MEMO_ENTRIES = 256;
-const MEMO_MAX_PEM = 8_192;
-const memo = new Map<string, Promise<ParsedCSR>>();
-
-/** Parses and verifies a PEM CSR: its self-signature must hold. Anything else is a CsrError. */
-export function parseCSR(pem: string): Promise<ParsedCSR> {
-  const hit = memo.get(pem);
-  if (hit) {
-    memo.delete(pem);
-    memo.set(pem, hit);
-    return hit;
-  }
-  const parsed = parseAndVerify(pem);
-  if (pem.length <= MEMO_MAX_PEM) {
-    memo.set(pem, parsed);
-    if (memo.size > MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
-  }
-  return parsed;
-}
+export const parseCSR = textMemo(256, 8_192, (pem: string): Promise<ParsedCSR> => parseAndVerify(pem));
 
 async function parseAndVerify(pem: string): Promise<ParsedCSR> {
   let csr: x509.Pkcs10CertificateRequest;

@@ -1,6 +1,7 @@
 import { X509Certificate, type KeyObject } from 'node:crypto';
 import type { Identity } from './csr.js';
 import { publicKeyDer } from './keys.js';
+import { textMemo } from './parse-memo.js';
 import { x509 } from './crypto-provider.js';
 import { OID_SAN, sanNames } from './general-names.js';
 
@@ -23,11 +24,20 @@ function subjectAltNames(c: x509.X509Certificate): Omit<Identity, 'commonName' |
   return san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] };
 }
 
-/** The leaf of a PEM chain, as facts the controller compares against the spec. */
-export function inspectCertificate(pem: string): CertificateInfo {
+/**
+ * The leaf of a PEM chain, as facts the controller compares against the spec: read once for the
+ * 1,024 chains read last (a Certificate's Secret is read at each of its reconciles). Shared and
+ * frozen.
+ */
+export const inspectCertificate = textMemo(1_024, 65_536, (pem: string): CertificateInfo => Object.freeze(inspect(pem)));
+
+/** A certificate of a chain's PEM, parsed by Node once for the 256 read last (a CA's, each time it signs). */
+export const parseX509 = textMemo(256, 65_536, (pem: string) => new X509Certificate(pem));
+
+function inspect(pem: string): CertificateInfo {
   const [leaf] = splitPem(pem);
   if (!leaf) throw new Error('no PEM certificate found');
-  const c = new X509Certificate(leaf);
+  const c = parseX509(leaf);
   // Parsed once more, by the x509 library, for what Node does not decode: the SANs' extension and
   // the subject as encoded.
   const parsed = new x509.X509Certificate(c.raw);
@@ -50,7 +60,7 @@ export function inspectCertificate(pem: string): CertificateInfo {
 export const certificateMatchesKey = (pem: string, key: KeyObject): boolean => {
   try {
     const [first] = splitPem(pem);
-    return !!first && new X509Certificate(first).checkPrivateKey(key);
+    return !!first && parseX509(first).checkPrivateKey(key);
   } catch {
     return false;
   }

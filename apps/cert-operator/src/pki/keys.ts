@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { webcrypto, type CryptoKey } from './crypto-provider.js';
+import { objectMemo, textMemo } from './parse-memo.js';
 
 const generate = promisify(generateKeyPair);
 
@@ -56,7 +57,8 @@ export function encodePrivateKey(key: KeyObject, encoding: KeyEncoding): string 
   return key.export({ type: 'pkcs8', format: 'pem' }) as string;
 }
 
-export const parsePrivateKey = (pem: string | Buffer): KeyObject => createPrivateKey(pem);
+/** A PEM private key, parsed once for the 1,024 keys read last (a CA's, and the Certificates' in flight). */
+export const parsePrivateKey = textMemo(1_024, 16_384, (pem: string): KeyObject => createPrivateKey(pem));
 
 /** The algorithm and size of a key, to compare with a Certificate's spec. */
 export function describeKey(key: KeyObject): { algorithm: KeyAlgorithm; size: number } {
@@ -83,15 +85,23 @@ export function signingAlgorithm(key: KeyObject) {
   return { name: 'Ed25519' };
 }
 
-/** A Node key as the WebCrypto keys @peculiar/x509 signs with. */
-export async function toCryptoKeys(privateKey: KeyObject): Promise<{ privateKey: CryptoKey; publicKey: CryptoKey }> {
+/**
+ * A Node key as the WebCrypto keys @peculiar/x509 signs with, made once per key: a CA issuer's key
+ * signs every certificate of the CA.
+ */
+export const toCryptoKeys = objectMemo(async (privateKey: KeyObject): Promise<{ privateKey: CryptoKey; publicKey: CryptoKey }> => {
   const alg = signingAlgorithm(privateKey);
   const pub = createPublicKey(privateKey);
   return {
     privateKey: await webcrypto.subtle.importKey('pkcs8', privateKey.export({ type: 'pkcs8', format: 'der' }), alg, true, ['sign']),
     publicKey: await webcrypto.subtle.importKey('spki', pub.export({ type: 'spki', format: 'der' }), alg, true, ['verify']),
   };
-}
+});
 
-/** The public key as SPKI DER: compares keys across certificates, CSRs and private keys. */
-export const publicKeyDer = (key: KeyObject): Buffer => (key.type === 'private' ? createPublicKey(key) : key).export({ type: 'spki', format: 'der' }) as Buffer;
+/**
+ * The public key as SPKI DER, derived once per key: compares keys across certificates, CSRs and
+ * private keys. Shared: read-only.
+ */
+export const publicKeyDer = objectMemo(
+  (key: KeyObject): Buffer => (key.type === 'private' ? createPublicKey(key) : key).export({ type: 'spki', format: 'der' }) as Buffer,
+);

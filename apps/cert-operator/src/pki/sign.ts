@@ -3,7 +3,8 @@ import type { KeyUsage } from '../api/v1/shared.js';
 import { x509 } from './crypto-provider.js';
 import { csrExtension, OID_NAME_CONSTRAINTS, sanExtension, type ParsedCSR } from './csr.js';
 import { signingAlgorithm, toCryptoKeys } from './keys.js';
-import { splitPem } from './inspect.js';
+import { parseX509, splitPem } from './inspect.js';
+import { textMemo } from './parse-memo.js';
 import { usageExtensions } from './usages.js';
 
 export interface SigningTemplate {
@@ -88,7 +89,7 @@ export async function selfSign(t: SigningTemplate, key: KeyObject): Promise<Issu
 export async function caSign(t: SigningTemplate, ca: { chainPem: string; key: KeyObject }): Promise<Issued> {
   const now = signingTime(t);
   const chain = splitPem(ca.chainPem);
-  const caCert = new x509.X509Certificate(chain[0]);
+  const caCert = parseCaCertificate(chain[0]!);
   const notAfter = new Date(Math.min(now.getTime() + t.durationMs, caCert.notAfter.getTime()));
   const keys = await toCryptoKeys(ca.key);
   const leaf = await x509.X509CertificateGenerator.create({
@@ -105,6 +106,9 @@ export async function caSign(t: SigningTemplate, ca: { chainPem: string; key: Ke
   return { certificate: `${[leaf.toString('pem'), ...chain].join('\n')}\n`, ca: `${chain[chain.length - 1]}\n` };
 }
 
+/** A CA's certificate as the x509 library reads it, parsed once for the 256 CAs that signed last. */
+const parseCaCertificate = textMemo(256, 65_536, (pem: string) => new x509.X509Certificate(pem));
+
 /** Why a Secret's pair cannot sign as a CA, if it cannot: Issuer readiness for the CA type. */
 export function caKeyPairProblem(chainPem: string | undefined, key: KeyObject | undefined): string | undefined {
   if (!chainPem) return 'it has no tls.crt';
@@ -113,7 +117,7 @@ export function caKeyPairProblem(chainPem: string | undefined, key: KeyObject | 
   if (!first) return 'its tls.crt holds no PEM certificate';
   let cert: X509Certificate;
   try {
-    cert = new X509Certificate(first);
+    cert = parseX509(first);
   } catch (err) {
     return `its tls.crt does not parse: ${(err as Error).message}`;
   }
