@@ -120,14 +120,18 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     }
     if (!api.isOurGroup(cr.spec.issuerRef.group)) return approveExternal(cr, ctx);
 
+    // The operator approves its own issuers' requests when autoApprove is on. Being the approver,
+    // it writes the approval with whatever this pass comes to (signed, pending, failed): one status
+    // write fewer per certificate, and no reconcile of its own write in between. Another approver
+    // (autoApprove off) writes Approved itself, and signing waits for it.
+    const approval: Omit<Condition, 'lastTransitionTime'>[] = [];
     if (cond(cr, 'Approved')?.status !== 'True') {
       if (!cfg.autoApprove)
         return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: 'Waiting for the CertificateRequest to be approved' }]);
-      return setStatus(cr, ctx, [
-        { type: 'Approved', status: 'True', reason: groups.cert, message: `Certificate request has been approved by ${groups.cert}` },
-        { type: 'Ready', status: 'False', reason: 'Pending', message: 'Approved; waiting to be signed' },
-      ]);
+      approval.push({ type: 'Approved', status: 'True', reason: groups.cert, message: `Certificate request has been approved by ${groups.cert}` });
     }
+    const write = (conditions: Omit<Condition, 'lastTransitionTime'>[], extra?: Partial<NonNullable<CertificateRequestObject['status']>>) =>
+      setStatus(cr, ctx, [...approval, ...conditions], extra);
 
     // A request that cannot be read is invalid whatever its issuer: cert-manager's InvalidRequest
     // condition, final, beside Ready=False Failed (which the Certificate's backoff reads).
@@ -137,9 +141,7 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     } catch (err) {
       const message = `the request's CSR cannot be parsed: ${(err as Error).message}`;
       ctx.recorder.warning(cr, 'RequestParsingError', message);
-      return setStatus(
-        cr,
-        ctx,
+      return write(
         [
           { type: 'InvalidRequest', status: 'True', reason: 'RequestParsingError', message },
           { type: 'Ready', status: 'False', reason: 'Failed', message },
@@ -149,11 +151,10 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
     }
 
     const lookup = await resolveIssuer(ctx.cache, cr.spec.issuerRef, req.namespace!, cfg);
-    if (!lookup.ok)
-      return setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Pending', message: `Referenced issuer is not available: ${lookup.message}` }]);
+    if (!lookup.ok) return write([{ type: 'Ready', status: 'False', reason: 'Pending', message: `Referenced issuer is not available: ${lookup.message}` }]);
     const readiness = issuerReady(lookup.resolved.issuer);
     if (readiness?.status !== 'True') {
-      return setStatus(cr, ctx, [
+      return write([
         {
           type: 'Ready',
           status: 'False',
@@ -165,7 +166,7 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
 
     const fail = async (message: string) => {
       ctx.recorder.warning(cr, 'Failed', message);
-      await setStatus(cr, ctx, [{ type: 'Ready', status: 'False', reason: 'Failed', message }], { failureTime: rfc3339(new Date(ctx.clock.now())) });
+      await write([{ type: 'Ready', status: 'False', reason: 'Failed', message }], { failureTime: rfc3339(new Date(ctx.clock.now())) });
     };
     const spec = lookup.resolved.issuer.spec;
     const signer = spec.selfSigned ? signSelfSigned : spec.ca ? signCA : spec.acme ? signers.acme : undefined;
@@ -180,12 +181,12 @@ export function certificateRequestController(cfg: CertOperatorConfig, signers: {
         ctx.clock.now(),
         PROGRESS_QUIET_MS,
       );
-      await setStatus(cr, ctx, [settled.condition]);
+      await write([settled.condition]);
       const after = Math.min(outcome.requeueAfter ?? Infinity, settled.recheckAfterMs ?? Infinity);
       return Number.isFinite(after) ? { requeueAfter: after } : undefined;
     }
     ctx.recorder.normal(cr, 'CertificateIssued', 'Certificate fetched from issuer successfully');
-    return setStatus(cr, ctx, [{ type: 'Ready', status: 'True', reason: 'Issued', message: 'Certificate fetched from issuer successfully' }], {
+    return write([{ type: 'Ready', status: 'True', reason: 'Issued', message: 'Certificate fetched from issuer successfully' }], {
       certificate: b64(outcome.issued.certificate),
       ...(outcome.issued.ca ? { ca: b64(outcome.issued.ca) } : {}),
     });

@@ -417,6 +417,25 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(writes.map((w) => `${w.verb} ${w.objectRef?.resource}/${w.objectRef?.name}`)).toEqual([]);
   });
 
+  it('issues under a CA issuer in seven writes: its request approved and signed in one status write', async () => {
+    const namespace = await ns();
+    await caChain(namespace);
+    const since = new Date();
+    await cert(namespace, 'leaf', { dnsNames: ['leaf.example.com'], privateKey: { algorithm: 'ECDSA' } });
+    await waitReady(namespace, 'leaf');
+    await waitFor('the spare key deleted', async () => !(await admin.list(Secret, { namespace, labelSelector: `${L.nextPrivateKey}=true` })).items.length);
+    await new Promise((r) => setTimeout(r, 2_000));
+    const writes = plane
+      .audit!.writes({ since })
+      .filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === namespace && e.objectRef.resource !== 'events')
+      .map((w) => `${w.verb} ${w.objectRef!.resource}${w.objectRef!.subresource ? `/${w.objectRef!.subresource}` : ''}`);
+    // The Certificate's Issuing status, its spare key made and deleted, the request made and
+    // answered, the Secret, the Certificate's Ready status. The operator is the approver here
+    // (autoApprove), so approving is not a write of its own.
+    expect(writes.filter((w) => w.includes('certificaterequests'))).toEqual(['create certificaterequests', 'update certificaterequests/status']);
+    expect(writes.length).toBe(7);
+  });
+
   it('re-issues when any subject field changes, not only the organizations', async () => {
     const namespace = await ns();
     await caChain(namespace);
