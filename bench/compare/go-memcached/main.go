@@ -374,6 +374,11 @@ func main() {
 	var workers int
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0", "metrics address (0: off)")
 	flag.IntVar(&workers, "max-concurrent-reconciles", 2, "workers (opkit's memcached controller has 2)")
+	var cacheMemory, cacheMemoryNamespace string
+	var cacheMemoryStrip bool
+	flag.StringVar(&cacheMemory, "cache-memory", "", "measure the cache's heap per object for these kinds and exit (cache_memory.go)")
+	flag.StringVar(&cacheMemoryNamespace, "cache-memory-namespace", "mem", "the namespace whose objects --cache-memory caches")
+	flag.BoolVar(&cacheMemoryStrip, "cache-memory-strip-managed-fields", false, "--cache-memory with controller-runtime's TransformStripManagedFields")
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false)))
 
@@ -386,6 +391,13 @@ func main() {
 	_ = clientgoscheme.AddToScheme(scheme)
 	scheme.AddKnownTypes(gv, &Memcached{}, &MemcachedList{})
 	metav1.AddToGroupVersion(scheme, gv)
+	if cacheMemory != "" {
+		if err := measureCacheMemory(cfg, scheme, cacheMemoryNamespace, cacheMemoryKinds(cacheMemory), cacheMemoryStrip); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	opts := ctrl.Options{
 		Scheme:  scheme,
