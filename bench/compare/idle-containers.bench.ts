@@ -1,0 +1,178 @@
+// Container against container (issue 32): opkit's memcached operator, installed by its chart, and
+// the same operator on Go's controller-runtime (compare/go-memcached), each in an image built here
+// the same way (opkit's on the Node runtime base, Go's static binary on the static base the
+// control-plane images use), in one kind cluster, one after the other: the container's memory as
+// the kubelet reads it from its cgroup, idle after start and after the sample Memcached converged.
+// The Go operator runs with the chart's resources and the same RBAC; each caches the same kinds.
+//   OPKIT_BENCH_IDLE_ROUNDS=2     rounds, the two operators interleaved in each
+import { ensureImage, pushImage, recipes, type ImageRecipe } from '@opkit/testing/containers';
+import { helmInstall, requireBuilt, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster } from '@opkit/testing';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { containerMemory } from '../containers/container-memory.js';
+import { median } from '../process-stats.js';
+import { mib, runBench, table } from '../report.js';
+import { buildGoComparator } from './go-build.js';
+
+const ROUNDS = Number(process.env.OPKIT_BENCH_IDLE_ROUNDS ?? 2);
+const SETTLE_MS = 20_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+const OPKIT = { namespace: 'memcached-system', release: 'memcached' };
+const GO = { namespace: 'go-memcached-system', name: 'go-memcached' };
+const SAMPLES = 'cache';
+
+/** The Go operator's Deployment and RBAC: what the memcached chart gives opkit's, no more. */
+function goManifests(image: string) {
+  const labels = { 'app.kubernetes.io/name': GO.name, 'app.kubernetes.io/instance': GO.name };
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: GO.namespace } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: GO.name, namespace: GO.namespace } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: GO.name },
+      rules: [
+        { apiGroups: ['cache.opkit.dev'], resources: ['memcacheds'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+        { apiGroups: ['cache.opkit.dev'], resources: ['memcacheds/status', 'memcacheds/finalizers'], verbs: ['get', 'update', 'patch'] },
+        { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+        { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: GO.name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: GO.name },
+      subjects: [{ kind: 'ServiceAccount', name: GO.name, namespace: GO.namespace }],
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: GO.name, namespace: GO.namespace, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: GO.name,
+            securityContext: { runAsNonRoot: true, runAsUser: 65532 },
+            containers: [
+              {
+                name: 'manager',
+                image,
+                command: ['/usr/local/bin/go-memcached'],
+                // As the chart's: requests 96Mi, limit 256Mi.
+                resources: { requests: { cpu: '100m', memory: '96Mi' }, limits: { memory: '256Mi' } },
+                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              },
+            ],
+          },
+        },
+      },
+    },
+  ];
+}
+
+const apply = (c: E2ECluster, objs: object[], ns?: string) =>
+  c.kubectl(['apply', ...(ns ? ['-n', ns] : []), '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }) });
+
+const podOf = async (c: E2ECluster, ns: string, instance: string) =>
+  (await c.kubectl(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${instance}`, '-o', 'jsonpath={.items[0].metadata.name}'])).stdout.trim();
+
+/** Idle, then with the sample converged: the manager container's memory, and the sample removed again. */
+async function measure(c: E2ECluster, ns: string, instance: string) {
+  await sleep(SETTLE_MS);
+  const pod = await podOf(c, ns, instance);
+  const idle = await containerMemory(c, pod, 'manager');
+  const sample = parseAllDocuments(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8')).map(
+    (d) => d.toJSON() as { spec: Record<string, unknown> },
+  );
+  await apply(
+    c,
+    sample.map((s) => ({ ...s, spec: { ...s.spec, image: c.images.memcached } })),
+    SAMPLES,
+  );
+  await waitFor(
+    'the sample Memcached Available',
+    async () => (await c.kubectl(['get', 'memcached/memcached-sample', '-n', SAMPLES, '-o', 'jsonpath={.status.phase}'])).stdout.trim() === 'Available',
+    { timeoutMs: 180_000, intervalMs: 1_000 },
+  );
+  await sleep(SETTLE_MS);
+  const busy = await containerMemory(c, pod, 'manager');
+  await c.kubectl(['delete', 'memcacheds', '--all', '-n', SAMPLES, '--wait=true']);
+  return { idle, busy };
+}
+
+const scaleOpkit = async (c: E2ECluster, replicas: number) => {
+  await c.kubectl(['scale', 'deployment', '-n', OPKIT.namespace, '-l', `app.kubernetes.io/instance=${OPKIT.release}`, `--replicas=${replicas}`]);
+  if (replicas) await c.waitOperatorReady(OPKIT.namespace, OPKIT.release);
+  else await waitFor('opkit gone', async () => !(await podOf(c, OPKIT.namespace, OPKIT.release)), { timeoutMs: 90_000 });
+};
+
+async function main() {
+  const goBin = buildGoComparator('go-memcached', 'the Go comparator (controller-runtime v0.25.2)');
+  const hash = createHash('sha256').update(readFileSync(goBin)).digest('hex').slice(0, 12);
+  const goRecipe: ImageRecipe = {
+    repository: 'opkit.local/bench/go-memcached',
+    version: hash,
+    dockerfile: 'binaries',
+    bases: { STATIC_IMAGE: recipes.static },
+    files: async () => ({ 'bin/go-memcached': goBin }),
+  };
+  const goLocal = await ensureImage(goRecipe);
+  const app = workspaceApp('memcached-operator');
+  requireBuilt([app]);
+  const cluster = await startE2ECluster('kind', { apps: [app], workloads: ['memcached'] });
+  const rows: { operator: string; round: number; idleWs: number; idleRss: number; busyWs: number; busyRss: number }[] = [];
+  try {
+    const pushed = await pushImage(goLocal, cluster.published!.registry, 'bench/go-memcached', hash);
+    await cluster.kubectl(['create', 'namespace', SAMPLES]);
+    await helmInstall(cluster, { release: OPKIT.release, namespace: OPKIT.namespace, app });
+    await scaleOpkit(cluster, 0);
+    for (let round = 1; round <= ROUNDS; round++) {
+      // opkit: its chart's Deployment scaled up, measured, scaled down.
+      await scaleOpkit(cluster, 1);
+      const o = await measure(cluster, OPKIT.namespace, OPKIT.release);
+      await scaleOpkit(cluster, 0);
+      rows.push({ operator: 'opkit', round, idleWs: o.idle.ws, idleRss: o.idle.rss, busyWs: o.busy.ws, busyRss: o.busy.rss });
+      console.log(`opkit round ${round}: idle working set ${mib(o.idle.ws)} MiB; load ${load()}`);
+      // Go: its Deployment applied, measured, deleted.
+      await apply(cluster, goManifests(pushed.ref));
+      await cluster.kubectl(['rollout', 'status', `deployment/${GO.name}`, '-n', GO.namespace, '--timeout=180s']);
+      const g = await measure(cluster, GO.namespace, GO.name);
+      await cluster.kubectl(['delete', 'deployment', GO.name, '-n', GO.namespace, '--wait=true']);
+      rows.push({ operator: 'Go controller-runtime', round, idleWs: g.idle.ws, idleRss: g.idle.rss, busyWs: g.busy.ws, busyRss: g.busy.rss });
+      console.log(`Go round ${round}: idle working set ${mib(g.idle.ws)} MiB; load ${load()}`);
+    }
+  } finally {
+    await cluster.stop();
+  }
+  table(
+    rows.map((r) => ({
+      operator: r.operator,
+      round: r.round,
+      'working set idle MiB': mib(r.idleWs),
+      'rss idle MiB': mib(r.idleRss),
+      'working set, sample converged MiB': mib(r.busyWs),
+      'rss, sample converged MiB': mib(r.busyRss),
+    })),
+  );
+  const of = (op: string, k: 'idleWs' | 'idleRss' | 'busyWs' | 'busyRss') => median(rows.filter((r) => r.operator === op).map((r) => r[k]));
+  const ratio = (k: 'idleWs' | 'idleRss' | 'busyWs' | 'busyRss') => (of('opkit', k) / of('Go controller-runtime', k)).toFixed(2);
+  console.log(
+    `opkit ÷ Go (medians of ${ROUNDS}): working set idle ${ratio('idleWs')}, rss idle ${ratio('idleRss')}, working set converged ${ratio('busyWs')}, rss converged ${ratio('busyRss')}; load average ${load()}`,
+  );
+}
+
+runBench(main);
