@@ -9,7 +9,8 @@
 //   OPKIT_BENCH_SHORT_N=10000            certificates
 //   OPKIT_BENCH_SHORT_LIFETIME_S=1800    their lifetime (six days is 518400)
 //   OPKIT_BENCH_SHORT_PERIODS=3          renewal periods followed after the first issuance (renewals during it count too)
-//   OPKIT_BENCH_HEAP_SNAPSHOT=FILE       write a V8 heap snapshot of the process (operator in-process) there after the first issuance
+//   OPKIT_BENCH_HEAP_SNAPSHOT=FILE       write a V8 heap snapshot of the process (operator in-process) there after the first issuance,
+//                                        and to FILE.period-N at the end of each period (what grows between them)
 import { writeHeapSnapshot } from 'node:v8';
 import { Informer, silentLogger, Transport, type ObjectOf } from '@opkit/runtime';
 import { startControlPlane, startPebble, waitFor } from '@opkit/testing';
@@ -169,8 +170,9 @@ async function main() {
       // Judged as it goes, so a run stopped early still says what its finished periods did.
       const { renewals, verdicts: v, expired, steady } = judge(Date.now());
       console.log(
-        `  period ${p}: ${renewals.length} renewals (${steady} in the periods): ${v.inWindow} in the window, ${v.early} before, ${v.late} after (worst ${(v.worstLateMs / 1000).toFixed(1)} s), ${v.noWindow} without one, ${v.afterExpiry} after expiry; ${expired} expired now; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; load ${loadAverage()}`,
+        `  period ${p}: ${renewals.length} renewals (${steady} in the periods): ${v.inWindow} in the window, ${v.early} before, ${v.late} after (worst ${(v.worstLateMs / 1000).toFixed(1)} s), ${v.noWindow} without one, ${v.afterExpiry} after expiry; ${expired} expired now; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB, heap ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)} MiB; load ${loadAverage()}`,
       );
+      if (process.env.OPKIT_BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot: ${writeHeapSnapshot(`${process.env.OPKIT_BENCH_HEAP_SNAPSHOT}.period-${p}`)}`);
     }
     const until = Date.now();
     // The writes and renewal-info requests per renewal are counted over the followed periods only,
