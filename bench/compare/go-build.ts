@@ -12,7 +12,10 @@ import { join } from 'node:path';
 export function buildGoComparator(dir: string, what: string): string {
   const src = join(workspaceRoot(), 'bench/compare', dir);
   const h = createHash('sha256');
-  for (const f of readdirSync(src).filter((f) => f.endsWith('.go') || f === 'go.sum').sort()) h.update(f).update(readFileSync(join(src, f)));
+  for (const f of readdirSync(src)
+    .filter((f) => f.endsWith('.go') || f === 'go.sum')
+    .sort())
+    h.update(f).update(readFileSync(join(src, f)));
   const hash = h.digest('hex').slice(0, 12);
   const bin = join(process.env.OPKIT_CACHE_DIR ?? join(homedir(), '.cache/opkit'), 'bench', `${dir}-${hash}`);
   if (existsSync(bin)) return bin;
