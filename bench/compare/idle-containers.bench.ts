@@ -87,8 +87,11 @@ function goManifests(image: string) {
 const apply = (c: E2ECluster, objs: object[], ns?: string) =>
   c.kubectl(['apply', ...(ns ? ['-n', ns] : []), '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }) });
 
+/** The first pod of the instance, or '' when it has none (`items[0]` would fail on an empty list). */
 const podOf = async (c: E2ECluster, ns: string, instance: string) =>
-  (await c.kubectl(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${instance}`, '-o', 'jsonpath={.items[0].metadata.name}'])).stdout.trim();
+  (await c.kubectl(['get', 'pods', '-n', ns, '-l', `app.kubernetes.io/instance=${instance}`, '-o', 'jsonpath={.items[*].metadata.name}'])).stdout
+    .trim()
+    .split(/\s+/)[0] ?? '';
 
 /** Idle, then with the sample converged: the manager container's memory, and the sample removed again. */
 async function measure(c: E2ECluster, ns: string, instance: string) {
@@ -130,12 +133,13 @@ async function main() {
     bases: { STATIC_IMAGE: recipes.static },
     files: async () => ({ 'bin/go-memcached': goBin }),
   };
-  const goLocal = await ensureImage(goRecipe);
   const app = workspaceApp('memcached-operator');
   requireBuilt([app]);
+  // The cluster first: it starts the container engine the Go image is built with.
   const cluster = await startE2ECluster('kind', { apps: [app], workloads: ['memcached'] });
   const rows: { operator: string; round: number; idleWs: number; idleRss: number; busyWs: number; busyRss: number }[] = [];
   try {
+    const goLocal = await ensureImage(goRecipe);
     const pushed = await pushImage(goLocal, cluster.published!.registry, 'bench/go-memcached', hash);
     await cluster.kubectl(['create', 'namespace', SAMPLES]);
     await helmInstall(cluster, { release: OPKIT.release, namespace: OPKIT.namespace, app });
