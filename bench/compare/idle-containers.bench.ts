@@ -9,21 +9,16 @@ import { ensureImage, pushImage, recipes, type ImageRecipe } from '@opkit/testin
 import { helmInstall, requireBuilt, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster } from '@opkit/testing';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { containerMemory } from '../containers/container-memory.js';
 import { median } from '../process-stats.js';
-import { mib, runBench, table } from '../report.js';
+import { loadAverage, mib, runBench, table } from '../report.js';
 import { buildGoComparator } from './go-build.js';
 
 const ROUNDS = Number(process.env.OPKIT_BENCH_IDLE_ROUNDS ?? 2);
 const SETTLE_MS = 20_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
 
 const OPKIT = { namespace: 'memcached-system', release: 'memcached' };
 const GO = { namespace: 'go-memcached-system', name: 'go-memcached' };
@@ -93,17 +88,19 @@ const podOf = async (c: E2ECluster, ns: string, instance: string) =>
     .trim()
     .split(/\s+/)[0] ?? '';
 
+/** The memcached operator's sample, read once. */
+const SAMPLE = parseAllDocuments(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8')).map(
+  (d) => d.toJSON() as { spec: Record<string, unknown> },
+);
+
 /** Idle, then with the sample converged: the manager container's memory, and the sample removed again. */
 async function measure(c: E2ECluster, ns: string, instance: string) {
   await sleep(SETTLE_MS);
   const pod = await podOf(c, ns, instance);
   const idle = await containerMemory(c, pod, 'manager');
-  const sample = parseAllDocuments(readFileSync(join(workspaceRoot(), 'apps/memcached-operator/examples/memcached.yaml'), 'utf8')).map(
-    (d) => d.toJSON() as { spec: Record<string, unknown> },
-  );
   await apply(
     c,
-    sample.map((s) => ({ ...s, spec: { ...s.spec, image: c.images.memcached } })),
+    SAMPLE.map((s) => ({ ...s, spec: { ...s.spec, image: c.images.memcached } })),
     SAMPLES,
   );
   await waitFor(
@@ -150,14 +147,14 @@ async function main() {
       const o = await measure(cluster, OPKIT.namespace, OPKIT.release);
       await scaleOpkit(cluster, 0);
       rows.push({ operator: 'opkit', round, idleWs: o.idle.ws, idleRss: o.idle.rss, busyWs: o.busy.ws, busyRss: o.busy.rss });
-      console.log(`opkit round ${round}: idle working set ${mib(o.idle.ws)} MiB; load ${load()}`);
+      console.log(`opkit round ${round}: idle working set ${mib(o.idle.ws)} MiB; load ${loadAverage()}`);
       // Go: its Deployment applied, measured, deleted.
       await apply(cluster, goManifests(pushed.ref));
       await cluster.kubectl(['rollout', 'status', `deployment/${GO.name}`, '-n', GO.namespace, '--timeout=180s']);
       const g = await measure(cluster, GO.namespace, GO.name);
       await cluster.kubectl(['delete', 'deployment', GO.name, '-n', GO.namespace, '--wait=true']);
       rows.push({ operator: 'Go controller-runtime', round, idleWs: g.idle.ws, idleRss: g.idle.rss, busyWs: g.busy.ws, busyRss: g.busy.rss });
-      console.log(`Go round ${round}: idle working set ${mib(g.idle.ws)} MiB; load ${load()}`);
+      console.log(`Go round ${round}: idle working set ${mib(g.idle.ws)} MiB; load ${loadAverage()}`);
     }
   } finally {
     await cluster.stop();
@@ -175,7 +172,7 @@ async function main() {
   const of = (op: string, k: 'idleWs' | 'idleRss' | 'busyWs' | 'busyRss') => median(rows.filter((r) => r.operator === op).map((r) => r[k]));
   const ratio = (k: 'idleWs' | 'idleRss' | 'busyWs' | 'busyRss') => (of('opkit', k) / of('Go controller-runtime', k)).toFixed(2);
   console.log(
-    `opkit ÷ Go (medians of ${ROUNDS}): working set idle ${ratio('idleWs')}, rss idle ${ratio('idleRss')}, working set converged ${ratio('busyWs')}, rss converged ${ratio('busyRss')}; load average ${load()}`,
+    `opkit ÷ Go (medians of ${ROUNDS}): working set idle ${ratio('idleWs')}, rss idle ${ratio('idleRss')}, working set converged ${ratio('busyWs')}, rss converged ${ratio('busyRss')}; load average ${loadAverage()}`,
   );
 }
 

@@ -189,7 +189,7 @@ export class CsrError extends Error {
  * (bench/README.md). A CSR over 8 KiB (no real one is) is not kept, so a tenant's oversized
  * requests cannot fill the memory. The parsed object is shared: read-only.
  */
-export const parseCSR = textMemo(256, 8_192, (pem: string): Promise<ParsedCSR> => parseAndVerify(pem));
+export const parseCSR = textMemo(256, 8_192, parseAndVerify);
 
 async function parseAndVerify(pem: string): Promise<ParsedCSR> {
   let csr: x509.Pkcs10CertificateRequest;
