@@ -6,6 +6,8 @@ import {
   operatorIdentities,
   operatorPods,
   resourceVersions,
+  versionChanges,
+  settledVersions,
   restartOperator,
   runInCluster,
   startE2ECluster,
@@ -315,12 +317,11 @@ for (const mode of e2eModes()) {
     }
 
     it('a restarted operator does not redo finished work', async () => {
-      await new Promise((res) => setTimeout(res, 3_000));
       const kinds = ['cdnclusters', 'deployments', 'services', 'configmaps'];
-      const before = await resourceVersions(cluster, kinds, [NS, 'cycles']);
+      const before = await settledVersions(cluster, kinds, [NS, 'cycles']);
       await restartOperator(cluster, r);
       await new Promise((res) => setTimeout(res, 8_000));
-      expect(await resourceVersions(cluster, kinds, [NS, 'cycles'])).toEqual(before);
+      expect(versionChanges(before, await resourceVersions(cluster, kinds, [NS, 'cycles']))).toEqual([]);
     });
 
     it('helm upgrade with changed values (one namespace watched) rolls the operator, which keeps working there', async () => {

@@ -74,6 +74,8 @@ export {
   operatorPods,
   restartOperator,
   resourceVersions,
+  versionChanges,
+  settledVersions,
   leftovers,
   operatorIdentities,
   killOperatorPod,

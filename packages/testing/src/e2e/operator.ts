@@ -159,6 +159,45 @@ export async function resourceVersions(cluster: E2ECluster, resources: string[],
 }
 
 /**
+ * A `resourceVersions` snapshot once nothing in it has changed for `quietMs`: what a restart test
+ * compares against. A fixed sleep before the snapshot races whatever the previous test left in motion
+ * (the garbage collector's cascades, a controller's last status write) on a busy machine. Fails with
+ * what kept changing when the objects never settle within `timeoutMs`.
+ */
+export async function settledVersions(
+  cluster: E2ECluster,
+  resources: string[],
+  namespaces: string[],
+  { quietMs = 3_000, timeoutMs = 60_000 }: { quietMs?: number; timeoutMs?: number } = {},
+): Promise<Record<string, string>> {
+  const deadline = performance.now() + timeoutMs;
+  let last = await resourceVersions(cluster, resources, namespaces);
+  for (;;) {
+    await new Promise((res) => setTimeout(res, quietMs));
+    const now = await resourceVersions(cluster, resources, namespaces);
+    const changes = versionChanges(last, now);
+    if (changes.length === 0) return now;
+    if (performance.now() > deadline) throw new Error(`not settled after ${timeoutMs} ms, still changing: ${changes.join(', ')}`);
+    last = now;
+  }
+}
+
+/**
+ * What differs between two `resourceVersions` snapshots, one line per object ("created", "gone",
+ * "written"), sorted. Asserting this is `[]` names the objects in the one-line failure a CI log keeps,
+ * where a deep-equal of two maps says only "{ …(14) } to deeply equal { …(16) }".
+ */
+export function versionChanges(before: Record<string, string>, after: Record<string, string>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(after)) {
+    if (!(k in before)) out.push(`created: ${k}`);
+    else if (before[k] !== v) out.push(`written: ${k}`);
+  }
+  for (const k of Object.keys(before)) if (!(k in after)) out.push(`gone: ${k}`);
+  return out.sort();
+}
+
+/**
  * Objects a field manager wrote that still exist, across all namespaces, except those `keep`
  * names on purpose. After its CRs are deleted and its chart uninstalled, an operator should have
  * left nothing.
