@@ -3,8 +3,13 @@
 // the same way (opkit's on the Node runtime base, Go's static binary on the static base the
 // control-plane images use), in one kind cluster, one after the other: the container's memory as
 // the kubelet reads it from its cgroup, idle after start and after the sample Memcached converged.
-// The Go operator runs with the chart's resources and the same RBAC; each caches the same kinds.
-//   OPKIT_BENCH_IDLE_ROUNDS=2     rounds, the two operators interleaved in each
+// The Go operator runs with the chart's resources and the same RBAC; each caches the same kinds, and
+// each runs the same servers beside its controller: HTTPS metrics behind TokenReview and
+// SubjectAccessReview, health probes, leader election and a webhook server (servers.go).
+// opkit's runs once per NODE_OPTIONS variant (V8's heap flags: what a smaller heap saves).
+//   OPKIT_BENCH_IDLE_ROUNDS=2     rounds, all of them interleaved in each
+//   OPKIT_BENCH_IDLE_NODE_OPTIONS='|--max-semi-space-size=1|--max-semi-space-size=1 --max-old-space-size=64'
+//                                 the variants, '|'-separated ('' is the chart as it comes)
 import { ensureImage, pushImage, recipes, type ImageRecipe } from '@opkit/testing/containers';
 import { helmInstall, requireBuilt, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster } from '@opkit/testing';
 import { createHash } from 'node:crypto';
@@ -18,11 +23,15 @@ import { buildGoComparator } from './go-build.js';
 
 const ROUNDS = Number(process.env.OPKIT_BENCH_IDLE_ROUNDS ?? 2);
 const SETTLE_MS = 20_000;
+const NODE_OPTIONS = (process.env.OPKIT_BENCH_IDLE_NODE_OPTIONS ?? '|--max-semi-space-size=1|--max-semi-space-size=1 --max-old-space-size=64')
+  .split('|')
+  .map((o) => o.trim());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const OPKIT = { namespace: 'memcached-system', release: 'memcached' };
 const GO = { namespace: 'go-memcached-system', name: 'go-memcached' };
 const SAMPLES = 'cache';
+const GO_ROW = 'Go controller-runtime';
 
 /** The Go operator's Deployment and RBAC: what the memcached chart gives opkit's, no more. */
 function goManifests(image: string) {
@@ -41,7 +50,23 @@ function goManifests(image: string) {
         { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+        // The metrics server's filter, as the chart's metrics-auth rules.
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
       ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: GO.name, namespace: GO.namespace },
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: GO.name, namespace: GO.namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: GO.name },
+      subjects: [{ kind: 'ServiceAccount', name: GO.name, namespace: GO.namespace }],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -67,11 +92,32 @@ function goManifests(image: string) {
                 name: 'manager',
                 image,
                 command: ['/usr/local/bin/go-memcached'],
+                // The servers opkit's chart turns on, on the chart's ports.
+                args: [
+                  '--metrics-bind-address=:8443',
+                  '--metrics-secure',
+                  '--health-probe-bind-address=:8081',
+                  '--leader-elect',
+                  `--leader-election-id=${GO.name}`,
+                  '--webhook-port=9443',
+                  '--webhook-cert-dir=/tmp/webhook-certs',
+                ],
+                env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+                ports: [
+                  { name: 'metrics', containerPort: 8443 },
+                  { name: 'probes', containerPort: 8081 },
+                  { name: 'webhook', containerPort: 9443 },
+                ],
+                livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, initialDelaySeconds: 15, periodSeconds: 20 },
+                readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 10 },
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
                 // As the chart's: requests 96Mi, limit 256Mi.
                 resources: { requests: { cpu: '100m', memory: '96Mi' }, limits: { memory: '256Mi' } },
                 securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
               },
             ],
+            // The webhook's certificate is written here (the root filesystem is read-only).
+            volumes: [{ name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } }],
           },
         },
       },
@@ -114,6 +160,19 @@ async function measure(c: E2ECluster, ns: string, instance: string) {
   return { idle, busy };
 }
 
+/** opkit's Deployment with this NODE_OPTIONS ('' removes it), set while it is scaled to nothing. */
+const setNodeOptions = (c: E2ECluster, options: string) =>
+  c.kubectl([
+    'set',
+    'env',
+    'deployment',
+    '-n',
+    OPKIT.namespace,
+    '-l',
+    `app.kubernetes.io/instance=${OPKIT.release}`,
+    options ? `NODE_OPTIONS=${options}` : 'NODE_OPTIONS-',
+  ]);
+
 const scaleOpkit = async (c: E2ECluster, replicas: number) => {
   await c.kubectl(['scale', 'deployment', '-n', OPKIT.namespace, '-l', `app.kubernetes.io/instance=${OPKIT.release}`, `--replicas=${replicas}`]);
   if (replicas) await c.waitOperatorReady(OPKIT.namespace, OPKIT.release);
@@ -142,18 +201,22 @@ async function main() {
     await helmInstall(cluster, { release: OPKIT.release, namespace: OPKIT.namespace, app });
     await scaleOpkit(cluster, 0);
     for (let round = 1; round <= ROUNDS; round++) {
-      // opkit: its chart's Deployment scaled up, measured, scaled down.
-      await scaleOpkit(cluster, 1);
-      const o = await measure(cluster, OPKIT.namespace, OPKIT.release);
-      await scaleOpkit(cluster, 0);
-      rows.push({ operator: 'opkit', round, idleWs: o.idle.ws, idleRss: o.idle.rss, busyWs: o.busy.ws, busyRss: o.busy.rss });
-      console.log(`opkit round ${round}: idle working set ${mib(o.idle.ws)} MiB; load ${loadAverage()}`);
+      // opkit, once per variant: its chart's Deployment given the variant, scaled up, measured, scaled down.
+      for (const options of NODE_OPTIONS) {
+        await setNodeOptions(cluster, options);
+        await scaleOpkit(cluster, 1);
+        const o = await measure(cluster, OPKIT.namespace, OPKIT.release);
+        await scaleOpkit(cluster, 0);
+        const operator = options ? `opkit, NODE_OPTIONS=${options}` : 'opkit';
+        rows.push({ operator, round, idleWs: o.idle.ws, idleRss: o.idle.rss, busyWs: o.busy.ws, busyRss: o.busy.rss });
+        console.log(`${operator}, round ${round}: idle working set ${mib(o.idle.ws)} MiB; load ${loadAverage()}`);
+      }
       // Go: its Deployment applied, measured, deleted.
       await apply(cluster, goManifests(pushed.ref));
       await cluster.kubectl(['rollout', 'status', `deployment/${GO.name}`, '-n', GO.namespace, '--timeout=180s']);
       const g = await measure(cluster, GO.namespace, GO.name);
       await cluster.kubectl(['delete', 'deployment', GO.name, '-n', GO.namespace, '--wait=true']);
-      rows.push({ operator: 'Go controller-runtime', round, idleWs: g.idle.ws, idleRss: g.idle.rss, busyWs: g.busy.ws, busyRss: g.busy.rss });
+      rows.push({ operator: GO_ROW, round, idleWs: g.idle.ws, idleRss: g.idle.rss, busyWs: g.busy.ws, busyRss: g.busy.rss });
       console.log(`Go round ${round}: idle working set ${mib(g.idle.ws)} MiB; load ${loadAverage()}`);
     }
   } finally {
@@ -169,11 +232,15 @@ async function main() {
       'rss, sample converged MiB': mib(r.busyRss),
     })),
   );
-  const of = (op: string, k: 'idleWs' | 'idleRss' | 'busyWs' | 'busyRss') => median(rows.filter((r) => r.operator === op).map((r) => r[k]));
-  const ratio = (k: 'idleWs' | 'idleRss' | 'busyWs' | 'busyRss') => (of('opkit', k) / of('Go controller-runtime', k)).toFixed(2);
-  console.log(
-    `opkit ÷ Go (medians of ${ROUNDS}): working set idle ${ratio('idleWs')}, rss idle ${ratio('idleRss')}, working set converged ${ratio('busyWs')}, rss converged ${ratio('busyRss')}; load average ${loadAverage()}`,
-  );
+  type Measure = 'idleWs' | 'idleRss' | 'busyWs' | 'busyRss';
+  const of = (op: string, k: Measure) => median(rows.filter((r) => r.operator === op).map((r) => r[k]));
+  for (const op of [...new Set(rows.map((r) => r.operator))].filter((op) => op !== GO_ROW)) {
+    const ratio = (k: Measure) => (of(op, k) / of(GO_ROW, k)).toFixed(2);
+    console.log(
+      `${op} ÷ Go (medians of ${ROUNDS}): working set idle ${ratio('idleWs')}, rss idle ${ratio('idleRss')}, working set converged ${ratio('busyWs')}, rss converged ${ratio('busyRss')}`,
+    );
+  }
+  console.log(`load average ${loadAverage()}`);
 }
 
 runBench(main);

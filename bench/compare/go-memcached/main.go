@@ -379,6 +379,8 @@ func main() {
 	flag.StringVar(&cacheMemory, "cache-memory", "", "measure the cache's heap per object for these kinds and exit (cache_memory.go)")
 	flag.StringVar(&cacheMemoryNamespace, "cache-memory-namespace", "mem", "the namespace whose objects --cache-memory caches")
 	flag.BoolVar(&cacheMemoryStrip, "cache-memory-strip-managed-fields", false, "--cache-memory with controller-runtime's TransformStripManagedFields")
+	var servers serverFlags
+	servers.register()
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(false)))
 
@@ -411,6 +413,10 @@ func main() {
 			opts.Cache.DefaultNamespaces[n] = cache.Config{}
 		}
 	}
+	if err := servers.apply(&opts); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -432,6 +438,10 @@ func main() {
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := servers.start(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
