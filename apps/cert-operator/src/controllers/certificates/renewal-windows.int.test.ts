@@ -101,8 +101,12 @@ describe('renewal windows and pausing', () => {
     await until('issued', namespace, (c) => cond(c, 'Ready')?.status === 'True');
     await age(namespace);
     const renewed = await until('renewed', namespace, (c) => c.status?.revision === 2 && c);
-    const events = (await admin.list(CoreEvent, { namespace })).items.map((e) => e.message ?? '');
-    expect(events.some((m) => /none of Issuer "self"'s renewal windows opens in time before expiry, so outside them/.test(m))).toBe(true);
+    // Recorded beside the writes, not before them (see the pause test below): waited for, not read once.
+    await waitFor('the event saying the renewal went outside the windows', async () =>
+      (await admin.list(CoreEvent, { namespace })).items.some((e) =>
+        /none of Issuer "self"'s renewal windows opens in time before expiry, so outside them/.test(e.message ?? ''),
+      ),
+    );
     expect(cond(renewed, 'Ready')?.status).toBe('True');
   });
 
@@ -120,7 +124,16 @@ describe('renewal windows and pausing', () => {
     expect(cond(overdue, 'RenewalPaused')?.message).toMatch(/was due for renewal at .* and expires at /);
     expect(cond(overdue, 'Ready')?.status).toBe('True');
     expect(overdue.status?.revision).toBe(1);
-    const warnings = (await admin.list(CoreEvent, { namespace })).items.filter((e) => e.reason === 'ExpiringWhilePaused');
+    // The Event is recorded beside the status write, not before it: on a busy machine the condition
+    // is seen first (CI has caught the list empty).
+    const warnings = await waitFor(
+      'the ExpiringWhilePaused event',
+      async () => {
+        const found = (await admin.list(CoreEvent, { namespace })).items.filter((e) => e.reason === 'ExpiringWhilePaused');
+        return found.length > 0 && found;
+      },
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
     expect(warnings.map((e) => e.type)).toEqual(['Warning']);
 
     await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'self', namespace }, spec: { selfSigned: {} } });
