@@ -7,18 +7,11 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"flag"
-	"math/big"
 	"os"
 	"path/filepath"
-	"time"
 
+	certutil "k8s.io/client-go/util/cert"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -91,34 +84,18 @@ func (s *serverFlags) start(mgr ctrl.Manager) error {
 	return nil
 }
 
-// selfSignedCertificate writes tls.crt and tls.key (ECDSA P-256, a day) into dir.
+// selfSignedCertificate writes tls.crt and tls.key into dir (client-go's generator: a self-signed
+// CA and a serving certificate for the name, as kube-apiserver makes for itself without flags).
 func selfSignedCertificate(dir string) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "go-memcached-webhook"},
-		DNSNames:     []string{"go-memcached-webhook"},
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return err
-	}
-	keyDer, err := x509.MarshalPKCS8PrivateKey(key)
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("go-memcached-webhook", nil, nil)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), certPEM, 0o600); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDer}), 0o600)
+	return os.WriteFile(filepath.Join(dir, "tls.key"), keyPEM, 0o600)
 }

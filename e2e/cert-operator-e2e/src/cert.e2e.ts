@@ -6,10 +6,7 @@ import {
   operatorIdentities,
   operatorPods,
   portForward,
-  resourceVersions,
-  versionChanges,
-  settledVersions,
-  restartOperator,
+  changesAcrossRestart,
   startE2ECluster,
   waitFor,
   workspaceApp,
@@ -529,10 +526,7 @@ for (const mode of e2eModes()) {
 
         it('a restarted operator does not redo finished work', async () => {
           const kinds = ['certificates', 'certificaterequests', 'issuers', 'orders', 'secrets'].map(q);
-          const before = await settledVersions(cluster, kinds, [NS]);
-          await restartOperator(cluster, r);
-          await new Promise((res) => setTimeout(res, 8_000));
-          expect(versionChanges(before, await resourceVersions(cluster, kinds, [NS]))).toEqual([]);
+          expect(await changesAcrossRestart(cluster, r, kinds, [NS])).toEqual([]);
         });
 
         it('helm upgrade with changed values (certificateOwnerRef) rolls the operator, which hands issued Secrets to their Certificates', async () => {

@@ -10,9 +10,7 @@ import {
   operatorIdentities,
   operatorPods,
   killOperatorPod,
-  resourceVersions,
-  versionChanges,
-  settledVersions,
+  changesAcrossRestart,
   restartOperator,
   runInCluster,
   startE2ECluster,
@@ -470,11 +468,7 @@ for (const mode of e2eModes()) {
     it('a restarted operator does not redo finished work', async () => {
       await cluster.kubectl(['apply', '-n', NS, '-f', '-'], { input: sample() });
       await waitPhase('memcached-sample', 'Available', 3);
-      // Once the last status writes (the operator's, the Deployment controller's) have landed.
-      const before = await settledVersions(cluster, ['memcacheds', 'deployments', 'services'], [NS]);
-      await restartOperator(cluster, r);
-      await new Promise((res) => setTimeout(res, 8_000)); // a full resync of everything it owns
-      expect(versionChanges(before, await resourceVersions(cluster, ['memcacheds', 'deployments', 'services'], [NS]))).toEqual([]);
+      expect(await changesAcrossRestart(cluster, r, ['memcacheds', 'deployments', 'services'], [NS])).toEqual([]);
     });
 
     it('helm upgrade with changed values rolls the operator, which keeps working', async () => {

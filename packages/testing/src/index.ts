@@ -75,7 +75,7 @@ export {
   restartOperator,
   resourceVersions,
   versionChanges,
-  settledVersions,
+  changesAcrossRestart,
   leftovers,
   operatorIdentities,
   killOperatorPod,

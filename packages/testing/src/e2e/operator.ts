@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { mergeValues } from '../helm/chart.js';
 import { vendorChartDependencies } from '../helm/vendor.js';
-import { waitFor } from '../wait.js';
+import { waitFor, waitForQuiet } from '../wait.js';
 import type { E2ECluster, E2EMode, Workload } from './cluster.js';
 import { kindUnavailable, startKindCluster } from './kind-cluster.js';
 import { startLocalCluster, type LocalCluster } from './local-cluster.js';
@@ -159,27 +159,24 @@ export async function resourceVersions(cluster: E2ECluster, resources: string[],
 }
 
 /**
- * A `resourceVersions` snapshot once nothing in it has changed for `quietMs`: what a restart test
- * compares against. A fixed sleep before the snapshot races whatever the previous test left in motion
- * (the garbage collector's cascades, a controller's last status write) on a busy machine. Fails with
- * what kept changing when the objects never settle within `timeoutMs`.
+ * What an operator's restart wrote (`versionChanges`, `[]` for nothing) to these resources: the
+ * snapshot before is taken once nothing in it has changed for three seconds, since a fixed sleep
+ * races whatever the previous test left in motion (the garbage collector's cascades, a controller's
+ * last status write) on a busy machine; the one after, once the new pod has had `resyncMs` for a
+ * full resync of everything it owns.
  */
-export async function settledVersions(
+export async function changesAcrossRestart(
   cluster: E2ECluster,
+  r: Release,
   resources: string[],
   namespaces: string[],
-  { quietMs = 3_000, timeoutMs = 60_000 }: { quietMs?: number; timeoutMs?: number } = {},
-): Promise<Record<string, string>> {
-  const deadline = performance.now() + timeoutMs;
-  let last = await resourceVersions(cluster, resources, namespaces);
-  for (;;) {
-    await new Promise((res) => setTimeout(res, quietMs));
-    const now = await resourceVersions(cluster, resources, namespaces);
-    const changes = versionChanges(last, now);
-    if (changes.length === 0) return now;
-    if (performance.now() > deadline) throw new Error(`not settled after ${timeoutMs} ms, still changing: ${changes.join(', ')}`);
-    last = now;
-  }
+  { resyncMs = 8_000 }: { resyncMs?: number } = {},
+): Promise<string[]> {
+  const snapshot = () => resourceVersions(cluster, resources, namespaces);
+  const before = await waitForQuiet(`${resources.join(',')} settled`, snapshot, { quietMs: 3_000, timeoutMs: 60_000, intervalMs: 1_000 });
+  await restartOperator(cluster, r);
+  await new Promise((res) => setTimeout(res, resyncMs));
+  return versionChanges(before, await snapshot());
 }
 
 /**
