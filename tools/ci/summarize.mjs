@@ -4,7 +4,7 @@
 // typecheck, build, sync check) counts as one failure, so a red run can never print "0 failed".
 // Usage: summarize.mjs <since-epoch-ms> <exit-status-of-the-run>
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const [since = '0', status = '0'] = process.argv.slice(2);
 const root = new URL('../..', import.meta.url).pathname;
@@ -28,13 +28,29 @@ for (const group of ['packages', 'apps', 'e2e']) {
     }
     if (st.mtimeMs < Number(since)) continue; // left over from an earlier run
     const r = JSON.parse(readFileSync(report, 'utf8'));
+    // What the JSON report drops (tools/vitest/hook-errors.ts): a describe's failed beforeAll/afterAll
+    // and errors outside every test.
+    let hookErrors = [];
+    try {
+      hookErrors = JSON.parse(readFileSync(join(dirname(report), 'hook-errors.json'), 'utf8'));
+    } catch {
+      // an older run, or a project not on the shared vitest setup
+    }
+    const indent = (text) =>
+      text
+        .split('\n')
+        .filter((l) => l.trim())
+        .slice(0, 12)
+        .map((l) => `      ${l.trim().slice(0, 300)}`);
     passed += r.numPassedTests ?? 0;
     failed += r.numFailedTests ?? 0;
     // A file that failed to load has no test results but must not pass silently.
     for (const file of r.testResults ?? []) {
       if (file.status === 'failed' && !(file.assertionResults ?? []).some((a) => a.status === 'failed')) {
         failed += 1;
-        failures.push(`${group}/${project}: ${file.name.replace(root, '')} (${(file.message ?? '').split('\n')[0]})`);
+        const why = hookErrors.filter((e) => e.file === file.name).flatMap((e) => [`    in ${e.where ? `"${e.where}"` : 'the file'}:`, ...indent(e.text)]);
+        const message = (file.message ?? '').split('\n')[0];
+        failures.push([`${group}/${project}: ${file.name.replace(root, '')}${message ? ` (${message})` : ''}`, ...why].join('\n'));
       }
       for (const a of file.assertionResults ?? []) {
         if (a.status !== 'failed') continue;
@@ -48,6 +64,11 @@ for (const group of ['packages', 'apps', 'e2e']) {
         const why = lines.slice(0, Math.min(30, Math.max(stack === -1 ? 4 : stack, 1)));
         failures.push([`${group}/${project}: ${a.fullName}`, ...why.map((l) => `      ${l.trim().slice(0, 300)}`)].join('\n'));
       }
+    }
+    // vitest fails a run with an error outside every test even when all tests passed.
+    for (const e of hookErrors.filter((h) => h.where === 'unhandled')) {
+      failed += 1;
+      failures.push([`${group}/${project}: an error outside every test`, ...indent(e.text)].join('\n'));
     }
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import { HookErrorsReporter } from './hook-errors.js';
 
 const root = join(import.meta.dirname, '../..');
 
@@ -8,7 +9,8 @@ const root = join(import.meta.dirname, '../..');
  * The one vitest setup every project shares: sources of workspace packages resolved through the
  * `@opkit/source` export condition (no build needed to test), and a JSON report per project
  * (test-output/vitest/report.json, an nx output, so cached runs restore it) that `.ci/run` sums
- * into its closing `N passed, N failed` line.
+ * into its closing `N passed, N failed` line, with the hook and unhandled errors that report drops
+ * beside it (hook-errors.json).
  */
 /**
  * The e2e projects' globalSetup: stops, at the end, a Docker engine opkit started for the kind mode.
@@ -42,7 +44,11 @@ export function projectConfig(
       testTimeout: overrides.testTimeout ?? 10_000,
       hookTimeout: overrides.hookTimeout ?? 180_000,
       pool: 'forks',
-      reporters: ['default', ['json', { outputFile: join(projectDir, 'test-output/vitest/report.json') }]],
+      reporters: [
+        'default',
+        ['json', { outputFile: join(projectDir, 'test-output/vitest/report.json') }],
+        new HookErrorsReporter(join(projectDir, 'test-output/vitest/hook-errors.json')),
+      ],
     },
   });
 }

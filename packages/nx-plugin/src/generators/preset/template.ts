@@ -22,6 +22,7 @@ export const COPIED_FILES = [
   'eslint.config.mjs',
   'tsconfig.base.json',
   'tools/vitest/config.ts',
+  'tools/vitest/hook-errors.ts',
   'tools/build/bundle.mjs',
   'tools/build/run-ts.mjs',
   'tools/build/notices.mjs',
