@@ -26,7 +26,7 @@ export {
 } from './comparators/aws-privateca-issuer.js';
 export { startDnsWebhookSolver, type DnsWebhookSolver } from './comparators/dns-webhook-solver.js';
 export { createCertificateAuthority, type CertificateAuthority, type KeyPairPem, type IssueOptions } from './pki/pki.js';
-export { freePort } from './net/ports.js';
+export { freePort, udpAndTcpOnOnePort } from './net/ports.js';
 export { httpGet, httpPostJson, type ProbeResult, type ProbeOptions } from './net/probe.js';
 export { waitFor, waitForQuiet, StopWaiting, type WaitOptions } from './wait.js';
 export { INVALID_IMAGE_PREFIX } from './control-plane/kwok-stages.js';

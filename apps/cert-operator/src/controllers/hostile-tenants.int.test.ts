@@ -1,10 +1,9 @@
 import { Client, CustomResourceDefinition, issueCa, issueServing, Transport, type Manager } from '@opkit/runtime';
 import { metricValue, scrape, testManager } from '@opkit/runtime/testing';
-import { startControlPlane, startPebble, waitFor, type ControlPlane, type Pebble } from '@opkit/testing';
+import { startControlPlane, startPebble, udpAndTcpOnOnePort, waitFor, type ControlPlane, type Pebble } from '@opkit/testing';
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { type Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SANS } from '../api/v1/certificate.js';
@@ -95,7 +94,21 @@ async function hostileAcmeServer(): Promise<{ url: (mode: string) => string; caP
  * byte a second, then sends garbage.
  */
 async function hostileDnsServer(): Promise<{ server: string; updates: () => number; stop(): Promise<void> }> {
-  const udp: UdpSocket = createSocket('udp4');
+  let updates = 0;
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  const { udp, tcp, port } = await udpAndTcpOnOnePort((c) => {
+    sockets.add(c);
+    c.on('error', () => {});
+    c.on('close', () => sockets.delete(c));
+    c.once('data', () => {
+      updates++;
+      const garbage = Buffer.concat([Buffer.from([0x40, 0x00]), randomBytes(0x4000)]);
+      let i = 0;
+      const t = setInterval(() => (c.writable && i < garbage.length ? c.write(garbage.subarray(i, ++i)) : clearInterval(t)), 1_000);
+      timers.add(t);
+    });
+  });
   udp.on('message', (msg, from) => {
     try {
       const q = decodeMessage(msg);
@@ -114,24 +127,6 @@ async function hostileDnsServer(): Promise<{ server: string; updates: () => numb
       // not DNS: nothing to answer
     }
   });
-  await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
-  const port = udp.address().port;
-  let updates = 0;
-  const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
-  const tcp: TcpServer = createTcpServer((c) => {
-    sockets.add(c);
-    c.on('error', () => {});
-    c.on('close', () => sockets.delete(c));
-    c.once('data', () => {
-      updates++;
-      const garbage = Buffer.concat([Buffer.from([0x40, 0x00]), randomBytes(0x4000)]);
-      let i = 0;
-      const t = setInterval(() => (c.writable && i < garbage.length ? c.write(garbage.subarray(i, ++i)) : clearInterval(t)), 1_000);
-      timers.add(t);
-    });
-  });
-  await new Promise<void>((r) => tcp.listen(port, '127.0.0.1', r));
   return {
     server: `127.0.0.1:${port}`,
     updates: () => updates,

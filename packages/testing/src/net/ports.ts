@@ -1,4 +1,5 @@
-import { createServer } from 'node:net';
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { createServer, type Server, type Socket } from 'node:net';
 
 // Ports handed out by this process; the kernel may give the same ephemeral port twice between
 // probing and the child binding it, so never hand one out twice ourselves.
@@ -22,4 +23,44 @@ export async function freePort(): Promise<number> {
     }
   }
   throw new Error('could not find a free loopback port');
+}
+
+/**
+ * A UDP socket and a TCP server on one loopback port, as a DNS server listens (queries over UDP,
+ * updates and long answers over TCP). Binding UDP to port 0 and then TCP to the same number fails
+ * now and then: the kernel hands out UDP ports without looking at TCP, and the number may be the
+ * local end of a live TCP connection (any API server's or etcd's client), so `listen` says
+ * EADDRINUSE. Such a port is given back and another one tried.
+ */
+export async function udpAndTcpOnOnePort(
+  onConnection: (socket: Socket) => void,
+  { tryFirst = 0, attempts = 20 }: { tryFirst?: number; attempts?: number } = {},
+): Promise<{ udp: UdpSocket; tcp: Server; port: number }> {
+  let last: unknown;
+  for (let i = 0; i < attempts; i++) {
+    const udp = createSocket('udp4');
+    try {
+      await new Promise<void>((resolve, reject) => {
+        udp.once('error', reject);
+        udp.bind(i === 0 ? tryFirst : 0, '127.0.0.1', () => resolve());
+      });
+    } catch (err) {
+      udp.close();
+      last = err;
+      continue;
+    }
+    const port = udp.address().port;
+    const tcp = createServer(onConnection);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(port, '127.0.0.1', () => resolve());
+      });
+      return { udp, tcp, port };
+    } catch (err) {
+      udp.close();
+      last = err;
+    }
+  }
+  throw new Error(`no loopback port free for both UDP and TCP in ${attempts} tries`, { cause: last });
 }

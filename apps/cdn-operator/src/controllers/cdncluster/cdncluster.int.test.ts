@@ -71,10 +71,14 @@ describe('the CdnCluster controller in a simulated cluster', () => {
       reason: 'SourceNotFound',
       message: 'not found: cache-live, cache-vod',
     });
-    const notFound = (await events(ns, 'balancer'))
-      .filter((e) => e.reason === 'SourceNotFound')
-      .map((e) => e.message)
-      .sort();
+    // The recorder writes Events beside the status, not before it: wait for both.
+    const notFound = await waitFor('both SourceNotFound events', async () => {
+      const m = (await events(ns, 'balancer'))
+        .filter((e) => e.reason === 'SourceNotFound')
+        .map((e) => e.message)
+        .sort();
+      return m.length >= 2 && m;
+    });
     expect(notFound).toEqual(['Source cache-live not found, will retry later', 'Source cache-vod not found, will retry later']);
     expect(await admin.find(Deployment, { namespace: ns, name: 'balancer' })).toBeUndefined();
     expect(await config(ns, 'balancer')).toBeUndefined();

@@ -183,7 +183,11 @@ describe('ACME Renewal Information and profiles against Pebble', () => {
       return at >= Date.parse(ari.suggestedWindow!.start) && at < Date.parse(ari.suggestedWindow!.end) && at;
     });
     expect(renewal).not.toBe(Math.floor(notAfter - (notAfter - notBefore) / 3));
-    expect(await events(namespace, 'RenewalWindow')).toEqual([expect.stringMatching(/^The ACME server suggests renewing between /)]);
+    const windows = await waitFor('the RenewalWindow event', async () => {
+      const m = await events(namespace, 'RenewalWindow');
+      return m.length > 0 && m;
+    });
+    expect(windows).toEqual([expect.stringMatching(/^The ACME server suggests renewing between /)]);
 
     // A new process asks nothing before the next check: the status remembers it.
     await manager.stop();
@@ -269,7 +273,11 @@ describe('ACME Renewal Information and profiles against Pebble', () => {
     expect(nextIn).toBeGreaterThan(0.8 * HOUR);
     expect(nextIn).toBeLessThan(1.2 * HOUR);
     expect(cond(failed, 'Ready')?.status).toBe('True');
-    expect(await events(namespace, 'ARIError')).toEqual([expect.stringMatching(/^Could not get renewal information from the ACME server: /)]);
+    const errors = await waitFor('the ARIError event', async () => {
+      const m = await events(namespace, 'ARIError');
+      return m.length > 0 && m;
+    });
+    expect(errors).toEqual([expect.stringMatching(/^Could not get renewal information from the ACME server: /)]);
   });
 
   it('orders in the profile the issuer names: a six-day certificate for an IP address and a name, validated over HTTP-01', async () => {

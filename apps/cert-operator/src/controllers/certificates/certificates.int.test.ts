@@ -231,7 +231,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await admin.patch(Secret, { namespace, name: 'app' }, { data: { 'tls.crt': Buffer.from('garbage').toString('base64') } });
     await waitFor('tls.crt restored', async () => pem(await secret(namespace, 'app'), 'tls.crt') === pem(s1, 'tls.crt'));
     expect((await getCert(namespace, 'app')).status?.revision).toBe(1);
-    expect((await events(namespace, 'app')).some((e) => e.reason === 'SecretRepaired')).toBe(true);
+    await waitFor('the SecretRepaired event', async () => (await events(namespace, 'app')).some((e) => e.reason === 'SecretRepaired'));
 
     await admin.delete(Secret, { namespace, name: 'app' });
     await waitReady(namespace, 'app', 2);
@@ -376,7 +376,7 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
         return ready(x)?.reason === reason && x;
       });
       expect(ready(c)?.message).toMatch(message);
-      expect((await events(namespace, name)).some((e) => e.reason === reason && e.type === 'Warning')).toBe(true);
+      await waitFor(`the ${reason} warning on ${name}`, async () => (await events(namespace, name)).some((e) => e.reason === reason && e.type === 'Warning'));
     }
     await waitReady(namespace, 'first');
     // For a minute, count what the operator writes about these objects: a settled state, not a loop.
@@ -475,7 +475,9 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     expect(new X509Certificate(pem(after, 'tls.crt')).checkPrivateKey(createPrivateKey(pem(after, 'tls.key')))).toBe(true);
     expect(c.metadata.annotations?.[A.renew]).toBeUndefined();
     expect(c.status?.nextPrivateKeySecretName).toBeUndefined();
-    expect((await events(namespace, 'forced')).some((e) => e.reason === 'Issued' && /revision 2/.test(e.message ?? ''))).toBe(true);
+    await waitFor('the Issued event for revision 2', async () =>
+      (await events(namespace, 'forced')).some((e) => e.reason === 'Issued' && /revision 2/.test(e.message ?? '')),
+    );
   });
 
   it('ports a cert-manager Secret: the Certificate, its apiVersion changed, keeps the certificate cert-manager issued', async () => {
@@ -746,7 +748,9 @@ describe('certificates with SelfSigned and CA issuers, against a real API server
     await new Promise((r) => setTimeout(r, 3_000));
     expect(pem(await secret(namespace, 'kept'), 'tls.key')).toBe(key);
     expect(await requestNames(namespace, 'kept')).toEqual(['kept-1']);
-    expect((await events(namespace, 'kept')).some((e) => e.reason === 'CannotRegenerateKey' && e.type === 'Warning')).toBe(true);
+    await waitFor('the CannotRegenerateKey warning', async () =>
+      (await events(namespace, 'kept')).some((e) => e.reason === 'CannotRegenerateKey' && e.type === 'Warning'),
+    );
   });
 
   it("signs for a ClusterIssuer from the cluster resource namespace, and ports cert-manager's issuerRef group", async () => {

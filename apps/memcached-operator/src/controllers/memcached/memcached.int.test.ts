@@ -287,7 +287,10 @@ describe('the memcached controller in a simulated cluster', () => {
       },
       { timeoutMs: 60_000 },
     );
-    const events = (await admin.list(CoreEvent, { namespace: n, fieldSelector: 'involvedObject.name=cache,reason=Deleting' })).items;
-    expect(events[0]?.message).toBe(`Custom Resource cache is being deleted from the namespace ${n}`);
+    const deleting = await waitFor(
+      'the Deleting event',
+      async () => (await admin.list(CoreEvent, { namespace: n, fieldSelector: 'involvedObject.name=cache,reason=Deleting' })).items[0],
+    );
+    expect(deleting.message).toBe(`Custom Resource cache is being deleted from the namespace ${n}`);
   });
 });
