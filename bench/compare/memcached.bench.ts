@@ -10,7 +10,8 @@
 //   OPKIT_BENCH_COMPARE_ROUNDS=2     pairs of runs
 //   OPKIT_BENCH_COMPARE_WORKERS=2    workers in each operator (opkit's memcached controller has 2)
 //   OPKIT_BENCH_COMPARE_NODE=image   the Node running opkit: `image` (the image's Node 24) or `host`
-//   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
+//   OPKIT_BENCH_NODE_ARGS='|--max-semi-space-size=1'  node flags for opkit (V8 settings to try):
+//                                 '|'-separated variants, each run in every round ('' is Node's defaults)
 import { Client, Deployment, Namespace, Transport } from '@opkit/runtime';
 import { imageNodeBinary } from '@opkit/testing/containers';
 import { startControlPlane, waitFor, workspaceApp, workspaceRoot, type ControlPlane } from '@opkit/testing';
@@ -22,7 +23,7 @@ import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcach
 import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
 import { table, runBench } from '../report.js';
 import { cpuSeconds, median, processMemory } from '../process-stats.js';
-import { opkitCommand } from './opkit-command.js';
+import { nodeArgVariants, opkitCommand } from './opkit-command.js';
 import { buildGoComparator } from './go-build.js';
 import { watchedCount, type WatchedCount } from './watched-count.js';
 
@@ -33,6 +34,7 @@ const SIZE = Number(process.env.OPKIT_BENCH_COMPARE_SIZE ?? 2);
 const root = workspaceRoot();
 
 interface Run {
+  /** 'go', 'opkit', or 'opkit <node flags>'. */
   operator: string;
   firstPass: number;
   firstPassCpu: number;
@@ -44,7 +46,8 @@ interface Run {
   resyncWrites: number;
 }
 
-async function runOnce(plane: ControlPlane, transport: Transport, label: 'opkit' | 'go', cmd: [string, string[]], ns: string): Promise<Run> {
+async function runOnce(plane: ControlPlane, transport: Transport, label: string, cmd: [string, string[]], ns: string): Promise<Run> {
+  const isGo = label === 'go';
   const admin = new Client(transport, { fieldManager: 'bench' });
   await admin.create(Namespace, { metadata: { name: ns } });
   await waitFor('the default ServiceAccount', () => plane.kubectl(['get', 'serviceaccount', 'default', '-n', ns]).then(() => true), { timeoutMs: 30_000 });
@@ -60,7 +63,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, label: 'opkit'
   const start = (): ChildProcess => {
     // opkit with the environment its image sets (apps/Dockerfile).
     const c = spawn(cmd[0], cmd[1], {
-      env: { ...process.env, ...(label === 'opkit' ? workspaceApp('memcached-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns },
+      env: { ...process.env, ...(isGo ? {} : workspaceApp('memcached-operator').local.env), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     c.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
@@ -90,7 +93,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, label: 'opkit'
   const cpu = cpuSeconds(child.pid!);
   await new Promise((r) => setTimeout(r, 2_000));
   const rss = processMemory(child.pid!).rss / 2 ** 20;
-  const ours = (e: { userAgent?: string }) => (e.userAgent ?? '').startsWith(label === 'go' ? 'go-memcached-operator' : 'memcached-operator/');
+  const ours = (e: { userAgent?: string }) => (e.userAgent ?? '').startsWith(isGo ? 'go-memcached-operator' : 'memcached-operator/');
   const writes = plane.audit!.writes({ since }).filter((e) => ours(e) && e.objectRef?.namespace === ns).length;
   // A restart over converged objects: a full resync that must write nothing.
   child.kill('SIGTERM');
@@ -131,6 +134,8 @@ async function main() {
   // Enough simulated nodes for the pods (110 each), at least 20.
   const plane = await startControlPlane({ nodes: Math.max(20, Math.ceil((N * SIZE) / 100)), audit: true });
   const runs: Run[] = [];
+  // opkit once per node-flags variant, then Go: [label, command].
+  const sides: [string, [string, string[]]][] = [];
   try {
     const transport = new Transport(plane.kubeConfig);
     const admin = new Client(transport, { fieldManager: 'bench' });
@@ -139,14 +144,17 @@ async function main() {
     await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(MemcachedAPI.crd) });
     await waitFor('the CRD', () => admin.list(Memcached.kind).then(() => true));
     const kc = plane.kubeconfigPath;
-    const opkit = opkitCommand(node, bundle, kc, [`--max-concurrent-reconciles=${WORKERS}`]);
     const go: [string, string[]] = [goBin, [`--kubeconfig=${kc}`, `--max-concurrent-reconciles=${WORKERS}`]];
+    sides.push(
+      ...nodeArgVariants().map((v): [string, [string, string[]]] => [
+        `opkit${v ? ` ${v}` : ''}`,
+        opkitCommand(node, bundle, kc, [`--max-concurrent-reconciles=${WORKERS}`], v),
+      ]),
+      ['go', go],
+    );
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [label, cmd] of [
-        ['opkit', opkit],
-        ['go', go],
-      ] as const) {
-        const run = await runOnce(plane, transport, label, cmd, `${label}-${r}`);
+      for (const [[label, cmd], i] of sides.map((s, i) => [s, i] as const)) {
+        const run = await runOnce(plane, transport, label, cmd, `run-${r}-${i}`);
         runs.push(run);
         console.log(`${label} run ${r + 1}: converged in ${run.converge.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`);
       }
@@ -157,7 +165,7 @@ async function main() {
   const fmt = (x: number, d = 1) => x.toFixed(d);
   table(
     runs.map((r, i) => ({
-      run: Math.floor(i / 2) + 1,
+      run: Math.floor(i / sides.length) + 1,
       operator: r.operator,
       'first pass s': fmt(r.firstPass),
       'CPU s first pass': fmt(r.firstPassCpu, 2),
@@ -170,12 +178,13 @@ async function main() {
     })),
   );
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));
+  const opkits = sides.map(([label]) => label).filter((l) => l !== 'go');
   table(
     (['firstPass', 'firstPassCpu', 'converge', 'cpu', 'resyncCpu', 'rss', 'writesPerCr'] as const).map((k) => ({
       measure: k,
-      opkit: fmt(of('opkit', k), 2),
+      ...Object.fromEntries(opkits.map((l) => [l, fmt(of(l, k), 2)])),
       go: fmt(of('go', k), 2),
-      'ratio opkit/go': fmt(of('opkit', k) / of('go', k), 2),
+      ...Object.fromEntries(opkits.map((l) => [`${l} / go`, fmt(of(l, k) / of('go', k), 2)])),
     })),
   );
   console.log(
