@@ -43,6 +43,8 @@ interface Run {
   cpu: number;
   rss: number;
   writesPerCr: number;
+  /** Writes per CR by what was written ("memcacheds/status update", "… 409" for a conflict): where writes per CR come from. */
+  writesBy: Record<string, number>;
   resyncWrites: number;
 }
 
@@ -94,7 +96,12 @@ async function runOnce(plane: ControlPlane, transport: Transport, label: string,
   await new Promise((r) => setTimeout(r, 2_000));
   const rss = processMemory(child.pid!).rss / 2 ** 20;
   const ours = (e: { userAgent?: string }) => (e.userAgent ?? '').startsWith(isGo ? 'go-memcached-operator' : 'memcached-operator/');
-  const writes = plane.audit!.writes({ since }).filter((e) => ours(e) && e.objectRef?.namespace === ns).length;
+  const written = plane.audit!.writes({ since }).filter((e) => ours(e) && e.objectRef?.namespace === ns);
+  const writesBy: Record<string, number> = {};
+  for (const e of written) {
+    const what = `${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''} ${e.verb}${e.responseStatus?.code === 409 ? ' 409' : ''}`;
+    writesBy[what] = (writesBy[what] ?? 0) + 1 / N;
+  }
   // A restart over converged objects: a full resync that must write nothing.
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
@@ -121,7 +128,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, label: string,
     async () => (await plane.kubectl(['get', 'namespace', ns], { check: false })).code !== 0,
     { timeoutMs: 900_000, intervalMs: 2_000 },
   );
-  return { operator: label, firstPass, firstPassCpu, converge, resyncCpu, cpu, rss, writesPerCr: writes / N, resyncWrites };
+  return { operator: label, firstPass, firstPassCpu, converge, resyncCpu, cpu, rss, writesPerCr: written.length / N, writesBy, resyncWrites };
 }
 
 async function main() {
@@ -175,6 +182,14 @@ async function main() {
       'RSS MiB converged': fmt(r.rss),
       'writes / CR': fmt(r.writesPerCr, 2),
       'no-op resync writes': r.resyncWrites,
+    })),
+  );
+  // Where the writes per CR come from, run by run.
+  const kinds = [...new Set(runs.flatMap((r) => Object.keys(r.writesBy)))].sort();
+  table(
+    kinds.map((what) => ({
+      'writes / CR': what,
+      ...Object.fromEntries(runs.map((r, i) => [`${r.operator} (${Math.floor(i / sides.length) + 1})`, fmt(r.writesBy[what] ?? 0, 2)])),
     })),
   );
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));
