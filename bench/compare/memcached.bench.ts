@@ -36,6 +36,7 @@ const root = workspaceRoot();
 interface Run {
   /** 'go', 'opkit', or 'opkit <node flags>'. */
   operator: string;
+  round: number;
   firstPass: number;
   firstPassCpu: number;
   converge: number;
@@ -48,7 +49,7 @@ interface Run {
   resyncWrites: number;
 }
 
-async function runOnce(plane: ControlPlane, transport: Transport, label: string, cmd: [string, string[]], ns: string): Promise<Run> {
+async function runOnce(plane: ControlPlane, transport: Transport, label: string, round: number, cmd: [string, string[]], ns: string): Promise<Run> {
   const isGo = label === 'go';
   const admin = new Client(transport, { fieldManager: 'bench' });
   await admin.create(Namespace, { metadata: { name: ns } });
@@ -128,7 +129,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, label: string,
     async () => (await plane.kubectl(['get', 'namespace', ns], { check: false })).code !== 0,
     { timeoutMs: 900_000, intervalMs: 2_000 },
   );
-  return { operator: label, firstPass, firstPassCpu, converge, resyncCpu, cpu, rss, writesPerCr: written.length / N, writesBy, resyncWrites };
+  return { operator: label, round, firstPass, firstPassCpu, converge, resyncCpu, cpu, rss, writesPerCr: written.length / N, writesBy, resyncWrites };
 }
 
 async function main() {
@@ -160,8 +161,8 @@ async function main() {
       ['go', go],
     );
     for (let r = 0; r < ROUNDS; r++) {
-      for (const [[label, cmd], i] of sides.map((s, i) => [s, i] as const)) {
-        const run = await runOnce(plane, transport, label, cmd, `run-${r}-${i}`);
+      for (const [i, [label, cmd]] of sides.entries()) {
+        const run = await runOnce(plane, transport, label, r + 1, cmd, `run-${r}-${i}`);
         runs.push(run);
         console.log(`${label} run ${r + 1}: converged in ${run.converge.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`);
       }
@@ -171,8 +172,8 @@ async function main() {
   }
   const fmt = (x: number, d = 1) => x.toFixed(d);
   table(
-    runs.map((r, i) => ({
-      run: Math.floor(i / sides.length) + 1,
+    runs.map((r) => ({
+      run: r.round,
       operator: r.operator,
       'first pass s': fmt(r.firstPass),
       'CPU s first pass': fmt(r.firstPassCpu, 2),
@@ -189,7 +190,7 @@ async function main() {
   table(
     kinds.map((what) => ({
       'writes / CR': what,
-      ...Object.fromEntries(runs.map((r, i) => [`${r.operator} (${Math.floor(i / sides.length) + 1})`, fmt(r.writesBy[what] ?? 0, 2)])),
+      ...Object.fromEntries(runs.map((r) => [`${r.operator} (${r.round})`, fmt(r.writesBy[what] ?? 0, 2)])),
     })),
   );
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));

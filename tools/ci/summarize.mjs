@@ -11,6 +11,9 @@ const root = new URL('../..', import.meta.url).pathname;
 let passed = 0;
 let failed = 0;
 const failures = [];
+/** An error's text as the closing list shows it: its non-empty lines, indented, each cut at 300 characters. */
+const lines = (text) => text.split('\n').filter((l) => l.trim());
+const indented = (ls) => ls.map((l) => `      ${l.trim().slice(0, 300)}`);
 for (const group of ['packages', 'apps', 'e2e']) {
   let projects = [];
   try {
@@ -36,19 +39,15 @@ for (const group of ['packages', 'apps', 'e2e']) {
     } catch {
       // an older run, or a project not on the shared vitest setup
     }
-    const indent = (text) =>
-      text
-        .split('\n')
-        .filter((l) => l.trim())
-        .slice(0, 12)
-        .map((l) => `      ${l.trim().slice(0, 300)}`);
     passed += r.numPassedTests ?? 0;
     failed += r.numFailedTests ?? 0;
     // A file that failed to load has no test results but must not pass silently.
     for (const file of r.testResults ?? []) {
       if (file.status === 'failed' && !(file.assertionResults ?? []).some((a) => a.status === 'failed')) {
         failed += 1;
-        const why = hookErrors.filter((e) => e.file === file.name).flatMap((e) => [`    in ${e.where ? `"${e.where}"` : 'the file'}:`, ...indent(e.text)]);
+        const why = hookErrors
+          .filter((e) => e.file === file.name)
+          .flatMap((e) => [`    in ${e.where ? `"${e.where}"` : 'the file'}:`, ...indented(lines(e.text))]);
         const message = (file.message ?? '').split('\n')[0];
         failures.push([`${group}/${project}: ${file.name.replace(root, '')}${message ? ` (${message})` : ''}`, ...why].join('\n'));
       }
@@ -56,19 +55,16 @@ for (const group of ['packages', 'apps', 'e2e']) {
         if (a.status !== 'failed') continue;
         // The error's message beside the name, without its stack (a CI log is often read from its
         // end only): up to 30 lines, as a test that explains its failure may print a trail.
-        const lines = (a.failureMessages ?? [])
-          .join('\n')
-          .split('\n')
-          .filter((l) => l.trim());
-        const stack = lines.findIndex((l) => /^\s*at /.test(l));
-        const why = lines.slice(0, Math.min(30, Math.max(stack === -1 ? 4 : stack, 1)));
-        failures.push([`${group}/${project}: ${a.fullName}`, ...why.map((l) => `      ${l.trim().slice(0, 300)}`)].join('\n'));
+        const message = lines((a.failureMessages ?? []).join('\n'));
+        const stack = message.findIndex((l) => /^\s*at /.test(l));
+        const why = message.slice(0, Math.min(30, Math.max(stack === -1 ? 4 : stack, 1)));
+        failures.push([`${group}/${project}: ${a.fullName}`, ...indented(why)].join('\n'));
       }
     }
     // vitest fails a run with an error outside every test even when all tests passed.
     for (const e of hookErrors.filter((h) => h.where === 'unhandled')) {
       failed += 1;
-      failures.push([`${group}/${project}: an error outside every test`, ...indent(e.text)].join('\n'));
+      failures.push([`${group}/${project}: an error outside every test`, ...indented(lines(e.text))].join('\n'));
     }
   }
 }
