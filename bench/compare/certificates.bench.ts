@@ -15,16 +15,30 @@
 //                                         (its Ready count, CPU and RSS), marked unfinished
 // Readiness is counted from one watch per run (./watched-count.ts), not by polling lists.
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
+//   OPKIT_BENCH_APISERVER_PPROF=<dir>   a CPU profile of kube-apiserver over each run's first 20 s of
+//                                       issuance, written to <dir>/<namespace>.pprof (go tool pprof -top)
 import { Client, Namespace, Transport, defineKind, type KubeObject } from '@opkit/runtime';
 import { imageNodeBinary } from '@opkit/testing/containers';
-import { certManagerToolset, kubectlApply, startControlPlane, workspaceApp, workspaceRoot, type ControlPlane } from '@opkit/testing';
+import {
+  certManagerToolset,
+  findBinary,
+  kubectlApply,
+  startControlPlane,
+  workspaceApp,
+  workspaceRoot,
+  WRITE_VERBS,
+  type AuditEvent,
+  type ControlPlane,
+} from '@opkit/testing';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table, runBench } from '../report.js';
 import { cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
 import { opkitCommand } from './opkit-command.js';
+import { requestsBy } from './requests-by.js';
 import { watchedCount } from './watched-count.js';
 
 type Conditioned = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
@@ -54,6 +68,8 @@ interface Run {
   apiCpu: number;
   rss: number;
   writesPerCert: number;
+  /** Every request the operator made per certificate (reads and Events too), by what was asked. */
+  requestsBy: Record<string, number>;
 }
 
 async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns: string): Promise<Run> {
@@ -100,6 +116,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   const cpu0 = cpuSeconds(child.pid!);
   const apiCpu0 = descendantCpuSeconds(API_PROCESSES);
   const t0 = performance.now();
+  const pprof = apiServerProfile(plane, ns);
   const certs = Array.from({ length: N }, (_, i) => ({
     apiVersion: v1,
     kind: 'Certificate',
@@ -111,17 +128,31 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   const done = await certificates.until(N + 1, `${side.label}: certificates Ready`, { deadlineMs: DEADLINE_MIN * 60_000, alive, since: t0 });
   await certificates.stop();
   const seconds = (performance.now() - t0) / 1000;
+  await pprof;
   const cpu = cpuSeconds(child.pid!) - cpu0;
   const apiCpu = descendantCpuSeconds(API_PROCESSES) - apiCpu0;
   const rss = processMemory(child.pid!).rss / 2 ** 20;
   await new Promise((r) => setTimeout(r, 2_000));
-  const writes = plane
-    .audit!.writes({ since })
-    .filter((e) => (e.userAgent ?? '').startsWith(side.userAgent) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events').length;
+  const ours = (e: AuditEvent) => (e.userAgent ?? '').startsWith(side.userAgent) && (e.objectRef?.namespace ?? ns) === ns;
+  const requests = plane.audit!.query({ since }).filter(ours);
+  const writes = requests.filter((e) => WRITE_VERBS.includes(e.verb) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events').length;
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
-  return { operator: side.label, ready: done.count - 1, seconds, cpu, apiCpu, rss, writesPerCert: writes / N };
+  return { operator: side.label, ready: done.count - 1, seconds, cpu, apiCpu, rss, writesPerCert: writes / N, requestsBy: requestsBy(requests, N) };
+}
+
+/** Where kube-apiserver spends its CPU while a side issues: its own profiler, over the admin's connection. */
+async function apiServerProfile(plane: ControlPlane, ns: string): Promise<void> {
+  const dir = process.env.OPKIT_BENCH_APISERVER_PPROF;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  const out = openSync(join(dir, `${ns}.pprof`), 'w');
+  const kubectl = spawn(findBinary('kubectl'), [`--kubeconfig=${plane.kubeconfigPath}`, 'get', '--raw', '/debug/pprof/profile?seconds=20'], {
+    stdio: ['ignore', out, 'inherit'],
+  });
+  await new Promise((r) => kubectl.on('exit', r));
+  closeSync(out);
 }
 
 async function main() {
@@ -189,6 +220,14 @@ async function main() {
       'API server + etcd CPU s': fmt(r.apiCpu, 2),
       'RSS MiB': fmt(r.rss),
       'writes / certificate': fmt(r.writesPerCert, 2),
+    })),
+  );
+  // Where the API server's work comes from: every request per certificate, run by run.
+  const asked = [...new Set(runs.flatMap((r) => Object.keys(r.requestsBy)))].sort();
+  table(
+    asked.map((what) => ({
+      'requests / certificate': what,
+      ...Object.fromEntries(runs.map((r, i) => [`${r.operator} (${Math.floor(i / sidesPerRound) + 1})`, fmt(r.requestsBy[what] ?? 0, 2)])),
     })),
   );
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));

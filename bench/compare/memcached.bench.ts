@@ -25,6 +25,7 @@ import { table, runBench } from '../report.js';
 import { cpuSeconds, median, processMemory } from '../process-stats.js';
 import { nodeArgVariants, opkitCommand } from './opkit-command.js';
 import { buildGoComparator } from './go-build.js';
+import { requestsBy } from './requests-by.js';
 import { watchedCount, type WatchedCount } from './watched-count.js';
 
 const N = Number(process.env.OPKIT_BENCH_COMPARE_N ?? 1000);
@@ -98,11 +99,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, label: string,
   const rss = processMemory(child.pid!).rss / 2 ** 20;
   const ours = (e: { userAgent?: string }) => (e.userAgent ?? '').startsWith(isGo ? 'go-memcached-operator' : 'memcached-operator/');
   const written = plane.audit!.writes({ since }).filter((e) => ours(e) && e.objectRef?.namespace === ns);
-  const writesBy: Record<string, number> = {};
-  for (const e of written) {
-    const what = `${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''} ${e.verb}${e.responseStatus?.code === 409 ? ' 409' : ''}`;
-    writesBy[what] = (writesBy[what] ?? 0) + 1 / N;
-  }
+  const writesBy = requestsBy(written, N);
   // A restart over converged objects: a full resync that must write nothing.
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
