@@ -1,7 +1,7 @@
 /**
- * Just enough DER: writing PKCS#12 files and subjectAltNames (definite lengths, the universal types
- * they use, context-specific tags; what we write is read back by OpenSSL, Java and Node in the
- * tests), and reading the names of a CSR or a certificate, strictly (DerError).
+ * Just enough DER: writing PKCS#12 files, CSRs, certificates and their extensions (definite
+ * lengths, the universal types they use, context-specific tags; what we write is read back by
+ * OpenSSL, Java and Node in the tests), and reading CSRs and certificates, strictly (DerError).
  */
 
 const length = (n: number): Buffer => {
@@ -31,6 +31,26 @@ export function integer(n: number): Buffer {
   } while (v > 0);
   if (bytes[0]! & 0x80) bytes.unshift(0); // do … while: at least one byte
   return tlv(0x02, Buffer.from(bytes));
+}
+
+/** An INTEGER from unsigned big-endian bytes, in its shortest form, positive. */
+export function unsignedInteger(bytes: Buffer): Buffer {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const b = bytes.subarray(start);
+  return tlv(0x02, b[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
+}
+
+export const bitString = (b: Buffer, unusedBits = 0) => tlv(0x03, Buffer.concat([Buffer.from([unusedBits]), b]));
+export const boolean = (v: boolean) => Buffer.from([0x01, 0x01, v ? 0xff : 0x00]);
+
+/** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050; whole seconds, Zulu. */
+export function time(d: Date): Buffer {
+  const year = d.getUTCFullYear();
+  if (!(year >= 1950 && year <= 9999)) throw new RangeError(`a certificate time in ${year}`);
+  const iso = d.toISOString(); // 2026-11-29T01:35:17.000Z
+  const digits = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
+  return year < 2050 ? tlv(0x17, Buffer.from(digits.slice(2), 'ascii')) : tlv(0x18, Buffer.from(digits, 'ascii'));
 }
 
 export function oid(dotted: string): Buffer {
@@ -71,6 +91,8 @@ export interface Tlv {
   tag: number;
   content: Buffer;
   next: number;
+  /** The whole TLV as encoded, header included (what a signature covers). */
+  raw: Buffer;
 }
 
 /**
@@ -93,7 +115,7 @@ export function readTlv(buf: Buffer, offset = 0): Tlv {
     start += n;
   }
   if (start + len > buf.length) throw new DerError(`a value of ${len} bytes at ${offset} runs past the end (${buf.length} bytes)`);
-  return { tag, content: buf.subarray(start, start + len), next: start + len };
+  return { tag, content: buf.subarray(start, start + len), next: start + len, raw: buf.subarray(offset, start + len) };
 }
 
 /** The TLVs inside a constructed value (a SEQUENCE's items). */

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { children, decodeOid, DerError, explicit, ia5, oid, readTlv, sequence, tlv, utf8String } from './der.js';
-import { x509 } from './crypto-provider.js';
+import { extension, type RawExtension } from './x509-write.js';
 
 // The GeneralName forms written here (RFC 5280 §4.2.1.6), context-specific implicit tags.
 const TAG = { otherName: 0xa0, rfc822Name: 0x81, dNSName: 0x82, uri: 0x86, iPAddress: 0x87 } as const;
@@ -25,11 +25,11 @@ const ipBytes = (ip: string): Buffer => {
 
 const otherName = (o: OtherName) => tlv(TAG.otherName, Buffer.concat([oid(o.oid), explicit(0, utf8String(o.utf8Value))]));
 
-/** The subjectAltName extension written by hand, for the names peculiar's builder does not write (otherName). */
-export function sanWithOtherNames(
+/** The subjectAltName extension: DNS names, IP addresses, URIs, email addresses, then otherNames. */
+export function subjectAltName(
   id: { dnsNames: string[]; ipAddresses: string[]; uris: string[]; emailAddresses: string[]; otherNames: OtherName[] },
   critical: boolean,
-): x509.Extension {
+): RawExtension {
   const names = sequence(
     ...id.dnsNames.map((d) => ia5(TAG.dNSName, d)),
     ...id.ipAddresses.map((ip) => tlv(TAG.iPAddress, ipBytes(ip))),
@@ -37,7 +37,7 @@ export function sanWithOtherNames(
     ...id.emailAddresses.map((e) => ia5(TAG.rfc822Name, e)),
     ...id.otherNames.map(otherName),
   );
-  return new x509.Extension(OID_SAN, critical, names);
+  return extension(OID_SAN, critical, names);
 }
 
 const ipString = (b: Buffer): string => {
@@ -127,6 +127,6 @@ export function nameConstraintsProblems(nc: NameConstraintsSpec): string[] {
 }
 
 /** The nameConstraints extension (RFC 5280 §4.2.1.10), for a CA certificate. */
-export function nameConstraintsExtension(nc: NameConstraintsSpec): x509.Extension {
-  return new x509.Extension(OID_NAME_CONSTRAINTS, !!nc.critical, sequence(...subtrees(0xa0, nc.permitted), ...subtrees(0xa1, nc.excluded)));
+export function nameConstraintsExtension(nc: NameConstraintsSpec): RawExtension {
+  return extension(OID_NAME_CONSTRAINTS, !!nc.critical, sequence(...subtrees(0xa0, nc.permitted), ...subtrees(0xa1, nc.excluded)));
 }

@@ -4,6 +4,7 @@ import { publicKeyDer } from './keys.js';
 import { textMemo } from './parse-memo.js';
 import { x509 } from './crypto-provider.js';
 import { OID_SAN, sanNames } from './general-names.js';
+import { readCertificate } from './x509-read.js';
 
 /** PEM blocks of a chain, leaf first. */
 export const splitPem = (pem: string): string[] => pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
@@ -16,12 +17,6 @@ export interface CertificateInfo extends Identity {
   publicKeyDer: Buffer;
   /** The subject as encoded (compared whole for literalSubject). */
   subjectName: x509.Name;
-}
-
-/** The certificate's Subject Alternative Names, read from the extension itself (otherNames included). */
-function subjectAltNames(c: x509.X509Certificate): Omit<Identity, 'commonName' | 'organizations'> {
-  const san = c.getExtension(OID_SAN);
-  return san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] };
 }
 
 /**
@@ -38,10 +33,11 @@ function inspect(pem: string): CertificateInfo {
   const [leaf] = splitPem(pem);
   if (!leaf) throw new Error('no PEM certificate found');
   const c = parseX509(leaf);
-  // Parsed once more, by the x509 library, for what Node does not decode: the SANs' extension and
-  // the subject as encoded.
-  const parsed = new x509.X509Certificate(c.raw);
-  const subject = parsed.subjectName;
+  // Read once more, by hand, for what Node does not decode: the SANs' extension and the subject as
+  // encoded.
+  const parts = readCertificate(c.raw);
+  const subject = new x509.Name(parts.subject);
+  const san = parts.extensions.find((e) => e.type === OID_SAN);
   return {
     x509: c,
     notBefore: new Date(c.validFrom),
@@ -53,7 +49,7 @@ function inspect(pem: string): CertificateInfo {
     // multi-valued attribute on one line, so a common name with a comma never matched its spec.
     commonName: subject.getField('2.5.4.3')[0],
     organizations: subject.getField('2.5.4.10'),
-    ...subjectAltNames(parsed),
+    ...(san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] }),
   };
 }
 

@@ -1,6 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { webcrypto, type CryptoKey } from './crypto-provider.js';
 import { objectMemo, textMemo } from './parse-memo.js';
 
 const generate = promisify(generateKeyPair);
@@ -76,27 +75,6 @@ export const keyMatchesSpec = (key: KeyObject, spec: KeySpec): boolean => {
   const d = describeKey(key);
   return d.algorithm === spec.algorithm && d.size === spec.size;
 };
-
-/** The WebCrypto algorithm a key signs with (SHA-256 for RSA and P-256, wider hashes for bigger curves). */
-export function signingAlgorithm(key: KeyObject) {
-  const d = describeKey(key);
-  if (d.algorithm === 'RSA') return { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
-  if (d.algorithm === 'ECDSA') return { name: 'ECDSA', namedCurve: curve(d.size)!, hash: d.size === 256 ? 'SHA-256' : d.size === 384 ? 'SHA-384' : 'SHA-512' };
-  return { name: 'Ed25519' };
-}
-
-/**
- * A Node key as the WebCrypto keys @peculiar/x509 signs with, made once per key: a CA issuer's key
- * signs every certificate of the CA.
- */
-export const toCryptoKeys = objectMemo(async (privateKey: KeyObject): Promise<{ privateKey: CryptoKey; publicKey: CryptoKey }> => {
-  const alg = signingAlgorithm(privateKey);
-  const pub = createPublicKey(privateKey);
-  return {
-    privateKey: await webcrypto.subtle.importKey('pkcs8', privateKey.export({ type: 'pkcs8', format: 'der' }), alg, true, ['sign']),
-    publicKey: await webcrypto.subtle.importKey('spki', pub.export({ type: 'spki', format: 'der' }), alg, true, ['verify']),
-  };
-});
 
 /**
  * The public key as SPKI DER, derived once per key: compares keys across certificates, CSRs and

@@ -4,9 +4,10 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readSecretState } from '../controllers/certificates/secret-state.js';
 import { createCSR, CsrError, parseCSR } from './csr.js';
 import { children, DerError, readTlv } from './der.js';
-import { sanNames, sanWithOtherNames } from './general-names.js';
+import { sanNames, subjectAltName } from './general-names.js';
 import { encodePrivateKey } from './keys.js';
 import { selfSign } from './sign.js';
+import { pemBlock, readCertificate } from './x509-read.js';
 
 // Bytes a tenant writes (a CertificateRequest's CSR) or another writer leaves in a Secret (a
 // certificate and key): parsed by the operator for everyone. Each gives a result or a typed
@@ -25,7 +26,7 @@ const validCsr = await createCSR(spec as never, key);
 const validCert = (
   await selfSign({ csr: await parseCSR(validCsr), durationMs: 86_400_000, isCA: false, usages: ['digital signature', 'key encipherment'] } as never, key)
 ).certificate;
-const validSan = Buffer.from(sanWithOtherNames(spec, false).value);
+const validSan = subjectAltName(spec, false).value;
 
 /** Bytes damaged: changed, cut, or spliced with garbage. */
 const damage = (valid: Buffer) =>
@@ -63,6 +64,12 @@ export const targets = fuzzTargets(
     name: 'sanNames: the names or a DerError, for any subjectAltName',
     arbitrary: bytes(validSan),
     run: (b: Buffer) => sanNames(b),
+    expected: refusesWith(DerError),
+  },
+  {
+    name: 'pemBlock and readCertificate: the parts or a DerError, for any certificate PEM',
+    arbitrary: damagedPem('CERTIFICATE', validCert),
+    run: (pem: string) => readCertificate(pemBlock(pem, ['CERTIFICATE'])),
     expected: refusesWith(DerError),
   },
   {

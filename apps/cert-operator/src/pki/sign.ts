@@ -2,10 +2,20 @@ import { randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
 import type { KeyUsage } from '../api/v1/shared.js';
 import { x509 } from './crypto-provider.js';
 import { csrExtension, OID_NAME_CONSTRAINTS, sanExtension, type ParsedCSR } from './csr.js';
-import { signingAlgorithm, toCryptoKeys } from './keys.js';
+import { readTlv } from './der.js';
 import { parseX509, splitPem } from './inspect.js';
 import { textMemo } from './parse-memo.js';
 import { usageExtensions } from './usages.js';
+import { pemBlock, readCertificate } from './x509-read.js';
+import {
+  authorityKeyIdentifier,
+  basicConstraints,
+  fromLibrary,
+  keyIdentifier,
+  subjectKeyIdentifier,
+  writeCertificate,
+  type RawExtension,
+} from './x509-write.js';
 
 export interface SigningTemplate {
   csr: ParsedCSR;
@@ -30,55 +40,66 @@ export interface Issued {
 const serial = () => {
   const b = randomBytes(16);
   b[0]! &= 0x7f;
-  return b.toString('hex');
+  return b;
 };
 
-/**
- * The leaf's authority key id is the CA's subject key id as the CA wrote it, copied (RFC 5280
- * 4.2.1.1): recomputing it from the CA's key (method 1) breaks chain building for a CA whose id
- * was made another way. Computed only for a CA that has none.
- */
-async function authorityKeyId(authority: x509.X509Certificate): Promise<x509.Extension> {
-  const ski = authority.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
-  return ski ? new x509.AuthorityKeyIdentifierExtension(ski) : x509.AuthorityKeyIdentifierExtension.create(authority);
+/** What signing under a CA certificate needs from it, read once for the 256 CAs that signed last. */
+interface Authority {
+  subject: Buffer;
+  notAfter: Date;
+  /**
+   * The leaf's authority key id: the CA's subject key id as the CA wrote it, copied (RFC 5280
+   * 4.2.1.1): recomputing it from the CA's key breaks chain building for a CA whose id was made
+   * another way. Computed (method 1) only for a CA that has none.
+   */
+  keyId: Buffer;
 }
 
-async function extensions(t: SigningTemplate, authority?: x509.X509Certificate): Promise<x509.Extension[]> {
+const readAuthority = textMemo(256, 65_536, (pem: string): Authority => {
+  const parts = readCertificate(pemBlock(pem, ['CERTIFICATE']));
+  const ski = parts.extensions.find((e) => e.type === '2.5.29.14');
+  return Object.freeze({
+    subject: parts.subject,
+    notAfter: new Date(parseX509(pem).validTo),
+    keyId: ski ? readTlv(ski.value).content : keyIdentifier(parts.spki),
+  });
+});
+
+function extensions(t: SigningTemplate, authority?: Authority): RawExtension[] {
   return [
-    new x509.BasicConstraintsExtension(t.isCA, undefined, true),
+    basicConstraints(t.isCA),
     ...usageExtensions(t.usages),
     // The SANs as parsed (otherNames included), critical when the subject is empty.
-    ...sanExtension(t.csr, t.csr.subject),
+    ...sanExtension(t.csr, t.csr.subjectDer),
     // A CA's name constraints, as its CSR asks for them.
-    ...(t.isCA ? [csrExtension(t.csr, OID_NAME_CONSTRAINTS)].filter((e): e is x509.Extension => !!e) : []),
-    await x509.SubjectKeyIdentifierExtension.create(t.csr.csr.publicKey),
-    ...(authority ? [await authorityKeyId(authority)] : []),
-    ...(t.crlDistributionPoints?.length ? [new x509.CRLDistributionPointsExtension(t.crlDistributionPoints)] : []),
+    ...(t.isCA ? [csrExtension(t.csr, OID_NAME_CONSTRAINTS)].filter((e): e is RawExtension => !!e) : []),
+    subjectKeyIdentifier(t.csr.spki),
+    ...(authority ? [authorityKeyIdentifier(authority.keyId)] : []),
+    ...(t.crlDistributionPoints?.length ? [fromLibrary(new x509.CRLDistributionPointsExtension(t.crlDistributionPoints))] : []),
     ...(t.ocspServers?.length || t.issuingCertificateURLs?.length
-      ? [new x509.AuthorityInfoAccessExtension({ ocsp: t.ocspServers ?? [], caIssuers: t.issuingCertificateURLs ?? [] })]
+      ? [fromLibrary(new x509.AuthorityInfoAccessExtension({ ocsp: t.ocspServers ?? [], caIssuers: t.issuingCertificateURLs ?? [] }))]
       : []),
   ];
 }
 
-/** Signs the CSR with its own key: the SelfSigned issuer. The key must be the CSR's. */
 // X.509 validity has whole-second precision: start on a second, so the lifetime is exactly the duration.
 const signingTime = (t: SigningTemplate) => new Date(Math.floor((t.now ?? new Date()).getTime() / 1000) * 1000);
 
+/** Signs the CSR with its own key: the SelfSigned issuer. The key must be the CSR's. */
 export async function selfSign(t: SigningTemplate, key: KeyObject): Promise<Issued> {
   const now = signingTime(t);
-  const keys = await toCryptoKeys(key);
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
-    subject: t.csr.subject,
-    issuer: t.csr.subject,
-    notBefore: now,
-    notAfter: new Date(now.getTime() + t.durationMs),
-    publicKey: keys.publicKey,
-    signingKey: keys.privateKey,
-    signingAlgorithm: signingAlgorithm(key),
-    extensions: await extensions(t),
-  });
-  const pem = cert.toString('pem');
+  const pem = writeCertificate(
+    {
+      serial: serial(),
+      issuer: t.csr.subjectDer,
+      subject: t.csr.subjectDer,
+      notBefore: now,
+      notAfter: new Date(now.getTime() + t.durationMs),
+      spki: t.csr.spki,
+      extensions: extensions(t),
+    },
+    key,
+  );
   return { certificate: `${pem}\n`, ca: `${pem}\n` };
 }
 
@@ -89,25 +110,21 @@ export async function selfSign(t: SigningTemplate, key: KeyObject): Promise<Issu
 export async function caSign(t: SigningTemplate, ca: { chainPem: string; key: KeyObject }): Promise<Issued> {
   const now = signingTime(t);
   const chain = splitPem(ca.chainPem);
-  const caCert = parseCaCertificate(chain[0]!);
-  const notAfter = new Date(Math.min(now.getTime() + t.durationMs, caCert.notAfter.getTime()));
-  const keys = await toCryptoKeys(ca.key);
-  const leaf = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
-    subject: t.csr.subject,
-    issuer: caCert.subjectName,
-    notBefore: now,
-    notAfter,
-    publicKey: t.csr.csr.publicKey,
-    signingKey: keys.privateKey,
-    signingAlgorithm: signingAlgorithm(ca.key),
-    extensions: await extensions(t, caCert),
-  });
-  return { certificate: `${[leaf.toString('pem'), ...chain].join('\n')}\n`, ca: `${chain[chain.length - 1]}\n` };
+  const authority = readAuthority(chain[0]!);
+  const leaf = writeCertificate(
+    {
+      serial: serial(),
+      issuer: authority.subject,
+      subject: t.csr.subjectDer,
+      notBefore: now,
+      notAfter: new Date(Math.min(now.getTime() + t.durationMs, authority.notAfter.getTime())),
+      spki: t.csr.spki,
+      extensions: extensions(t, authority),
+    },
+    ca.key,
+  );
+  return { certificate: `${[leaf, ...chain].join('\n')}\n`, ca: `${chain[chain.length - 1]}\n` };
 }
-
-/** A CA's certificate as the x509 library reads it, parsed once for the 256 CAs that signed last. */
-const parseCaCertificate = textMemo(256, 65_536, (pem: string) => new x509.X509Certificate(pem));
 
 /** Why a Secret's pair cannot sign as a CA, if it cannot: Issuer readiness for the CA type. */
 export function caKeyPairProblem(chainPem: string | undefined, key: KeyObject | undefined): string | undefined {

@@ -1,18 +1,19 @@
 import type { KeyUsage } from '../api/v1/shared.js';
-import { x509 } from './crypto-provider.js';
+import { bitString, oid, sequence } from './der.js';
+import { extension, type RawExtension } from './x509-write.js';
 
-const F = x509.KeyUsageFlags;
-const KEY_USAGE: Partial<Record<KeyUsage, number>> = {
-  signing: F.digitalSignature,
-  'digital signature': F.digitalSignature,
-  'content commitment': F.nonRepudiation,
-  'key encipherment': F.keyEncipherment,
-  'key agreement': F.keyAgreement,
-  'data encipherment': F.dataEncipherment,
-  'cert sign': F.keyCertSign,
-  'crl sign': F.cRLSign,
-  'encipher only': F.encipherOnly,
-  'decipher only': F.decipherOnly,
+/** KeyUsage's named bits (RFC 5280 §4.2.1.3): digitalSignature is bit 0. */
+const KEY_USAGE_BIT: Partial<Record<KeyUsage, number>> = {
+  signing: 0,
+  'digital signature': 0,
+  'content commitment': 1,
+  'key encipherment': 2,
+  'data encipherment': 3,
+  'key agreement': 4,
+  'cert sign': 5,
+  'crl sign': 6,
+  'encipher only': 7,
+  'decipher only': 8,
 };
 
 export const EXT_KEY_USAGE: Partial<Record<KeyUsage, string>> = {
@@ -38,9 +39,23 @@ export function effectiveUsages(usages: readonly KeyUsage[] | undefined, isCA: b
   return list;
 }
 
+/**
+ * A named bit list in DER (X.690 §11.2.2): bit 0 is the first byte's high bit, and trailing zero
+ * bits are left out.
+ */
+function namedBits(bits: number[]): Buffer {
+  const highest = Math.max(...bits);
+  const bytes = Buffer.alloc((highest >> 3) + 1);
+  for (const b of bits) bytes[b >> 3]! |= 0x80 >> (b & 7);
+  return bitString(bytes, 7 - (highest & 7));
+}
+
 /** X.509 extensions for a set of usages: key usage flags (critical) and extended key usages. */
-export function usageExtensions(usages: KeyUsage[]): x509.Extension[] {
-  const flags = usages.reduce((f, u) => f | (KEY_USAGE[u] ?? 0), 0);
+export function usageExtensions(usages: KeyUsage[]): RawExtension[] {
+  const bits = [...new Set(usages.map((u) => KEY_USAGE_BIT[u]).filter((b): b is number => b !== undefined))];
   const ekus = [...new Set(usages.map((u) => EXT_KEY_USAGE[u]).filter((o): o is string => !!o))];
-  return [...(flags ? [new x509.KeyUsagesExtension(flags, true)] : []), ...(ekus.length ? [new x509.ExtendedKeyUsageExtension(ekus)] : [])];
+  return [
+    ...(bits.length ? [extension('2.5.29.15', true, namedBits(bits))] : []),
+    ...(ekus.length ? [extension('2.5.29.37', false, sequence(...ekus.map(oid)))] : []),
+  ];
 }

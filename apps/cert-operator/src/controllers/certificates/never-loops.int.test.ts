@@ -353,7 +353,7 @@ describe('never loops: a CA that rewrites the subject and adds extensions', () =
     const csr = await parseCSR(Buffer.from(pending.spec.request, 'base64').toString());
     const issued = await caSign(
       {
-        csr: { ...csr, subject: new x509.Name('CN=app.example.com, O=Rewritten by the CA, C=DE') },
+        csr: { ...csr, subjectDer: Buffer.from(new x509.Name('CN=app.example.com, O=Rewritten by the CA, C=DE').toArrayBuffer()) },
         durationMs: 30 * 86_400_000,
         isCA: false,
         usages: ['digital signature', 'key encipherment'],

@@ -3,7 +3,7 @@ import { DEFAULT_DURATION, type CertificateObject, type CertificateSpecType } fr
 import type { CertificateRequestObject } from '../../api/v1/certificaterequest.js';
 import { annotationIn, sameIssuerGroup, type ApiGroups } from '../../api/groups.js';
 import type { KeyUsage } from '../../api/v1/shared.js';
-import { csrExtension, literalName, OID_NAME_CONSTRAINTS, SUBJECT_ATTRIBUTES, subjectValues, type ParsedCSR } from '../../pki/csr.js';
+import { csrExtension, literalName, nameOf, OID_NAME_CONSTRAINTS, SUBJECT_ATTRIBUTES, subjectValues, type ParsedCSR } from '../../pki/csr.js';
 import { nameConstraintsExtension } from '../../pki/general-names.js';
 import { normalizeIP } from '../../pki/ip.js';
 import { describeKey, keyLabel, keySpecOf, publicKeyDer } from '../../pki/keys.js';
@@ -83,7 +83,7 @@ export function requestMismatches(groups: ApiGroups, spec: CertificateSpecType, 
   const out: string[] = [];
   // literalSubject replaces commonName and subject: the whole name is compared instead.
   const literal = spec.literalSubject;
-  if (literal && literalName(literal).toString() !== csr.subject.toString()) out.push('spec.literalSubject');
+  if (literal && literalName(literal).toString() !== nameOf(csr.subjectDer).toString()) out.push('spec.literalSubject');
   if (!literal && (spec.commonName || undefined) !== (csr.commonName || undefined)) out.push('spec.commonName');
   if (!sameSet(spec.dnsNames, csr.dnsNames)) out.push('spec.dnsNames');
   if (!sameSet(ips(spec.ipAddresses), ips(csr.ipAddresses))) out.push('spec.ipAddresses');
