@@ -163,7 +163,8 @@ async function main() {
   await build(join(root, 'apps/cert-operator/src/main.ts'), bundle);
   const node = await imageNodeBinary();
   const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  const plane = await startControlPlane({ audit: true });
+  // Profiling is off in the test API servers; on only when a profile is asked for.
+  const plane = await startControlPlane({ audit: true, apiServerArgs: process.env.OPKIT_BENCH_APISERVER_PPROF ? ['--profiling=true'] : [] });
   const runs: Run[] = [];
   let sidesPerRound = 1;
   try {
