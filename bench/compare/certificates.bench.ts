@@ -60,6 +60,7 @@ interface Side {
 
 interface Run {
   operator: string;
+  round: number;
   /** Certificates Ready when the run ended: N, or fewer at the deadline. */
   ready: number;
   seconds: number;
@@ -72,7 +73,7 @@ interface Run {
   requestsBy: Record<string, number>;
 }
 
-async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns: string): Promise<Run> {
+async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns: string, round: number): Promise<Run> {
   const admin = new Client(transport, { fieldManager: 'bench' });
   await admin.create(Namespace, { metadata: { name: ns } });
   const [cmd, args] = side.command(ns);
@@ -139,7 +140,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
-  return { operator: side.label, ready: done.count - 1, seconds, cpu, apiCpu, rss, writesPerCert: writes / N, requestsBy: requestsBy(requests, N) };
+  return { operator: side.label, round, ready: done.count - 1, seconds, cpu, apiCpu, rss, writesPerCert: writes / N, requestsBy: requestsBy(requests, N) };
 }
 
 /** Where kube-apiserver spends its CPU while a side issues: its own profiler, over the admin's connection. */
@@ -166,7 +167,6 @@ async function main() {
   // Profiling is off in the test API servers; on only when a profile is asked for.
   const plane = await startControlPlane({ audit: true, apiServerArgs: process.env.OPKIT_BENCH_APISERVER_PPROF ? ['--profiling=true'] : [] });
   const runs: Run[] = [];
-  let sidesPerRound = 1;
   try {
     const transport = new Transport(plane.kubeConfig);
     // cert-manager's CRDs, as its module ships them.
@@ -196,10 +196,9 @@ async function main() {
     ];
     const wanted = (process.env.OPKIT_BENCH_COMPARE_SIDES ?? 'opkit,opkit-cm,cert-manager').split(',');
     sides.splice(0, sides.length, ...sides.filter((s) => wanted.includes(s.slug)));
-    sidesPerRound = sides.length;
     for (let r = 0; r < ROUNDS; r++) {
       for (const side of sides) {
-        const run = await runOnce(plane, transport, side, `${side.slug}-${r}`);
+        const run = await runOnce(plane, transport, side, `${side.slug}-${r}`, r + 1);
         runs.push(run);
         console.log(
           `${side.label} run ${r + 1}: ${run.ready === N ? `${N} certificates Ready` : `UNFINISHED, ${run.ready} of ${N} Ready`} in ${run.seconds.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`,
@@ -211,8 +210,8 @@ async function main() {
   }
   const fmt = (x: number, d = 1) => x.toFixed(d);
   table(
-    runs.map((r, i) => ({
-      run: Math.floor(i / sidesPerRound) + 1,
+    runs.map((r) => ({
+      run: r.round,
       operator: r.operator,
       Ready: r.ready === N ? 'all' : `${r.ready} (unfinished)`,
       s: fmt(r.seconds),
@@ -228,7 +227,7 @@ async function main() {
   table(
     asked.map((what) => ({
       'requests / certificate': what,
-      ...Object.fromEntries(runs.map((r, i) => [`${r.operator} (${Math.floor(i / sidesPerRound) + 1})`, fmt(r.requestsBy[what] ?? 0, 2)])),
+      ...Object.fromEntries(runs.map((r) => [`${r.operator} (${r.round})`, fmt(r.requestsBy[what] ?? 0, 2)])),
     })),
   );
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));

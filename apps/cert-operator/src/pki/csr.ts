@@ -6,7 +6,7 @@ import { readTlv } from './der.js';
 import { publicKeyDer } from './keys.js';
 import { textMemo } from './parse-memo.js';
 import { effectiveUsages, usageExtensions } from './usages.js';
-import { nameConstraintsExtension, OID_NAME_CONSTRAINTS, OID_SAN, sanNames, subjectAltName, type OtherName } from './general-names.js';
+import { nameConstraintsExtension, OID_NAME_CONSTRAINTS, OID_SAN, subjectAltName, subjectAltNamesOf, type OtherName } from './general-names.js';
 import { pemBlock, readCsr, UnsupportedSignature } from './x509-read.js';
 import { basicConstraints, writeCsr, type RawExtension } from './x509-write.js';
 
@@ -164,9 +164,7 @@ export interface ParsedCSR extends Identity {
 }
 
 function identityOf(subject: x509.Name, extensions: readonly RawExtension[]): Identity {
-  const san = extensions.find((e) => e.type === OID_SAN);
-  const names = san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] };
-  return { commonName: subject.getField(CN)[0], ...names, organizations: subject.getField('2.5.4.10') };
+  return { commonName: subject.getField(CN)[0], ...subjectAltNamesOf(extensions), organizations: subject.getField('2.5.4.10') };
 }
 
 /** The CSR's own encoding of an extension, to be carried into the certificate as asked (name constraints, SANs with otherNames). */

@@ -73,6 +73,12 @@ export function sanNames(sanValue: ArrayBuffer | Buffer): {
   return out;
 }
 
+/** The names of the subjectAltName among a certificate's or CSR's extensions (none without one). */
+export function subjectAltNamesOf(extensions: readonly { type: string; value: Buffer }[]): ReturnType<typeof sanNames> {
+  const san = extensions.find((e) => e.type === OID_SAN);
+  return san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] };
+}
+
 export interface NameConstraintsSpec {
   critical?: boolean;
   permitted?: Subtrees;

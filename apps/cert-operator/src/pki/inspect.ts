@@ -3,7 +3,7 @@ import type { Identity } from './csr.js';
 import { publicKeyDer } from './keys.js';
 import { textMemo } from './parse-memo.js';
 import { x509 } from './crypto-provider.js';
-import { OID_SAN, sanNames } from './general-names.js';
+import { subjectAltNamesOf } from './general-names.js';
 import { readCertificate } from './x509-read.js';
 
 /** PEM blocks of a chain, leaf first. */
@@ -37,7 +37,6 @@ function inspect(pem: string): CertificateInfo {
   // encoded.
   const parts = readCertificate(c.raw);
   const subject = new x509.Name(parts.subject);
-  const san = parts.extensions.find((e) => e.type === OID_SAN);
   return {
     x509: c,
     notBefore: new Date(c.validFrom),
@@ -49,7 +48,7 @@ function inspect(pem: string): CertificateInfo {
     // multi-valued attribute on one line, so a common name with a comma never matched its spec.
     commonName: subject.getField('2.5.4.3')[0],
     organizations: subject.getField('2.5.4.10'),
-    ...(san ? sanNames(san.value) : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [], otherNames: [] }),
+    ...subjectAltNamesOf(parts.extensions),
   };
 }
 

@@ -1,6 +1,6 @@
 import { constants, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { children, decodeOid, DerError, readTlv, type Tlv } from './der.js';
-import type { RawExtension } from './x509-write.js';
+import { SIGNATURE_HASH, type RawExtension } from './x509-write.js';
 
 /**
  * CSRs and certificates read as DER by hand: only the parts the operator uses, every length
@@ -51,16 +51,7 @@ export class UnsupportedSignature extends Error {}
 function verifierOf(alg: Tlv): { hash: string | null; options: { padding?: number; saltLength?: number } } {
   const [id, params] = children(expect(alg, 0x30, 'the signature algorithm').content);
   const o = decodeOid(expect(id, 0x06, 'the signature algorithm id').content);
-  const simple: Record<string, string | null> = {
-    '1.2.840.10045.4.3.2': 'sha256',
-    '1.2.840.10045.4.3.3': 'sha384',
-    '1.2.840.10045.4.3.4': 'sha512',
-    '1.2.840.113549.1.1.11': 'sha256',
-    '1.2.840.113549.1.1.12': 'sha384',
-    '1.2.840.113549.1.1.13': 'sha512',
-    '1.3.101.112': null,
-  };
-  if (o in simple) return { hash: simple[o]!, options: {} };
+  if (SIGNATURE_HASH.has(o)) return { hash: SIGNATURE_HASH.get(o)!, options: {} };
   if (o === '1.2.840.113549.1.1.10') {
     // RSASSA-PSS: RSASSA-PSS-params { [0] hashAlgorithm, [1] maskGenAlgorithm, [2] saltLength, [3] trailerField }
     const hashes: Record<string, string> = { '2.16.840.1.101.3.4.2.1': 'sha256', '2.16.840.1.101.3.4.2.2': 'sha384', '2.16.840.1.101.3.4.2.3': 'sha512' };
@@ -119,12 +110,11 @@ export function readCsr(der: Buffer): CsrParts {
   }
   const bits = expect(sig, 0x03, 'the signature');
   if (bits.content[0] !== 0) throw new DerError('a signature with unused bits');
+  const v = verifierOf(alg!);
   let signature: CsrParts['signature'];
   try {
-    const v = verifierOf(alg!);
     signature = verify(v.hash, info!.raw, { key: publicKey, dsaEncoding: 'der', ...v.options }, bits.content.subarray(1)) ? 'valid' : 'invalid';
-  } catch (err) {
-    if (err instanceof UnsupportedSignature || err instanceof DerError) throw err;
+  } catch {
     // The key does not fit the algorithm (an EC key under an RSA signature): not a valid signature.
     signature = 'invalid';
   }

@@ -40,16 +40,31 @@ export const subjectKeyIdentifier = (spki: Buffer): RawExtension => extension('2
 /** authorityKeyIdentifier: SEQUENCE { keyIdentifier [0] IMPLICIT }, the issuer's subject key id. */
 export const authorityKeyIdentifier = (keyId: Buffer): RawExtension => extension('2.5.29.35', false, sequence(tlv(0x80, keyId)));
 
+/**
+ * The signature algorithms written and checked without parameters, by OID: the hash each signs
+ * with (none for Ed25519). RSASSA-PSS, which carries its hash in parameters, is read only.
+ */
+export const SIGNATURE_HASH: ReadonlyMap<string, string | null> = new Map([
+  ['1.2.840.10045.4.3.2', 'sha256'],
+  ['1.2.840.10045.4.3.3', 'sha384'],
+  ['1.2.840.10045.4.3.4', 'sha512'],
+  ['1.2.840.113549.1.1.11', 'sha256'],
+  ['1.2.840.113549.1.1.12', 'sha384'],
+  ['1.2.840.113549.1.1.13', 'sha512'],
+  ['1.3.101.112', null],
+]);
+
 /** The signature algorithm for a key: SHA-256 for RSA and P-256, wider hashes for bigger curves. */
 function algorithmOf(key: KeyObject): { der: Buffer; hash: string | null } {
   const d = describeKey(key);
-  if (d.algorithm === 'RSA') return { der: sequence(oid('1.2.840.113549.1.1.11'), nul()), hash: 'sha256' };
-  if (d.algorithm === 'ECDSA') {
-    const [o, hash] =
-      d.size === 256 ? ['1.2.840.10045.4.3.2', 'sha256'] : d.size === 384 ? ['1.2.840.10045.4.3.3', 'sha384'] : ['1.2.840.10045.4.3.4', 'sha512'];
-    return { der: sequence(oid(o!)), hash: hash! };
-  }
-  return { der: sequence(oid('1.3.101.112')), hash: null };
+  const o =
+    d.algorithm === 'RSA'
+      ? '1.2.840.113549.1.1.11'
+      : d.algorithm === 'Ed25519'
+        ? '1.3.101.112'
+        : (({ 256: '1.2.840.10045.4.3.2', 384: '1.2.840.10045.4.3.3' } as Record<number, string>)[d.size] ?? '1.2.840.10045.4.3.4');
+  // RSA's AlgorithmIdentifier carries an explicit NULL; ECDSA's and Ed25519's carry nothing.
+  return { der: sequence(oid(o), ...(d.algorithm === 'RSA' ? [nul()] : [])), hash: SIGNATURE_HASH.get(o)! };
 }
 
 /** SEQUENCE { toBeSigned, signatureAlgorithm, signature BIT STRING }, ECDSA signatures in DER. */
