@@ -11,6 +11,11 @@ export interface FaultProxyOptions {
   rates?: Partial<FaultRates>;
   /** Inject from the start (default true); `faults(false)` stops, `faults(true)` resumes. */
   active?: boolean;
+  /**
+   * Watches whose path matches deliver every event `ms` late, in order: a cache that lags its own
+   * writes, as behind a busy API server, deterministically (faults on or off).
+   */
+  watchLag?: { path: RegExp; ms: number };
 }
 
 export interface FaultProxy {
@@ -130,6 +135,24 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
     }
   };
 
+  /** A watch that passes, each chunk of its stream `ms` late (one delay for all: order is kept). */
+  const lagged = (req: IncomingMessage, res: ServerResponse, ms: number) =>
+    void forward(req, res, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, Object.fromEntries(Object.entries(answer.headers).filter(([k]) => !HOP_BY_HOP.has(k))) as Record<string, string>);
+      const timers = new Set<NodeJS.Timeout>();
+      const later = (f: () => void) => {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          f();
+        }, ms);
+        timers.add(t);
+      };
+      answer.on('data', (chunk: Buffer) => later(() => res.write(chunk)));
+      answer.on('end', () => later(() => res.end()));
+      answer.on('error', () => res.destroy());
+      res.on('close', () => timers.forEach(clearTimeout));
+    });
+
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
     const info: RequestInfo = {
@@ -148,6 +171,7 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
       stats.injected++;
       stats.byKind[fault.kind] = (stats.byKind[fault.kind] ?? 0) + 1;
     }
+    if (fault.kind === 'pass' && info.watch && o.watchLag?.path.test(info.path)) return lagged(req, res, o.watchLag.ms);
     apply(fault, req, res);
   });
   server.keepAliveTimeout = 60_000;

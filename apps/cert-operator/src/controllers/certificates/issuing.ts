@@ -78,7 +78,7 @@ export async function upToDate(
 ): Promise<Result> {
   const { api } = cfg;
   const wrote = await applySecret(c, { chainPem: state.certPem!, keyPem: state.keyPem!, caPem: state.caPem }, state, ctx, cfg, reader);
-  if (wrote.problem) return outputProblem(api, c, ctx, wrote.problem);
+  if ('problem' in wrote) return outputProblem(api, c, ctx, wrote.problem);
   const cert = state.cert!;
   // The plan for the certificate as the status will record it: a window kept for another is not used.
   const plan = renewalPlan(c, cert, now, issuer);
@@ -131,7 +131,7 @@ export async function completeIssuance(
   const keyPem = encodePrivateKey(next.key, keySpecOf(c.spec.privateKey).encoding);
   const wrote = await applySecret(c, { chainPem, keyPem, caPem: cr.status?.ca ? unb64(cr.status.ca) : undefined }, state, ctx, cfg, reader);
   // The issued certificate stays in its CertificateRequest until the Secret can be written.
-  if (wrote.problem) return outputProblem(api, c, ctx, wrote.problem);
+  if ('problem' in wrote) return outputProblem(api, c, ctx, wrote.problem);
   const info = inspectCertificate(chainPem);
   // A new certificate: no renewal info about it yet (the renewal-info controller asks the CA next).
   const plan = renewalPlan(c, info, new Date(ctx.clock.now()), issuer, true);

@@ -1,6 +1,6 @@
 import { Client, CoreEvent, CustomResourceDefinition, Secret, Transport, type Manager } from '@opkit/runtime';
 import { testManager } from '@opkit/runtime/testing';
-import { createCertificateAuthority, startControlPlane, waitFor, type AuditEvent, type ControlPlane } from '@opkit/testing';
+import { createCertificateAuthority, startControlPlane, startFaultProxy, waitFor, type AuditEvent, type ControlPlane, type FaultProxy } from '@opkit/testing';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CertificateObject } from '../../api/v1/certificate.js';
@@ -401,6 +401,97 @@ describe('never loops: a CA that rewrites the subject and adds extensions', () =
     expect(counted.statusWrites).toBeLessThanOrEqual(4);
     expect((await admin.get(Certificate.kind, { namespace: NS, name: 'app' })).status?.revision).toBe(1);
   }, 90_000);
+});
+
+/**
+ * A cache that lags the operator's own writes (a busy API server's watch). A reconcile that
+ * repaired the Secret read it back from the cache, saw the damage it had just repaired, and
+ * re-issued in the same reconcile (a CI run caught the new revision, its Secret deleted by the
+ * test). Here every watch event of every kind arrives 2 s late, every time.
+ */
+describe('never loops: a cache that lags every write', () => {
+  const NS = 'lagging';
+  const LAG_MS = 2_000;
+  let plane: ControlPlane;
+  let admin: Client;
+  let proxy: FaultProxy | undefined;
+  let manager: Manager | undefined;
+  const apply = (obj: object) => plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj) });
+  const getCert = (name: string) => admin.get(Certificate.kind, { namespace: NS, name });
+  const getSecret = (name: string) => admin.get(Secret, { namespace: NS, name });
+  const waitReady = (name: string, revision = 1) =>
+    waitFor(`Certificate ${name} Ready at revision ${revision}`, async () => {
+      const c = await getCert(name);
+      return c.status?.conditions?.some((k) => k.type === 'Ready' && k.status === 'True') && (c.status?.revision ?? 0) >= revision && c;
+    });
+  /** The operator's writes since `since`: requests created, Secret writes. */
+  const counted = (since: Date) => {
+    const mine = plane.audit!.writes({ since }).filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.objectRef?.namespace === NS);
+    return {
+      requests: mine.filter((e) => e.verb === 'create' && e.objectRef?.resource === 'certificaterequests').length,
+      secretWrites: mine.filter((e) => e.objectRef?.resource === 'secrets' && e.objectRef.name === 'app').length,
+    };
+  };
+  /** Long enough for the cache to show everything, and for a repeated write to have been made. */
+  const settle = () => new Promise((r) => setTimeout(r, 3 * LAG_MS));
+
+  beforeAll(async () => {
+    plane = await startControlPlane({ audit: true });
+    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+    await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
+    for (const name of [SYSTEM, NS]) await plane.kubectl(['create', 'namespace', name]);
+    proxy = await startFaultProxy({ upstream: plane.kubeConfig, seed: 1, active: false, watchLag: { path: /./, ms: LAG_MS } });
+    manager = testManager(proxy.kubeConfig(), { name: OPERATOR }).manager;
+    addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM }));
+    await manager.start();
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    await proxy?.stop();
+    await plane?.stop();
+  });
+
+  it('issues once; a lost certificate is restored without a re-issue; a deleted Secret is re-issued once', async () => {
+    const ca = await createCertificateAuthority('lagging CA', 30);
+    await admin.create(Secret, {
+      metadata: { name: 'ca', namespace: NS },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': ca.cert, 'tls.key': ca.key },
+    } as never);
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace: NS }, spec: { ca: { secretName: 'ca' } } });
+    let since = new Date();
+    await apply({
+      apiVersion: 'cert.opkit.dev/v1',
+      kind: 'Certificate',
+      metadata: { name: 'app', namespace: NS },
+      spec: { secretName: 'app', issuerRef: { name: 'ca' }, dnsNames: ['app.example.com'], privateKey: { algorithm: 'ECDSA' } },
+    });
+    await waitReady('app');
+    await settle();
+    expect(counted(since)).toEqual({ requests: 1, secretWrites: 1 });
+    const issued = (await getSecret('app')).data!['tls.crt'];
+
+    // Only the certificate lost: restored from the request, one Secret write, no request.
+    since = new Date();
+    await admin.patch(Secret, { namespace: NS, name: 'app' }, { data: { 'tls.crt': Buffer.from('garbage').toString('base64') } });
+    await waitFor('tls.crt restored', async () => (await getSecret('app')).data?.['tls.crt'] === issued);
+    await settle();
+    expect(counted(since)).toEqual({ requests: 0, secretWrites: 1 });
+    const c = await getCert('app');
+    expect(c.status?.revision).toBe(1);
+    expect(c.status?.conditions?.find((k) => k.type === 'Issuing')).toBeUndefined();
+    expect((await getSecret('app')).data?.['tls.crt']).toBe(issued);
+
+    // The Secret deleted: one request, one Secret written, revision 2, and the Secret there.
+    since = new Date();
+    await admin.delete(Secret, { namespace: NS, name: 'app' });
+    await waitReady('app', 2);
+    expect((await getSecret('app')).data?.['tls.crt']).not.toBe(issued);
+    await settle();
+    expect(counted(since)).toEqual({ requests: 1, secretWrites: 1 });
+    expect((await getCert('app')).status?.revision).toBe(2);
+  }, 120_000);
 });
 
 /** Touches a Certificate's labels every EVERY_MS for ATTACK_MS, as a GitOps tool re-applying it would; returns how many times. */

@@ -56,7 +56,8 @@ export function desiredSecret(
 /**
  * Writes the Secret: the pair, the CA, and the additional formats and keystores the spec asks for
  * (server-side apply: keys the spec no longer asks for go). A keystore password that cannot be
- * read is returned as the problem, and nothing is written.
+ * read is returned as the problem, and nothing is written. Else the Secret as written: the cache
+ * shows it only later, and a reconcile that read it back from there would see what it just repaired.
  */
 export async function applySecret(
   c: CertificateObject,
@@ -65,9 +66,9 @@ export async function applySecret(
   ctx: ReconcileContext,
   cfg: CertOperatorConfig,
   reader: SecretReader,
-): Promise<{ problem?: { reason: string; message: string } }> {
+): Promise<{ problem: { reason: string; message: string } } | { secret: ObjectOf<typeof Secret> }> {
   const outputs = await secretOutputs(cfg.api, c, pems, state.secret, reader, new Date(ctx.clock.now()));
   if ('problem' in outputs) return { problem: outputs.problem };
-  await ctx.apply(Secret, desiredSecret(c, pems, cfg, state.secret?.type, outputs), state.secret);
-  return {};
+  const { obj } = await ctx.apply(Secret, desiredSecret(c, pems, cfg, state.secret?.type, outputs), state.secret);
+  return { secret: obj };
 }
