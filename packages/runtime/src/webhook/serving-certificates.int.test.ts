@@ -1,5 +1,5 @@
 import { FakeClock } from '../clock/clock.js';
-import { waitFor } from '@opkit/testing';
+import { startFaultProxy, waitFor } from '@opkit/testing';
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import { describe, expect, it } from 'vitest';
@@ -129,6 +129,62 @@ describe('the runtime keeps its own webhook certificates', () => {
       await Promise.all(keeping);
       await Promise.all(keepers.map((k) => k.stop()));
       transport.close();
+    }
+  });
+
+  // Each write returned the loop to a pass at once, which read the informers before they showed it:
+  // a new CA (or key) made and refused, again and again, at API latency, while the watch lagged.
+  it('waits for its informers to show each of its writes, instead of deciding again on what they showed before', async () => {
+    await suite.admin.create(Namespace, { metadata: { name: 'lag' } });
+    await suite.admin.create(MutatingWebhookConfiguration, {
+      metadata: { name: 'lag-test' },
+      webhooks: [
+        {
+          name: 'noop.test.opkit.dev',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Ignore',
+          clientConfig: { url: 'https://127.0.0.1:1/noop' },
+          rules: [],
+        },
+      ],
+    } as never);
+    // Every watch event 2 s late.
+    const proxy = await startFaultProxy({ upstream: suite.plane.kubeConfig, seed: 1, active: false, watchLag: { path: /./, ms: 2_000 } });
+    const transport = new Transport(proxy.kubeConfig());
+    const certs = new ServingCertificates(new Client(transport, { fieldManager: 'keeper' }), transport, silentLogger(), {
+      secret: { namespace: 'lag', name: 'lag-tls' },
+      hosts: ['127.0.0.1'],
+      inject: { mutating: ['lag-test'] },
+    });
+    certs.start();
+    const stop = new AbortController();
+    const keeping = certs.keep(stop.signal);
+    try {
+      const caBundle = async () => (await suite.admin.find(Secret, { namespace: 'lag', name: 'lag-tls' }))?.data?.['ca.crt'];
+      await waitFor(
+        'the CA injected',
+        async () => {
+          const w = await suite.admin.get(MutatingWebhookConfiguration, { name: 'lag-test' });
+          return !!w.webhooks?.[0]?.clientConfig.caBundle && w.webhooks[0].clientConfig.caBundle === (await caBundle());
+        },
+        { timeoutMs: 30_000 },
+      );
+      await new Promise((r) => setTimeout(r, 3_000));
+      // Two watches (each lists as it opens), the Secret created (a CA) and updated (the serving
+      // pair), the CA injected: 5 measured, and room for a watch reopened. Deciding again on what the
+      // informers showed before: 974.
+      console.log(`webhook certificates behind a lagging watch: ${proxy.stats.requests} requests`);
+      expect(proxy.stats.requests).toBeLessThanOrEqual(10);
+      expect(
+        new X509Certificate(Buffer.from((await suite.admin.get(Secret, { namespace: 'lag', name: 'lag-tls' })).data!['tls.crt']!, 'base64')).subjectAltName,
+      ).toBe('IP Address:127.0.0.1');
+    } finally {
+      stop.abort();
+      await keeping;
+      await certs.stop();
+      transport.close();
+      await proxy.stop();
     }
   });
 });

@@ -6,6 +6,7 @@ import { isAlreadyExists, isConflict, isNotFound } from '../client/errors.js';
 import { CustomResourceDefinition, MutatingWebhookConfiguration, Secret, ValidatingWebhookConfiguration, type Kind } from '../client/kind.js';
 import type { Transport } from '../client/transport.js';
 import { keyOf, type KubeObject, type ObjectKey } from '../client/types.js';
+import { caughtUp } from '../controller/read-your-writes.js';
 import { X509Certificate } from 'node:crypto';
 import { bundleCas, CA_LIFETIME_MS, decideRotation, heldCertificates, keyFor, pemKeys, SERVING_LIFETIME_MS, trustedBy, type TargetTrust } from './rotation.js';
 import { issueCa, issueServing, type KeyPair } from './self-signed.js';
@@ -24,6 +25,13 @@ export interface ServingCertificateOptions {
 }
 
 type Target = { kind: Kind; name: string };
+/** How long a pass waits for its informers to show this loop's last write (as the controllers' hold). */
+const OWN_WRITE_WAIT_MS = 10_000;
+/**
+ * After a write: at once (the next pass waits for its informers to show it); after a write refused
+ * for a newer version (another replica's): until the informer's event brings it, 1 s at most.
+ */
+const afterWrite = (made: boolean) => (made ? 0 : 1_000);
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined) => (s ? Buffer.from(s, 'base64').toString('utf8') : undefined);
 const secretData = (s: KubeObject | undefined) => (s as { data?: Record<string, string> } | undefined)?.data ?? {};
@@ -50,6 +58,12 @@ export const everyReplicaFieldManager = (fieldManager: string): string => `${fie
 
 export class ServingCertificates {
   private readonly secretInformer: Informer<KubeObject>;
+  /**
+   * This loop's last writes, until its informers show them: a pass that decided on what they showed
+   * before would do the same thing again (a new CA, a new key) and fail on a stale version, at API
+   * latency, for as long as the watch lags.
+   */
+  private unseen: { informer: Informer<KubeObject>; key: string; resourceVersion: string; at: number }[] = [];
   private readonly targetInformers: { target: Target; informer: Informer<KubeObject> }[];
   private readonly clock: Clock;
   private wake?: () => void;
@@ -158,6 +172,13 @@ export class ServingCertificates {
 
   /** One pass: decides (rotation.ts) and does what it says; returns how long to sleep. Exposed for tests. */
   async syncOnce(): Promise<number> {
+    // Woken by the informers' events: the write's own event ends the wait (OWN_WRITE_WAIT_MS at most).
+    this.unseen = this.unseen.filter(
+      (w) =>
+        this.clock.monotonic() - w.at < OWN_WRITE_WAIT_MS &&
+        !caughtUp({ kind: 'written', resourceVersion: w.resourceVersion }, w.informer.store.get(w.key), w.informer.resourceVersion),
+    );
+    if (this.unseen.length) return Math.max(...this.unseen.map((w) => w.at + OWN_WRITE_WAIT_MS - this.clock.monotonic()));
     const key = keyOf({ metadata: this.options.secret });
     const secret = this.secretInformer.store.get(key);
     const d = secretData(secret);
@@ -188,25 +209,24 @@ export class ServingCertificates {
         );
         // Unique names: two CAs of one bundle must not share a subject.
         const ca = issueCa(`${this.options.secret.name}-ca@${Math.floor(now / 1000)}`, notBefore, now + lifetimes.ca);
-        await write([{ pem: ca.cert, cert: new X509Certificate(ca.cert) }, ...live], { caKey: ca.key });
-        return 0; // the informer brings the write back, and the next pass injects it
+        // The informer brings the write back, and the next pass injects it.
+        return afterWrite(await write([{ pem: ca.cert, cert: new X509Certificate(ca.cert) }, ...live], { caKey: ca.key }));
       }
       case 'prune':
         this.log.info({ reason: decision.reason, secret: key }, 'dropping expired CAs from the webhook CA bundle');
-        await write(live);
-        return 0;
+        return afterWrite(await write(live));
       case 'inject':
-        await this.inject(live.map((c) => c.pem).join(''));
-        return 0;
+        return afterWrite(await this.inject(live.map((c) => c.pem).join('')));
       case 'issue-serving': {
         const signer = live.find(({ cert }) => cert.fingerprint256 === decision.signer)!;
         this.log.info({ reason: decision.reason, hosts: decision.hosts, secret: key }, 'issuing a webhook serving certificate');
         const serving = issueServing({ cert: signer.pem, key: keyFor(signer.cert, keys)! }, decision.hosts, notBefore, now + lifetimes.serving);
-        await write(
-          cas.filter(({ cert }) => new Date(cert.validTo).getTime() > now),
-          { serving },
+        return afterWrite(
+          await write(
+            cas.filter(({ cert }) => new Date(cert.validTo).getTime() > now),
+            { serving },
+          ),
         );
-        return 0;
       }
       case 'wait':
         // Woken by the targets' informers when the injection lands; rechecked now and then meanwhile.
@@ -216,28 +236,38 @@ export class ServingCertificates {
         return decision.recheckAt - now;
     }
   }
-  private async writeSecret(current: KubeObject | undefined, data: Record<string, string>) {
+  /** Whether the write was made (false: another writer's newer version is on its way to the informer). */
+  private async writeSecret(current: KubeObject | undefined, data: Record<string, string>): Promise<boolean> {
     const { namespace, name } = this.options.secret;
     try {
       if (!current) {
         // Opaque, as the chart makes it (empty, so that `helm uninstall` removes it): a Secret's type cannot change.
-        await this.client.create(
+        const created = await this.client.create(
           Secret,
           { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'Opaque', data } as never,
           this.writes,
         );
+        this.wrote(this.secretInformer, created);
       } else {
-        await this.client.update(Secret, { ...(current as object), data } as never, this.writes);
+        this.wrote(this.secretInformer, await this.client.update(Secret, { ...(current as object), data } as never, this.writes));
       }
     } catch (err) {
       // Another writer got there first (a previous leader): read again, decide again.
-      if (isAlreadyExists(err) || isConflict(err)) return;
+      if (isAlreadyExists(err) || isConflict(err)) return false;
       throw err;
     }
+    return true;
   }
 
-  private async inject(bundlePem: string) {
+  private wrote(informer: Informer<KubeObject>, obj: KubeObject) {
+    const resourceVersion = obj.metadata.resourceVersion;
+    if (resourceVersion) this.unseen.push({ informer, key: keyOf(obj), resourceVersion, at: this.clock.monotonic() });
+  }
+
+  /** Whether every target was written or already right (false: one had a newer version than the informer's). */
+  private async inject(bundlePem: string): Promise<boolean> {
     const caBundle = b64(bundlePem);
+    let current = true;
     for (const { target, informer } of this.targetInformers) {
       const obj = informer.store.get(target.name) as (KubeObject & Record<string, any>) | undefined;
       if (!obj) continue;
@@ -252,12 +282,18 @@ export class ServingCertificates {
         for (const h of hooks) h.clientConfig.caBundle = caBundle;
       }
       try {
-        await this.client.update(target.kind, next, this.writes);
+        this.wrote(informer, await this.client.update(target.kind, next, this.writes));
         this.log.info({ kind: target.kind.kind, name: target.name }, 'injected the webhook CA');
       } catch (err) {
-        if (isConflict(err) || isNotFound(err)) continue; // the informer brings the newer one; we are woken
+        if (isNotFound(err)) continue;
+        // The informer brings the newer one, and wakes the loop.
+        if (isConflict(err)) {
+          current = false;
+          continue;
+        }
         throw err;
       }
     }
+    return current;
   }
 }

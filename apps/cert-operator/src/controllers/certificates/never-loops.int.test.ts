@@ -445,6 +445,14 @@ describe('never loops: a cache that lags every write', () => {
     manager = testManager(proxy.kubeConfig(), { name: OPERATOR }).manager;
     addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM }));
     await manager.start();
+    // A CA issuer, for every test here.
+    const ca = await createCertificateAuthority('lagging CA', 30);
+    await admin.create(Secret, {
+      metadata: { name: 'ca', namespace: NS },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': ca.cert, 'tls.key': ca.key },
+    } as never);
+    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace: NS }, spec: { ca: { secretName: 'ca' } } });
   });
   afterAll(async () => {
     await manager?.stop();
@@ -453,13 +461,6 @@ describe('never loops: a cache that lags every write', () => {
   });
 
   it('issues once; a lost certificate is restored without a re-issue; a deleted Secret is re-issued once', async () => {
-    const ca = await createCertificateAuthority('lagging CA', 30);
-    await admin.create(Secret, {
-      metadata: { name: 'ca', namespace: NS },
-      type: 'kubernetes.io/tls',
-      stringData: { 'tls.crt': ca.cert, 'tls.key': ca.key },
-    } as never);
-    await apply({ apiVersion: 'cert.opkit.dev/v1', kind: 'Issuer', metadata: { name: 'ca', namespace: NS }, spec: { ca: { secretName: 'ca' } } });
     let since = new Date();
     await apply({
       apiVersion: 'cert.opkit.dev/v1',
@@ -491,6 +492,34 @@ describe('never loops: a cache that lags every write', () => {
     await settle();
     expect(counted(since)).toEqual({ requests: 1, secretWrites: 1 });
     expect((await getCert('app')).status?.revision).toBe(2);
+  }, 120_000);
+
+  // ingress-shim put back a Certificate whose secretName had been edited by hand, then listed the
+  // cache (still showing the edit) for Certificates the Ingress no longer names, and deleted it.
+  it('an ingress-shim Certificate whose Secret is renamed by hand: put back, the same object, never deleted', async () => {
+    await apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'shop', namespace: NS, annotations: { 'cert-manager.io/issuer': 'ca' } },
+      spec: {
+        tls: [{ hosts: ['shop.example.com'], secretName: 'shop-tls' }],
+        rules: [
+          { host: 'shop.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'shop', port: { number: 80 } } } }] } },
+        ],
+      },
+    });
+    const made = await waitReady('shop-tls');
+    await plane.kubectl(['patch', 'certificate.cert.opkit.dev', 'shop-tls', '-n', NS, '--type=merge', '-p', '{"spec":{"secretName":"elsewhere"}}']);
+    await waitFor(
+      'the secretName put back',
+      async () => (await admin.find(Certificate.kind, { namespace: NS, name: 'shop-tls' }))?.spec.secretName === 'shop-tls',
+    );
+    await settle();
+    expect((await getCert('shop-tls')).metadata.uid).toBe(made.metadata.uid);
+    const deletes = plane
+      .audit!.writes({ since: new Date(Date.parse(made.metadata.creationTimestamp!)) })
+      .filter((e) => e.userAgent?.startsWith(`${OPERATOR}/`) && e.verb === 'delete' && e.objectRef?.resource === 'certificates');
+    expect(deletes).toEqual([]);
   }, 120_000);
 });
 

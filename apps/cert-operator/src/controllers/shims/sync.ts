@@ -30,9 +30,13 @@ export async function syncShimCertificates(
     if (res.outcome === 'created') ctx.recorder.normal(owner, 'CreateCertificate', `Successfully created Certificate "${want.metadata.name}"`);
     else if (res.outcome === 'updated') ctx.recorder.normal(owner, 'UpdateCertificate', `Successfully updated Certificate "${want.metadata.name}"`);
   }
+  // The ones applied above are as the plan wants them, whatever the cache still shows: one whose
+  // secretName was edited by hand and just put back is not "no longer named" (docs/runtime.md,
+  // read-your-writes within a reconcile).
   const named = new Set(plan.secretNames);
+  const applied = new Set(plan.certificates.map((w) => w.metadata.name));
   for (const c of await ctx.cache.list(Certificate.kind, { namespace: owner.metadata.namespace })) {
-    if (!controlledBy(c) || named.has(c.spec.secretName)) continue;
+    if (!controlledBy(c) || applied.has(c.metadata.name) || named.has(c.spec.secretName)) continue;
     if (await ctx.delete(Certificate.kind, c))
       ctx.recorder.normal(owner, 'DeleteCertificate', `Successfully deleted unrequired Certificate "${c.metadata.name}"`);
   }
