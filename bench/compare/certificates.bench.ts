@@ -17,6 +17,8 @@
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
 //   OPKIT_BENCH_APISERVER_PPROF=<dir>   a CPU profile of kube-apiserver over each run's first 20 s of
 //                                       issuance, written to <dir>/<namespace>.pprof (go tool pprof -top)
+//   OPKIT_BENCH_HEAP_SNAPSHOT=<dir>     a V8 heap snapshot of each opkit run once all are Ready (after
+//                                       its RSS is read), written to <dir> (Chrome DevTools' Memory tab)
 import { Client, Namespace, Transport, defineKind, type KubeObject } from '@opkit/runtime';
 import { imageNodeBinary } from '@opkit/testing/containers';
 import {
@@ -31,13 +33,13 @@ import {
   type ControlPlane,
 } from '@opkit/testing';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table, runBench } from '../report.js';
 import { cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
-import { opkitCommand } from './opkit-command.js';
+import { nodeArgVariants, opkitCommand } from './opkit-command.js';
 import { requestsBy } from './requests-by.js';
 import { watchedCount } from './watched-count.js';
 
@@ -133,6 +135,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   const cpu = cpuSeconds(child.pid!) - cpu0;
   const apiCpu = descendantCpuSeconds(API_PROCESSES) - apiCpu0;
   const rss = processMemory(child.pid!).rss / 2 ** 20;
+  if (side.label !== 'cert-manager') await heapSnapshot(child);
   await new Promise((r) => setTimeout(r, 2_000));
   const ours = (e: AuditEvent) => (e.userAgent ?? '').startsWith(side.userAgent) && (e.objectRef?.namespace ?? ns) === ns;
   const requests = plane.audit!.query({ since }).filter(ours);
@@ -141,6 +144,26 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   await new Promise((r) => child.on('exit', r));
   await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
   return { operator: side.label, round, ready: done.count - 1, seconds, cpu, apiCpu, rss, writesPerCert: writes / N, requestsBy: requestsBy(requests, N) };
+}
+
+const HEAP_DIR = process.env.OPKIT_BENCH_HEAP_SNAPSHOT;
+/** Node's flags for a heap snapshot on SIGUSR2, into HEAP_DIR. */
+const heapArgs = HEAP_DIR ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_DIR}` : '';
+
+/** Asks the operator for a heap snapshot and waits until it is written (its size steady for 3 s). */
+async function heapSnapshot(child: ChildProcess): Promise<void> {
+  if (!HEAP_DIR) return;
+  const before = new Set(readdirSync(HEAP_DIR));
+  child.kill('SIGUSR2');
+  let last = -1;
+  for (let steady = 0; steady < 3;) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const file = readdirSync(HEAP_DIR).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    const size = file ? statSync(join(HEAP_DIR, file)).size : -1;
+    steady = size > 0 && size === last ? steady + 1 : 0;
+    last = size;
+  }
+  console.log(`heap snapshot of ${child.pid}: ${(last / 2 ** 20).toFixed(0)} MiB in ${HEAP_DIR}`);
 }
 
 /** Where kube-apiserver spends its CPU while a side issues: its own profiler, over the admin's connection. */
@@ -175,7 +198,9 @@ async function main() {
     await kubectlApply(plane.kubeconfigPath, CUSTOM_RESOURCES.map((r) => JSON.stringify(r.crd)).join('\n---\n'));
     await plane.kubectl(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s']);
     const kc = plane.kubeconfigPath;
-    const opkit = (ns: string, extra: string[] = []) => opkitCommand(node, bundle, kc, [`--cluster-resource-namespace=${ns}`, ...extra]);
+    if (HEAP_DIR) mkdirSync(HEAP_DIR, { recursive: true });
+    const opkit = (ns: string, extra: string[] = []) =>
+      opkitCommand(node, bundle, kc, [`--cluster-resource-namespace=${ns}`, ...extra], `${nodeArgVariants()[0]} ${heapArgs}`);
     const sides: Side[] = [
       { label: 'opkit', slug: 'opkit', group: 'cert.opkit.dev', userAgent: 'cert-operator/', command: (ns) => opkit(ns) },
       // The same objects as cert-manager's side, on its CRDs: opkit as a drop-in replacement.
