@@ -4,6 +4,7 @@ import type { Client } from '../client/client.js';
 import { isNotFound } from '../client/errors.js';
 import { CoreEvent, defineKind } from '../client/kind.js';
 import type { KubeObject } from '../client/types.js';
+import { LruMap } from '../helpers/lru-map.js';
 import { heartbeatDue, onOccurrence, type SeriesState } from './series.js';
 
 /** events.k8s.io/v1 Events. */
@@ -43,6 +44,12 @@ export interface EventRecorderOptions {
   seriesHeartbeatMs?: number;
   /** events.k8s.io/v1: a repeat this long after the previous starts a new Event. Default 6 min, as client-go. */
   seriesFinishMs?: number;
+  /**
+   * Events and objects remembered for aggregation and the spam filter, each: past it the least
+   * recently used is forgotten (a repeat of it is a new Event; its object a full budget). Default
+   * 4,096, client-go's bound.
+   */
+  maxTracked?: number;
 }
 
 interface Seen {
@@ -66,8 +73,8 @@ const PRUNE_EVERY_MS = 60_000;
  * a failed write is logged, never thrown into a reconcile.
  */
 export class EventRecorder {
-  private readonly seen = new Map<string, Seen>();
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly seen: LruMap<string, Seen>;
+  private readonly buckets: LruMap<string, { tokens: number; at: number }>;
   private readonly pending = new Set<Promise<void>>();
   private readonly chains = new Map<string, Promise<void>>();
   private readonly window: number;
@@ -82,6 +89,8 @@ export class EventRecorder {
     readonly options: EventRecorderOptions,
   ) {
     this.window = options.aggregateWindowMs ?? 10 * 60_000;
+    this.seen = new LruMap(options.maxTracked ?? 4_096);
+    this.buckets = new LruMap(options.maxTracked ?? 4_096);
     this.now = options.now ?? Date.now;
     this.prunedAt = this.now();
   }
@@ -89,6 +98,11 @@ export class EventRecorder {
   /** Objects the recorder holds state for (aggregation or spam budget). */
   get tracked(): number {
     return this.buckets.size;
+  }
+
+  /** Events remembered for aggregation (core/v1) or as series (events.k8s.io/v1). */
+  get aggregations(): number {
+    return this.options.api === 'events.k8s.io/v1' ? this.series.size : this.seen.size;
   }
 
   /**
@@ -101,8 +115,12 @@ export class EventRecorder {
     this.prunedAt = now;
     const burst = this.options.burst ?? 25;
     const refill = this.options.refillMs ?? 5 * 60_000;
-    for (const [k, v] of this.seen) if (now - v.last >= this.window) this.seen.delete(k);
-    for (const [k, b] of this.buckets) if (b.tokens + (now - b.at) / refill >= burst) this.buckets.delete(k);
+    for (const [k, v] of [...this.seen.entries()]) if (now - v.last >= this.window) this.seen.delete(k);
+    for (const [k, b] of [...this.buckets.entries()]) if (b.tokens + (now - b.at) / refill >= burst) this.buckets.delete(k);
+    // A series that ended with its count written: only a heartbeat (started by a repeat) swept them,
+    // so Events that never repeat were remembered for good.
+    const finishMs = this.options.seriesFinishMs ?? 6 * 60_000;
+    for (const [k, v] of this.series) if (now - v.last >= finishMs && v.count === v.written) this.series.delete(k);
   }
 
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
@@ -177,6 +195,7 @@ export class EventRecorder {
   private async recordV1(key: string, obj: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
     const m = obj.metadata;
     const now = this.now();
+    this.prune(now);
     const finishMs = this.options.seriesFinishMs ?? 6 * 60_000;
     const prev = this.series.get(key);
     const step = onOccurrence(prev, now, finishMs);
