@@ -13,6 +13,7 @@
 //   OPKIT_BENCH_COMPARE_SIDES=opkit,opkit-cm,cert-manager   the sides run, by slug
 //   OPKIT_BENCH_COMPARE_DEADLINE_MIN=60   a run that has not finished by then is measured as it stands
 //                                         (its Ready count, CPU and RSS), marked unfinished
+//   OPKIT_BENCH_COMPARE_SETTLE_S=60   RSS is read when all are Ready, and again this long after (steady state)
 // Readiness is counted from one watch per run (./watched-count.ts), not by polling lists.
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
 //   OPKIT_BENCH_APISERVER_PPROF=<dir>   a CPU profile of kube-apiserver over each run's first 20 s of
@@ -48,6 +49,7 @@ type Conditioned = KubeObject & { status?: { conditions?: { type: string; status
 const N = Number(process.env.OPKIT_BENCH_COMPARE_CERTS ?? 1000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
 const DEADLINE_MIN = Number(process.env.OPKIT_BENCH_COMPARE_DEADLINE_MIN ?? 60);
+const SETTLE_S = Number(process.env.OPKIT_BENCH_COMPARE_SETTLE_S ?? 60);
 const root = workspaceRoot();
 const API_PROCESSES = ['kube-apiserver', 'etcd'];
 
@@ -69,7 +71,9 @@ interface Run {
   cpu: number;
   /** CPU the API server and etcd spent meanwhile: on two cores, what the operator's work leaves. */
   apiCpu: number;
+  /** RSS when all are Ready, and after SETTLE_S idle. */
   rss: number;
+  settledRss: number;
   writesPerCert: number;
   /** Every request the operator made per certificate (reads and Events too), by what was asked. */
   requestsBy: Record<string, number>;
@@ -135,15 +139,29 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   const cpu = cpuSeconds(child.pid!) - cpu0;
   const apiCpu = descendantCpuSeconds(API_PROCESSES) - apiCpu0;
   const rss = processMemory(child.pid!).rss / 2 ** 20;
+  // Steady state: the operator idle for SETTLE_S (each runtime's collector returns what it no longer needs).
+  await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
+  alive();
+  const settledRss = processMemory(child.pid!).rss / 2 ** 20;
   if (side.label !== 'cert-manager') await heapSnapshot(child);
-  await new Promise((r) => setTimeout(r, 2_000));
   const ours = (e: AuditEvent) => (e.userAgent ?? '').startsWith(side.userAgent) && (e.objectRef?.namespace ?? ns) === ns;
   const requests = plane.audit!.query({ since }).filter(ours);
   const writes = requests.filter((e) => WRITE_VERBS.includes(e.verb) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events').length;
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
-  return { operator: side.label, round, ready: done.count - 1, seconds, cpu, apiCpu, rss, writesPerCert: writes / N, requestsBy: requestsBy(requests, N) };
+  return {
+    operator: side.label,
+    round,
+    ready: done.count - 1,
+    seconds,
+    cpu,
+    apiCpu,
+    rss,
+    settledRss,
+    writesPerCert: writes / N,
+    requestsBy: requestsBy(requests, N),
+  };
 }
 
 const HEAP_DIR = process.env.OPKIT_BENCH_HEAP_SNAPSHOT;
@@ -243,7 +261,8 @@ async function main() {
       'certificates/s': fmt(r.ready / r.seconds),
       'CPU s': fmt(r.cpu, 2),
       'API server + etcd CPU s': fmt(r.apiCpu, 2),
-      'RSS MiB': fmt(r.rss),
+      'RSS MiB at Ready': fmt(r.rss),
+      [`RSS MiB ${SETTLE_S} s later`]: fmt(r.settledRss),
       'writes / certificate': fmt(r.writesPerCert, 2),
     })),
   );
@@ -259,7 +278,7 @@ async function main() {
   // Medians per side run, and each opkit side's ratio to cert-manager's.
   const labels = [...new Set(runs.map((r) => r.operator))];
   table(
-    (['ready', 'seconds', 'cpu', 'apiCpu', 'rss', 'writesPerCert'] as const).map((k) => ({
+    (['ready', 'seconds', 'cpu', 'apiCpu', 'rss', 'settledRss', 'writesPerCert'] as const).map((k) => ({
       measure: k,
       ...Object.fromEntries(labels.map((l) => [l, fmt(of(l, k), 2)])),
       ...Object.fromEntries(labels.filter((l) => l !== 'cert-manager').map((l) => [`ratio ${l}/cert-manager`, fmt(of(l, k) / of('cert-manager', k), 2)])),
