@@ -27,22 +27,25 @@ function presented(port: number, ca?: string): Promise<X509Certificate> {
   });
 }
 
+/** A MutatingWebhookConfiguration whose one webhook calls nowhere and is ignored: a target to inject a CA into. */
+const noopWebhooks = (name: string) => ({
+  metadata: { name },
+  webhooks: [
+    {
+      name: 'noop.test.opkit.dev',
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      failurePolicy: 'Ignore',
+      clientConfig: { url: 'https://127.0.0.1:1/noop' },
+      rules: [],
+    },
+  ],
+});
+
 describe('the runtime keeps its own webhook certificates', () => {
   const suite = useControlPlane({}, async (_, admin) => {
     await admin.create(Namespace, { metadata: { name: 'ops' } });
-    await admin.create(MutatingWebhookConfiguration, {
-      metadata: { name: 'keeper-test' },
-      webhooks: [
-        {
-          name: 'noop.test.opkit.dev',
-          admissionReviewVersions: ['v1'],
-          sideEffects: 'None',
-          failurePolicy: 'Ignore',
-          clientConfig: { url: 'https://127.0.0.1:1/noop' },
-          rules: [],
-        },
-      ],
-    } as never);
+    await admin.create(MutatingWebhookConfiguration, noopWebhooks('keeper-test') as never);
   });
 
   it('issues, serves, renews at two thirds of the life without a restart, and re-injects a CA bundle someone reset', async () => {
@@ -136,19 +139,7 @@ describe('the runtime keeps its own webhook certificates', () => {
   // a new CA (or key) made and refused, again and again, at API latency, while the watch lagged.
   it('waits for its informers to show each of its writes, instead of deciding again on what they showed before', async () => {
     await suite.admin.create(Namespace, { metadata: { name: 'lag' } });
-    await suite.admin.create(MutatingWebhookConfiguration, {
-      metadata: { name: 'lag-test' },
-      webhooks: [
-        {
-          name: 'noop.test.opkit.dev',
-          admissionReviewVersions: ['v1'],
-          sideEffects: 'None',
-          failurePolicy: 'Ignore',
-          clientConfig: { url: 'https://127.0.0.1:1/noop' },
-          rules: [],
-        },
-      ],
-    } as never);
+    await suite.admin.create(MutatingWebhookConfiguration, noopWebhooks('lag-test') as never);
     // Every watch event 2 s late.
     const proxy = await startFaultProxy({ upstream: suite.plane.kubeConfig, seed: 1, active: false, watchLag: { path: /./, ms: 2_000 } });
     const transport = new Transport(proxy.kubeConfig());

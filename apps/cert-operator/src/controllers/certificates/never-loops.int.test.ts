@@ -309,11 +309,7 @@ describe('never loops: a CA that rewrites the subject and adds extensions', () =
   const NS = 'rewriting';
 
   beforeAll(async () => {
-    plane = await startControlPlane({ audit: true });
-    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
-    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
-    await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
-    for (const name of [SYSTEM, NS]) await plane.kubectl(['create', 'namespace', name]);
+    ({ plane, admin } = await auditedPlane(NS));
     manager = testManager(plane.kubeConfig, { name: OPERATOR }).manager;
     addCertificateControllers(manager, { ...defaultConfig({ clusterResourceNamespace: SYSTEM }), autoApprove: false });
     await manager.start();
@@ -436,11 +432,7 @@ describe('never loops: a cache that lags every write', () => {
   const settle = () => new Promise((r) => setTimeout(r, 3 * LAG_MS));
 
   beforeAll(async () => {
-    plane = await startControlPlane({ audit: true });
-    admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
-    for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
-    await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
-    for (const name of [SYSTEM, NS]) await plane.kubectl(['create', 'namespace', name]);
+    ({ plane, admin } = await auditedPlane(NS));
     proxy = await startFaultProxy({ upstream: plane.kubeConfig, seed: 1, active: false, watchLag: { path: /./, ms: LAG_MS } });
     manager = testManager(proxy.kubeConfig(), { name: OPERATOR }).manager;
     addCertificateControllers(manager, defaultConfig({ clusterResourceNamespace: SYSTEM }));
@@ -522,6 +514,16 @@ describe('never loops: a cache that lags every write', () => {
     expect(deletes).toEqual([]);
   }, 120_000);
 });
+
+/** A control plane with an audit log, the cert operator's CRDs served, and its namespaces. */
+async function auditedPlane(...namespaces: string[]): Promise<{ plane: ControlPlane; admin: Client }> {
+  const plane = await startControlPlane({ audit: true });
+  const admin = new Client(new Transport(plane.kubeConfig), { fieldManager: 'kubectl' });
+  for (const r of CUSTOM_RESOURCES) await admin.create(CustomResourceDefinition, r.crd as never);
+  await waitFor('CRDs served', () => admin.list(Certificate.kind).then(() => true));
+  for (const name of [SYSTEM, ...namespaces]) await plane.kubectl(['create', 'namespace', name]);
+  return { plane, admin };
+}
 
 /** Touches a Certificate's labels every EVERY_MS for ATTACK_MS, as a GitOps tool re-applying it would; returns how many times. */
 async function keepTouching(plane: ControlPlane, namespace: string, name: string): Promise<number> {
