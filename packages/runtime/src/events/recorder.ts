@@ -89,8 +89,9 @@ export class EventRecorder {
     readonly options: EventRecorderOptions,
   ) {
     this.window = options.aggregateWindowMs ?? 10 * 60_000;
-    this.seen = new LruMap(options.maxTracked ?? 4_096);
-    this.buckets = new LruMap(options.maxTracked ?? 4_096);
+    const max = options.maxTracked ?? 4_096;
+    this.seen = new LruMap(max);
+    this.buckets = new LruMap(max);
     this.now = options.now ?? Date.now;
     this.prunedAt = this.now();
   }
@@ -115,8 +116,8 @@ export class EventRecorder {
     this.prunedAt = now;
     const burst = this.options.burst ?? 25;
     const refill = this.options.refillMs ?? 5 * 60_000;
-    for (const [k, v] of [...this.seen.entries()]) if (now - v.last >= this.window) this.seen.delete(k);
-    for (const [k, b] of [...this.buckets.entries()]) if (b.tokens + (now - b.at) / refill >= burst) this.buckets.delete(k);
+    for (const [k, v] of this.seen.entries()) if (now - v.last >= this.window) this.seen.delete(k);
+    for (const [k, b] of this.buckets.entries()) if (b.tokens + (now - b.at) / refill >= burst) this.buckets.delete(k);
     // A series that ended with its count written: only a heartbeat (started by a repeat) swept them,
     // so Events that never repeat were remembered for good.
     const finishMs = this.options.seriesFinishMs ?? 6 * 60_000;

@@ -33,7 +33,7 @@ export class LruMap<K, V> {
     return this.map.delete(key);
   }
 
-  /** Every entry, least recently used first, without touching any. */
+  /** Every entry, least recently used first, without touching any (deleting while iterating is safe, as a Map's). */
   entries(): IterableIterator<[K, V]> {
     return this.map.entries();
   }

@@ -240,17 +240,15 @@ export class ServingCertificates {
   private async writeSecret(current: KubeObject | undefined, data: Record<string, string>): Promise<boolean> {
     const { namespace, name } = this.options.secret;
     try {
-      if (!current) {
-        // Opaque, as the chart makes it (empty, so that `helm uninstall` removes it): a Secret's type cannot change.
-        const created = await this.client.create(
-          Secret,
-          { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'Opaque', data } as never,
-          this.writes,
-        );
-        this.wrote(this.secretInformer, created);
-      } else {
-        this.wrote(this.secretInformer, await this.client.update(Secret, { ...(current as object), data } as never, this.writes));
-      }
+      const written = current
+        ? await this.client.update(Secret, { ...(current as object), data } as never, this.writes)
+        : // Opaque, as the chart makes it (empty, so that `helm uninstall` removes it): a Secret's type cannot change.
+          await this.client.create(
+            Secret,
+            { metadata: { namespace, name, labels: { 'app.kubernetes.io/component': 'webhook-certificates' } }, type: 'Opaque', data } as never,
+            this.writes,
+          );
+      this.wrote(this.secretInformer, written);
     } catch (err) {
       // Another writer got there first (a previous leader): read again, decide again.
       if (isAlreadyExists(err) || isConflict(err)) return false;

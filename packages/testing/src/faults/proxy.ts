@@ -32,6 +32,9 @@ export interface FaultProxy {
 }
 
 const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'authorization', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+/** The upstream answer's status and headers, hop-by-hop ones left out, to the client. */
+const passHead = (res: ServerResponse, answer: IncomingMessage) =>
+  res.writeHead(answer.statusCode ?? 502, Object.fromEntries(Object.entries(answer.headers).filter(([k]) => !HOP_BY_HOP.has(k))) as Record<string, string>);
 const status = (code: number, reason: string, message: string, causes?: { reason: string; message: string }[]) =>
   JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code, ...(causes ? { details: { causes } } : {}) });
 
@@ -61,7 +64,7 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
     const up = httpsRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers, agent }, (answer) => {
       if (onAnswer) return onAnswer(answer);
-      res.writeHead(answer.statusCode ?? 502, Object.fromEntries(Object.entries(answer.headers).filter(([k]) => !HOP_BY_HOP.has(k))) as Record<string, string>);
+      passHead(res, answer);
       answer.pipe(res);
       answer.on('error', () => res.destroy());
     });
@@ -138,7 +141,7 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
   /** A watch that passes, each chunk of its stream `ms` late (one delay for all: order is kept). */
   const lagged = (req: IncomingMessage, res: ServerResponse, ms: number) =>
     void forward(req, res, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, Object.fromEntries(Object.entries(answer.headers).filter(([k]) => !HOP_BY_HOP.has(k))) as Record<string, string>);
+      passHead(res, answer);
       const timers = new Set<NodeJS.Timeout>();
       const later = (f: () => void) => {
         const t = setTimeout(() => {
