@@ -301,6 +301,12 @@ export class Controller {
    * sees only the share.
    */
   /** The kind this controller reconciles (its first watch). */
+  /** Keys queued ready or reconciling now (not those waiting out a delay): 0 when the controller is idle. */
+  get pending(): number {
+    const q = this.term?.queue;
+    return q ? q.length + q.inFlight : 0;
+  }
+
   get primaryKind(): Kind {
     return this.watches[0]!.kind;
   }

@@ -25,6 +25,7 @@ describe('flags', () => {
       webhookCertDir: undefined,
       webhookConfigurationName: undefined,
       otelExporterOtlpEndpoint: undefined,
+      idleHeapCompaction: 10_000,
       kubeconfig: undefined,
       logLevel: 'info',
       logFormat: 'json',

@@ -187,6 +187,11 @@ export const MANAGER_FLAGS = {
     help: 'send a trace span per reconcile (and per API call it makes) to this OpenTelemetry collector, over OTLP/HTTP',
     defaultText: 'OTEL_EXPORTER_OTLP_ENDPOINT; unset: off',
   }),
+  idleHeapCompaction: flag.duration({
+    default: 10_000,
+    defaultText: '10s',
+    help: 'after a burst of work grew the heap, give the memory it left behind back to the system once every controller has been idle this long: one compacting collection, a pause of about 4 ms per MiB live (0s: never)',
+  }),
   kubeconfig: flag.optionalString({ metavar: '<path>', help: 'kubeconfig to use', defaultText: 'KUBECONFIG, in-cluster, ~/.kube/config' }),
   logLevel: flag.oneOf(['trace', 'debug', 'info', 'warn', 'error'] as const, { default: 'info', help: 'log level' }),
   logFormat: flag.oneOf(['json', 'pretty'] as const, { default: 'json', help: 'json lines or human-readable' }),
