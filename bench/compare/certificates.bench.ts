@@ -16,8 +16,12 @@
 //   OPKIT_BENCH_COMPARE_SETTLE_S=60   RSS is read when all are Ready, and again this long after (steady state)
 // Readiness is counted from one watch per run (./watched-count.ts), not by polling lists.
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
+//   OPKIT_BENCH_OPERATOR_ENV='MALLOC_MMAP_THRESHOLD_=65536'   space-separated NAME=value for opkit,
+//                                       over its image's environment (glibc's malloc settings to try)
 //   OPKIT_BENCH_APISERVER_PPROF=<dir>   a CPU profile of kube-apiserver over each run's first 20 s of
 //                                       issuance, written to <dir>/<namespace>.pprof (go tool pprof -top)
+// Each opkit run's steady-state RSS is split by a Node diagnostic report (on SIGPWR): the V8 heap
+// committed and live, and the external memory (Buffers) V8 is told of; the rest is malloc and code.
 //   OPKIT_BENCH_HEAP_SNAPSHOT=<dir>     a V8 heap snapshot of each opkit run once all are Ready (after
 //                                       its RSS is read), written to <dir> (Chrome DevTools' Memory tab)
 import { Client, Namespace, Transport, defineKind, type KubeObject } from '@opkit/runtime';
@@ -34,8 +38,8 @@ import {
   type ControlPlane,
 } from '@opkit/testing';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
 import { table, runBench } from '../report.js';
@@ -74,6 +78,11 @@ interface Run {
   /** RSS when all are Ready, and after SETTLE_S idle. */
   rss: number;
   settledRss: number;
+  /** That RSS split: the process's own memory (anonymous) and mapped files (the binary's code). */
+  settledAnon: number;
+  settledFile: number;
+  /** opkit's memory after SETTLE_S idle as V8 sees it, in MiB; absent for cert-manager. */
+  v8?: V8Memory;
   writesPerCert: number;
   /** Every request the operator made per certificate (reads and Events too), by what was asked. */
   requestsBy: Record<string, number>;
@@ -86,7 +95,12 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   let stderr = '';
   // opkit with the environment its image sets (apps/Dockerfile).
   const child: ChildProcess = spawn(cmd, args, {
-    env: { ...process.env, ...(side.label !== 'cert-manager' ? workspaceApp('cert-operator').local.env : {}), WATCH_NAMESPACE: ns, POD_NAMESPACE: ns },
+    env: {
+      ...process.env,
+      ...(side.label !== 'cert-manager' ? { ...workspaceApp('cert-operator').local.env, ...OPERATOR_ENV } : {}),
+      WATCH_NAMESPACE: ns,
+      POD_NAMESPACE: ns,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
@@ -142,7 +156,9 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   // Steady state: the operator idle for SETTLE_S (each runtime's collector returns what it no longer needs).
   await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
   alive();
-  const settledRss = processMemory(child.pid!).rss / 2 ** 20;
+  const settled = processMemory(child.pid!);
+  const settledRss = settled.rss / 2 ** 20;
+  const v8 = side.label !== 'cert-manager' ? await v8Memory(child) : undefined;
   if (side.label !== 'cert-manager') await heapSnapshot(child);
   const ours = (e: AuditEvent) => (e.userAgent ?? '').startsWith(side.userAgent) && (e.objectRef?.namespace ?? ns) === ns;
   const requests = plane.audit!.query({ since }).filter(ours);
@@ -159,14 +175,64 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
     apiCpu,
     rss,
     settledRss,
+    settledAnon: settled.anon / 2 ** 20,
+    settledFile: settled.file / 2 ** 20,
+    v8,
     writesPerCert: writes / N,
     requestsBy: requestsBy(requests, N),
   };
 }
 
+const OPERATOR_ENV = Object.fromEntries(
+  (process.env.OPKIT_BENCH_OPERATOR_ENV ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 const HEAP_DIR = process.env.OPKIT_BENCH_HEAP_SNAPSHOT;
-/** Node's flags for a heap snapshot on SIGUSR2, into HEAP_DIR. */
-const heapArgs = HEAP_DIR ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_DIR}` : '';
+const REPORT_DIR = mkdtempSync(join(tmpdir(), 'opkit-bench-report-'));
+/** Node's flags for a heap snapshot on SIGUSR2, into HEAP_DIR, and a diagnostic report on SIGPWR. */
+const heapArgs = [
+  HEAP_DIR ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_DIR}` : '',
+  `--report-on-signal --report-signal=SIGPWR --report-directory=${REPORT_DIR}`,
+].join(' ');
+
+interface V8Memory {
+  /** The V8 heap's committed pages, and what is live on them (as of the last collection). */
+  heapCommitted: number;
+  heapUsed: number;
+  /** Memory outside the heap that V8 is told of: Buffers, ArrayBuffers. */
+  external: number;
+}
+
+/** Asks the operator for a diagnostic report and reads the V8 heap's figures from it. */
+async function v8Memory(child: ChildProcess): Promise<V8Memory | undefined> {
+  const before = new Set(readdirSync(REPORT_DIR));
+  child.kill('SIGPWR');
+  for (let i = 0; i < 30; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    const file = readdirSync(REPORT_DIR).find((f) => f.endsWith('.json') && !before.has(f));
+    if (!file) continue;
+    try {
+      type Space = { committedMemory: number; used: number };
+      const heap = (
+        JSON.parse(readFileSync(join(REPORT_DIR, file), 'utf8')) as { javascriptHeap: Record<string, number> & { heapSpaces: Record<string, Space> } }
+      ).javascriptHeap;
+      const mib = (k: string) => heap[k]! / 2 ** 20;
+      // Where the committed heap is, space by space, and what V8 itself holds in malloc.
+      const spaces = Object.entries(heap.heapSpaces)
+        .filter(([, sp]) => sp.committedMemory >= 2 ** 20)
+        .map(([name, sp]) => `${name} ${(sp.committedMemory / 2 ** 20).toFixed(1)}/${(sp.used / 2 ** 20).toFixed(1)}`);
+      console.log(
+        `opkit's V8 heap, committed/used MiB by space: ${spaces.join(', ')}; V8's malloc ${mib('mallocedMemory').toFixed(1)} (peak ${mib('peakMallocedMemory').toFixed(1)})`,
+      );
+      return { heapCommitted: mib('totalCommittedMemory'), heapUsed: mib('usedMemory'), external: mib('externalMemory') };
+    } catch {
+      // still being written
+    }
+  }
+  return undefined;
+}
 
 /** Asks the operator for a heap snapshot and waits until it is written (its size steady for 3 s). */
 async function heapSnapshot(child: ChildProcess): Promise<void> {
@@ -263,6 +329,8 @@ async function main() {
       'API server + etcd CPU s': fmt(r.apiCpu, 2),
       'RSS MiB at Ready': fmt(r.rss),
       [`RSS MiB ${SETTLE_S} s later`]: fmt(r.settledRss),
+      'of which anonymous / files': `${fmt(r.settledAnon)} / ${fmt(r.settledFile)}`,
+      'V8 heap committed / used / external': r.v8 ? `${fmt(r.v8.heapCommitted)} / ${fmt(r.v8.heapUsed)} / ${fmt(r.v8.external)}` : '',
       'writes / certificate': fmt(r.writesPerCert, 2),
     })),
   );
@@ -285,7 +353,9 @@ async function main() {
     })),
   );
   console.log(
-    `${N} ECDSA P-256 certificates from a CA issuer per run; opkit on Node ${nodeVersion}; load average ${loadavg()
+    `${N} ECDSA P-256 certificates from a CA issuer per run; opkit on Node ${nodeVersion}${
+      process.env.OPKIT_BENCH_OPERATOR_ENV ? ` with ${process.env.OPKIT_BENCH_OPERATOR_ENV}` : ''
+    }${nodeArgVariants()[0] ? ` ${nodeArgVariants()[0]}` : ''}; load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
