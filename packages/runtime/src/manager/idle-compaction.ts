@@ -79,6 +79,7 @@ export class IdleCompaction implements Runnable {
   readonly name = 'idle-compaction';
   readonly needLeaderElection = false;
   private timer?: Timer;
+  private stopped = false;
   private state: CompactionState;
 
   constructor(
@@ -93,17 +94,21 @@ export class IdleCompaction implements Runnable {
   }
 
   start(signal: AbortSignal): void {
+    // The next sample is armed only after this one (and any compaction) is done, and not once stopped.
+    const next = () => {
+      if (!signal.aborted && !this.stopped) this.timer = this.clock.setTimer(COMPACTION_SAMPLE_MS, () => void tick());
+    };
     const tick = async () => {
-      if (signal.aborted) return;
       const step = compactionStep(this.state, { at: this.clock.monotonic(), resident: this.resident(), busy: this.busy() }, this.policy);
       this.state = step.state;
       if (step.compact) await this.run(step.state.floor);
-      if (!signal.aborted) this.timer = this.clock.setTimer(COMPACTION_SAMPLE_MS, () => void tick());
+      next();
     };
-    this.timer = this.clock.setTimer(COMPACTION_SAMPLE_MS, () => void tick());
+    next();
   }
 
   stop(): void {
+    this.stopped = true;
     this.timer?.cancel();
   }
 
