@@ -10,6 +10,8 @@
 //   OPKIT_BENCH_COMPARE_ROUNDS=2     pairs of runs
 //   OPKIT_BENCH_COMPARE_WORKERS=2    workers in each operator (opkit's memcached controller has 2)
 //   OPKIT_BENCH_COMPARE_NODE=image   the Node running opkit: `image` (the image's Node 24) or `host`
+//   OPKIT_BENCH_COMPARE_SETTLE_S=30  RSS is read at convergence and again this long after, both sides
+//                                 idle (the steady state: each runtime returns what it no longer needs)
 //   OPKIT_BENCH_NODE_ARGS='|--max-semi-space-size=1'  node flags for opkit (V8 settings to try):
 //                                 '|'-separated variants, each run in every round ('' is Node's defaults)
 import { Client, Deployment, Namespace, Transport } from '@opkit/runtime';
@@ -32,6 +34,7 @@ const N = Number(process.env.OPKIT_BENCH_COMPARE_N ?? 1000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
 const WORKERS = Number(process.env.OPKIT_BENCH_COMPARE_WORKERS ?? 2);
 const SIZE = Number(process.env.OPKIT_BENCH_COMPARE_SIZE ?? 2);
+const SETTLE_S = Number(process.env.OPKIT_BENCH_COMPARE_SETTLE_S ?? 30);
 const root = workspaceRoot();
 
 interface Run {
@@ -44,6 +47,8 @@ interface Run {
   resyncCpu: number;
   cpu: number;
   rss: number;
+  /** RSS after SETTLE_S idle. */
+  settledRss: number;
   writesPerCr: number;
   /** Writes per CR by what was written ("memcacheds/status update", "… 409" for a conflict): where writes per CR come from. */
   writesBy: Record<string, number>;
@@ -97,6 +102,9 @@ async function runOnce(plane: ControlPlane, transport: Transport, label: string,
   const cpu = cpuSeconds(child.pid!);
   await new Promise((r) => setTimeout(r, 2_000));
   const rss = processMemory(child.pid!).rss / 2 ** 20;
+  await new Promise((r) => setTimeout(r, SETTLE_S * 1000));
+  alive();
+  const settledRss = processMemory(child.pid!).rss / 2 ** 20;
   const ours = (e: { userAgent?: string }) => (e.userAgent ?? '').startsWith(isGo ? 'go-memcached-operator' : 'memcached-operator/');
   const written = plane.audit!.writes({ since }).filter((e) => ours(e) && e.objectRef?.namespace === ns);
   const writesBy = requestsBy(written, N);
@@ -126,7 +134,20 @@ async function runOnce(plane: ControlPlane, transport: Transport, label: string,
     async () => (await plane.kubectl(['get', 'namespace', ns], { check: false })).code !== 0,
     { timeoutMs: 900_000, intervalMs: 2_000 },
   );
-  return { operator: label, round, firstPass, firstPassCpu, converge, resyncCpu, cpu, rss, writesPerCr: written.length / N, writesBy, resyncWrites };
+  return {
+    operator: label,
+    round,
+    firstPass,
+    firstPassCpu,
+    converge,
+    resyncCpu,
+    cpu,
+    rss,
+    settledRss,
+    writesPerCr: written.length / N,
+    writesBy,
+    resyncWrites,
+  };
 }
 
 async function main() {
@@ -178,6 +199,7 @@ async function main() {
       'CPU s to converge': fmt(r.cpu, 2),
       'CPU s start + resync': fmt(r.resyncCpu, 2),
       'RSS MiB converged': fmt(r.rss),
+      [`RSS MiB ${SETTLE_S} s later`]: fmt(r.settledRss),
       'writes / CR': fmt(r.writesPerCr, 2),
       'no-op resync writes': r.resyncWrites,
     })),
@@ -193,7 +215,7 @@ async function main() {
   const of = (label: string, k: keyof Run) => median(runs.filter((r) => r.operator === label).map((r) => r[k] as number));
   const opkits = sides.map(([label]) => label).filter((l) => l !== 'go');
   table(
-    (['firstPass', 'firstPassCpu', 'converge', 'cpu', 'resyncCpu', 'rss', 'writesPerCr'] as const).map((k) => ({
+    (['firstPass', 'firstPassCpu', 'converge', 'cpu', 'resyncCpu', 'rss', 'settledRss', 'writesPerCr'] as const).map((k) => ({
       measure: k,
       ...Object.fromEntries(opkits.map((l) => [l, fmt(of(l, k), 2)])),
       go: fmt(of('go', k), 2),
