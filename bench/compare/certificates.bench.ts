@@ -205,19 +205,38 @@ interface V8Memory {
   external: number;
 }
 
-/** Asks the operator for a diagnostic report and reads the V8 heap's figures from it. */
+/**
+ * Signals the operator for a file Node writes into `dir` (a report, a heap snapshot), then polls
+ * every `everyMs` until `done` says the new file (undefined until it appears) is complete.
+ */
+async function signalForFile<T>(
+  child: ChildProcess,
+  signal: NodeJS.Signals,
+  dir: string,
+  suffix: string,
+  everyMs: number,
+  done: (path: string | undefined) => T | undefined,
+): Promise<T> {
+  const before = new Set(readdirSync(dir));
+  child.kill(signal);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, everyMs));
+    const file = readdirSync(dir).find((f) => f.endsWith(suffix) && !before.has(f));
+    const result = done(file && join(dir, file));
+    if (result !== undefined) return result;
+  }
+}
+
+/** Asks the operator for a diagnostic report and reads the V8 heap's figures from it (given up after 15 s). */
 async function v8Memory(child: ChildProcess): Promise<V8Memory | undefined> {
-  const before = new Set(readdirSync(REPORT_DIR));
-  child.kill('SIGPWR');
-  for (let i = 0; i < 30; i++) {
-    await new Promise((r) => setTimeout(r, 500));
-    const file = readdirSync(REPORT_DIR).find((f) => f.endsWith('.json') && !before.has(f));
-    if (!file) continue;
+  let tries = 0;
+  const memory = await signalForFile(child, 'SIGPWR', REPORT_DIR, '.json', 500, (path) => {
+    if (++tries > 30) return null;
+    if (!path) return undefined;
     try {
       type Space = { committedMemory: number; used: number };
-      const heap = (
-        JSON.parse(readFileSync(join(REPORT_DIR, file), 'utf8')) as { javascriptHeap: Record<string, number> & { heapSpaces: Record<string, Space> } }
-      ).javascriptHeap;
+      const heap = (JSON.parse(readFileSync(path, 'utf8')) as { javascriptHeap: Record<string, number> & { heapSpaces: Record<string, Space> } })
+        .javascriptHeap;
       const mib = (k: string) => heap[k]! / 2 ** 20;
       // Where the committed heap is, space by space, and what V8 itself holds in malloc.
       const spaces = Object.entries(heap.heapSpaces)
@@ -228,25 +247,23 @@ async function v8Memory(child: ChildProcess): Promise<V8Memory | undefined> {
       );
       return { heapCommitted: mib('totalCommittedMemory'), heapUsed: mib('usedMemory'), external: mib('externalMemory') };
     } catch {
-      // still being written
+      return undefined; // still being written
     }
-  }
-  return undefined;
+  });
+  return memory ?? undefined;
 }
 
 /** Asks the operator for a heap snapshot and waits until it is written (its size steady for 3 s). */
 async function heapSnapshot(child: ChildProcess): Promise<void> {
   if (!HEAP_DIR) return;
-  const before = new Set(readdirSync(HEAP_DIR));
-  child.kill('SIGUSR2');
   let last = -1;
-  for (let steady = 0; steady < 3;) {
-    await new Promise((r) => setTimeout(r, 1_000));
-    const file = readdirSync(HEAP_DIR).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
-    const size = file ? statSync(join(HEAP_DIR, file)).size : -1;
+  let steady = 0;
+  await signalForFile(child, 'SIGUSR2', HEAP_DIR, '.heapsnapshot', 1_000, (path) => {
+    const size = path ? statSync(path).size : -1;
     steady = size > 0 && size === last ? steady + 1 : 0;
     last = size;
-  }
+    return steady >= 3 || undefined;
+  });
   console.log(`heap snapshot of ${child.pid}: ${(last / 2 ** 20).toFixed(0)} MiB in ${HEAP_DIR}`);
 }
 

@@ -293,6 +293,17 @@ export class Controller {
     }
   }
 
+  /** Keys queued ready or reconciling now (not those waiting out a delay): 0 when the controller is idle. */
+  get pending(): number {
+    const q = this.term?.queue;
+    return q ? q.length + q.inFlight : 0;
+  }
+
+  /** The kind this controller reconciles (its first watch). */
+  get primaryKind(): Kind {
+    return this.watches[0]!.kind;
+  }
+
   /**
    * Runs only the keys whose primary object hashes (by `field`, as the API server's shard selector
    * would) into this replica's part of the hash space: none until setShardRanges gives it some.
@@ -300,17 +311,6 @@ export class Controller {
    * selector), so the cache holds this replica's share of them; every reader of that informer
    * sees only the share.
    */
-  /** The kind this controller reconciles (its first watch). */
-  /** Keys queued ready or reconciling now (not those waiting out a delay): 0 when the controller is idle. */
-  get pending(): number {
-    const q = this.term?.queue;
-    return q ? q.length + q.inFlight : 0;
-  }
-
-  get primaryKind(): Kind {
-    return this.watches[0]!.kind;
-  }
-
   shardBy(field: ShardField, options: { onServer?: boolean } = {}): void {
     const primary = this.watches[0]!;
     const informer = () => this.deps.cache.informer(primary.kind, primary.informer);

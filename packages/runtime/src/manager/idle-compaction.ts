@@ -1,7 +1,7 @@
-import { Session } from 'node:inspector/promises';
 import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import type { Clock, Timer } from '../clock/clock.js';
+import { withInspectorSession } from '../helpers/inspector-session.js';
 import type { Runnable } from './runnables.js';
 
 /**
@@ -62,15 +62,7 @@ export function compactionStep(state: CompactionState, sample: HeapSample, polic
 }
 
 /** V8's low-memory collection (what `HeapProfiler.collectGarbage` runs), without `--expose-gc`. */
-export async function collectAllAvailableGarbage(): Promise<void> {
-  const session = new Session();
-  session.connect();
-  try {
-    await session.post('HeapProfiler.collectGarbage');
-  } finally {
-    session.disconnect();
-  }
-}
+export const collectAllAvailableGarbage = (): Promise<void> => withInspectorSession((session) => session.post('HeapProfiler.collectGarbage'));
 
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
 
@@ -86,7 +78,7 @@ export class IdleCompaction implements Runnable {
     private readonly busy: () => boolean,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private policy: CompactionPolicy = DEFAULT_COMPACTION_POLICY,
+    private readonly policy: CompactionPolicy = DEFAULT_COMPACTION_POLICY,
     private readonly resident: () => number = () => getHeapStatistics().total_physical_size,
     private readonly compact: () => Promise<void> = collectAllAvailableGarbage,
   ) {
@@ -120,7 +112,7 @@ export class IdleCompaction implements Runnable {
     } catch (err) {
       // Without an inspector (a Node built without it) there is nothing to give back with: stay as V8 leaves it.
       this.log.warn({ err }, 'could not compact the heap; memory freed after bursts stays with the process');
-      this.policy = { ...this.policy, minGrowthBytes: Infinity };
+      this.stop();
       return;
     }
     const after = this.resident();

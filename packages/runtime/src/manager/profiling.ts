@@ -1,4 +1,4 @@
-import { Session } from 'node:inspector/promises';
+import { withInspectorSession } from '../helpers/inspector-session.js';
 import { getHeapSnapshot } from 'node:v8';
 import type { Reply, Route } from './http-server.js';
 
@@ -56,9 +56,7 @@ export function profilingRoutes(secure: boolean): Record<string, Route> {
         const asked = Number(url.searchParams.get('seconds') ?? CPU_PROFILE_SECONDS.default);
         if (!Number.isFinite(asked)) return text(400, `seconds must be a number from ${CPU_PROFILE_SECONDS.min} to ${CPU_PROFILE_SECONDS.max}\n`);
         const seconds = Math.min(CPU_PROFILE_SECONDS.max, Math.max(CPU_PROFILE_SECONDS.min, asked));
-        const session = new Session();
-        session.connect();
-        try {
+        return withInspectorSession(async (session) => {
           await session.post('Profiler.enable');
           await session.post('Profiler.start');
           await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -69,9 +67,7 @@ export function profilingRoutes(secure: boolean): Record<string, Route> {
             headers: { 'content-disposition': 'attachment; filename="operator.cpuprofile"' },
             body: JSON.stringify(profile),
           };
-        } finally {
-          session.disconnect();
-        }
+        });
       }),
   };
 }
