@@ -21,6 +21,7 @@ import type { ChallengeObject } from '../../api/acme/v1/challenge.js';
 import { FAILED_STATES, type OrderObject, type OrderState } from '../../api/acme/v1/order.js';
 import type { CertOperatorConfig } from '../../config.js';
 import { resolveIssuer } from '../../issuers/resolve.js';
+import { recordedAuthorization } from '../../acme/authorizations.js';
 import { isProgress } from './challenges.js';
 import { isFinalChallenge } from './scheduler.js';
 import { classify } from './errors.js';
@@ -148,13 +149,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           finalizeURL: created.finalize,
           state: created.status as OrderState,
           reason: solving(o),
-          authorizations: authzs.map((a) => ({
-            url: a.url,
-            identifier: a.identifier.value,
-            wildcard: !!a.wildcard,
-            initialState: a.status as OrderState,
-            challenges: a.challenges.map((ch) => ({ url: ch.url, token: (ch as { token: string }).token, type: ch.type })),
-          })),
+          authorizations: authzs.map((a) => ({ ...recordedAuthorization(a), initialState: a.status as OrderState })),
         });
         return;
       }

@@ -64,7 +64,10 @@ export const orderResource = (group: string) =>
                     },
                     { description: 'One way the CA offers to prove control.' },
                   ),
-                  { description: 'The challenges the CA offered.' },
+                  {
+                    description:
+                      'The challenges the CA offered that carry a token (those it can be proven with here: HTTP-01, DNS-01); one without a token, such as dns-persist-01, is not listed.',
+                  },
                 ),
               ),
             },
