@@ -1,9 +1,15 @@
-// CA issuance side by side: opkit's cert operator (in its own API mode, and in cert-manager mode on
+// Issuance side by side: opkit's cert operator (in its own API mode, and in cert-manager mode on
 // cert-manager's CRDs, as a drop-in replacement) and cert-manager's controller (v1.21.2, built
 // here from its Go module: tools/control-plane/go/cert-manager), each as its own process against one API
 // server that serves both API groups (cert-manager's CRDs from its module's deploy/crds). Each run
 // makes, in a namespace of its own, a SelfSigned issuer, a CA Certificate, a CA issuer on it, then
-// N ECDSA P-256 Certificates at once, and times them to Ready. Runs interleave (opkit, opkit in
+// N ECDSA P-256 Certificates at once, and times them to Ready.
+//   OPKIT_BENCH_COMPARE_ISSUER=acme   instead, one ACME issuer on Pebble and N Certificates of one name
+//     each over HTTP-01: both operators make their solver pods, Services and Ingresses (on simulated
+//     nodes, kwok), the ingress stand-in routes Pebble's validations and the operators' self-checks
+//     to them on port 80 (root), and answers each with the acme-solver's own server made from the
+//     pod's args in the stand-in's process (a process per pod would cost the machine more than the
+//     operators). Both take 60 challenges at once (their default). Runs interleave (opkit, opkit in
 // cert-manager mode, cert-manager, …); printed per run and as ratios to cert-manager, with the load
 // average. Neither client is
 // throttled: the API server's priority and fairness turns cert-manager's client limit off, and
@@ -26,22 +32,27 @@
 //                                       its RSS is read), written to <dir> (Chrome DevTools' Memory tab)
 import { Client, Namespace, Transport, defineKind, type KubeObject } from '@opkit/runtime';
 import { imageNodeBinary } from '@opkit/testing/containers';
+import { parseArgs } from 'node:util';
 import {
   certManagerToolset,
   findBinary,
   kubectlApply,
   startControlPlane,
+  startLocalAcme,
   workspaceApp,
   workspaceRoot,
   WRITE_VERBS,
   type AuditEvent,
   type ControlPlane,
+  type LocalAcme,
+  type RoutedRequest,
 } from '@opkit/testing';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
+import { createSolverServer } from '../../apps/acme-solver/src/server.js';
 import { table, runBench } from '../report.js';
 import { cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
 import { nodeArgVariants, opkitCommand } from './opkit-command.js';
@@ -54,7 +65,10 @@ const N = Number(process.env.OPKIT_BENCH_COMPARE_CERTS ?? 1000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
 const DEADLINE_MIN = Number(process.env.OPKIT_BENCH_COMPARE_DEADLINE_MIN ?? 60);
 const SETTLE_S = Number(process.env.OPKIT_BENCH_COMPARE_SETTLE_S ?? 60);
+const ISSUER = (process.env.OPKIT_BENCH_COMPARE_ISSUER ?? 'ca') as 'ca' | 'acme';
+if (!['ca', 'acme'].includes(ISSUER)) throw new Error(`OPKIT_BENCH_COMPARE_ISSUER is ca or acme, not ${ISSUER}`);
 const root = workspaceRoot();
+const SOLVER = workspaceApp('acme-solver');
 const API_PROCESSES = ['kube-apiserver', 'etcd'];
 
 interface Side {
@@ -86,9 +100,11 @@ interface Run {
   writesPerCert: number;
   /** Every request the operator made per certificate (reads and Events too), by what was asked. */
   requestsBy: Record<string, number>;
+  /** ACME only: what the stand-in routed, per certificate. */
+  http01?: { validations: number; selfChecks: number };
 }
 
-async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns: string, round: number): Promise<Run> {
+async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcme | undefined, side: Side, ns: string, round: number): Promise<Run> {
   const admin = new Client(transport, { fieldManager: 'bench' });
   await admin.create(Namespace, { metadata: { name: ns } });
   const [cmd, args] = side.command(ns);
@@ -113,26 +129,12 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   };
   const issuers = await watchedCount(transport, kindOf('Issuer', 'issuers'), ns, isReady);
   const certificates = await watchedCount(transport, kindOf('Certificate', 'certificates'), ns, isReady);
-  await apply([
-    { apiVersion: v1, kind: 'Issuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } },
-    {
-      apiVersion: v1,
-      kind: 'Certificate',
-      metadata: { name: 'root' },
-      spec: {
-        secretName: 'root',
-        isCA: true,
-        commonName: 'bench root',
-        duration: '8760h',
-        issuerRef: { name: 'selfsigned' },
-        privateKey: { algorithm: 'ECDSA', size: 256 },
-      },
-    },
-    { apiVersion: v1, kind: 'Issuer', metadata: { name: 'ca' }, spec: { ca: { secretName: 'root' } } },
-  ]);
-  if (!(await issuers.until(2, `${side.label}: issuers Ready`, { deadlineMs: 120_000, alive })).reached)
-    throw new Error(`${side.label}: the CA issuer not Ready in 2 minutes`);
+  const setup = acme ? acmeIssuer(v1, acme) : caIssuer(v1);
+  await apply(setup.items);
+  if (!(await issuers.until(setup.issuers, `${side.label}: issuers Ready`, { deadlineMs: 120_000, alive })).reached)
+    throw new Error(`${side.label}: the ${ISSUER} issuer not Ready in 2 minutes`);
   await issuers.stop();
+  const routed0 = acme?.standIn.requests.length ?? 0;
   const since = new Date();
   const cpu0 = cpuSeconds(child.pid!);
   const apiCpu0 = descendantCpuSeconds(API_PROCESSES);
@@ -142,11 +144,18 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
     apiVersion: v1,
     kind: 'Certificate',
     metadata: { name: `c${i}` },
-    spec: { secretName: `c${i}`, dnsNames: [`c${i}.bench.example.com`], issuerRef: { name: 'ca' }, privateKey: { algorithm: 'ECDSA', size: 256 } },
+    // Names of their own per run: Pebble would reuse another account's authorizations otherwise? It
+    // does not (they are per account), but a name per run keeps each run's requests apart in the logs.
+    spec: {
+      secretName: `c${i}`,
+      dnsNames: [`c${i}.${ns}.bench.example.test`],
+      issuerRef: { name: setup.issuer },
+      privateKey: { algorithm: 'ECDSA', size: 256 },
+    },
   }));
   for (let i = 0; i < N; i += 250) await apply(certs.slice(i, i + 250));
   // The CA certificate is Ready already: N + 1 in all.
-  const done = await certificates.until(N + 1, `${side.label}: certificates Ready`, { deadlineMs: DEADLINE_MIN * 60_000, alive, since: t0 });
+  const done = await certificates.until(N + setup.certificates, `${side.label}: certificates Ready`, { deadlineMs: DEADLINE_MIN * 60_000, alive, since: t0 });
   await certificates.stop();
   const seconds = (performance.now() - t0) / 1000;
   await pprof;
@@ -169,7 +178,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
   return {
     operator: side.label,
     round,
-    ready: done.count - 1,
+    ready: done.count - setup.certificates,
     seconds,
     cpu,
     apiCpu,
@@ -180,7 +189,72 @@ async function runOnce(plane: ControlPlane, transport: Transport, side: Side, ns
     v8,
     writesPerCert: writes / N,
     requestsBy: requestsBy(requests, N),
+    http01: acme ? http01Requests(acme.standIn.requests.slice(routed0), N) : undefined,
   };
+}
+
+/** A SelfSigned issuer, a CA Certificate on it, and a CA issuer on that: two issuers and one Certificate Ready before the run. */
+function caIssuer(v1: string) {
+  return {
+    items: [
+      { apiVersion: v1, kind: 'Issuer', metadata: { name: 'selfsigned' }, spec: { selfSigned: {} } },
+      {
+        apiVersion: v1,
+        kind: 'Certificate',
+        metadata: { name: 'root' },
+        spec: {
+          secretName: 'root',
+          isCA: true,
+          commonName: 'bench root',
+          duration: '8760h',
+          issuerRef: { name: 'selfsigned' },
+          privateKey: { algorithm: 'ECDSA', size: 256 },
+        },
+      },
+      { apiVersion: v1, kind: 'Issuer', metadata: { name: 'ca' }, spec: { ca: { secretName: 'root' } } },
+    ],
+    issuer: 'ca',
+    issuers: 2,
+    certificates: 1,
+  };
+}
+
+/** One ACME issuer on Pebble, solving HTTP-01 through Ingresses of the class the stand-in serves. */
+function acmeIssuer(v1: string, acme: LocalAcme) {
+  return {
+    items: [
+      {
+        apiVersion: v1,
+        kind: 'Issuer',
+        metadata: { name: 'acme' },
+        spec: {
+          acme: {
+            server: acme.pebble.directoryUrl,
+            caBundle: Buffer.from(acme.pebble.tlsCaPem).toString('base64'),
+            privateKeySecretRef: { name: 'acme-account' },
+            solvers: [{ http01: { ingress: { ingressClassName: acme.ingressClass } } }],
+          },
+        },
+      },
+    ],
+    issuer: 'acme',
+    issuers: 1,
+    certificates: 0,
+  };
+}
+
+/** HTTP-01 requests per certificate the stand-in routed during a run: the CA's validations, and the rest (the operator's self-checks). */
+function http01Requests(requests: RoutedRequest[], n: number) {
+  const validations = requests.filter((r) => PEBBLE_VA.test(r.userAgent)).length;
+  return { validations: validations / n, selfChecks: (requests.length - validations) / n };
+}
+const PEBBLE_VA = /^LetsEncrypt-Pebble-VA/;
+
+/** The acme-solver's own server, made from a solver pod's args (cert-manager's acmesolver takes the same). */
+function solverFromArgs(args: string[]) {
+  const { values } = parseArgs({ args, strict: false, options: { domain: { type: 'string' }, token: { type: 'string' }, key: { type: 'string' } } });
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  return createSolverServer({ domain: text(values.domain), token: text(values.token), key: text(values.key) });
 }
 
 const OPERATOR_ENV = Object.fromEntries(
@@ -289,9 +363,19 @@ async function main() {
   const node = await imageNodeBinary();
   const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   // Profiling is off in the test API servers; on only when a profile is asked for.
-  const plane = await startControlPlane({ audit: true, apiServerArgs: process.env.OPKIT_BENCH_APISERVER_PPROF ? ['--profiling=true'] : [] });
+  // ACME: simulated nodes for the solver pods (kwok), and the controller manager to collect them.
+  const plane = await startControlPlane({
+    audit: true,
+    nodes: ISSUER === 'acme' ? 2 : 0,
+    apiServerArgs: process.env.OPKIT_BENCH_APISERVER_PPROF ? ['--profiling=true'] : [],
+  });
   const runs: Run[] = [];
+  let acme: LocalAcme | undefined;
   try {
+    // cert-manager's self-check speaks to port 80 and cannot be told another.
+    if (ISSUER === 'acme') acme = await startLocalAcme(plane.kubeConfig, { [SOLVER.image.repository]: { inProcess: solverFromArgs } }, 'nginx', 80);
+    const solverImage = `${SOLVER.image.repository}:${SOLVER.image.tag}`;
+    const acmeArgs = acme ? [`--acme-http01-solver-image=${solverImage}`, `--acme-http01-solver-nameservers=${acme.pebble.dnsServer}`] : [];
     const transport = new Transport(plane.kubeConfig);
     // cert-manager's CRDs, as its module ships them.
     await kubectlApply(plane.kubeconfigPath, certManager.crds);
@@ -301,7 +385,7 @@ async function main() {
     const kc = plane.kubeconfigPath;
     if (HEAP_DIR) mkdirSync(HEAP_DIR, { recursive: true });
     const opkit = (ns: string, extra: string[] = []) =>
-      opkitCommand(node, bundle, kc, [`--cluster-resource-namespace=${ns}`, ...extra], `${nodeArgVariants()[0]} ${heapArgs}`);
+      opkitCommand(node, bundle, kc, [`--cluster-resource-namespace=${ns}`, ...acmeArgs, ...extra], `${nodeArgVariants()[0]} ${heapArgs}`);
     const sides: Side[] = [
       { label: 'opkit', slug: 'opkit', group: 'cert.opkit.dev', userAgent: 'cert-operator/', command: (ns) => opkit(ns) },
       // The same objects as cert-manager's side, on its CRDs: opkit as a drop-in replacement.
@@ -317,14 +401,14 @@ async function main() {
         slug: 'cert-manager',
         group: 'cert-manager.io',
         userAgent: 'cert-manager',
-        command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`]],
+        command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`, ...acmeArgs]],
       },
     ];
     const wanted = (process.env.OPKIT_BENCH_COMPARE_SIDES ?? 'opkit,opkit-cm,cert-manager').split(',');
     sides.splice(0, sides.length, ...sides.filter((s) => wanted.includes(s.slug)));
     for (let r = 0; r < ROUNDS; r++) {
       for (const side of sides) {
-        const run = await runOnce(plane, transport, side, `${side.slug}-${r}`, r + 1);
+        const run = await runOnce(plane, transport, acme, side, `${side.slug}-${r}`, r + 1);
         runs.push(run);
         console.log(
           `${side.label} run ${r + 1}: ${run.ready === N ? `${N} certificates Ready` : `UNFINISHED, ${run.ready} of ${N} Ready`} in ${run.seconds.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`,
@@ -332,6 +416,7 @@ async function main() {
       }
     }
   } finally {
+    await acme?.stop();
     await plane.stop();
   }
   const fmt = (x: number, d = 1) => x.toFixed(d);
@@ -349,6 +434,7 @@ async function main() {
       'of which anonymous / files': `${fmt(r.settledAnon)} / ${fmt(r.settledFile)}`,
       'V8 heap committed / used / external': r.v8 ? `${fmt(r.v8.heapCommitted)} / ${fmt(r.v8.heapUsed)} / ${fmt(r.v8.external)}` : '',
       'writes / certificate': fmt(r.writesPerCert, 2),
+      ...(r.http01 ? { 'HTTP-01 validations / self-checks per certificate': `${fmt(r.http01.validations, 2)} / ${fmt(r.http01.selfChecks, 2)}` } : {}),
     })),
   );
   // Where the API server's work comes from: every request per certificate, run by run.
@@ -370,7 +456,7 @@ async function main() {
     })),
   );
   console.log(
-    `${N} ECDSA P-256 certificates from a CA issuer per run; opkit on Node ${nodeVersion}${
+    `${N} ECDSA P-256 certificates from ${ISSUER === 'acme' ? 'an ACME issuer (Pebble, HTTP-01)' : 'a CA issuer'} per run; opkit on Node ${nodeVersion}${
       process.env.OPKIT_BENCH_OPERATOR_ENV ? ` with ${process.env.OPKIT_BENCH_OPERATOR_ENV}` : ''
     }${nodeArgVariants()[0] ? ` ${nodeArgVariants()[0]}` : ''}; load average ${loadavg()
       .map((l) => l.toFixed(2))

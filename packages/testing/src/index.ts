@@ -56,7 +56,7 @@ export { gatewayApiCrds, prometheusOperatorCrds } from './helm/published-crds.js
 export { verifyOperatorChart, type RenderedVariants, type OperatorChartExpectations } from './helm/operator-chart.js';
 export { startPebble, type Pebble, type PebbleOptions } from './acme/pebble.js';
 export { startBind, bindUnavailable, type Bind, type BindOptions } from './dns/bind.js';
-export { startIngressStandIn, type IngressStandIn, type IngressStandInOptions, type RoutedRequest } from './acme/ingress-stand-in.js';
+export { startIngressStandIn, type InProcessImage, type IngressStandIn, type IngressStandInOptions, type RoutedRequest } from './acme/ingress-stand-in.js';
 export type { E2ECluster, E2EMode, E2EModeName, Workload } from './e2e/cluster.js';
 export { startPodRunner, type PodRunner, type PodRunnerOptions, type RunningPod } from './e2e/pod-runner.js';
 export { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './e2e/local-cluster.js';

@@ -1,5 +1,5 @@
 import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../control-plane/control-plane.js';
@@ -28,6 +28,7 @@ describe('the ingress stand-in', () => {
   let core: CoreV1Api;
   let net: NetworkingV1Api;
   const ns = 'default';
+  let madeInProcess = 0;
 
   // An image whose ENTRYPOINT is node and CMD the echo server, as Dockerfiles of Node apps say.
   const echoImage = {
@@ -41,7 +42,14 @@ describe('the ingress stand-in', () => {
   beforeAll(async () => {
     plane = await startControlPlane({ nodes: 1 });
     port = await freePort();
-    standIn = await startIngressStandIn(plane.kubeConfig, { port, images: { 'example/echo': echoImage } });
+    // The same server made in the stand-in's own process from the pod's args.
+    const inProcess = {
+      inProcess: (args: string[]) => (
+        madeInProcess++,
+        createServer((req, res) => res.end(JSON.stringify({ host: req.headers.host, path: req.url, args, pid: process.pid })))
+      ),
+    };
+    standIn = await startIngressStandIn(plane.kubeConfig, { port, images: { 'example/echo': echoImage, 'example/in-process': inProcess } });
     core = plane.kubeConfig.makeApiClient(CoreV1Api);
     net = plane.kubeConfig.makeApiClient(NetworkingV1Api);
   });
@@ -108,5 +116,44 @@ describe('the ingress stand-in', () => {
     await waitFor('the process to end', () => standIn.running().length === 0, { timeoutMs: 30_000 });
     await waitFor('the pod to be gone', async () => !(await core.listNamespacedPod({ namespace: ns })).items.length, { timeoutMs: 30_000 });
     expect((await get(port, 'echo.example', '/exact')).status).toBe(503);
+  });
+
+  it('serves an in-process image from one server made with the pod’s args for all its requests, and stops it when the pod goes', async () => {
+    const labels = { app: 'in-process' };
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: 'in-process', labels },
+        spec: { containers: [{ name: 'c', image: 'example/in-process:2', args: ['--token=t1'], ports: [{ containerPort: 8089 }] }] },
+      },
+    });
+    await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'in-process' }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8089 as never }] } },
+    });
+    await net.createNamespacedIngress({
+      namespace: ns,
+      body: {
+        metadata: { name: 'in-process' },
+        spec: {
+          rules: [
+            { host: 'in.example', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'in-process', port: { number: 80 } } } }] } },
+          ],
+        },
+      },
+    });
+    await waitFor('the pod to run', async () => (await core.readNamespacedPod({ namespace: ns, name: 'in-process' })).status?.phase === 'Running', {
+      timeoutMs: 30_000,
+    });
+    const answers = await Promise.all([get(port, 'in.example', '/a'), get(port, 'in.example', '/b'), get(port, 'in.example', '/c')]);
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(JSON.parse(a.body)).toMatchObject({ host: 'in.example', args: ['--token=t1'], pid: process.pid });
+    }
+    expect(madeInProcess).toBe(1);
+    expect(standIn.running()).toEqual([`${ns}/in-process`]);
+
+    await core.deleteNamespacedPod({ namespace: ns, name: 'in-process', gracePeriodSeconds: 0 });
+    await waitFor('the server to stop', () => standIn.running().length === 0, { timeoutMs: 30_000 });
   });
 });

@@ -1,6 +1,7 @@
-import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type KubeConfig, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type KubeConfig, type V1Container, type V1Pod, type V1Service } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { containerArgv, localProcess, type LocalImage } from '../e2e/image-command.js';
 import { freePort } from '../net/ports.js';
 import { guardPid, releasePid } from '../process/watchdog.js';
@@ -11,12 +12,25 @@ export interface IngressStandInOptions {
   port: number;
   /**
    * Container images the stand-in can "run": image repository (tag ignored) → the image as a local
-   * process runs it (its ENTRYPOINT and CMD, its files on this machine).
+   * process runs it (its ENTRYPOINT and CMD, its files on this machine), or the image's server
+   * made in this process (see {@link InProcessImage}).
    */
-  images: Record<string, LocalImage>;
+  images: Record<string, LocalImage | InProcessImage>;
   /** Only route Ingresses of this class (spec.ingressClassName or the kubernetes.io/ingress.class annotation). */
   ingressClass?: string;
 }
+
+/**
+ * An image whose container the stand-in serves from its own process: the container's own server
+ * code, made from the container's arguments as the pod gives them. For benchmarks, where a
+ * process per pod would cost the machine more than the operators under test (a Node process
+ * starting is about 0.1 CPU-s, and 60 challenges at once would be 60 processes).
+ */
+export interface InProcessImage {
+  inProcess(args: string[]): Server;
+}
+
+const isInProcess = (image: LocalImage | InProcessImage): image is InProcessImage => 'inProcess' in image;
 
 export interface RoutedRequest {
   host: string;
@@ -53,8 +67,10 @@ interface Backend {
   port: number | string;
 }
 
+/** A pod's container as run here: a local process, or a server in this process. */
 interface SolverProcess {
-  child: ChildProcess;
+  alive(): boolean;
+  stop(): void;
   port: number;
   pod: string;
   ready: Promise<unknown>;
@@ -94,6 +110,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
   const networking = kubeConfig.makeApiClient(NetworkingV1Api);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const processes = new Map<string, SolverProcess>();
+  const starting = new Map<string, Promise<SolverProcess>>();
   const requests: RoutedRequest[] = [];
   const caViews = new Map<string, string>();
   const hidden = new Set<string>();
@@ -173,7 +190,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     return undefined;
   }
 
-  function imageFor(image: string): LocalImage | undefined {
+  function imageFor(image: string): LocalImage | InProcessImage | undefined {
     const repo = image.replace(/@sha256:.*$/, '').replace(/:[^/:]+$/, '');
     return options.images[repo];
   }
@@ -181,10 +198,47 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
   async function processFor(pod: V1Pod, containerPort: number): Promise<SolverProcess> {
     const uid = pod.metadata!.uid!;
     const existing = processes.get(uid);
-    if (existing && existing.child.exitCode === null) return existing;
+    if (existing?.alive()) return existing;
     const container = pod.spec!.containers.find((c) => c.ports?.some((p) => p.containerPort === containerPort))!;
     const image = imageFor(container.image ?? '');
     if (!image) throw new Error(`no local image for ${container.image} (known: ${Object.keys(options.images).join(', ')})`);
+    const podName = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
+    // One start per pod: the CA's request and the cluster's self-check often arrive together.
+    let start = starting.get(uid);
+    if (!start) {
+      start = isInProcess(image) ? serveInProcess(image, container.args ?? [], podName) : spawnLocal(image, container, podName);
+      starting.set(uid, start);
+      void start.then(
+        (proc) => processes.set(uid, proc),
+        () => undefined,
+      );
+      void start.finally(() => starting.delete(uid)).catch(() => undefined);
+    }
+    return start;
+  }
+
+  /** The container's server made here from its args, on a free port of its own. */
+  async function serveInProcess(image: InProcessImage, args: string[], podName: string): Promise<SolverProcess> {
+    const server = image.inProcess(args);
+    let open = true;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return {
+      alive: () => open,
+      stop() {
+        open = false;
+        server.closeAllConnections();
+        server.close();
+      },
+      port: (server.address() as AddressInfo).port,
+      pod: podName,
+      ready: Promise.resolve(),
+    };
+  }
+
+  async function spawnLocal(image: LocalImage, container: V1Container, podName: string): Promise<SolverProcess> {
     const port = await freePort();
     // What the container runtime would run (image ENTRYPOINT/CMD, pod command/args), with the
     // listen port moved to a free one.
@@ -195,12 +249,11 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
       : [...argv, `--listen-port=${port}`];
     const { file, args } = localProcess(rewritten, image);
     const env = Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
-    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...image.env, ...env } });
+    const child: ChildProcess = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH, ...image.env, ...env } });
     if (child.pid) guardPid(child.pid);
     let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
     child.on('exit', () => child.pid && releasePid(child.pid));
-    const podName = `${pod.metadata!.namespace}/${pod.metadata!.name}`;
     const ready = waitFor(
       `the container of pod ${podName} to listen`,
       async () => {
@@ -209,9 +262,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
       },
       { timeoutMs: 10_000, intervalMs: 50 },
     );
-    const proc = { child, port, pod: podName, ready };
-    processes.set(uid, proc);
-    return proc;
+    return { alive: () => child.exitCode === null, stop: () => child.kill('SIGTERM'), port, pod: podName, ready };
   }
 
   /** Ends the processes of pods that are gone or going. */
@@ -221,8 +272,8 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     if (!pods) return;
     const alive = new Set(pods.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.uid!));
     for (const [uid, p] of processes) {
-      if (!alive.has(uid) || p.child.exitCode !== null) {
-        p.child.kill('SIGTERM');
+      if (!alive.has(uid) || !p.alive()) {
+        p.stop();
         processes.delete(uid);
       }
     }
@@ -290,7 +341,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
 
   return {
     requests,
-    running: () => [...processes.values()].filter((p) => p.child.exitCode === null).map((p) => p.pod),
+    running: () => [...processes.values()].filter((p) => p.alive()).map((p) => p.pod),
     hideFromCluster(host) {
       hidden.add(host);
     },
@@ -299,7 +350,8 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     },
     async stop() {
       clearInterval(sweeper);
-      for (const p of processes.values()) p.child.kill('SIGTERM');
+      await Promise.allSettled(starting.values());
+      for (const p of processes.values()) p.stop();
       processes.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LocalImage } from '../e2e/image-command.js';
 import { freePort } from '../net/ports.js';
-import { startIngressStandIn, type IngressStandIn } from './ingress-stand-in.js';
+import { startIngressStandIn, type InProcessImage, type IngressStandIn } from './ingress-stand-in.js';
 import { startPebble, type Pebble } from './pebble.js';
 
 export interface LocalAcme {
@@ -22,7 +22,7 @@ export interface LocalAcme {
  */
 export async function startLocalAcme(
   kubeConfig: KubeConfig,
-  solverImages: Record<string, LocalImage>,
+  solverImages: Record<string, LocalImage | InProcessImage>,
   ingressClass = 'nginx',
   /** Where the stand-in serves HTTP-01 (a free port by default; 80 for a client that cannot be told another, such as cert-manager's self-check). */
   httpPort?: number,
