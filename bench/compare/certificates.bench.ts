@@ -34,6 +34,8 @@ import { Client, Namespace, Transport, defineKind, type KubeObject } from '@opki
 import { imageNodeBinary } from '@opkit/testing/containers';
 import { parseArgs } from 'node:util';
 import {
+  CERT_MANAGER_ACME_CONTROLLERS,
+  CERT_MANAGER_CA_CONTROLLERS,
   certManagerToolset,
   findBinary,
   kubectlApply,
@@ -375,6 +377,8 @@ async function main() {
     // cert-manager's self-check speaks to port 80 and cannot be told another.
     if (ISSUER === 'acme') acme = await startLocalAcme(plane.kubeConfig, { [SOLVER.image.repository]: { inProcess: solverFromArgs } }, 'nginx', 80);
     const solverImage = `${SOLVER.image.repository}:${SOLVER.image.tag}`;
+    // The binary built here runs the CA controllers unless told (its main.go); ACME adds its three.
+    const cmControllers = [...CERT_MANAGER_CA_CONTROLLERS, ...(acme ? CERT_MANAGER_ACME_CONTROLLERS : [])].join(',');
     const acmeArgs = acme ? [`--acme-http01-solver-image=${solverImage}`, `--acme-http01-solver-nameservers=${acme.pebble.dnsServer}`] : [];
     const transport = new Transport(plane.kubeConfig);
     // cert-manager's CRDs, as its module ships them.
@@ -401,7 +405,10 @@ async function main() {
         slug: 'cert-manager',
         group: 'cert-manager.io',
         userAgent: 'cert-manager',
-        command: (ns) => [cmBin, [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`, ...acmeArgs]],
+        command: (ns) => [
+          cmBin,
+          [`--kubeconfig=${kc}`, `--namespace=${ns}`, `--cluster-resource-namespace=${ns}`, `--controllers=${cmControllers}`, ...acmeArgs],
+        ],
       },
     ];
     const wanted = (process.env.OPKIT_BENCH_COMPARE_SIDES ?? 'opkit,opkit-cm,cert-manager').split(',');

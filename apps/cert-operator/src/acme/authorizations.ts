@@ -21,7 +21,7 @@ export interface RecordedAuthorization {
  * and a URL are recorded: those are the kinds this operator can solve (HTTP-01, DNS-01), and
  * cert-manager's Order CRD requires all three of every challenge listed. A CA may offer others
  * without a token (dns-persist-01, whose proof is a standing DNS record bound to the account,
- * which Pebble offers for every name and Let's Encrypt since 2026): recorded, the CRD would
+ * which Pebble v2.10 offers for every name, and which Let's Encrypt is bringing in): recorded, the CRD would
  * refuse every status write of every Order from that CA.
  */
 export function recordedAuthorization(a: CaAuthorization): RecordedAuthorization {

@@ -24,7 +24,7 @@ const SOLVER = workspaceApp('acme-solver');
 
 /**
  * opkit in cert-manager mode, on cert-manager's own CRDs, issuing over HTTP-01 from Pebble. Pebble
- * (v2.10, as Let's Encrypt since 2026) offers dns-persist-01 beside HTTP-01 for every name, a
+ * (v2.10) offers dns-persist-01 beside HTTP-01 for every name, a
  * challenge with no token; cert-manager's Order CRD requires a token of every challenge listed in
  * the Order's status, so an Order that recorded it could never write its status again.
  */
