@@ -20,6 +20,8 @@
 //   OPKIT_BENCH_COMPARE_DEADLINE_MIN=60   a run that has not finished by then is measured as it stands
 //                                         (its Ready count, CPU and RSS), marked unfinished
 //   OPKIT_BENCH_COMPARE_SETTLE_S=60   RSS is read when all are Ready, and again this long after (steady state)
+//   OPKIT_BENCH_COMPARE_RENEW=1   then every certificate renewed at once, as `cmctl renew --all` does
+//                                (an Issuing condition on each), timed to its next revision Ready
 // Readiness is counted from one watch per run (./watched-count.ts), not by polling lists.
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=8'   node flags for opkit (V8 settings to try)
 //   OPKIT_BENCH_OPERATOR_ENV='MALLOC_MMAP_THRESHOLD_=65536'   space-separated NAME=value for opkit,
@@ -37,8 +39,11 @@ import {
   CERT_MANAGER_ACME_CONTROLLERS,
   CERT_MANAGER_CA_CONTROLLERS,
   certManagerToolset,
+  cmctlRenewConditions,
   findBinary,
+  guardPid,
   kubectlApply,
+  releasePid,
   startControlPlane,
   startLocalAcme,
   workspaceApp,
@@ -69,6 +74,7 @@ const DEADLINE_MIN = Number(process.env.OPKIT_BENCH_COMPARE_DEADLINE_MIN ?? 60);
 const SETTLE_S = Number(process.env.OPKIT_BENCH_COMPARE_SETTLE_S ?? 60);
 const ISSUER = (process.env.OPKIT_BENCH_COMPARE_ISSUER ?? 'ca') as 'ca' | 'acme';
 if (!['ca', 'acme'].includes(ISSUER)) throw new Error(`OPKIT_BENCH_COMPARE_ISSUER is ca or acme, not ${ISSUER}`);
+const RENEW = process.env.OPKIT_BENCH_COMPARE_RENEW === '1';
 const root = workspaceRoot();
 const SOLVER = workspaceApp('acme-solver');
 const API_PROCESSES = ['kube-apiserver', 'etcd'];
@@ -104,6 +110,8 @@ interface Run {
   requestsBy: Record<string, number>;
   /** ACME only: what the stand-in routed, per certificate. */
   http01?: { validations: number; selfChecks: number };
+  /** With OPKIT_BENCH_COMPARE_RENEW=1: every certificate renewed at once, after the steady state. */
+  renewal?: Renewal;
 }
 
 async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcme | undefined, side: Side, ns: string, round: number): Promise<Run> {
@@ -121,6 +129,9 @@ async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcm
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  // Ended with the bench, however it ends (a killed bench left its operator running).
+  if (child.pid) guardPid(child.pid);
+  child.on('exit', () => child.pid && releasePid(child.pid));
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   const v1 = `${side.group}/v1`;
   const apply = (items: object[]) => plane.kubectl(['apply', '-n', ns, '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
@@ -173,7 +184,11 @@ async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcm
   if (side.label !== 'cert-manager') await heapSnapshot(child);
   const ours = (e: AuditEvent) => (e.userAgent ?? '').startsWith(side.userAgent) && (e.objectRef?.namespace ?? ns) === ns;
   const requests = plane.audit!.query({ since }).filter(ours);
-  const writes = requests.filter((e) => WRITE_VERBS.includes(e.verb) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events').length;
+  const isWrite = (e: AuditEvent) => WRITE_VERBS.includes(e.verb) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events';
+  const writes = requests.filter(isWrite).length;
+  const renewal = RENEW
+    ? await renewAll(plane, transport, side, ns, child, alive, (from) => plane.audit!.query({ since: from }).filter(ours).filter(isWrite).length)
+    : undefined;
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
   await plane.kubectl(['delete', 'namespace', ns, '--wait=false']);
@@ -192,6 +207,77 @@ async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcm
     writesPerCert: writes / N,
     requestsBy: requestsBy(requests, N),
     http01: acme ? http01Requests(acme.standIn.requests.slice(routed0), N) : undefined,
+    renewal,
+  };
+}
+
+interface Renewal {
+  /** Certificates renewed (a new revision, Ready) when the renewal ended: N, or fewer at the deadline. */
+  renewed: number;
+  seconds: number;
+  cpu: number;
+  apiCpu: number;
+  /** RSS when all are renewed. */
+  rss: number;
+  writesPerCert: number;
+}
+
+/**
+ * Every Certificate renewed at once, as `cmctl renew --all` does it (an Issuing condition on each
+ * status, which cert-manager and opkit in either API mode act on), timed until each has its next
+ * revision and is Ready. The bench writes the conditions 16 at a time; its own writes are not the
+ * operator's and are not counted.
+ */
+async function renewAll(
+  plane: ControlPlane,
+  transport: Transport,
+  side: Side,
+  ns: string,
+  child: ChildProcess,
+  alive: () => void,
+  writesSince: (since: Date) => number,
+): Promise<Renewal> {
+  const admin = new Client(transport, { fieldManager: 'cmctl' });
+  const Certificate = defineKind<Conditioned & { status?: { revision?: number } }>({
+    group: side.group,
+    version: 'v1',
+    kind: 'Certificate',
+    plural: 'certificates',
+    namespaced: true,
+  });
+  const issued = (await admin.listAll(Certificate, { namespace: ns })).filter((c) => c.metadata.name!.startsWith('c'));
+  const revision = new Map(issued.map((c) => [c.metadata.name!, c.status?.revision ?? 0]));
+  const renewed = await watchedCount(
+    transport,
+    Certificate,
+    ns,
+    (c) =>
+      (c.status?.revision ?? 0) > (revision.get(c.metadata.name!) ?? Infinity) &&
+      !!c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') &&
+      !c.status.conditions.some((x) => x.type === 'Issuing' && x.status === 'True'),
+  );
+  const since = new Date();
+  const cpu0 = cpuSeconds(child.pid!);
+  const apiCpu0 = descendantCpuSeconds(API_PROCESSES);
+  const t0 = performance.now();
+  const queue = [...issued];
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let c = queue.shift(); c; c = queue.shift()) {
+        await admin.patchStatus(Certificate, { namespace: ns, name: c.metadata.name! }, { status: { conditions: cmctlRenewConditions(c.status?.conditions) } });
+      }
+    }),
+  );
+  const done = await renewed.until(issued.length, `${side.label}: certificates renewed`, { deadlineMs: DEADLINE_MIN * 60_000, alive, since: t0 });
+  await renewed.stop();
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    renewed: done.count,
+    seconds,
+    cpu: cpuSeconds(child.pid!) - cpu0,
+    apiCpu: descendantCpuSeconds(API_PROCESSES) - apiCpu0,
+    rss: processMemory(child.pid!).rss / 2 ** 20,
+    writesPerCert: writesSince(since) / issued.length,
   };
 }
 
@@ -444,6 +530,21 @@ async function main() {
       ...(r.http01 ? { 'HTTP-01 validations / self-checks per certificate': `${fmt(r.http01.validations, 2)} / ${fmt(r.http01.selfChecks, 2)}` } : {}),
     })),
   );
+  const renewals = runs.filter((r) => r.renewal);
+  if (renewals.length)
+    table(
+      renewals.map(({ round, operator, renewal: w }) => ({
+        run: round,
+        operator,
+        renewed: w!.renewed === N ? 'all' : `${w!.renewed} (unfinished)`,
+        s: fmt(w!.seconds),
+        'renewals/s': fmt(w!.renewed / w!.seconds),
+        'CPU s': fmt(w!.cpu, 2),
+        'API server + etcd CPU s': fmt(w!.apiCpu, 2),
+        'RSS MiB at the end': fmt(w!.rss),
+        'writes / renewal': fmt(w!.writesPerCert, 2),
+      })),
+    );
   // Where the API server's work comes from: every request per certificate, run by run.
   const asked = [...new Set(runs.flatMap((r) => Object.keys(r.requestsBy)))].sort();
   table(

@@ -31,6 +31,7 @@ export { httpGet, httpPostJson, type ProbeResult, type ProbeOptions } from './ne
 export { waitFor, waitForQuiet, StopWaiting, type WaitOptions } from './wait.js';
 export { INVALID_IMAGE_PREFIX } from './control-plane/kwok-stages.js';
 export { run, CommandError, type RunOptions, type RunResult } from './run.js';
+export { guardPid, releasePid } from './process/watchdog.js';
 export { helmLint, helmTemplate, helmUpgradeInstall, helmUninstall, kubectlApply, type ChartOptions } from './helm/chart.js';
 export { verifyChart, type RenderedObject } from './helm/verify-chart.js';
 export { vendorChartDependencies } from './helm/vendor.js';

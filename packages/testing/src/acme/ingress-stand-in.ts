@@ -1,4 +1,16 @@
-import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type KubeConfig, type V1Container, type V1Pod, type V1Service } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  makeInformer,
+  NetworkingV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  type ListPromise,
+  type V1Container,
+  type V1Ingress,
+  type V1Pod,
+  type V1Service,
+} from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -78,6 +90,41 @@ interface SolverProcess {
 
 const PEBBLE_VA = /^LetsEncrypt-Pebble-VA/;
 
+interface HTTPRouteItem {
+  metadata: { namespace: string; deletionTimestamp?: string };
+  spec?: {
+    hostnames?: string[];
+    rules?: { matches?: { path?: { type?: string; value?: string } }[]; backendRefs?: { name: string; port?: number }[] }[];
+  };
+}
+
+/** Where routing reads the cluster: the watches, or the API server itself. */
+interface View {
+  ingresses(): Promise<readonly V1Ingress[]>;
+  service(namespace: string, name: string): Promise<V1Service | undefined>;
+  pods(namespace: string): Promise<readonly V1Pod[]>;
+  httpRoutes(): Promise<HTTPRouteItem[]>;
+}
+
+/** A watch of one kind in every namespace, started (its first list in) and kept running. */
+async function watched<T extends KubernetesObject>(kubeConfig: KubeConfig, path: string, list: ListPromise<T>) {
+  const informer = makeInformer(kubeConfig, path, list);
+  let stopped = false;
+  // The client's watch ends on an error and must be started again.
+  informer.on('error', () => {
+    if (!stopped) setTimeout(() => void (stopped ? undefined : informer.start().catch(() => undefined)), 500).unref();
+  });
+  await informer.start();
+  return {
+    list: (namespace?: string) => informer.list(namespace),
+    get: (name: string, namespace: string) => informer.get(name, namespace),
+    async stop() {
+      stopped = true;
+      await informer.stop();
+    },
+  };
+}
+
 /** Does an Ingress path (type, value) match a request path? (networking.k8s.io/v1 semantics.) */
 function pathMatches(type: string | undefined, value: string | undefined, path: string): number {
   const v = value ?? '/';
@@ -115,12 +162,51 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
   const caViews = new Map<string, string>();
   const hidden = new Set<string>();
 
-  async function route(host: string, path: string): Promise<Backend | undefined> {
+  // What routing reads, from a watch of each kind: a list per request would make the stand-in
+  // the API server's biggest client (at 60 challenges at once, each self-check and validation
+  // listing every Ingress and Pod). A miss is read again from the API server before it is
+  // answered, so an object made a moment ago is never reported missing.
+  const caches = {
+    ingresses: await watched(kubeConfig, '/apis/networking.k8s.io/v1/ingresses', () => networking.listIngressForAllNamespaces()),
+    services: await watched(kubeConfig, '/api/v1/services', () => core.listServiceForAllNamespaces()),
+    pods: await watched(kubeConfig, '/api/v1/pods', () => core.listPodForAllNamespaces()),
+  };
+  const cached: View = {
+    ingresses: async () => caches.ingresses.list(),
+    service: async (namespace, name) => caches.services.get(name, namespace),
+    pods: async (namespace) => caches.pods.list(namespace),
+    httpRoutes: () => httpRoutes(false),
+  };
+  const fresh: View = {
+    ingresses: async () => (await networking.listIngressForAllNamespaces()).items,
+    service: (namespace, name) => core.readNamespacedService({ namespace, name }).catch(() => undefined),
+    pods: async (namespace) => (await core.listNamespacedPod({ namespace })).items,
+    httpRoutes: () => httpRoutes(true),
+  };
+
+  // HTTPRoutes are listed per request, and only while the Gateway API is installed (checked
+  // again at most every 5 s while it is not).
+  let gatewayApi: { installed: boolean; checkedAt: number } = { installed: false, checkedAt: -Infinity };
+  async function httpRoutes(force: boolean): Promise<HTTPRouteItem[]> {
+    if (!force && !gatewayApi.installed && performance.now() - gatewayApi.checkedAt < 5_000) return [];
+    try {
+      const routes = (await custom.listClusterCustomObject({ group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes' })) as {
+        items: HTTPRouteItem[];
+      };
+      gatewayApi = { installed: true, checkedAt: performance.now() };
+      return routes.items;
+    } catch {
+      gatewayApi = { installed: false, checkedAt: performance.now() };
+      return []; // Gateway API not installed
+    }
+  }
+
+  async function route(view: View, host: string, path: string): Promise<Backend | undefined> {
     let best: { score: number; backend: Backend } | undefined;
     const consider = (score: number, backend: Backend) => {
       if (score >= 0 && (!best || score > best.score)) best = { score, backend };
     };
-    for (const ing of (await networking.listIngressForAllNamespaces()).items) {
+    for (const ing of await view.ingresses()) {
       if (ing.metadata?.deletionTimestamp) continue;
       const cls = ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
       if (options.ingressClass && cls !== options.ingressClass) continue;
@@ -137,21 +223,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
         }
       }
     }
-    let routes: {
-      items: {
-        metadata: { namespace: string; deletionTimestamp?: string };
-        spec?: {
-          hostnames?: string[];
-          rules?: { matches?: { path?: { type?: string; value?: string } }[]; backendRefs?: { name: string; port?: number }[] }[];
-        };
-      }[];
-    };
-    try {
-      routes = (await custom.listClusterCustomObject({ group: 'gateway.networking.k8s.io', version: 'v1', plural: 'httproutes' })) as typeof routes;
-    } catch {
-      routes = { items: [] }; // Gateway API not installed
-    }
-    for (const r of routes.items) {
+    for (const r of await view.httpRoutes()) {
       if (r.metadata.deletionTimestamp) continue;
       const hostnames = r.spec?.hostnames ?? [];
       if (hostnames.length && !hostnames.some((h) => hostMatches(h, host))) continue;
@@ -168,17 +240,12 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
   }
 
   /** A Running pod behind the Service, and the container port the Service port targets. */
-  async function endpoint(b: Backend): Promise<{ pod: V1Pod; containerPort: number } | undefined> {
-    let svc: V1Service;
-    try {
-      svc = await core.readNamespacedService({ namespace: b.namespace, name: b.service });
-    } catch {
-      return undefined;
-    }
-    const sp = svc.spec?.ports?.find((p) => p.port === b.port || p.name === b.port);
+  async function endpoint(view: View, b: Backend): Promise<{ pod: V1Pod; containerPort: number } | undefined> {
+    const svc = await view.service(b.namespace, b.service);
+    const sp = svc?.spec?.ports?.find((p) => p.port === b.port || p.name === b.port);
     if (!sp) return undefined;
-    const pods = (await core.listNamespacedPod({ namespace: b.namespace })).items.filter(
-      (p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running' && selectorMatches(svc.spec?.selector, p.metadata?.labels),
+    const pods = (await view.pods(b.namespace)).filter(
+      (p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running' && selectorMatches(svc!.spec?.selector, p.metadata?.labels),
     );
     for (const pod of pods) {
       const target = sp.targetPort ?? sp.port;
@@ -188,6 +255,16 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
       }
     }
     return undefined;
+  }
+
+  /** The route and endpoint from the watches, or, when they find none, from the API server. */
+  async function resolve(host: string, path: string): Promise<{ backend?: Backend; ep?: { pod: V1Pod; containerPort: number } }> {
+    for (const view of [cached, fresh]) {
+      const backend = await route(view, host, path);
+      const ep = backend && (await endpoint(view, backend));
+      if (ep || view === fresh) return { backend, ep };
+    }
+    return {};
   }
 
   function imageFor(image: string): LocalImage | InProcessImage | undefined {
@@ -266,11 +343,14 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
   }
 
   /** Ends the processes of pods that are gone or going. */
-  async function sweep() {
+  function sweep() {
     if (!processes.size) return;
-    const pods = await core.listPodForAllNamespaces().catch(() => undefined);
-    if (!pods) return;
-    const alive = new Set(pods.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.uid!));
+    const alive = new Set(
+      caches.pods
+        .list()
+        .filter((p) => !p.metadata?.deletionTimestamp)
+        .map((p) => p.metadata!.uid!),
+    );
     for (const [uid, p] of processes) {
       if (!alive.has(uid) || !p.alive()) {
         p.stop();
@@ -278,7 +358,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
       }
     }
   }
-  const sweeper = setInterval(() => void sweep(), 1_000);
+  const sweeper = setInterval(sweep, 1_000);
   sweeper.unref();
 
   function forward(
@@ -318,10 +398,9 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
       const diverted = caViews.get(host);
       if (diverted !== undefined && PEBBLE_VA.test(userAgent)) return reply(200, diverted);
       if (hidden.has(host) && !PEBBLE_VA.test(userAgent)) return reply(404, 'not reachable from inside the cluster\n');
-      await sweep();
-      const backend = await route(host, path);
+      sweep();
+      const { backend, ep } = await resolve(host, path);
       if (!backend) return reply(404, 'default backend - 404\n');
-      const ep = await endpoint(backend);
       if (!ep) return reply(503, `no ready endpoints for service ${backend.namespace}/${backend.service}\n`);
       const proc = await processFor(ep.pod, ep.containerPort);
       await proc.ready;
@@ -350,6 +429,7 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     },
     async stop() {
       clearInterval(sweeper);
+      await Promise.all(Object.values(caches).map((c) => c.stop()));
       await Promise.allSettled(starting.values());
       for (const p of processes.values()) p.stop();
       processes.clear();
