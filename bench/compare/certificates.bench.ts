@@ -315,14 +315,7 @@ function acmeIssuer(v1: string, acme: LocalAcme) {
         apiVersion: v1,
         kind: 'Issuer',
         metadata: { name: 'acme' },
-        spec: {
-          acme: {
-            server: acme.pebble.directoryUrl,
-            caBundle: Buffer.from(acme.pebble.tlsCaPem).toString('base64'),
-            privateKeySecretRef: { name: 'acme-account' },
-            solvers: [{ http01: { ingress: { ingressClassName: acme.ingressClass } } }],
-          },
-        },
+        spec: acme.issuerSpec('acme-account'),
       },
     ],
     issuer: 'acme',

@@ -97,14 +97,7 @@ describe.skipIf(!!skip)(`replacing cert-manager in place with ACME Orders in fli
         apiVersion: 'cert-manager.io/v1',
         kind: 'Issuer',
         metadata: { name: 'pebble', namespace: NS },
-        spec: {
-          acme: {
-            server: acme.pebble.directoryUrl,
-            caBundle: Buffer.from(acme.pebble.tlsCaPem).toString('base64'),
-            privateKeySecretRef: { name: 'pebble-account' },
-            solvers: [{ http01: { ingress: { ingressClassName: acme.ingressClass } } }],
-          },
-        },
+        spec: acme.issuerSpec('pebble-account'),
       },
       ...ALL.map((name) => ({
         apiVersion: 'cert-manager.io/v1',

@@ -11,6 +11,8 @@ export interface LocalAcme {
   ingressClass: string;
   /** Values for the cert-operator chart: its self-check resolves and connects as Pebble does. */
   chartValues: Record<string, unknown>;
+  /** An ACME issuer's spec on this Pebble, solving HTTP-01 through Ingresses of the stand-in's class (either API group). */
+  issuerSpec(accountSecret: string): { acme: Record<string, unknown> };
   stop(): Promise<void>;
 }
 
@@ -37,6 +39,14 @@ export async function startLocalAcme(
     pebble,
     standIn,
     ingressClass,
+    issuerSpec: (accountSecret) => ({
+      acme: {
+        server: pebble.directoryUrl,
+        caBundle: Buffer.from(pebble.tlsCaPem).toString('base64'),
+        privateKeySecretRef: { name: accountSecret },
+        solvers: [{ http01: { ingress: { ingressClassName: ingressClass } } }],
+      },
+    }),
     chartValues: { acme: { selfCheck: { nameservers: [pebble.dnsServer] } }, extraArgs: [`--acme-http01-self-check-port=${httpPort}`] },
     async stop() {
       await standIn.stop();

@@ -65,14 +65,7 @@ describe('cert-manager mode: ACME issuance from a CA that also offers challenges
   it('issues the certificate, and the Order records only the challenges that carry a token', async () => {
     await admin.create(api.Issuer.kind, {
       metadata: { name: 'pebble', namespace: NS },
-      spec: {
-        acme: {
-          server: acme.pebble.directoryUrl,
-          caBundle: Buffer.from(acme.pebble.tlsCaPem).toString('base64'),
-          privateKeySecretRef: { name: 'pebble-account' },
-          solvers: [{ http01: { ingress: { ingressClassName: acme.ingressClass } } }],
-        },
-      },
+      spec: acme.issuerSpec('pebble-account'),
     } as never);
     await admin.create(api.Certificate.kind, {
       metadata: { name: 'web', namespace: NS },
