@@ -104,7 +104,7 @@ async function run(n: number, names: number) {
         .map(([k, v]) => `${k} ${Math.round((v / n) * 10) / 10}`)
         .join(', ')}`,
     );
-    const validations = standIn.requests.slice(validationsBefore).filter((r) => /Pebble-VA/.test(r.userAgent)).length;
+    const validations = standIn.requests.slice(validationsBefore).filter((r) => r.fromCA).length;
     await manager.stop();
     const per = (x: number) => Math.round((x / n) * 10) / 10;
     return {

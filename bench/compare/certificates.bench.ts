@@ -3,17 +3,16 @@
 // here from its Go module: tools/control-plane/go/cert-manager), each as its own process against one API
 // server that serves both API groups (cert-manager's CRDs from its module's deploy/crds). Each run
 // makes, in a namespace of its own, a SelfSigned issuer, a CA Certificate, a CA issuer on it, then
-// N ECDSA P-256 Certificates at once, and times them to Ready.
+// N ECDSA P-256 Certificates at once, and times them to Ready. Runs interleave (opkit, opkit in
+// cert-manager mode, cert-manager, …); printed per run and as ratios to cert-manager, with the load
+// average. Neither client is throttled: the API server's priority and fairness turns cert-manager's
+// client limit off, and opkit has none.
 //   OPKIT_BENCH_COMPARE_ISSUER=acme   instead, one ACME issuer on Pebble and N Certificates of one name
 //     each over HTTP-01: both operators make their solver pods, Services and Ingresses (on simulated
 //     nodes, kwok), the ingress stand-in routes Pebble's validations and the operators' self-checks
 //     to them on port 80 (root), and answers each with the acme-solver's own server made from the
 //     pod's args in the stand-in's process (a process per pod would cost the machine more than the
-//     operators). Both take 60 challenges at once (their default). Runs interleave (opkit, opkit in
-// cert-manager mode, cert-manager, …); printed per run and as ratios to cert-manager, with the load
-// average. Neither client is
-// throttled: the API server's priority and fairness turns cert-manager's client limit off, and
-// opkit has none.
+//     operators). Both take 60 challenges at once (their default).
 //   OPKIT_BENCH_COMPARE_CERTS=1000   Certificates per run
 //   OPKIT_BENCH_COMPARE_ROUNDS=2     rounds of runs (one per side each)
 //   OPKIT_BENCH_COMPARE_SIDES=opkit,opkit-cm,cert-manager   the sides run, by slug
@@ -32,9 +31,8 @@
 // committed and live, and the external memory (Buffers) V8 is told of; the rest is malloc and code.
 //   OPKIT_BENCH_HEAP_SNAPSHOT=<dir>     a V8 heap snapshot of each opkit run once all are Ready (after
 //                                       its RSS is read), written to <dir> (Chrome DevTools' Memory tab)
-import { Client, Namespace, Transport, defineKind, type KubeObject } from '@opkit/runtime';
+import { Client, Namespace, Transport, defineKind, type Kind, type KubeObject } from '@opkit/runtime';
 import { imageNodeBinary } from '@opkit/testing/containers';
-import { parseArgs } from 'node:util';
 import {
   CERT_MANAGER_ACME_CONTROLLERS,
   CERT_MANAGER_CA_CONTROLLERS,
@@ -59,6 +57,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync,
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generate.js';
+import { parseSolverArgs } from '../../apps/acme-solver/src/args.js';
 import { createSolverServer } from '../../apps/acme-solver/src/server.js';
 import { table, runBench } from '../report.js';
 import { cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
@@ -66,7 +65,7 @@ import { nodeArgVariants, opkitCommand } from './opkit-command.js';
 import { requestsBy } from './requests-by.js';
 import { watchedCount } from './watched-count.js';
 
-type Conditioned = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
+type Conditioned = KubeObject & { status?: { conditions?: { type: string; status: string }[]; revision?: number } };
 
 const N = Number(process.env.OPKIT_BENCH_COMPARE_CERTS ?? 1000);
 const ROUNDS = Number(process.env.OPKIT_BENCH_COMPARE_ROUNDS ?? 2);
@@ -157,8 +156,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcm
     apiVersion: v1,
     kind: 'Certificate',
     metadata: { name: `c${i}` },
-    // Names of their own per run: Pebble would reuse another account's authorizations otherwise? It
-    // does not (they are per account), but a name per run keeps each run's requests apart in the logs.
+    // A name per run keeps each run's requests apart in the audit log and the stand-in's.
     spec: {
       secretName: `c${i}`,
       dnsNames: [`c${i}.${ns}.bench.example.test`],
@@ -167,7 +165,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcm
     },
   }));
   for (let i = 0; i < N; i += 250) await apply(certs.slice(i, i + 250));
-  // The CA certificate is Ready already: N + 1 in all.
+  // The certificates Ready before the run (the CA's) are counted too.
   const done = await certificates.until(N + setup.certificates, `${side.label}: certificates Ready`, { deadlineMs: DEADLINE_MIN * 60_000, alive, since: t0 });
   await certificates.stop();
   const seconds = (performance.now() - t0) / 1000;
@@ -186,8 +184,18 @@ async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcm
   const requests = plane.audit!.query({ since }).filter(ours);
   const isWrite = (e: AuditEvent) => WRITE_VERBS.includes(e.verb) && e.objectRef?.namespace === ns && e.objectRef?.resource !== 'events';
   const writes = requests.filter(isWrite).length;
+  // Read before a renewal adds its own.
+  const http01 = acme ? http01Requests(acme.standIn.requests.slice(routed0), N) : undefined;
   const renewal = RENEW
-    ? await renewAll(plane, transport, side, ns, child, alive, (from) => plane.audit!.query({ since: from }).filter(ours).filter(isWrite).length)
+    ? await renewAll(
+        transport,
+        kindOf('Certificate', 'certificates'),
+        side,
+        ns,
+        child,
+        alive,
+        (from) => plane.audit!.query({ since: from }).filter(ours).filter(isWrite).length,
+      )
     : undefined;
   child.kill('SIGTERM');
   await new Promise((r) => child.on('exit', r));
@@ -206,7 +214,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcm
     v8,
     writesPerCert: writes / N,
     requestsBy: requestsBy(requests, N),
-    http01: acme ? http01Requests(acme.standIn.requests.slice(routed0), N) : undefined,
+    http01,
     renewal,
   };
 }
@@ -229,8 +237,8 @@ interface Renewal {
  * operator's and are not counted.
  */
 async function renewAll(
-  plane: ControlPlane,
   transport: Transport,
+  Certificate: Kind<Conditioned>,
   side: Side,
   ns: string,
   child: ChildProcess,
@@ -238,13 +246,7 @@ async function renewAll(
   writesSince: (since: Date) => number,
 ): Promise<Renewal> {
   const admin = new Client(transport, { fieldManager: 'cmctl' });
-  const Certificate = defineKind<Conditioned & { status?: { revision?: number } }>({
-    group: side.group,
-    version: 'v1',
-    kind: 'Certificate',
-    plural: 'certificates',
-    namespaced: true,
-  });
+  // The run's certificates (c0, c1, …), not the CA's.
   const issued = (await admin.listAll(Certificate, { namespace: ns })).filter((c) => c.metadata.name!.startsWith('c'));
   const revision = new Map(issued.map((c) => [c.metadata.name!, c.status?.revision ?? 0]));
   const renewed = await watchedCount(
@@ -326,16 +328,15 @@ function acmeIssuer(v1: string, acme: LocalAcme) {
 
 /** HTTP-01 requests per certificate the stand-in routed during a run: the CA's validations, and the rest (the operator's self-checks). */
 function http01Requests(requests: RoutedRequest[], n: number) {
-  const validations = requests.filter((r) => PEBBLE_VA.test(r.userAgent)).length;
+  const validations = requests.filter((r) => r.fromCA).length;
   return { validations: validations / n, selfChecks: (requests.length - validations) / n };
 }
-const PEBBLE_VA = /^LetsEncrypt-Pebble-VA/;
 
-/** The acme-solver's own server, made from a solver pod's args (cert-manager's acmesolver takes the same). */
+/** The acme-solver's own server, from a solver pod's args read as the solver reads them (cert-manager's pods pass the same). */
 function solverFromArgs(args: string[]) {
-  const { values } = parseArgs({ args, strict: false, options: { domain: { type: 'string' }, token: { type: 'string' }, key: { type: 'string' } } });
-  const text = (v: unknown) => (typeof v === 'string' ? v : '');
-  return createSolverServer({ domain: text(values.domain), token: text(values.token), key: text(values.key) });
+  const parsed = parseSolverArgs(args);
+  if (parsed.help) throw new Error(`a solver pod asked for the solver's usage: ${args.join(' ')}`);
+  return createSolverServer(parsed.solver);
 }
 
 const OPERATOR_ENV = Object.fromEntries(

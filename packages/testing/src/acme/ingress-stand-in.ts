@@ -48,6 +48,8 @@ export interface RoutedRequest {
   host: string;
   path: string;
   userAgent: string;
+  /** Sent by the CA (Pebble's validation authority, by User-Agent), not by the cluster's self-check. */
+  fromCA: boolean;
   /** `namespace/pod` that answered, if any. */
   pod?: string;
   status: number;
@@ -111,9 +113,10 @@ async function watched<T extends KubernetesObject>(kubeConfig: KubeConfig, path:
   const informer = makeInformer(kubeConfig, path, list);
   let stopped = false;
   // The client's watch ends on an error and must be started again.
-  informer.on('error', () => {
-    if (!stopped) setTimeout(() => void (stopped ? undefined : informer.start().catch(() => undefined)), 500).unref();
-  });
+  const restart = () => {
+    if (!stopped) informer.start().catch(() => undefined);
+  };
+  informer.on('error', () => setTimeout(restart, 500).unref());
   await informer.start();
   return {
     list: (namespace?: string) => informer.list(namespace),
@@ -148,7 +151,8 @@ const selectorMatches = (selector: Record<string, string> | undefined, labels: R
  * do not really run: it routes each HTTP request by Host and path through the Ingresses and
  * HTTPRoutes in the cluster to a Service, picks a Running pod behind it, and runs that pod's
  * container as a local process (its image mapped to one of this repository's entrypoints, its
- * args exactly as the pod spec gives them, the listen port rewritten to a free one). So the pod
+ * args exactly as the pod spec gives them, the listen port rewritten to a free one), or, for an
+ * {@link InProcessImage}, as a server in this process. So the pod
  * spec, Service and route an operator creates, and the container's own code, are all exercised.
  * Processes end when their pods go away.
  */
@@ -257,14 +261,16 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     return undefined;
   }
 
+  /** The route and its endpoint as `view` shows them. */
+  async function lookup(view: View, host: string, path: string): Promise<{ backend?: Backend; ep?: { pod: V1Pod; containerPort: number } }> {
+    const backend = await route(view, host, path);
+    return { backend, ep: backend && (await endpoint(view, backend)) };
+  }
+
   /** The route and endpoint from the watches, or, when they find none, from the API server. */
-  async function resolve(host: string, path: string): Promise<{ backend?: Backend; ep?: { pod: V1Pod; containerPort: number } }> {
-    for (const view of [cached, fresh]) {
-      const backend = await route(view, host, path);
-      const ep = backend && (await endpoint(view, backend));
-      if (ep || view === fresh) return { backend, ep };
-    }
-    return {};
+  async function resolve(host: string, path: string) {
+    const fromWatches = await lookup(cached, host, path);
+    return fromWatches.ep ? fromWatches : lookup(fresh, host, path);
   }
 
   function imageFor(image: string): LocalImage | InProcessImage | undefined {
@@ -283,13 +289,16 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     // One start per pod: the CA's request and the cluster's self-check often arrive together.
     let start = starting.get(uid);
     if (!start) {
-      start = isInProcess(image) ? serveInProcess(image, container.args ?? [], podName) : spawnLocal(image, container, podName);
+      start = (async () => {
+        try {
+          const proc = isInProcess(image) ? await serveInProcess(image, container.args ?? [], podName) : await spawnLocal(image, container, podName);
+          processes.set(uid, proc);
+          return proc;
+        } finally {
+          starting.delete(uid);
+        }
+      })();
       starting.set(uid, start);
-      void start.then(
-        (proc) => processes.set(uid, proc),
-        () => undefined,
-      );
-      void start.finally(() => starting.delete(uid)).catch(() => undefined);
     }
     return start;
   }
@@ -388,7 +397,8 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const userAgent = req.headers['user-agent'] ?? '';
-    const record: RoutedRequest = { host, path, userAgent, status: 0 };
+    const fromCA = PEBBLE_VA.test(userAgent);
+    const record: RoutedRequest = { host, path, userAgent, fromCA, status: 0 };
     requests.push(record);
     const reply = (status: number, body: string, headers: Record<string, string> = { 'content-type': 'text/plain' }) => {
       record.status = status;
@@ -396,8 +406,8 @@ export async function startIngressStandIn(kubeConfig: KubeConfig, options: Ingre
     };
     try {
       const diverted = caViews.get(host);
-      if (diverted !== undefined && PEBBLE_VA.test(userAgent)) return reply(200, diverted);
-      if (hidden.has(host) && !PEBBLE_VA.test(userAgent)) return reply(404, 'not reachable from inside the cluster\n');
+      if (diverted !== undefined && fromCA) return reply(200, diverted);
+      if (hidden.has(host) && !fromCA) return reply(404, 'not reachable from inside the cluster\n');
       sweep();
       const { backend, ep } = await resolve(host, path);
       if (!backend) return reply(404, 'default backend - 404\n');

@@ -149,7 +149,7 @@ export function orderController(cfg: CertOperatorConfig, accounts: AcmeAccounts)
           finalizeURL: created.finalize,
           state: created.status as OrderState,
           reason: solving(o),
-          authorizations: authzs.map((a) => ({ ...recordedAuthorization(a), initialState: a.status as OrderState })),
+          authorizations: authzs.map(recordedAuthorization),
         });
         return;
       }
