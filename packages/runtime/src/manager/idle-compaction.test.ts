@@ -11,6 +11,7 @@ import {
   initialCompactionState,
   type CompactionState,
   type HeapSample,
+  workSince,
 } from './idle-compaction.js';
 
 const MiB = 2 ** 20;
@@ -63,6 +64,25 @@ describe('compactionStep', () => {
   });
 });
 
+describe('workSince', () => {
+  it('is busy while a controller has work, and at the first look after a webhook call', () => {
+    let pending = false;
+    let calls = 3;
+    const busy = workSince(
+      () => pending,
+      () => calls,
+    );
+    expect(busy()).toBe(false); // calls before it was made are not new
+    calls++;
+    expect([busy(), busy()]).toEqual([true, false]);
+    pending = true;
+    expect(busy()).toBe(true);
+    pending = false;
+    calls += 5;
+    expect([busy(), busy()]).toEqual([true, false]);
+  });
+});
+
 describe('IdleCompaction', () => {
   /** A runnable on a fake clock over a heap the test sets, counting compactions (each halves the heap). */
   const harness = (start: number) => {
@@ -97,6 +117,35 @@ describe('IdleCompaction', () => {
     expect(heap.compactions).toBe(1);
     expect(heap.resident).toBe(200 * MiB);
     await clock.tick(10 * 60_000);
+    expect(heap.compactions).toBe(1);
+    runnable.stop();
+  });
+
+  // A webhook call holds the API server's request: the pause must not fall on a stream of them,
+  // although none is ever in flight at the moment a sample is taken.
+  it('does not compact while webhook calls come in between samples, and does once they stop', async () => {
+    const clock = new FakeClock();
+    const heap = { resident: 100 * MiB, compactions: 0 };
+    let calls = 0;
+    const runnable = new IdleCompaction(
+      workSince(
+        () => false,
+        () => calls,
+      ),
+      clock,
+      silentLogger(),
+      policy,
+      () => heap.resident,
+      async () => void heap.compactions++,
+    );
+    runnable.start(new AbortController().signal);
+    heap.resident = 400 * MiB;
+    for (let t = 0; t < 60_000; t += 500) {
+      calls++; // one call answered every 500 ms, each between two samples
+      await clock.tick(500);
+    }
+    expect(heap.compactions).toBe(0);
+    await clock.tick(policy.idleMs + 2 * COMPACTION_SAMPLE_MS);
     expect(heap.compactions).toBe(1);
     runnable.stop();
   });

@@ -18,7 +18,8 @@ import type { Runnable } from './runnables.js';
  *
  * So the manager runs that collection when it pays, decided by `compactionStep` (pure, table
  * tested): the V8 heap's resident size has grown well past the least it held since the last one,
- * and no controller has had work (a key queued or reconciling) for `idleMs`. The pause is about
+ * and no controller has had work (a key queued or reconciling) and no webhook has been called for
+ * `idleMs` (`workSince`). The pause is about
  * 4 ms per MiB live; it falls when nothing is waiting, and at most once per growth.
  */
 export interface CompactionPolicy {
@@ -59,6 +60,22 @@ export function compactionStep(state: CompactionState, sample: HeapSample, polic
   const idleSince = state.idleSince ?? sample.at;
   const grown = sample.resident - floor >= Math.max(policy.minGrowthBytes, floor * policy.minGrowthRatio);
   return { state: { floor, idleSince }, compact: grown && sample.at - idleSince >= policy.idleMs };
+}
+
+/**
+ * The compaction's `busy`: some controller has a key queued or in flight now, or the webhooks were
+ * called since the last look. A webhook call holds the API server's request, and the user's behind
+ * it, so the pause must not fall while they come in; one between two samples is not in flight at
+ * either, so the count of calls is compared, not the calls open at the moment.
+ */
+export function workSince(pending: () => boolean, calls: () => number): () => boolean {
+  let seen = calls();
+  return () => {
+    const now = calls();
+    const called = now !== seen;
+    seen = now;
+    return called || pending();
+  };
 }
 
 /** V8's low-memory collection (what `HeapProfiler.collectGarbage` runs), without `--expose-gc`. */

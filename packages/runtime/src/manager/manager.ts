@@ -37,7 +37,7 @@ import { StorageVersionMigration } from '../crd/storage-migration.js';
 import { makeCollaborators } from './collaborators.js';
 import { initialLifecycle, lifecycleStep, type LifecycleEffect, type LifecycleEvent, type LifecycleState } from './lifecycle.js';
 import { RunnableGroup, type Runnable } from './runnables.js';
-import { DEFAULT_COMPACTION_POLICY, IdleCompaction, type CompactionPolicy } from './idle-compaction.js';
+import { DEFAULT_COMPACTION_POLICY, IdleCompaction, workSince, type CompactionPolicy } from './idle-compaction.js';
 
 /** The metrics server's own paths (endpoints.ts, profiling.ts). */
 const RESERVED_METRICS_PATHS = ['/metrics', '/debug/queue', '/debug/heap-snapshot', '/debug/cpu-profile'];
@@ -192,7 +192,10 @@ export class Manager {
     this.perTerm = new RunnableGroup(this.log);
     if (options.idleCompaction !== false) {
       const policy = { ...DEFAULT_COMPACTION_POLICY, ...options.idleCompaction };
-      const busy = () => this.controllers.some((ctl) => ctl.pending > 0);
+      const busy = workSince(
+        () => this.controllers.some((ctl) => ctl.pending > 0),
+        () => this.webhooks.calls,
+      );
       this.always.add(new IdleCompaction(busy, this.clock, this.log.child({ component: 'idle-compaction' }), policy));
     }
     this.healthChecks.set('ping', () => true);

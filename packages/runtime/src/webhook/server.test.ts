@@ -46,6 +46,7 @@ describe('the webhook server taking a new certificate', () => {
 
     const first = await call(agent, server.port!);
     expect([first.status, first.connection, first.issuer]).toEqual([200, 'keep-alive', 'CN=ca a']);
+    expect(server.calls).toBe(1);
 
     server.setCertificate(leafB);
     await new Promise((r) => setTimeout(r, 200));

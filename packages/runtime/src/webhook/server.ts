@@ -27,6 +27,8 @@ export class WebhookServer {
   private certificate = 0;
   private readonly openedWith = new WeakMap<object, number>();
   port?: number;
+  /** Calls received so far (any path, any answer): the idle compaction reads it as work done. */
+  calls = 0;
 
   constructor(
     private readonly addr: { host: string; port: number },
@@ -92,6 +94,7 @@ export class WebhookServer {
 
   private async serve(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now();
+    this.calls++;
     // Opened with an older certificate: this call is its last.
     if ((this.openedWith.get(req.socket) ?? this.certificate) < this.certificate) res.setHeader('Connection', 'close');
     const path = new URL(req.url ?? '/', 'https://localhost').pathname;

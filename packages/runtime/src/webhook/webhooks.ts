@@ -87,6 +87,11 @@ export class Webhooks {
     return this.admission.length > 0 || this.converter.resources.length > 0;
   }
 
+  /** Calls the API server has made to this replica's webhooks since it started. */
+  get calls(): number {
+    return this.server?.calls ?? 0;
+  }
+
   /** The port bound (after start). */
   get port(): number | undefined {
     return this.server?.port;
