@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { containerArgv, dockerfileImageConfig, localProcess } from './image-command.js';
+import { containerArgv, dockerfileImageConfig, hostLibrary, localEnv, localProcess } from './image-command.js';
 
 describe('containerArgv: what a container runs, by the Kubernetes rule', () => {
   const image = { entrypoint: ['/nodejs/bin/node', '/app/main.js'], cmd: ['--help'] };
@@ -47,6 +47,36 @@ describe('localProcess', () => {
   });
   it('refuses a command it has no file for', () => {
     expect(() => localProcess(['/bin/sh', '-c', 'x'], image)).toThrow(/cannot run \/bin\/sh locally/);
+  });
+});
+
+describe("localEnv: the image's environment for a local process", () => {
+  const here = (name: string) => (name === 'libjemalloc.so.2' ? '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2' : undefined);
+  it("preloads this machine's copy of a library the image preloads", () => {
+    expect(localEnv({ LD_PRELOAD: '/usr/lib/opkit/libjemalloc.so.2', A: '1' }, here)).toEqual({
+      LD_PRELOAD: '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2',
+      A: '1',
+    });
+  });
+  // Passed on, a missing library makes ld.so print an error at every start of every process.
+  it('leaves out a library this machine lacks, and LD_PRELOAD with it when none is left', () => {
+    expect(localEnv({ LD_PRELOAD: '/usr/lib/opkit/libother.so.1', A: '1' }, here)).toEqual({ A: '1' });
+    expect(localEnv({ LD_PRELOAD: '/x/libother.so.1:/usr/lib/opkit/libjemalloc.so.2' }, here)).toEqual({
+      LD_PRELOAD: '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2',
+    });
+  });
+  it('leaves an environment without LD_PRELOAD as it is', () => {
+    expect(localEnv({ A: '1' }, here)).toEqual({ A: '1' });
+  });
+  it('finds a library by name in the directories given, in order', async () => {
+    const { mkdtempSync, writeFileSync, mkdirSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const root = mkdtempSync(join(tmpdir(), 'libs-'));
+    for (const d of ['a', 'b']) mkdirSync(join(root, d));
+    writeFileSync(join(root, 'b', 'libx.so.1'), '');
+    expect(hostLibrary('libx.so.1', [join(root, 'a'), join(root, 'b')])).toBe(join(root, 'b', 'libx.so.1'));
+    expect(hostLibrary('liby.so.1', [join(root, 'a'), join(root, 'b')])).toBeUndefined();
   });
 });
 

@@ -1,4 +1,5 @@
-import { posix } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, join, posix } from 'node:path';
 
 /**
  * What the local e2e mode knows of one of this repository's images, to run its containers as
@@ -82,4 +83,31 @@ export function dockerfileImageConfig(text: string): Pick<LocalImage, 'entrypoin
     }
   }
   return config;
+}
+
+/** Where this machine's dynamic linker keeps shared libraries, by Debian's multiarch layout first. */
+const LIBRARY_DIRS = (() => {
+  const multiarch = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[process.arch as string];
+  return [...(multiarch ? [`/usr/lib/${multiarch}`, `/lib/${multiarch}`] : []), '/usr/lib64', '/usr/lib', '/lib'];
+})();
+
+/** A shared library of this machine by its file name (libjemalloc.so.2), or undefined. */
+export function hostLibrary(name: string, dirs = LIBRARY_DIRS): string | undefined {
+  return dirs.map((d) => join(d, name)).find((p) => existsSync(p));
+}
+
+/**
+ * The image's environment for a local process. `LD_PRELOAD` names libraries inside the image (the
+ * allocator the Dockerfile copies in); each is looked up on this machine by its file name, and one
+ * this machine lacks is left out (the process runs on glibc's malloc) rather than passed on, which
+ * would make the dynamic linker print an error at every start.
+ */
+export function localEnv(env: Record<string, string>, library = hostLibrary): Record<string, string> {
+  if (env.LD_PRELOAD === undefined) return env;
+  const { LD_PRELOAD, ...rest } = env;
+  const found = LD_PRELOAD.split(/[\s:]+/)
+    .filter(Boolean)
+    .map((p) => library(basename(p)))
+    .filter((p): p is string => p !== undefined);
+  return found.length ? { ...rest, LD_PRELOAD: found.join(':') } : rest;
 }

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { dockerfileImageConfig, type LocalImage } from './image-command.js';
+import { dockerfileImageConfig, localEnv, type LocalImage } from './image-command.js';
 
 /** The repository root: the nearest directory above `from` holding nx.json. */
 export function workspaceRoot(from = process.cwd()): string {
@@ -57,8 +57,9 @@ export function workspaceApp(app: string, root = workspaceRoot()): WorkspaceApp 
     chart: existsSync(join(chart, 'Chart.yaml')) ? chart : undefined,
     image: { repository: `opkit/${app}`, tag: version },
     bundle,
-    // The image's Node and its bundle are, here, this Node and the app's build output.
-    local: { ...config, files: { '/nodejs/bin/node': process.execPath, '/app/main.js': bundle } },
+    // The image's Node and its bundle are, here, this Node and the app's build output; its
+    // preloaded allocator is this machine's copy where it has one.
+    local: { ...config, env: localEnv(config.env), files: { '/nodejs/bin/node': process.execPath, '/app/main.js': bundle } },
   };
 }
 
