@@ -310,7 +310,10 @@ for (const mode of e2eModes()) {
         const sbom = (await verifiedSbom(image.ref, key.publicKey, signing)) as { spdxVersion: string; packages: { name: string; versionInfo?: string }[] };
         expect(sbom.spdxVersion).toBe('SPDX-2.3');
         const found = sbom.packages.map((p) => `${p.name}@${p.versionInfo}`);
-        expect(found).toEqual(expect.arrayContaining([expect.stringMatching(/^node@24\./), expect.stringMatching(/^libc6@/)]));
+        // libjemalloc2: the allocator apps/Dockerfile adds and preloads, a native library scanners must see.
+        expect(found).toEqual(
+          expect.arrayContaining([expect.stringMatching(/^node@24\./), expect.stringMatching(/^libc6@/), expect.stringMatching(/^libjemalloc2@/)]),
+        );
         // The notices list every bundled package (`  name@version  licence`); the SBOM must too.
         const bundled = [...(await appImageNotices(`${app.image.repository}:${app.image.tag}`)).thirdParty.matchAll(/^ {2}(\S+@\S+) {2}\S/gm)].map(
           (m) => m[1]!,
@@ -664,7 +667,7 @@ for (const mode of e2eModes()) {
           // The SBOM is the arm64 image's (syft names the image it scanned by digest and architecture), and names what it ships.
           expect(JSON.stringify(arm64Sbom)).toContain(`${arm64.ref.split('@')[1]!.replace(':', '%3A')}?arch=arm64`);
           expect(arm64Sbom.packages.map((p) => `${p.name}@${p.versionInfo}`)).toEqual(
-            expect.arrayContaining([expect.stringMatching(/^node@24\./), expect.stringMatching(/^libc6@/)]),
+            expect.arrayContaining([expect.stringMatching(/^node@24\./), expect.stringMatching(/^libc6@/), expect.stringMatching(/^libjemalloc2@/)]),
           );
           const ran = execFileSync(
             'docker',
