@@ -64,3 +64,9 @@ export function median(xs: number[]): number {
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
+
+/** Which malloc an operator ran on, from its environment: the preloaded allocator, or glibc's. */
+export const allocatorOf = (env: Record<string, string | undefined>): string => {
+  const preload = (env.LD_PRELOAD ?? '').split(/[\s:]+/).filter(Boolean);
+  return preload.length ? `allocator ${preload.map((p) => p.slice(p.lastIndexOf('/') + 1)).join(', ')} (LD_PRELOAD)` : "allocator glibc's malloc";
+};

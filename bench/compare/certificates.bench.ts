@@ -60,7 +60,7 @@ import { CUSTOM_RESOURCES } from '../../apps/cert-operator/src/manifests/generat
 import { parseSolverArgs } from '../../apps/acme-solver/src/args.js';
 import { createSolverServer } from '../../apps/acme-solver/src/server.js';
 import { table, runBench } from '../report.js';
-import { cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
+import { allocatorOf, cpuSeconds, descendantCpuSeconds, median, processMemory } from '../process-stats.js';
 import { nodeArgVariants, opkitCommand } from './opkit-command.js';
 import { requestsBy } from './requests-by.js';
 import { watchedCount } from './watched-count.js';
@@ -554,11 +554,17 @@ async function main() {
     (['ready', 'seconds', 'cpu', 'apiCpu', 'rss', 'settledRss', 'writesPerCert'] as const).map((k) => ({
       measure: k,
       ...Object.fromEntries(labels.map((l) => [l, fmt(of(l, k), 2)])),
-      ...Object.fromEntries(labels.filter((l) => l !== 'cert-manager').map((l) => [`ratio ${l}/cert-manager`, fmt(of(l, k) / of('cert-manager', k), 2)])),
+      ...Object.fromEntries(
+        labels
+          .filter((l) => l !== 'cert-manager' && labels.includes('cert-manager'))
+          .map((l) => [`ratio ${l}/cert-manager`, fmt(of(l, k) / of('cert-manager', k), 2)]),
+      ),
     })),
   );
   console.log(
-    `${N} ECDSA P-256 certificates from ${ISSUER === 'acme' ? 'an ACME issuer (Pebble, HTTP-01)' : 'a CA issuer'} per run; opkit on Node ${nodeVersion}${
+    `${N} ECDSA P-256 certificates from ${ISSUER === 'acme' ? 'an ACME issuer (Pebble, HTTP-01)' : 'a CA issuer'} per run; opkit on Node ${nodeVersion}, ${allocatorOf(
+      { ...workspaceApp('cert-operator').local.env, ...OPERATOR_ENV },
+    )}${
       process.env.OPKIT_BENCH_OPERATOR_ENV ? ` with ${process.env.OPKIT_BENCH_OPERATOR_ENV}` : ''
     }${nodeArgVariants()[0] ? ` ${nodeArgVariants()[0]}` : ''}; load average ${loadavg()
       .map((l) => l.toFixed(2))

@@ -6,10 +6,13 @@
 // The Go operator runs with the chart's resources and the same RBAC; each caches the same kinds, and
 // each runs the same servers beside its controller: HTTPS metrics behind TokenReview and
 // SubjectAccessReview, health probes, leader election and a webhook server (servers.go).
-// opkit's runs once per NODE_OPTIONS variant (V8's heap flags: what a smaller heap saves).
+// opkit's runs once per variant of its environment (the allocator the image preloads, V8's heap
+// flags: what each saves).
 //   OPKIT_BENCH_IDLE_ROUNDS=2     rounds, all of them interleaved in each
-//   OPKIT_BENCH_IDLE_NODE_OPTIONS='|--max-semi-space-size=1|--max-semi-space-size=1 --max-old-space-size=64'
-//                                 the variants, '|'-separated ('' is the chart as it comes)
+//   OPKIT_BENCH_IDLE_ENV='|LD_PRELOAD=|NODE_OPTIONS=--max-semi-space-size=1'
+//                                 the variants, '|'-separated, each NAME=value settings separated by
+//                                 ';' ('' is the chart and image as they come; `LD_PRELOAD=` runs
+//                                 glibc's malloc instead of the image's jemalloc)
 import { ensureImage, pushImage, recipes, type ImageRecipe } from '@opkit/testing/containers';
 import { helmInstall, requireBuilt, startE2ECluster, waitFor, workspaceApp, workspaceRoot, type E2ECluster } from '@opkit/testing';
 import { createHash } from 'node:crypto';
@@ -23,9 +26,15 @@ import { buildGoComparator } from './go-build.js';
 
 const ROUNDS = Number(process.env.OPKIT_BENCH_IDLE_ROUNDS ?? 2);
 const SETTLE_MS = 20_000;
-const NODE_OPTIONS = (process.env.OPKIT_BENCH_IDLE_NODE_OPTIONS ?? '|--max-semi-space-size=1|--max-semi-space-size=1 --max-old-space-size=64')
-  .split('|')
-  .map((o) => o.trim());
+const VARIANTS = (process.env.OPKIT_BENCH_IDLE_ENV ?? '|LD_PRELOAD=|NODE_OPTIONS=--max-semi-space-size=1').split('|').map((v) =>
+  v
+    .split(';')
+    .map((kv) => kv.trim())
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as const),
+);
+/** Every name some variant sets: a variant that does not set one leaves the image's. */
+const VARIANT_NAMES = [...new Set(VARIANTS.flat().map(([k]) => k))];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const OPKIT = { namespace: 'memcached-system', release: 'memcached' };
@@ -160,8 +169,8 @@ async function measure(c: E2ECluster, ns: string, instance: string) {
   return { idle, busy };
 }
 
-/** opkit's Deployment with this NODE_OPTIONS ('' removes it), set while it is scaled to nothing. */
-const setNodeOptions = (c: E2ECluster, options: string) =>
+/** opkit's Deployment with this variant's environment (and none of the others'), set while it is scaled to nothing. */
+const setVariant = (c: E2ECluster, variant: (typeof VARIANTS)[number]) =>
   c.kubectl([
     'set',
     'env',
@@ -170,7 +179,10 @@ const setNodeOptions = (c: E2ECluster, options: string) =>
     OPKIT.namespace,
     '-l',
     `app.kubernetes.io/instance=${OPKIT.release}`,
-    options ? `NODE_OPTIONS=${options}` : 'NODE_OPTIONS-',
+    ...VARIANT_NAMES.map((name) => {
+      const set = variant.find(([k]) => k === name);
+      return set ? `${name}=${set[1]}` : `${name}-`;
+    }),
   ]);
 
 const scaleOpkit = async (c: E2ECluster, replicas: number) => {
@@ -202,12 +214,12 @@ async function main() {
     await scaleOpkit(cluster, 0);
     for (let round = 1; round <= ROUNDS; round++) {
       // opkit, once per variant: its chart's Deployment given the variant, scaled up, measured, scaled down.
-      for (const options of NODE_OPTIONS) {
-        await setNodeOptions(cluster, options);
+      for (const variant of VARIANTS) {
+        if (VARIANT_NAMES.length) await setVariant(cluster, variant);
         await scaleOpkit(cluster, 1);
         const o = await measure(cluster, OPKIT.namespace, OPKIT.release);
         await scaleOpkit(cluster, 0);
-        const operator = options ? `opkit, NODE_OPTIONS=${options}` : 'opkit';
+        const operator = variant.length ? `opkit, ${variant.map(([k, v]) => `${k}=${v}`).join(' ')}` : 'opkit';
         rows.push({ operator, round, idleWs: o.idle.ws, idleRss: o.idle.rss, busyWs: o.busy.ws, busyRss: o.busy.rss });
         console.log(`${operator}, round ${round}: idle working set ${mib(o.idle.ws)} MiB; load ${loadAverage()}`);
       }

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcached.js';
 import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
 import { loadAverage, runBench, table } from '../report.js';
-import { cpuSeconds, descendantCpuSeconds, processMemory } from '../process-stats.js';
+import { allocatorOf, cpuSeconds, descendantCpuSeconds, processMemory } from '../process-stats.js';
 import { opkitCommand } from './opkit-command.js';
 import { watchedCount } from './watched-count.js';
 
@@ -146,7 +146,9 @@ async function main() {
       'API server RSS MiB': fmt(r.apiRss, 0),
     })),
   );
-  console.log(`${N} Memcacheds of size 0 (a Deployment and a status each); replicas on Node ${nodeVersion}, 2 workers each; load average ${loadAverage()}`);
+  console.log(
+    `${N} Memcacheds of size 0 (a Deployment and a status each); replicas on Node ${nodeVersion}, ${allocatorOf(workspaceApp('memcached-operator').local.env)}, 2 workers each; load average ${loadAverage()}`,
+  );
 }
 
 runBench(main);

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcached.js';
 import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
 import { table, runBench } from '../report.js';
-import { cpuSeconds, median, processMemory } from '../process-stats.js';
+import { allocatorOf, cpuSeconds, median, processMemory } from '../process-stats.js';
 import { nodeArgVariants, opkitCommand } from './opkit-command.js';
 import { buildGoComparator } from './go-build.js';
 import { requestsBy } from './requests-by.js';
@@ -223,7 +223,7 @@ async function main() {
     })),
   );
   console.log(
-    `${N} Memcacheds of size ${SIZE}, ${WORKERS} workers each, no client-side rate limit; opkit on Node ${nodeVersion}; ${Math.max(20, Math.ceil((N * SIZE) / 100))} kwok nodes; load average ${loadavg()
+    `${N} Memcacheds of size ${SIZE}, ${WORKERS} workers each, no client-side rate limit; opkit on Node ${nodeVersion}, ${allocatorOf(workspaceApp('memcached-operator').local.env)}; ${Math.max(20, Math.ceil((N * SIZE) / 100))} kwok nodes; load average ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );

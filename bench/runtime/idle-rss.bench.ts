@@ -2,7 +2,8 @@
 // against a real API server with its CRDs installed and nothing to do, measured after it settles,
 // on this machine's Node and on the image's Node 24. Next to a bare `node` on each, the floor no
 // operator can go below. RssAnon is the process's own memory; RssFile is mapped code (mostly the
-// node binary), which a container's working set counts too.
+// node binary), which a container's working set counts too. Each operator runs on the allocator its
+// image preloads (jemalloc, where this machine has Debian's libjemalloc2) and on glibc's malloc.
 //   OPKIT_BENCH_IDLE_APPS=memcached-operator,cdn-operator,cert-operator (default)
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=1'   node flags for the operator processes (V8 settings to try)
 import { imageNodeBinary } from '@opkit/testing/containers';
@@ -12,7 +13,7 @@ import { statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { median, processMemory } from '../process-stats.js';
+import { allocatorOf, median, processMemory } from '../process-stats.js';
 import { table, runBench } from '../report.js';
 
 const r1 = (x: number) => Math.round(x * 10) / 10;
@@ -48,7 +49,15 @@ async function main() {
       await new Promise((r) => setTimeout(r, 3_000));
       const m = await sample(child.pid!);
       child.kill();
-      rows.push({ process: 'bare node', node: v, 'bundle MB': '', 'VmRSS MiB': r1(m.rss), 'RssAnon MiB': r1(m.anon), 'RssFile MiB': r1(m.file) });
+      rows.push({
+        process: 'bare node',
+        node: v,
+        malloc: "glibc's malloc",
+        'bundle MB': '',
+        'VmRSS MiB': r1(m.rss),
+        'RssAnon MiB': r1(m.anon),
+        'RssFile MiB': r1(m.file),
+      });
     }
     for (const app of apps) {
       const a = workspaceApp(app);
@@ -59,47 +68,56 @@ async function main() {
         .filter((o) => o?.kind === 'CustomResourceDefinition');
       await kubectlApply(plane.kubeconfigPath, crds.map((o) => JSON.stringify(o)).join('\n---\n'));
       await plane.kubectl(['create', 'namespace', `idle-${app}`]);
+      // The image's allocator where it preloads one (and this machine has it), and glibc's malloc.
+      const { LD_PRELOAD, ...glibcEnv } = a.local.env;
+      const allocators: [string, Record<string, string>][] = [
+        ...(LD_PRELOAD ? [[allocatorOf(a.local.env), a.local.env] as [string, Record<string, string>]] : []),
+        [allocatorOf(glibcEnv), glibcEnv],
+      ];
       for (const [bin, v] of nodes) {
-        const child = spawn(
-          bin,
-          [
-            ...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-            out,
-            `--kubeconfig=${plane.kubeconfigPath}`,
-            '--metrics-bind-address=127.0.0.1:0',
-            '--metrics-secure',
-            '--health-probe-bind-address=127.0.0.1:0',
-            '--webhook-bind-address=127.0.0.1:0',
-          ],
-          {
-            // With the environment the image sets (apps/Dockerfile: NODE_OPTIONS, malloc settings).
-            env: { ...process.env, ...a.local.env, WATCH_NAMESPACE: `idle-${app}`, POD_NAMESPACE: `idle-${app}` },
-            stdio: ['ignore', 'pipe', 'pipe'],
-          },
-        );
-        let log = '';
-        child.stdout!.on('data', (d) => (log += d));
-        child.stderr!.on('data', (d) => (log += d));
-        await waitFor(
-          `${app} to start`,
-          () => {
-            if (child.exitCode !== null) throw new Error(`${app} exited: ${log.slice(-2000)}`);
-            return log.includes('controller started');
-          },
-          { timeoutMs: 60_000 },
-        );
-        await new Promise((r) => setTimeout(r, 10_000));
-        const m = await sample(child.pid!);
-        child.kill('SIGTERM');
-        await new Promise((r) => child.on('exit', r));
-        rows.push({
-          process: app,
-          node: v,
-          'bundle MB': r1(statSync(out).size / 1e6),
-          'VmRSS MiB': r1(m.rss),
-          'RssAnon MiB': r1(m.anon),
-          'RssFile MiB': r1(m.file),
-        });
+        for (const [malloc, env] of allocators) {
+          const child = spawn(
+            bin,
+            [
+              ...(process.env.OPKIT_BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+              out,
+              `--kubeconfig=${plane.kubeconfigPath}`,
+              '--metrics-bind-address=127.0.0.1:0',
+              '--metrics-secure',
+              '--health-probe-bind-address=127.0.0.1:0',
+              '--webhook-bind-address=127.0.0.1:0',
+            ],
+            {
+              // With the environment the image sets (apps/Dockerfile: NODE_OPTIONS, malloc settings).
+              env: { ...process.env, ...env, WATCH_NAMESPACE: `idle-${app}`, POD_NAMESPACE: `idle-${app}` },
+              stdio: ['ignore', 'pipe', 'pipe'],
+            },
+          );
+          let log = '';
+          child.stdout!.on('data', (d) => (log += d));
+          child.stderr!.on('data', (d) => (log += d));
+          await waitFor(
+            `${app} to start`,
+            () => {
+              if (child.exitCode !== null) throw new Error(`${app} exited: ${log.slice(-2000)}`);
+              return log.includes('controller started');
+            },
+            { timeoutMs: 60_000 },
+          );
+          await new Promise((r) => setTimeout(r, 10_000));
+          const m = await sample(child.pid!);
+          child.kill('SIGTERM');
+          await new Promise((r) => child.on('exit', r));
+          rows.push({
+            process: app,
+            node: v,
+            malloc: malloc.replace(/^allocator /, ''),
+            'bundle MB': r1(statSync(out).size / 1e6),
+            'VmRSS MiB': r1(m.rss),
+            'RssAnon MiB': r1(m.anon),
+            'RssFile MiB': r1(m.file),
+          });
+        }
       }
     }
   } finally {
