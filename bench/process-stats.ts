@@ -1,6 +1,8 @@
 // What the benches read about a process from /proc: its CPU time, its memory, and the CPU of the
 // control plane's processes it started. One reader for all of them.
+import { preloaded } from '@opkit/testing';
 import { readdirSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 
 /** The fields of /proc/<pid>/stat after the command (which may contain spaces). */
 const statFields = (pid: number) => {
@@ -67,6 +69,6 @@ export function median(xs: number[]): number {
 
 /** Which malloc an operator ran on, from its environment: the preloaded allocator, or glibc's. */
 export const allocatorOf = (env: Record<string, string | undefined>): string => {
-  const preload = (env.LD_PRELOAD ?? '').split(/[\s:]+/).filter(Boolean);
-  return preload.length ? `allocator ${preload.map((p) => p.slice(p.lastIndexOf('/') + 1)).join(', ')} (LD_PRELOAD)` : "allocator glibc's malloc";
+  const libs = preloaded(env);
+  return libs.length ? `allocator ${libs.map((p) => basename(p)).join(', ')} (LD_PRELOAD)` : "allocator glibc's malloc";
 };

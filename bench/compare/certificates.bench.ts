@@ -122,7 +122,7 @@ async function runOnce(plane: ControlPlane, transport: Transport, acme: LocalAcm
   const child: ChildProcess = spawn(cmd, args, {
     env: {
       ...process.env,
-      ...(side.label !== 'cert-manager' ? { ...workspaceApp('cert-operator').local.env, ...OPERATOR_ENV } : {}),
+      ...(side.label !== 'cert-manager' ? OPKIT_ENV : {}),
       WATCH_NAMESPACE: ns,
       POD_NAMESPACE: ns,
     },
@@ -345,6 +345,8 @@ const OPERATOR_ENV = Object.fromEntries(
     .filter(Boolean)
     .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
+/** opkit's environment: its image's (apps/Dockerfile), with the bench's settings over it. */
+const OPKIT_ENV = { ...workspaceApp('cert-operator').local.env, ...OPERATOR_ENV };
 const HEAP_DIR = process.env.OPKIT_BENCH_HEAP_SNAPSHOT;
 const REPORT_DIR = mkdtempSync(join(tmpdir(), 'opkit-bench-report-'));
 /** Node's flags for a heap snapshot on SIGUSR2, into HEAP_DIR, and a diagnostic report on SIGPWR. */
@@ -562,9 +564,7 @@ async function main() {
     })),
   );
   console.log(
-    `${N} ECDSA P-256 certificates from ${ISSUER === 'acme' ? 'an ACME issuer (Pebble, HTTP-01)' : 'a CA issuer'} per run; opkit on Node ${nodeVersion}, ${allocatorOf(
-      { ...workspaceApp('cert-operator').local.env, ...OPERATOR_ENV },
-    )}${
+    `${N} ECDSA P-256 certificates from ${ISSUER === 'acme' ? 'an ACME issuer (Pebble, HTTP-01)' : 'a CA issuer'} per run; opkit on Node ${nodeVersion}, ${allocatorOf(OPKIT_ENV)}${
       process.env.OPKIT_BENCH_OPERATOR_ENV ? ` with ${process.env.OPKIT_BENCH_OPERATOR_ENV}` : ''
     }${nodeArgVariants()[0] ? ` ${nodeArgVariants()[0]}` : ''}; load average ${loadavg()
       .map((l) => l.toFixed(2))

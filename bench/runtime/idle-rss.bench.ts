@@ -70,12 +70,9 @@ async function main() {
       await plane.kubectl(['create', 'namespace', `idle-${app}`]);
       // The image's allocator where it preloads one (and this machine has it), and glibc's malloc.
       const { LD_PRELOAD, ...glibcEnv } = a.local.env;
-      const allocators: [string, Record<string, string>][] = [
-        ...(LD_PRELOAD ? [[allocatorOf(a.local.env), a.local.env] as [string, Record<string, string>]] : []),
-        [allocatorOf(glibcEnv), glibcEnv],
-      ];
+      const envs = LD_PRELOAD ? [a.local.env, glibcEnv] : [glibcEnv];
       for (const [bin, v] of nodes) {
-        for (const [malloc, env] of allocators) {
+        for (const env of envs) {
           const child = spawn(
             bin,
             [
@@ -111,7 +108,7 @@ async function main() {
           rows.push({
             process: app,
             node: v,
-            malloc: malloc.replace(/^allocator /, ''),
+            malloc: allocatorOf(env).replace(/^allocator /, ''),
             'bundle MB': r1(statSync(out).size / 1e6),
             'VmRSS MiB': r1(m.rss),
             'RssAnon MiB': r1(m.anon),

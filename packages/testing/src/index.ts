@@ -63,7 +63,7 @@ export { startPodRunner, type PodRunner, type PodRunnerOptions, type RunningPod 
 export { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './e2e/local-cluster.js';
 export { startKindCluster, kindUnavailable, type KindClusterOptions } from './e2e/kind-cluster.js';
 export { workspaceRoot, workspaceApp, localImages, requireBuilt, type WorkspaceApp } from './e2e/workspace.js';
-export { containerArgv, localProcess, localEnv, hostLibrary, dockerfileImageConfig, type LocalImage } from './e2e/image-command.js';
+export { containerArgv, localProcess, localEnv, hostLibrary, preloaded, dockerfileImageConfig, type LocalImage } from './e2e/image-command.js';
 export { runInCluster, type InClusterRun } from './e2e/in-cluster.js';
 export { installTraefik, type InClusterIngress } from './e2e/traefik.js';
 export { portForward, type PortForward } from './e2e/port-forward.js';

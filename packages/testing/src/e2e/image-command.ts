@@ -96,6 +96,9 @@ export function hostLibrary(name: string, dirs = LIBRARY_DIRS): string | undefin
   return dirs.map((d) => join(d, name)).find((p) => existsSync(p));
 }
 
+/** The libraries an environment preloads (`LD_PRELOAD`: separated by spaces or colons, as ld.so reads it). */
+export const preloaded = (env: Record<string, string | undefined>): string[] => (env.LD_PRELOAD ?? '').split(/[\s:]+/).filter(Boolean);
+
 /**
  * The image's environment for a local process. `LD_PRELOAD` names libraries inside the image (the
  * allocator the Dockerfile copies in); each is looked up on this machine by its file name, and one
@@ -105,8 +108,7 @@ export function hostLibrary(name: string, dirs = LIBRARY_DIRS): string | undefin
 export function localEnv(env: Record<string, string>, library = hostLibrary): Record<string, string> {
   if (env.LD_PRELOAD === undefined) return env;
   const { LD_PRELOAD, ...rest } = env;
-  const found = LD_PRELOAD.split(/[\s:]+/)
-    .filter(Boolean)
+  const found = preloaded({ LD_PRELOAD })
     .map((p) => library(basename(p)))
     .filter((p): p is string => p !== undefined);
   return found.length ? { ...rest, LD_PRELOAD: found.join(':') } : rest;
