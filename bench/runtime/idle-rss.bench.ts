@@ -6,6 +6,7 @@
 // image preloads (jemalloc, where this machine has Debian's libjemalloc2) and on glibc's malloc.
 //   OPKIT_BENCH_IDLE_APPS=memcached-operator,cdn-operator,cert-operator (default)
 //   OPKIT_BENCH_NODE_ARGS='--max-semi-space-size=1'   node flags for the operator processes (V8 settings to try)
+//   OPKIT_BENCH_IDLE_MALLOC_CONF='narenas:1|narenas:1,tcache:false'   jemalloc settings to try beside the image's, '|'-separated
 import { imageNodeBinary } from '@opkit/testing/containers';
 import { helmTemplate, kubectlApply, startControlPlane, waitFor, workspaceApp, workspaceRoot } from '@opkit/testing';
 import { spawn } from 'node:child_process';
@@ -70,7 +71,10 @@ async function main() {
       await plane.kubectl(['create', 'namespace', `idle-${app}`]);
       // The image's allocator where it preloads one (and this machine has it), and glibc's malloc.
       const { LD_PRELOAD, ...glibcEnv } = a.local.env;
-      const envs = LD_PRELOAD ? [a.local.env, glibcEnv] : [glibcEnv];
+      const tried = (process.env.OPKIT_BENCH_IDLE_MALLOC_CONF ?? '').split('|').filter(Boolean);
+      const envs: Record<string, string>[] = LD_PRELOAD
+        ? [a.local.env, ...tried.map((MALLOC_CONF) => ({ ...a.local.env, MALLOC_CONF })), glibcEnv]
+        : [glibcEnv];
       for (const [bin, v] of nodes) {
         for (const env of envs) {
           const child = spawn(
@@ -108,7 +112,7 @@ async function main() {
           rows.push({
             process: app,
             node: v,
-            malloc: allocatorOf(env).replace(/^allocator /, ''),
+            malloc: allocatorOf(env).replace(/^allocator /, '') + (env.LD_PRELOAD && env.MALLOC_CONF ? ` ${env.MALLOC_CONF}` : ''),
             'bundle MB': r1(statSync(out).size / 1e6),
             'VmRSS MiB': r1(m.rss),
             'RssAnon MiB': r1(m.anon),
