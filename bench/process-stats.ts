@@ -67,8 +67,9 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-/** Which malloc an operator ran on, from its environment: the preloaded allocator, or glibc's. */
+/** Which malloc an operator ran on, from its environment: the preloaded allocator with its settings, or glibc's. */
 export const allocatorOf = (env: Record<string, string | undefined>): string => {
   const libs = preloaded(env);
-  return libs.length ? `allocator ${libs.map((p) => basename(p)).join(', ')} (LD_PRELOAD)` : "allocator glibc's malloc";
+  if (!libs.length) return "allocator glibc's malloc";
+  return `allocator ${libs.map((p) => basename(p)).join(', ')} (LD_PRELOAD${env.MALLOC_CONF ? `, MALLOC_CONF=${env.MALLOC_CONF}` : ''})`;
 };

@@ -112,7 +112,7 @@ async function main() {
           rows.push({
             process: app,
             node: v,
-            malloc: allocatorOf(env).replace(/^allocator /, '') + (env.LD_PRELOAD && env.MALLOC_CONF ? ` ${env.MALLOC_CONF}` : ''),
+            malloc: allocatorOf(env).replace(/^allocator /, ''),
             'bundle MB': r1(statSync(out).size / 1e6),
             'VmRSS MiB': r1(m.rss),
             'RssAnon MiB': r1(m.anon),
