@@ -103,6 +103,20 @@ async function runOnce(plane: ControlPlane, selection: Run['selection'], replica
   return run;
 }
 
+const fmt = (x: number, d = 1) => x.toFixed(d);
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const row = (r: Run) => ({
+  selection: `${r.selection}-side`,
+  replicas: r.replicas,
+  'first pass s': fmt(r.seconds),
+  'CPU s per replica': r.cpu.map((c) => fmt(c, 1)).join(' / '),
+  'CPU s all replicas': fmt(sum(r.cpu), 1),
+  'RSS MiB per replica': r.rss.map((m) => fmt(m, 0)).join(' / '),
+  'RSS MiB all replicas': fmt(sum(r.rss), 0),
+  'API server + etcd CPU s': fmt(r.apiCpu, 1),
+  'API server RSS MiB': fmt(r.apiRss, 0),
+});
+
 async function main() {
   const bundle = join(root, 'dist/bench/compare-memcached-sharded/main.js');
   const { bundle: build } = (await import(join(root, 'tools/build/bundle.mjs'))) as { bundle: (e: string, o: string) => Promise<unknown> };
@@ -125,27 +139,15 @@ async function main() {
         await waitFor('the CRD', () => admin.list(Memcached.kind).then(() => true));
         const run = await runOnce(plane, selection, replicas, opkitCommand(node, bundle, plane.kubeconfigPath), `${selection}-${replicas}`);
         runs.push(run);
-        console.log(`${replicas} replica(s), ${selection}-side: ${run.seconds.toFixed(1)} s; load ${loadavg()[0]!.toFixed(2)}`);
+        // The whole row as soon as a run ends: at 50,000 a series takes hours, and one stopped
+        // part-way keeps the figures of the runs it finished.
+        console.log(`${replicas} replica(s), ${selection}-side, load ${loadavg()[0]!.toFixed(2)}: ${JSON.stringify(row(run))}`);
       } finally {
         await plane.stop();
       }
     }
   }
-  const fmt = (x: number, d = 1) => x.toFixed(d);
-  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  table(
-    runs.map((r) => ({
-      selection: `${r.selection}-side`,
-      replicas: r.replicas,
-      'first pass s': fmt(r.seconds),
-      'CPU s per replica': r.cpu.map((c) => fmt(c, 1)).join(' / '),
-      'CPU s all replicas': fmt(sum(r.cpu), 1),
-      'RSS MiB per replica': r.rss.map((m) => fmt(m, 0)).join(' / '),
-      'RSS MiB all replicas': fmt(sum(r.rss), 0),
-      'API server + etcd CPU s': fmt(r.apiCpu, 1),
-      'API server RSS MiB': fmt(r.apiRss, 0),
-    })),
-  );
+  table(runs.map(row));
   console.log(
     `${N} Memcacheds of size 0 (a Deployment and a status each); replicas on Node ${nodeVersion}, ${allocatorOf(workspaceApp('memcached-operator').local.env)}, 2 workers each; load average ${loadAverage()}`,
   );
