@@ -4,8 +4,8 @@
 // validates every challenge (PEBBLE_VA_ALWAYS_VALID) and reuses authorizations for their hour, so
 // what is measured is the operator's renewal machinery, not the solver pods the simulated cluster
 // cannot run. Printed: renewals, those started inside / outside the window the CA gave, those
-// renewed only after expiry (missed), API writes per renewal (the audit log), renewal-info
-// requests per issuance, the operator's CPU and memory, the load average.
+// renewed only after expiry (missed), API writes per renewal (the audit log; each period's as it
+// ends), renewal-info requests per issuance, the operator's CPU and memory, the load average.
 //   OPKIT_BENCH_SHORT_N=10000            certificates
 //   OPKIT_BENCH_SHORT_LIFETIME_S=1800    their lifetime (six days is 518400)
 //   OPKIT_BENCH_SHORT_PERIODS=3          renewal periods followed after the first issuance (renewals during it count too)
@@ -93,6 +93,32 @@ async function main() {
       onUpdate: (_, cr) => signed(cr),
     });
     const queues = watchQueues(manager, admin, Certificate.kind);
+
+    // The operator's API writes in the namespace (Events aside), by the period they were received
+    // in (0: before the periods), counted as the log grows: read at least every minute, so each
+    // period's figures print when it ends (a run stopped early keeps them) and no read goes
+    // through a whole log at once (a gigabyte an hour here, read on this process's event loop,
+    // which is the operator's).
+    const periodMs = ((LIFETIME_S * 2) / 3) * 1000;
+    let periodsFrom: number | undefined;
+    /** The period `at` falls in: 0 before the first, undefined after the last. */
+    const periodOf = (at: number) => {
+      if (periodsFrom === undefined || at < periodsFrom) return 0;
+      const p = Math.floor((at - periodsFrom) / periodMs) + 1;
+      return p <= PERIODS ? p : undefined;
+    };
+    const writesIn = Array.from({ length: PERIODS + 1 }, () => ({ total: 0, byKind: new Map<string, number>() }));
+    const countWrites = () =>
+      plane.audit!.scanWrites({}, (e) => {
+        if (!e.userAgent?.startsWith('cert-operator/') || e.objectRef?.namespace !== NS || e.objectRef.resource === 'events') return;
+        const p = periodOf(Date.parse(e.requestReceivedTimestamp));
+        if (p === undefined) return;
+        const k = `${e.verb} ${e.objectRef.resource}${e.objectRef.subresource ? `/${e.objectRef.subresource}` : ''}`;
+        writesIn[p]!.byKind.set(k, (writesIn[p]!.byKind.get(k) ?? 0) + 1);
+        writesIn[p]!.total++;
+      });
+    const perRenewal = (byKind: Map<string, number>, renewals: number) =>
+      Object.fromEntries([...byKind].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, +(v / Math.max(1, renewals)).toFixed(2)]));
     certs.start();
     crs.start();
     await Promise.all([certs.waitForSync(), crs.waitForSync()]);
@@ -121,6 +147,7 @@ async function main() {
           `  … ${done} of ${N} issued after ${((Date.now() - t0) / 1000).toFixed(0)} s, ${signedNotRecorded.length} signed and not yet recorded, ${renewing} renewals started (load ${loadAverage()})`,
         );
         await queues.print();
+        countWrites();
         // No progress for 30 s: say where the signed ones wait.
         if (done === lastCount)
           for (const n of signedNotRecorded.slice(0, 2)) console.log(`    why ${NS}/${n} waits:`, JSON.stringify(queues.explain(`${NS}/${n}`)));
@@ -145,8 +172,8 @@ async function main() {
     if (process.env.OPKIT_BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot: ${writeHeapSnapshot(process.env.OPKIT_BENCH_HEAP_SNAPSHOT)}`);
     console.log(`first issuance of ${N}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${((LIFETIME_S * 2) / 3 / 60).toFixed(1)} min`);
 
-    const since = new Date();
     const steadyFrom = Date.now();
+    periodsFrom = steadyFrom;
     const ariAtSteady = scaler.requests;
 
     // Each renewal started by `until`, against the window the CA gave for the certificate it
@@ -171,16 +198,23 @@ async function main() {
       return { renewals, verdicts, expired, steady: renewals.filter((r) => r.created >= steadyFrom).length };
     };
 
-    const periodMs = ((LIFETIME_S * 2) / 3) * 1000;
     for (let p = 1; p <= PERIODS; p++) {
-      for (const end = Date.now() + periodMs; Date.now() < end;) {
+      for (const end = steadyFrom + p * periodMs; Date.now() < end;) {
         await new Promise((r) => setTimeout(r, Math.min(60_000, end - Date.now())));
         await queues.print();
+        countWrites();
       }
-      // Judged as it goes, so a run stopped early still says what its finished periods did.
+      // Judged as it goes, so a run stopped early still says what its finished periods did. The
+      // writes received in the period's last seconds may not be logged yet: a few, counted short.
       const { renewals, verdicts: v, expired, steady } = judge(Date.now());
+      countWrites();
+      const started = requests.filter((r) => r.revision >= 2 && periodOf(r.created) === p).length;
       console.log(
         `  period ${p}: ${renewals.length} renewals (${steady} in the periods): ${v.inWindow} in the window, ${v.early} before, ${v.late} after (worst ${(v.worstLateMs / 1000).toFixed(1)} s), ${v.noWindow} without one, ${v.afterExpiry} after expiry; ${expired} expired now; ${memory()}; load ${loadAverage()}`,
+      );
+      console.log(
+        `  period ${p}: ${started} renewals started in it, ${(writesIn[p]!.total / Math.max(1, started)).toFixed(2)} API writes per renewal:`,
+        perRenewal(writesIn[p]!.byKind, started),
       );
       if (process.env.OPKIT_BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot: ${writeHeapSnapshot(`${process.env.OPKIT_BENCH_HEAP_SNAPSHOT}.period-${p}`)}`);
     }
@@ -190,16 +224,13 @@ async function main() {
     const { renewals, verdicts, expired: expiredNow, steady: steadyRenewals } = judge(until);
     const worstLateMs = verdicts.worstLateMs;
 
-    // Counted as the log is read through, nothing kept: an hour's log is over a gigabyte.
+    countWrites();
     const byKind = new Map<string, number>();
     let writes = 0;
-    plane.audit!.scanWrites({ since }, (e) => {
-      if (!e.userAgent?.startsWith('cert-operator/') || e.objectRef?.namespace !== NS || e.objectRef.resource === 'events') return;
-      if (Date.parse(e.requestReceivedTimestamp) > until) return;
-      const k = `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`;
-      byKind.set(k, (byKind.get(k) ?? 0) + 1);
-      writes++;
-    });
+    for (const period of writesIn.slice(1)) {
+      writes += period.total;
+      for (const [k, n] of period.byKind) byKind.set(k, (byKind.get(k) ?? 0) + n);
+    }
     const issuances = steadyRenewals;
     const mem = process.memoryUsage();
     const cpu = process.cpuUsage(cpu0);
@@ -218,10 +249,7 @@ async function main() {
         'renewal-info requests per renewal': issuances ? ((scaler.requests - ariAtSteady) / issuances).toFixed(2) : '-',
       },
     ]);
-    console.log(
-      'writes per renewal by kind:',
-      Object.fromEntries([...byKind].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, +(v / Math.max(1, issuances)).toFixed(2)])),
-    );
+    console.log('writes per renewal by kind:', perRenewal(byKind, issuances));
     console.log(
       `bench process (operator in-process): ${((cpu.user + cpu.system) / 1e6).toFixed(1)} CPU-s, RSS ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB; first issuance ${firstRound.toFixed(0)} s; load average ${loadAverage()}`,
     );

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,7 @@ describe('reading the audit log a chunk at a time', () => {
     }
   });
 
-  it('scans writes without keeping them: only completed writes that match the filter', () => {
+  it('scans writes without keeping them: only completed writes that match the filter, each once, a scan going on where the last stopped', () => {
     const path = join(dir, 'b.log');
     const ev = (verb: string, stage: string, at: string, resource = 'secrets') =>
       JSON.stringify({
@@ -48,8 +48,22 @@ describe('reading the audit log a chunk at a time', () => {
       ].join('\n') + '\n',
     );
     const seen: string[] = [];
-    new AuditLog(path).scanWrites({ since: new Date('2026-11-28T00:00:01Z') }, (e) => seen.push(`${e.verb} ${e.objectRef?.resource}`));
+    const log = new AuditLog(path);
+    const scan = () => log.scanWrites({ since: new Date('2026-11-28T00:00:01Z') }, (e) => seen.push(`${e.verb} ${e.objectRef?.resource}`));
+    scan();
     expect(seen).toEqual(['create secrets', 'delete pods']);
     expect(new AuditLog(path).writes({ since: new Date('2026-11-28T00:00:01Z'), resource: 'secrets' }).map((e) => e.verb)).toEqual(['create']);
+    // A later scan goes on where the last one stopped: what was logged since, each line once, and
+    // a line still being written only once it is whole.
+    appendFileSync(
+      path,
+      `${ev('patch', 'ResponseComplete', '2026-11-28T00:00:06Z', 'certificates')}\n${ev('delete', 'ResponseComplete', '2026-11-28T00:00:07Z').slice(0, 30)}`,
+    );
+    scan();
+    expect(seen).toEqual(['create secrets', 'delete pods', 'patch certificates']);
+    appendFileSync(path, `${ev('delete', 'ResponseComplete', '2026-11-28T00:00:07Z').slice(30)}\n`);
+    scan();
+    scan();
+    expect(seen).toEqual(['create secrets', 'delete pods', 'patch certificates', 'delete secrets']);
   });
 });
