@@ -33,7 +33,12 @@ export const challengeResource = (group: string) =>
     ),
     status: Type.Object({
       processing: Type.Optional(Type.Boolean({ description: 'Scheduled: counts against the concurrency cap.' })),
-      presented: Type.Optional(Type.Boolean({ description: 'The solver resources exist and the self-check passed: the CA has been asked to validate.' })),
+      presented: Type.Optional(
+        Type.Boolean({
+          description:
+            'The challenge is presented: its solver resources (HTTP-01) or TXT record (DNS-01) are in place. The self-check may not have passed yet; state processing says the CA was asked to validate.',
+        }),
+      ),
       presentedAt: Type.Optional(
         Type.String({ format: 'date-time', description: 'When the solver resources were created (the self-check timeout counts from here).' }),
       ),
