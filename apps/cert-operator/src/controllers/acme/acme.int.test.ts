@@ -317,6 +317,16 @@ describe('ACME issuance against Pebble, with HTTP-01 solver pods', () => {
         expect.objectContaining({ pathType: 'ImplementationSpecific', path: expect.stringMatching(/^\/\.well-known\/acme-challenge\/[\w-]+$/) }),
       ]);
 
+    // Each Challenge's status written once per step a user sees (scheduled; presented, with the
+    // CA's state and the self-check's first verdict; accepted; valid), and again only when the
+    // self-check's reason changed: learning the CA's state and presenting are no writes of their own.
+    for (const ch of chs.seen.values()) {
+      const versions = chs.versions.filter((v) => v.metadata.uid === ch.metadata.uid);
+      expect(versions.filter((v) => v.status?.state && !v.status.presented)).toEqual([]);
+      const waiting = new Set(versions.map((v) => v.status?.reason).filter((r) => r?.startsWith('Waiting for')));
+      expect(versions.length).toBeLessThanOrEqual(5 + Math.max(0, waiting.size - 1));
+    }
+
     // The owner chain: Certificate → CertificateRequest → Order → Challenge → solver objects.
     const order = (await admin.list(Order.kind, { namespace })).items[0]!;
     const cr = (await admin.list(CertificateRequest.kind, { namespace })).items[0]!;

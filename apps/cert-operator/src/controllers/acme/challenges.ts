@@ -248,18 +248,24 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     try {
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
       const atCa = { url: ch.spec.url, authorizationURL: ch.spec.authorizationURL, token: ch.spec.token };
-      if (!ch.status.state) return write(ch, ctx, { state: (await readChallenge(session, atCa)).state });
+      // What a pass learns on its way (the CA's state; that the challenge is presented, and since
+      // when) goes out with the pass's first status write, as in cert-manager's sync: a write per
+      // step cost each challenge two more requests and watch events (six status writes, now four).
+      const learned: Partial<Status> = {};
+      const current = (): Status => ({ ...ch.status, ...learned });
+      const save = (patch: Partial<Status> = {}) => write(ch, ctx, { ...learned, ...patch });
+      if (!ch.status.state) learned.state = (await readChallenge(session, atCa)).state;
       // Presented by another controller (cert-manager's, taken over in flight), which keeps no
       // presentedAt: the self-check's timeout counts from the takeover.
-      if (ch.status.presented && !ch.status.presentedAt) return write(ch, ctx, { presentedAt: rfc3339(new Date(ctx.clock.now())) });
+      if (ch.status.presented && !ch.status.presentedAt) learned.presentedAt = rfc3339(new Date(ctx.clock.now()));
       const dns = !!ch.spec.solver.dns01;
       const mechanism = dns ? 'DNS-01' : 'HTTP-01';
       if (dns) {
         // A DNS record is added once (adding it again would change nothing).
-        if (!ch.status.presented) {
+        if (!current().presented) {
           const where = await changeDns01Record('Present', ch, new SecretReader(ctx.cache, ctx.client, cfg.api.labelled), ctx, lookup.resolved, cfg.dns01);
           ctx.recorder.normal(ch, 'Presented', `Presented challenge using DNS-01 challenge mechanism: TXT record ${where}`);
-          return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
+          Object.assign(learned, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
         }
       } else {
         // Present on every pass: a deleted or dead solver is recreated while the challenge is pending.
@@ -270,25 +276,25 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
           if (!(err instanceof SolverRefused)) throw err;
           // The timeout runs from the first refusal: one that lasts ends the challenge, as a
           // self-check that never passes does.
-          const since = ch.status.presentedAt ?? rfc3339(new Date(ctx.clock.now()));
+          const since = current().presentedAt ?? rfc3339(new Date(ctx.clock.now()));
           if (await timedOut(ch, ctx, since, 'the solver was not presented', err.message)) return;
           if (ch.status.reason !== err.message) ctx.recorder.warning(ch, 'PresentError', err.message);
-          await write(ch, ctx, { reason: err.message, presentedAt: since });
+          await save({ reason: err.message, presentedAt: since });
           return { requeueAfter: sc.intervalMs };
         }
-        if (!ch.status.presented) {
+        if (!current().presented) {
           ctx.recorder.normal(ch, 'Presented', `Presented challenge using HTTP-01 challenge mechanism`);
-          return write(ch, ctx, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
+          Object.assign(learned, { presented: true, presentedAt: rfc3339(new Date(ctx.clock.now())) });
         }
         if (recreated) ctx.recorder.normal(ch, 'Presented', 'Recreated solver resources that had disappeared');
       }
 
-      if (ch.status.state === 'pending') {
+      if (current().state === 'pending') {
         const askCA = async (reason: string): Promise<Result> => {
           await acceptChallenge(session, atCa);
-          return (await write(ch, ctx, { state: 'processing', reason }), { requeueAfter: 1_000 });
+          return (await save({ state: 'processing', reason }), { requeueAfter: 1_000 });
         };
-        const sincePresented = ctx.clock.now() - Date.parse(ch.status.presentedAt!);
+        const sincePresented = ctx.clock.now() - Date.parse(current().presentedAt!);
         // waitInsteadOfSelfCheck: no self-check at all (a cluster that cannot see itself as the CA
         // does), for either challenge type, as cert-manager; the http01 one is our older place.
         const waitInstead = ch.spec.solver.waitInsteadOfSelfCheck ?? (!dns ? ch.spec.solver.http01?.waitInsteadOfSelfCheck : undefined);
@@ -296,7 +302,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
           const left = parseDuration(waitInstead) - sincePresented;
           const reason = `Waiting ${waitInstead} after presenting, instead of a self-check (waitInsteadOfSelfCheck)`;
           if (left > 0) {
-            if (ch.status.reason !== reason) await write(ch, ctx, { reason });
+            if (ch.status.reason !== reason || Object.keys(learned).length) await save({ reason });
             return { requeueAfter: left };
           }
           return askCA(`${PROGRESS.accepted} (waited ${waitInstead} instead of a self-check)`);
@@ -315,14 +321,17 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
             ctx.recorder.warning(ch, 'SelfCheckTimedOut', reason);
             return askCA(reason);
           }
-          await write(ch, ctx, { reason: `Waiting for ${mechanism} challenge propagation: ${problem}` });
+          await save({ reason: `Waiting for ${mechanism} challenge propagation: ${problem}` });
           return { requeueAfter: dns ? cfg.dns01.checkIntervalMs : sc.intervalMs };
         }
         // HTTP-01 passes several times in a row (a load balancer may still route some requests
         // elsewhere); every authoritative server answering is DNS-01's whole check.
         const n = (passes.get(uid) ?? 0) + 1;
         passes.set(uid, n);
-        if (!dns && n < sc.requiredPasses) return { requeueAfter: sc.intervalMs };
+        if (!dns && n < sc.requiredPasses) {
+          if (Object.keys(learned).length) await save();
+          return { requeueAfter: sc.intervalMs };
+        }
         return askCA(PROGRESS.accepted);
       }
 
@@ -330,13 +339,14 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       const verdict = await readChallenge(session, atCa);
       if (verdict.state === 'valid') {
         ctx.recorder.normal(ch, 'DomainVerified', `Domain verified with ${mechanism}`);
-        return write(ch, ctx, { state: 'valid', reason: PROGRESS.valid });
+        return save({ state: 'valid', reason: PROGRESS.valid });
       }
       if (verdict.state === 'invalid') {
         const reason = `the ACME server rejected the challenge: ${verdict.detail ?? 'invalid'}`;
         ctx.recorder.warning(ch, 'Failed', reason);
-        return write(ch, ctx, { state: 'invalid', reason });
+        return save({ state: 'invalid', reason });
       }
+      if (Object.keys(learned).length) await save();
       return { requeueAfter: 2_000 };
     } catch (err) {
       const f = classify(err);
