@@ -27,10 +27,11 @@ export const processMemory = (pid: number) => {
 };
 
 /**
- * CPU seconds used so far by this process's descendants whose command is one of `names` (the
- * control plane's kube-apiserver and etcd): what the API server spent serving a run.
+ * The pids of this process's descendants whose command is one of `names` (the control plane's
+ * kube-apiserver and etcd that a bench started): not any process of that name on the machine,
+ * where tests may be running control planes of their own beside it.
  */
-export const descendantCpuSeconds = (names: string[]) => {
+export const descendantPids = (names: string[]): number[] => {
   const parent = new Map<number, number>();
   const comm = new Map<number, string>();
   for (const d of readdirSync('/proc')) {
@@ -47,9 +48,13 @@ export const descendantCpuSeconds = (names: string[]) => {
     for (let p = parent.get(pid); p && p > 1; p = parent.get(p)) if (p === process.pid) return true;
     return false;
   };
+  return [...comm].filter(([pid, name]) => names.includes(name) && descends(pid)).map(([pid]) => pid);
+};
+
+/** CPU seconds used so far by this process's descendants named one of `names`: what the API server spent serving a run. */
+export const descendantCpuSeconds = (names: string[]) => {
   let total = 0;
-  for (const [pid, name] of comm) {
-    if (!names.includes(name) || !descends(pid)) continue;
+  for (const pid of descendantPids(names)) {
     try {
       total += cpuSeconds(pid);
     } catch {

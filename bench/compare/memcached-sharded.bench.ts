@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Memcached } from '../../apps/memcached-operator/src/api/v1beta1/memcached.js';
 import { MemcachedAPI } from '../../apps/memcached-operator/src/api/conversion.js';
 import { loadAverage, runBench, table } from '../report.js';
-import { allocatorOf, cpuSeconds, descendantCpuSeconds, processMemory } from '../process-stats.js';
+import { allocatorOf, cpuSeconds, descendantCpuSeconds, descendantPids, processMemory } from '../process-stats.js';
 import { opkitCommand } from './opkit-command.js';
 import { watchedCount } from './watched-count.js';
 
@@ -28,6 +28,8 @@ const API_PROCESSES = ['kube-apiserver', 'etcd'];
 // 10,000 took 8 minutes here (one replica); 50,000 is given five times that and half an hour more.
 const DEADLINE_MS = (30 + Math.ceil(N / 1_000)) * 60_000;
 const root = workspaceRoot();
+const fmt = (x: number, d = 1) => x.toFixed(d);
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 interface Run {
   selection: 'server' | 'client';
@@ -39,8 +41,6 @@ interface Run {
   apiCpu: number;
   apiRss: number;
 }
-
-const pidOf = (name: string) => Number(spawnSync('pgrep', ['-n', '-x', name], { encoding: 'utf8' }).stdout.trim().split('\n').pop());
 
 async function runOnce(plane: ControlPlane, selection: Run['selection'], replicas: number, cmd: [string, string[]], ns: string): Promise<Run> {
   const transport = new Transport(plane.kubeConfig);
@@ -96,15 +96,14 @@ async function runOnce(plane: ControlPlane, selection: Run['selection'], replica
     cpu: children.map((c) => cpuSeconds(c.pid!)),
     rss: children.map((c) => processMemory(c.pid!).rss / 2 ** 20),
     apiCpu,
-    apiRss: processMemory(pidOf('kube-apiserver')).rss / 2 ** 20,
+    // This run's API server, not the newest of that name: tests may run their own beside a bench.
+    apiRss: sum(descendantPids(['kube-apiserver']).map((pid) => processMemory(pid).rss)) / 2 ** 20,
   };
   for (const c of children) c.kill('SIGTERM');
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(undefined) : c.on('exit', r)))));
   return run;
 }
 
-const fmt = (x: number, d = 1) => x.toFixed(d);
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const row = (r: Run) => ({
   selection: `${r.selection}-side`,
   replicas: r.replicas,
