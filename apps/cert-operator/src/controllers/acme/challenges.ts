@@ -245,15 +245,17 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     // After a transient failure, nothing goes to the CA before the recorded backoff has passed.
     const wait = waitBeforeRetry(retries.of(ch), ctx.clock.now());
     if (wait) return { requeueAfter: wait };
+    // What a pass learns on its way (the CA's state; that the challenge is presented, and since
+    // when) goes out with the pass's first status write, as in cert-manager's sync: a write per
+    // step cost each challenge two more requests and watch events (six status writes, now four).
+    // A failure's write carries it too: a solver presented before the CA failed stays presented,
+    // its self-check timeout counted from then.
+    const learned: Partial<Status> = {};
+    const current = (): Status => ({ ...ch.status, ...learned });
+    const save = (patch: Partial<Status> = {}, retry?: RetryState) => write(ch, ctx, { ...learned, ...patch }, retry);
     try {
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
       const atCa = { url: ch.spec.url, authorizationURL: ch.spec.authorizationURL, token: ch.spec.token };
-      // What a pass learns on its way (the CA's state; that the challenge is presented, and since
-      // when) goes out with the pass's first status write, as in cert-manager's sync: a write per
-      // step cost each challenge two more requests and watch events (six status writes, now four).
-      const learned: Partial<Status> = {};
-      const current = (): Status => ({ ...ch.status, ...learned });
-      const save = (patch: Partial<Status> = {}) => write(ch, ctx, { ...learned, ...patch });
       if (!ch.status.state) learned.state = (await readChallenge(session, atCa)).state;
       // Presented by another controller (cert-manager's, taken over in flight), which keeps no
       // presentedAt: the self-check's timeout counts from the takeover.
@@ -350,18 +352,18 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
       return { requeueAfter: 2_000 };
     } catch (err) {
       const f = classify(err);
-      if (f.kind === 'wait') return (await write(ch, ctx, { reason: f.message }), { requeueAfter: f.requeueAfter });
+      if (f.kind === 'wait') return (await save({ reason: f.message }), { requeueAfter: f.requeueAfter });
       if (f.kind === 'retry') {
         const failed = recordFailure(retries.of(ch), ctx.clock.now(), f.message, f.atLeastMs);
-        return (await write(ch, ctx, { reason: failed.message }, failed.fields), { requeueAfter: failed.requeueAfter });
+        return (await save({ reason: failed.message }, failed.fields), { requeueAfter: failed.requeueAfter });
       }
       if (f.kind === 'account-lost') {
         await accounts.forget(lookup.resolved.issuer, ctx);
-        return (await write(ch, ctx, { reason: f.message }), { requeueAfter: 5_000 });
+        return (await save({ reason: f.message }), { requeueAfter: 5_000 });
       }
       const state = f.kind === 'not-found' ? 'expired' : 'errored';
       ctx.recorder.warning(ch, 'Failed', f.message);
-      return write(ch, ctx, { state: state as Status['state'], reason: f.message });
+      return save({ state: state as Status['state'], reason: f.message });
     }
   }
 
