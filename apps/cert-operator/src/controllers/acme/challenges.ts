@@ -253,6 +253,10 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
     const learned: Partial<Status> = {};
     const current = (): Status => ({ ...ch.status, ...learned });
     const save = (patch: Partial<Status> = {}, retry?: RetryState) => write(ch, ctx, { ...learned, ...patch }, retry);
+    /** Before a pass ends without a write of its own: what it learned still goes out. */
+    const saveLearned = async () => {
+      if (Object.keys(learned).length) await save();
+    };
     try {
       const session = await accounts.registered(lookup.resolved.issuer, lookup.resolved.resourceNamespace, ctx);
       const atCa = { url: ch.spec.url, authorizationURL: ch.spec.authorizationURL, token: ch.spec.token };
@@ -331,7 +335,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         const n = (passes.get(uid) ?? 0) + 1;
         passes.set(uid, n);
         if (!dns && n < sc.requiredPasses) {
-          if (Object.keys(learned).length) await save();
+          await saveLearned();
           return { requeueAfter: sc.intervalMs };
         }
         return askCA(PROGRESS.accepted);
@@ -348,7 +352,7 @@ export function challengeController(cfg: CertOperatorConfig, accounts: AcmeAccou
         ctx.recorder.warning(ch, 'Failed', reason);
         return save({ state: 'invalid', reason });
       }
-      if (Object.keys(learned).length) await save();
+      await saveLearned();
       return { requeueAfter: 2_000 };
     } catch (err) {
       const f = classify(err);
