@@ -100,11 +100,12 @@ async function main() {
     // through a whole log at once (a gigabyte an hour here, read on this process's event loop,
     // which is the operator's).
     const periodMs = ((LIFETIME_S * 2) / 3) * 1000;
-    let periodsFrom: number | undefined;
+    // When the periods start: set once the first round is issued (the count runs before that too).
+    const periods: { from?: number } = {};
     /** The period `at` falls in: 0 before the first, undefined after the last. */
     const periodOf = (at: number) => {
-      if (periodsFrom === undefined || at < periodsFrom) return 0;
-      const p = Math.floor((at - periodsFrom) / periodMs) + 1;
+      if (periods.from === undefined || at < periods.from) return 0;
+      const p = Math.floor((at - periods.from) / periodMs) + 1;
       return p <= PERIODS ? p : undefined;
     };
     const writesIn = Array.from({ length: PERIODS + 1 }, () => ({ total: 0, byKind: new Map<string, number>() }));
@@ -173,7 +174,7 @@ async function main() {
     console.log(`first issuance of ${N}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${((LIFETIME_S * 2) / 3 / 60).toFixed(1)} min`);
 
     const steadyFrom = Date.now();
-    periodsFrom = steadyFrom;
+    periods.from = steadyFrom;
     const ariAtSteady = scaler.requests;
 
     // Each renewal started by `until`, against the window the CA gave for the certificate it
