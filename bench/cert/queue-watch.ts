@@ -13,6 +13,36 @@ type ControllerView = ReturnType<Manager['debugQueue']>['controllers'][number];
 /** Keys the controller has anything to do with right now. */
 const pending = (c: ControllerView) => c.queued.length + c.waiting.length + c.heldForCache.length + c.inFlight.length;
 
+/** A queue this long is broken down (below): what it holds tells a backlog of due work from one of leftovers. */
+const BACKLOG = 20;
+
+/** Counts by label, largest first: `label n, label n`. */
+const tally = <T>(items: T[], label: (t: T) => string) => {
+  const n = new Map<string, number>();
+  for (const i of items) n.set(label(i), (n.get(label(i)) ?? 0) + 1);
+  return [...n]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+};
+
+/**
+ * A long queue, broken down: keys by priority, by what queued them last (a watched kind's event, a
+ * requeue, a retry), and how long the oldest has waited since its first trigger. A queue at its
+ * workers' capacity serves its highest priority first; what waits below it shows here.
+ */
+function backlog(queued: ControllerView['queued']): string {
+  const now = Date.now();
+  const priority = (p: number | undefined) => (p === undefined || p === 0 ? 'normal' : p > 0 ? `high (${p})` : `low (${p})`);
+  const last = (q: ControllerView['queued'][number]) => {
+    const t = q.triggers.at(-1);
+    return !t ? 'no trigger kept' : t.source === 'watch' ? `${t.kind} ${t.event}` : t.source;
+  };
+  const firsts = queued.map((q) => q.triggers[0]?.at).filter((at): at is number => at !== undefined);
+  const oldest = firsts.length ? `${((now - Math.min(...firsts)) / 1000).toFixed(0)} s` : '-';
+  return `by priority: ${tally(queued, (q) => priority(q.priority))}; by last trigger: ${tally(queued, last)}; oldest waiting ${oldest}`;
+}
+
 export function watchQueues(manager: Manager, admin: Client, probe: Kind) {
   const loop = monitorEventLoopDelay({ resolution: 20 });
   loop.enable();
@@ -27,6 +57,7 @@ export function watchQueues(manager: Manager, admin: Client, probe: Kind) {
         console.log(
           `    ${c.controller}: queued ${c.queued.length}, waiting ${c.waiting.length} (retries ${retrying.length}, latest in ${(Math.max(0, ...c.waiting.map((w) => w.inMs)) / 1000).toFixed(0)} s), held ${c.heldForCache.length}, in flight ${c.inFlight.length} (oldest ${(Math.max(0, ...c.inFlight.map((f) => f.forMs)) / 1000).toFixed(0)} s)`,
         );
+        if (c.queued.length >= BACKLOG) console.log(`      ${backlog(c.queued)}`);
       }
       const lags = q.informers
         .filter((i) => i.objects > 0)
@@ -35,6 +66,27 @@ export function watchQueues(manager: Manager, admin: Client, probe: Kind) {
         `    informer lag (revisions): ${lags.join(', ')}; event loop p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`,
       );
       loop.reset();
+    },
+    /**
+     * Each controller's reconciles so far and the seconds they took (the runtime's own metrics):
+     * `since` an earlier answer, what happened in between, printed as `name count (mean ms)`.
+     */
+    async reconciles(since?: Map<string, { count: number; seconds: number }>) {
+      const now = new Map<string, { count: number; seconds: number }>();
+      for (const v of (await manager.metrics.reconcileTime.get()).values) {
+        const name = String(v.labels.controller);
+        const r = now.get(name) ?? { count: 0, seconds: 0 };
+        if (v.metricName?.endsWith('_count')) r.count = v.value;
+        else if (v.metricName?.endsWith('_sum')) r.seconds = v.value;
+        now.set(name, r);
+      }
+      const text = [...now]
+        .map(([name, r]) => ({ name, count: r.count - (since?.get(name)?.count ?? 0), seconds: r.seconds - (since?.get(name)?.seconds ?? 0) }))
+        .filter((r) => r.count > 0)
+        .sort((a, b) => b.count - a.count)
+        .map((r) => `${r.name} ${r.count} (${((r.seconds / r.count) * 1000).toFixed(0)} ms)`)
+        .join(', ');
+      return { now, text };
     },
     /** Why one key is not done: where it is in each controller's queue, and its last reconcile. */
     explain(key: string): unknown {

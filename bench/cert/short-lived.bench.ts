@@ -5,7 +5,9 @@
 // what is measured is the operator's renewal machinery, not the solver pods the simulated cluster
 // cannot run. Printed: renewals, those started inside / outside the window the CA gave, those
 // renewed only after expiry (missed), API writes per renewal (the audit log; each period's as it
-// ends), renewal-info requests per issuance, the operator's CPU and memory, the load average.
+// ends), renewal-info requests per issuance, the operator's CPU and memory, the load average; at
+// each period's end, each controller's reconciles and their mean time, and every 30 s each queue
+// (a long one broken down by priority and by what queued its keys: queue-watch.ts).
 //   OPKIT_BENCH_SHORT_N=10000            certificates
 //   OPKIT_BENCH_SHORT_LIFETIME_S=1800    their lifetime (six days is 518400)
 //   OPKIT_BENCH_SHORT_PERIODS=3          renewal periods followed after the first issuance (renewals during it count too)
@@ -173,6 +175,8 @@ async function main() {
     if (process.env.OPKIT_BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot: ${writeHeapSnapshot(process.env.OPKIT_BENCH_HEAP_SNAPSHOT)}`);
     console.log(`first issuance of ${N}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${((LIFETIME_S * 2) / 3 / 60).toFixed(1)} min`);
 
+    let reconcilesBefore = (await queues.reconciles()).now;
+    let cpuBefore = process.cpuUsage();
     const steadyFrom = Date.now();
     periods.from = steadyFrom;
     const ariAtSteady = scaler.requests;
@@ -217,6 +221,15 @@ async function main() {
         `  period ${p}: ${started} renewals started in it, ${(writesIn[p]!.total / Math.max(1, started)).toFixed(2)} API writes per renewal:`,
         perRenewal(writesIn[p]!.byKind, started),
       );
+      // Where the period's work went: reconciles per controller (a renewal's share of each), and
+      // the operator's process CPU against the period's length.
+      const reconciles = await queues.reconciles(reconcilesBefore);
+      const cpu = process.cpuUsage(cpuBefore);
+      console.log(
+        `  period ${p}: reconciles (mean time): ${reconciles.text}; the operator's process ${((cpu.user + cpu.system) / 1e6).toFixed(0)} CPU-s in ${(periodMs / 1000).toFixed(0)} s`,
+      );
+      reconcilesBefore = reconciles.now;
+      cpuBefore = process.cpuUsage();
       if (process.env.OPKIT_BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot: ${writeHeapSnapshot(`${process.env.OPKIT_BENCH_HEAP_SNAPSHOT}.period-${p}`)}`);
     }
     const until = Date.now();
