@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { Client, Kind, Manager } from '@opkit/runtime';
+import { Priority, type Client, type Kind, type Manager } from '@opkit/runtime';
+import { metricSeries } from '@opkit/runtime/testing';
 
 /**
  * What an in-process operator's queues and caches look like while a bench runs, printed in one
@@ -33,7 +34,7 @@ const tally = <T>(items: T[], label: (t: T) => string) => {
  */
 function backlog(queued: ControllerView['queued']): string {
   const now = Date.now();
-  const priority = (p: number | undefined) => (p === undefined || p === 0 ? 'normal' : p > 0 ? `high (${p})` : `low (${p})`);
+  const priority = (p: number = Priority.normal) => (p === Priority.normal ? 'normal' : p > Priority.normal ? `high (${p})` : `low (${p})`);
   const last = (q: ControllerView['queued'][number]) => {
     const t = q.triggers.at(-1);
     return !t ? 'no trigger kept' : t.source === 'watch' ? `${t.kind} ${t.event}` : t.source;
@@ -72,14 +73,14 @@ export function watchQueues(manager: Manager, admin: Client, probe: Kind) {
      * `since` an earlier answer, what happened in between, printed as `name count (mean ms)`.
      */
     async reconciles(since?: Map<string, { count: number; seconds: number }>) {
-      const now = new Map<string, { count: number; seconds: number }>();
-      for (const v of (await manager.metrics.reconcileTime.get()).values) {
-        const name = String(v.labels.controller);
-        const r = now.get(name) ?? { count: 0, seconds: 0 };
-        if (v.metricName?.endsWith('_count')) r.count = v.value;
-        else if (v.metricName?.endsWith('_sum')) r.seconds = v.value;
-        now.set(name, r);
-      }
+      const exposition = await manager.metrics.registry.metrics();
+      const seconds = new Map(metricSeries(exposition, 'controller_runtime_reconcile_time_seconds_sum').map((s) => [s.labels.controller, s.value]));
+      const now = new Map(
+        metricSeries(exposition, 'controller_runtime_reconcile_time_seconds_count').map((s) => [
+          s.labels.controller ?? '',
+          { count: s.value, seconds: seconds.get(s.labels.controller) ?? 0 },
+        ]),
+      );
       const text = [...now]
         .map(([name, r]) => ({ name, count: r.count - (since?.get(name)?.count ?? 0), seconds: r.seconds - (since?.get(name)?.seconds ?? 0) }))
         .filter((r) => r.count > 0)
