@@ -1,7 +1,7 @@
 // Short lifetimes at scale (issue 31): N ACME certificates whose lifetime is six days compressed
 // (by default 30 minutes, six days / 288), renewed continuously for several renewal periods
 // against Pebble, with the CA's renewal windows (ARI) scaled the same way (ari-scaler.ts). Pebble
-// validates every challenge (PEBBLE_VA_ALWAYS_VALID) and reuses authorizations for their hour, so
+// validates every challenge (PEBBLE_VA_ALWAYS_VALID) and by default reuses authorizations for their hour, so
 // what is measured is the operator's renewal machinery, not the solver pods the simulated cluster
 // cannot run. Printed: renewals, those started inside / outside the window the CA gave, those
 // renewed only after expiry (missed), API writes per renewal (the audit log; each period's as it
@@ -11,6 +11,13 @@
 //   OPKIT_BENCH_SHORT_N=10000            certificates
 //   OPKIT_BENCH_SHORT_LIFETIME_S=1800    their lifetime (six days is 518400)
 //   OPKIT_BENCH_SHORT_PERIODS=3          renewal periods followed after the first issuance (renewals during it count too)
+//   OPKIT_BENCH_SHORT_SPREAD=0           0: the fleet is created as fast as the API server takes it, so it renews in lockstep
+//                                        (each period's renewals all come due within the first issuance's length, which
+//                                        compression does not shorten); 1: created at an even pace over one renewal period,
+//                                        a fleet in steady state, whose renewals come due evenly (N / period a second)
+//   OPKIT_BENCH_SHORT_AUTHZ_REUSE=100    the share of issuances, in %, for which Pebble reuses a valid authorization
+//                                        (for its hour, not compressed); 0: every issuance validates again, as with
+//                                        Let's Encrypt once its reuse period (7 hours from 2028) is shorter than a renewal period
 //   OPKIT_BENCH_HEAP_SNAPSHOT=FILE       write a V8 heap snapshot of the process (operator in-process) there after the first issuance,
 //                                        and to FILE.period-N at the end of each period (what grows between them)
 import { writeHeapSnapshot } from 'node:v8';
@@ -26,6 +33,8 @@ const { Certificate, CertificateRequest, Issuer, A } = CERT_APIS.opkit;
 const N = Number(process.env.OPKIT_BENCH_SHORT_N ?? 10_000);
 const LIFETIME_S = Number(process.env.OPKIT_BENCH_SHORT_LIFETIME_S ?? 1_800);
 const PERIODS = Number(process.env.OPKIT_BENCH_SHORT_PERIODS ?? 3);
+const SPREAD = process.env.OPKIT_BENCH_SHORT_SPREAD === '1';
+const AUTHZ_REUSE = Number(process.env.OPKIT_BENCH_SHORT_AUTHZ_REUSE ?? 100);
 const NS = 'bench';
 /** How late a renewal may start after its window closed and still count as in it: the queue's latency. */
 const GRACE_MS = 5_000;
@@ -37,7 +46,7 @@ async function main() {
   const plane = await startControlPlane({ audit: true, controllerManager: true });
   const pebble = await startPebble({
     profiles: { bench: { validityPeriod: LIFETIME_S, description: `six days / ${Math.round(518_400 / LIFETIME_S)}` } },
-    env: { PEBBLE_VA_ALWAYS_VALID: '1', PEBBLE_AUTHZREUSE: '100' },
+    env: { PEBBLE_VA_ALWAYS_VALID: '1', PEBBLE_AUTHZREUSE: String(AUTHZ_REUSE) },
   });
   const scaler = await startAriScaler(pebble);
   const cpu0 = process.cpuUsage();
@@ -127,27 +136,44 @@ async function main() {
     await Promise.all([certs.waitForSync(), crs.waitForSync()]);
 
     const t0 = Date.now();
-    for (let i = 0; i < N; i += 100) {
-      await Promise.all(
-        Array.from({ length: Math.min(100, N - i) }, (_, j) =>
-          admin.create(Certificate.kind, {
-            metadata: { name: `c${i + j}`, namespace: NS },
-            spec: { secretName: `c${i + j}`, issuerRef: { name: 'acme' }, dnsNames: [`c${i + j}.bench.test`], privateKey: { algorithm: 'ECDSA' } },
-          } as never),
-        ),
-      );
-    }
+    // Spread: certificate i is created at t0 + i · period / N, in batches of whatever is due each second.
+    const spreadMs = SPREAD ? periodMs : 0;
+    let created = 0;
+    const creating = (async () => {
+      while (created < N) {
+        const due = spreadMs ? Math.min(N, Math.floor(((Date.now() - t0) / spreadMs) * N) + 1) : N;
+        const batch = Math.min(100, due - created);
+        if (batch <= 0) {
+          await new Promise((r) => setTimeout(r, 1_000));
+          continue;
+        }
+        const from = created;
+        created += batch;
+        await Promise.all(
+          Array.from({ length: batch }, (_, j) =>
+            admin.create(Certificate.kind, {
+              metadata: { name: `c${from + j}`, namespace: NS },
+              spec: { secretName: `c${from + j}`, issuerRef: { name: 'acme' }, dnsNames: [`c${from + j}.bench.test`], privateKey: { algorithm: 'ECDSA' } },
+            } as never),
+          ),
+        );
+      }
+    })();
+    // A creation that fails ends the run at the next check, not as an unhandled rejection.
+    let creationError: unknown;
+    creating.catch((err: unknown) => (creationError = err));
     const issued = () => [...validity.values()].filter((v) => v[1] !== undefined).length;
     for (let last = 0, lastCount = -1; issued() < N;) {
       await new Promise((r) => setTimeout(r, 1_000));
-      if (Date.now() - t0 > Math.max(600_000, N * 300)) throw new Error(`${issued()} of ${N} issued after ${(Date.now() - t0) / 1000} s`);
+      if (creationError) throw creationError;
+      if (Date.now() - t0 > spreadMs + Math.max(600_000, N * 300)) throw new Error(`${issued()} of ${N} issued after ${(Date.now() - t0) / 1000} s`);
       if (Date.now() - last >= 30_000) {
         last = Date.now();
         const done = issued();
         const signedNotRecorded = [...firstSigned].filter((n) => validity.get(n)?.[1] === undefined);
         const renewing = requests.filter((r) => r.revision >= 2).length;
         console.log(
-          `  … ${done} of ${N} issued after ${((Date.now() - t0) / 1000).toFixed(0)} s, ${signedNotRecorded.length} signed and not yet recorded, ${renewing} renewals started (load ${loadAverage()})`,
+          `  … ${created} created, ${done} of ${N} issued after ${((Date.now() - t0) / 1000).toFixed(0)} s, ${signedNotRecorded.length} signed and not yet recorded, ${renewing} renewals started (load ${loadAverage()})`,
         );
         await queues.print();
         countWrites();
@@ -157,6 +183,7 @@ async function main() {
         lastCount = done;
       }
     }
+    await creating;
     const firstRound = (Date.now() - t0) / 1000;
     // Where the memory is, to tell a cache that holds more objects from a heap that keeps what it
     // should not (the 10,000 run's RSS grew by a fifth each period): the process's figures and
@@ -173,7 +200,9 @@ async function main() {
     };
     console.log(`after the first issuance: ${memory()}`);
     if (process.env.OPKIT_BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot: ${writeHeapSnapshot(process.env.OPKIT_BENCH_HEAP_SNAPSHOT)}`);
-    console.log(`first issuance of ${N}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${((LIFETIME_S * 2) / 3 / 60).toFixed(1)} min`);
+    console.log(
+      `first issuance of ${N}${SPREAD ? ' (spread over a renewal period)' : ''}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${((LIFETIME_S * 2) / 3 / 60).toFixed(1)} min`,
+    );
 
     let reconcilesBefore = (await queues.reconciles()).now;
     let cpuBefore = process.cpuUsage();
@@ -252,6 +281,8 @@ async function main() {
       {
         certificates: N,
         'lifetime s': LIFETIME_S,
+        fleet: SPREAD ? 'steady' : 'lockstep',
+        'authz reuse %': AUTHZ_REUSE,
         'renewals followed (in the periods)': `${renewals.length} (${steadyRenewals})`,
         'started in the window': verdicts.inWindow,
         'before it': verdicts.early,
