@@ -29,7 +29,7 @@ const tally = <T>(items: T[], label: (t: T) => string) => {
 
 /**
  * A long queue, broken down: keys by priority, by what queued them last (a watched kind's event, a
- * requeue, a retry), and how long the oldest has waited since its first trigger. A queue at its
+ * requeue, a retry), and how long the oldest has waited since its first trigger was due. A queue at its
  * workers' capacity serves its highest priority first; what waits below it shows here.
  */
 function backlog(queued: ControllerView['queued']): string {
@@ -39,7 +39,11 @@ function backlog(queued: ControllerView['queued']): string {
     const t = q.triggers.at(-1);
     return !t ? 'no trigger kept' : t.source === 'watch' ? `${t.kind} ${t.event}` : t.source;
   };
-  const firsts = queued.map((q) => q.triggers[0]?.at).filter((at): at is number => at !== undefined);
+  // Since its first trigger was due: a requeue's is dated when it was asked for, `after` earlier.
+  const firsts = queued
+    .map((q) => q.triggers[0])
+    .filter((t) => t !== undefined)
+    .map((t) => t.at + (t.source === 'requeue' ? (t.after ?? 0) : 0));
   const oldest = firsts.length ? `${((now - Math.min(...firsts)) / 1000).toFixed(0)} s` : '-';
   return `by priority: ${tally(queued, (q) => priority(q.priority))}; by last trigger: ${tally(queued, last)}; oldest waiting ${oldest}`;
 }
