@@ -201,7 +201,7 @@ async function main() {
     console.log(`after the first issuance: ${memory()}`);
     if (process.env.OPKIT_BENCH_HEAP_SNAPSHOT) console.log(`heap snapshot: ${writeHeapSnapshot(process.env.OPKIT_BENCH_HEAP_SNAPSHOT)}`);
     console.log(
-      `first issuance of ${N}${SPREAD ? ' (spread over a renewal period)' : ''}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${((LIFETIME_S * 2) / 3 / 60).toFixed(1)} min`,
+      `first issuance of ${N}${SPREAD ? ' (spread over a renewal period)' : ''}: ${firstRound.toFixed(0)} s; following ${PERIODS} renewal periods of ${(periodMs / 60_000).toFixed(1)} min`,
     );
 
     let reconcilesBefore = (await queues.reconciles()).now;
